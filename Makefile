@@ -1,0 +1,133 @@
+# mpiv: plain GNU make, outputs under $(BUILD) (default build/).
+#
+#   make            build mpiv, libmpi.{so,a}, mpi.h, mpivcc/mpicc/mpirun
+#   make test       install missing deps, build, run every test (+ ASan/UBSan pass)
+#   make demo       install missing deps, build, run a job while killing ranks
+#   make asan       the same build with AddressSanitizer + UBSan in build-asan/
+#   make bench      benchmarks against Open MPI (not part of make test)
+#   make fuzz       build the libFuzzer targets (clang)
+#
+# Every *.c under runtime/ channel-memory/ dispatcher/ checkpoint-server/
+# goes into the mpiv binary; every *.c under libmpi-lite/ into libmpi.
+
+BUILD    ?= build
+CC       ?= cc
+OPT      ?= -O2 -g
+SAN      ?=
+CFLAGS   ?=
+WARN     := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+BASEFLAGS := -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -fPIC \
+	-I$(BUILD)/gen -Iruntime -Ilibmpi-lite $(CFLAGS)
+LDSAN    := $(SAN)
+
+ABS_BUILD := $(abspath $(BUILD))
+
+GEN_C    := $(BUILD)/gen/mpiv.pb-c.c
+GEN_H    := $(BUILD)/gen/mpiv.pb-c.h
+GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
+
+# Sources shared by the library and the daemons (framing, sockets).
+SHARED_SRCS := runtime/frame.c runtime/net.c
+DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
+	dispatcher/*.c checkpoint-server/*.c))
+LIB_SRCS    := $(wildcard libmpi-lite/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+SHARED_OBJS := $(call obj,$(SHARED_SRCS)) $(GEN_O)
+DAEMON_OBJS := $(call obj,$(DAEMON_SRCS))
+LIB_OBJS    := $(call obj,$(LIB_SRCS))
+MAIN_OBJ    := $(call obj,runtime/main.c)
+
+MPIV      := $(BUILD)/bin/mpiv
+RTLIB     := $(BUILD)/lib/libmpivrt.a
+LIBMPI_SO := $(BUILD)/lib/libmpi.so
+LIBMPI_A  := $(BUILD)/lib/libmpi.a
+MPI_H     := $(BUILD)/include/mpi.h
+MPIVCC    := $(BUILD)/bin/mpivcc
+
+DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lm
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
+MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
+MPI_TEST_BINS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(MPI_TEST_SRCS))
+
+.PHONY: all test demo asan bench fuzz deps clean tests-build
+all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC)
+
+$(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iruntime/proto runtime/proto/mpiv.proto
+
+$(BUILD)/obj/%.o: %.c $(GEN_H) $(wildcard runtime/*.h channel-memory/*.h dispatcher/*.h checkpoint-server/*.h libmpi-lite/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -c -o $@ $<
+
+$(GEN_O): $(GEN_C)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -w -c -o $@ $<
+
+$(RTLIB): $(filter-out $(MAIN_OBJ),$(DAEMON_OBJS)) $(SHARED_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(MPIV): $(MAIN_OBJ) $(RTLIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $(MAIN_OBJ) $(RTLIB) $(DAEMON_LIBS)
+
+$(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -shared -o $@ $^ -lprotobuf-c -lm
+
+$(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(MPI_H): libmpi-lite/mpi.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(MPIVCC): libmpi-lite/mpivcc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@BUILD@|$(ABS_BUILD)|g' -e 's|@SAN@|$(SAN)|g' $< > $@
+	chmod +x $@
+	ln -sf mpivcc $(BUILD)/bin/mpicc
+	printf '#!/bin/sh\n# mpirun: an alias of "mpiv run"\nexec "%s/bin/mpiv" run "$$@"\n' '$(ABS_BUILD)' > $(BUILD)/bin/mpirun
+	chmod +x $(BUILD)/bin/mpirun
+
+# ---- tests -------------------------------------------------------------
+$(BUILD)/tests/unit/%: tests/unit/%.c $(RTLIB) $(LIB_OBJS) $(GEN_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -Itests -o $@ $< $(RTLIB) $(DAEMON_LIBS) -lcmocka
+
+$(BUILD)/tests/mpi/%: tests/mpi/%.c all
+	@mkdir -p $(dir $@)
+	$(MPIVCC) -O1 -g -Wall -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS)
+
+deps:
+	@sh deploy/install-deps.sh --if-missing
+
+test: deps
+	$(MAKE) tests-build
+	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" tests-build
+	sh tests/run.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g" SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" tests-build
+	MPIV_BUILD=build-asan sh tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	sh tests/demo.sh
+
+bench: deps
+	$(MAKE) all
+	sh bench/run.sh
+
+fuzz:
+	$(MAKE) -f tests/fuzz/fuzz.mk BUILD=$(BUILD)
+
+clean:
+	rm -rf build build-asan build-fuzz

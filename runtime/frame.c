@@ -1,0 +1,362 @@
+/*
+ * frame.c: the wire framing shared by every mpiv piece. One table maps a
+ * message type to its protobuf descriptor; every length is capped here,
+ * before any allocation.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+
+struct frame_type {
+	uint16_t type;
+	const char *name;
+	const ProtobufCMessageDescriptor *desc;
+};
+
+static const struct frame_type frame_types[] = {
+	{ MPIV__MSG_TYPE__MSG_HELLO, "hello", &mpiv__hello__descriptor },
+	{ MPIV__MSG_TYPE__MSG_HELLO_REPLY, "hello_reply", &mpiv__hello_reply__descriptor },
+	{ MPIV__MSG_TYPE__MSG_ERROR, "error", &mpiv__error__descriptor },
+	{ MPIV__MSG_TYPE__MSG_BYE, "bye", &mpiv__bye__descriptor },
+	{ MPIV__MSG_TYPE__MSG_SEND, "send", &mpiv__send__descriptor },
+	{ MPIV__MSG_TYPE__MSG_SYNC_ACK, "sync_ack", &mpiv__sync_ack__descriptor },
+	{ MPIV__MSG_TYPE__MSG_RECV_POST, "recv_post", &mpiv__recv_post__descriptor },
+	{ MPIV__MSG_TYPE__MSG_DELIVER, "deliver", &mpiv__deliver__descriptor },
+	{ MPIV__MSG_TYPE__MSG_PROBE, "probe", &mpiv__probe__descriptor },
+	{ MPIV__MSG_TYPE__MSG_PROBE_REPLY, "probe_reply", &mpiv__probe_reply__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CANCEL, "cancel", &mpiv__cancel__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CANCEL_REPLY, "cancel_reply", &mpiv__cancel_reply__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_SETUP, "job_setup", &mpiv__job_setup__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_END, "job_end", &mpiv__job_end__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CM_STATS_REQ, "cm_stats_req", &mpiv__cm_stats_req__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CM_STATS, "cm_stats", &mpiv__cm_stats__descriptor },
+	{ MPIV__MSG_TYPE__MSG_NODE_REGISTER, "node_register", &mpiv__node_register__descriptor },
+	{ MPIV__MSG_TYPE__MSG_LAUNCH, "launch", &mpiv__launch__descriptor },
+	{ MPIV__MSG_TYPE__MSG_TASK_EXIT, "task_exit", &mpiv__task_exit__descriptor },
+	{ MPIV__MSG_TYPE__MSG_OUTPUT, "output", &mpiv__output__descriptor },
+	{ MPIV__MSG_TYPE__MSG_KILL, "kill", &mpiv__kill__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_SUBMIT, "job_submit", &mpiv__job_submit__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_STATUS, "job_status", &mpiv__job_status__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_DONE, "job_done", &mpiv__job_done__descriptor },
+	{ MPIV__MSG_TYPE__MSG_SERVICE_REGISTER, "service_register", &mpiv__service_register__descriptor },
+	{ MPIV__MSG_TYPE__MSG_HEARTBEAT, "heartbeat", &mpiv__heartbeat__descriptor },
+	{ MPIV__MSG_TYPE__MSG_TASK_STARTED, "task_started", &mpiv__task_started__descriptor },
+};
+
+static const struct frame_type *
+frame_lookup(uint16_t type)
+{
+	for (size_t i = 0; i < sizeof(frame_types) / sizeof(frame_types[0]); i++)
+		if (frame_types[i].type == type)
+			return &frame_types[i];
+	return NULL;
+}
+
+const ProtobufCMessageDescriptor *
+frame_descriptor(uint16_t type)
+{
+	const struct frame_type *t = frame_lookup(type);
+	return t ? t->desc : NULL;
+}
+
+const char *
+frame_type_name(uint16_t type)
+{
+	const struct frame_type *t = frame_lookup(type);
+	return t ? t->name : "unknown";
+}
+
+uint32_t
+frame_max_payload(void)
+{
+	static uint32_t cached;
+	const char *env;
+	char *end;
+	unsigned long long v;
+
+	if (cached != 0)
+		return cached;
+	cached = FRAME_DEFAULT_MAX_PAYLOAD;
+	env = getenv("MPIV_MAX_PAYLOAD");
+	if (env != NULL) {
+		v = strtoull(env, &end, 10);
+		if (*end == '\0' && v > 0 && v <= 0xffffffffull)
+			cached = (uint32_t)v;
+	}
+	return cached;
+}
+
+static void
+put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint16_t
+get_be16(const uint8_t *p)
+{
+	return (uint16_t)((p[0] << 8) | p[1]);
+}
+
+static uint32_t
+get_be32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
+	    ((uint32_t)p[2] << 8) | p[3];
+}
+
+void
+frame_put_header(uint8_t out[FRAME_HDR_LEN], uint16_t type, uint32_t meta_len,
+    uint32_t payload_len)
+{
+	put_be16(out, FRAME_MAGIC);
+	put_be16(out + 2, type);
+	put_be32(out + 4, meta_len);
+	put_be32(out + 8, payload_len);
+}
+
+int
+frame_parse_header(const uint8_t in[FRAME_HDR_LEN], struct frame_hdr *h,
+    const char **err)
+{
+	if (get_be16(in) != FRAME_MAGIC) {
+		*err = "bad magic (not an mpiv peer, or garbage)";
+		return -1;
+	}
+	h->type = get_be16(in + 2);
+	h->meta_len = get_be32(in + 4);
+	h->payload_len = get_be32(in + 8);
+	if (frame_lookup(h->type) == NULL) {
+		*err = "unknown message type";
+		return -1;
+	}
+	if (h->meta_len > FRAME_MAX_META) {
+		*err = "oversized frame metadata";
+		return -1;
+	}
+	if (h->payload_len > frame_max_payload()) {
+		*err = "oversized frame payload";
+		return -1;
+	}
+	return 0;
+}
+
+ProtobufCMessage *
+frame_unpack_meta(uint16_t type, const uint8_t *buf, size_t len,
+    const char **err)
+{
+	const ProtobufCMessageDescriptor *d = frame_descriptor(type);
+	ProtobufCMessage *m;
+
+	if (d == NULL) {
+		*err = "unknown message type";
+		return NULL;
+	}
+	m = protobuf_c_message_unpack(d, NULL, len, buf);
+	if (m == NULL)
+		*err = "malformed message";
+	return m;
+}
+
+void
+frame_free_meta(ProtobufCMessage *m)
+{
+	if (m != NULL)
+		protobuf_c_message_free_unpacked(m, NULL);
+}
+
+size_t
+frame_encode_into(uint16_t type, const ProtobufCMessage *m,
+    uint32_t payload_len, uint8_t *out, size_t cap)
+{
+	const ProtobufCMessageDescriptor *d = frame_descriptor(type);
+	size_t n;
+
+	if (d == NULL || m == NULL || m->descriptor != d)
+		return 0;
+	n = protobuf_c_message_get_packed_size(m);
+	if (n > FRAME_MAX_META || FRAME_HDR_LEN + n > cap)
+		return 0;
+	frame_put_header(out, type, (uint32_t)n, payload_len);
+	protobuf_c_message_pack(m, out + FRAME_HDR_LEN);
+	return FRAME_HDR_LEN + n;
+}
+
+uint8_t *
+frame_encode(uint16_t type, const ProtobufCMessage *m, uint32_t payload_len,
+    size_t *outlen)
+{
+	const ProtobufCMessageDescriptor *d = frame_descriptor(type);
+	uint8_t *buf;
+	size_t n;
+
+	if (d == NULL || m == NULL || m->descriptor != d) {
+		errno = EINVAL;
+		return NULL;
+	}
+	n = FRAME_HDR_LEN + protobuf_c_message_get_packed_size(m);
+	if ((buf = malloc(n)) == NULL)
+		return NULL;
+	*outlen = frame_encode_into(type, m, payload_len, buf, n);
+	if (*outlen == 0) {
+		free(buf);
+		errno = EINVAL;
+		return NULL;
+	}
+	return buf;
+}
+
+static long
+frame_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Waits for `events` on fd until the deadline (-1: forever). */
+static int
+frame_wait(int fd, short events, long deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int tmo, r;
+
+	for (;;) {
+		tmo = -1;
+		if (deadline >= 0) {
+			long left = deadline - frame_now_ms();
+			if (left <= 0) {
+				errno = ETIMEDOUT;
+				return -1;
+			}
+			tmo = (int)left;
+		}
+		r = poll(&p, 1, tmo);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+}
+
+int
+frame_write(int fd, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, uint32_t payload_len, int timeout_ms)
+{
+	long deadline = timeout_ms < 0 ? -1 : frame_now_ms() + timeout_ms;
+	struct iovec iov[2];
+	size_t hlen;
+	uint8_t *hdr;
+	int iovcnt = payload_len ? 2 : 1, ret = -1;
+
+	if ((hdr = frame_encode(type, m, payload_len, &hlen)) == NULL)
+		return -1;
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = hlen;
+	iov[1].iov_base = (void *)payload;
+	iov[1].iov_len = payload_len;
+	while (iovcnt > 0) {
+		ssize_t w = writev(fd, iov + (iov[0].iov_len == 0 ? 1 : 0),
+		    iov[0].iov_len == 0 ? 1 : iovcnt);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || frame_wait(fd, POLLOUT, deadline) < 0)
+				goto out;
+			continue;
+		}
+		size_t left = (size_t)w;
+		for (int i = 0; i < 2 && left > 0; i++) {
+			size_t take = left < iov[i].iov_len ? left : iov[i].iov_len;
+			iov[i].iov_base = (char *)iov[i].iov_base + take;
+			iov[i].iov_len -= take;
+			left -= take;
+		}
+		if (iov[0].iov_len == 0 && iov[1].iov_len == 0)
+			break;
+	}
+	ret = 0;
+out:
+	free(hdr);
+	return ret;
+}
+
+/* Reads exactly n bytes. EOF is ECONNRESET. */
+static int
+frame_read_full(int fd, uint8_t *buf, size_t n, long deadline)
+{
+	while (n > 0) {
+		ssize_t r = read(fd, buf, n);
+		if (r == 0) {
+			errno = ECONNRESET;
+			return -1;
+		}
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || frame_wait(fd, POLLIN, deadline) < 0)
+				return -1;
+			continue;
+		}
+		buf += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int
+frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
+    uint8_t **payload, int timeout_ms, const char **err)
+{
+	long deadline = timeout_ms < 0 ? -1 : frame_now_ms() + timeout_ms;
+	uint8_t hdr[FRAME_HDR_LEN];
+	uint8_t *mbuf = NULL, *pbuf = NULL;
+
+	*meta = NULL;
+	*payload = NULL;
+	*err = NULL;
+	if (frame_read_full(fd, hdr, sizeof(hdr), deadline) < 0)
+		return -1;
+	if (frame_parse_header(hdr, h, err) < 0) {
+		errno = EPROTO;
+		return -1;
+	}
+	if ((mbuf = malloc(h->meta_len ? h->meta_len : 1)) == NULL)
+		return -1;
+	if (frame_read_full(fd, mbuf, h->meta_len, deadline) < 0)
+		goto fail;
+	if ((*meta = frame_unpack_meta(h->type, mbuf, h->meta_len, err)) == NULL) {
+		errno = EPROTO;
+		goto fail;
+	}
+	if (h->payload_len > 0) {
+		if ((pbuf = malloc(h->payload_len)) == NULL)
+			goto fail;
+		if (frame_read_full(fd, pbuf, h->payload_len, deadline) < 0)
+			goto fail;
+	}
+	free(mbuf);
+	*payload = pbuf;
+	return 0;
+fail:
+	free(mbuf);
+	free(pbuf);
+	frame_free_meta(*meta);
+	*meta = NULL;
+	return -1;
+}
