@@ -1,0 +1,88 @@
+/*
+ * conn: a framed, non-blocking connection on a libev loop, shared by the
+ * daemons (CM, dispatcher, CS, node agent, mpiv run). It reads frames
+ * (header checked before any allocation, then meta, then payload), hands
+ * each to a callback, and owns a write queue flushed when the socket is
+ * writable. A bad peer costs its connection: the close callback runs
+ * from the loop, never inside the caller's own callback (closed later).
+ */
+#ifndef MPIV_CONN_H
+#define MPIV_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "frame.h"
+
+struct conn;
+
+struct conn_ops {
+	/*
+	 * A whole frame arrived. meta belongs to conn and is freed after the
+	 * call. payload (NULL if payload_len == 0) was malloc'ed by conn and
+	 * now belongs to the callee, unless on_header supplied the buffer.
+	 */
+	void (*on_frame)(struct conn *c, const struct frame_hdr *h,
+	    ProtobufCMessage *meta, uint8_t *payload);
+	/*
+	 * Optional. Called once header and meta are read and before the
+	 * payload is: return a buffer of h->payload_len bytes to read the
+	 * payload into (cut-through: on_progress reports each chunk as it
+	 * lands), or NULL to let conn allocate it. meta stays valid until
+	 * on_frame returns.
+	 */
+	uint8_t *(*on_header)(struct conn *c, const struct frame_hdr *h,
+	    ProtobufCMessage *meta);
+	void (*on_progress)(struct conn *c, size_t have);
+	/* The connection is gone (EOF, error, protocol error, conn_close).
+	   Called once, from the loop; conn is freed right after it returns. */
+	void (*on_close)(struct conn *c, const char *reason);
+};
+
+/* Wraps a connected socket (made non-blocking) and starts reading. */
+struct conn *conn_new(struct ev_loop *loop, int fd,
+    const struct conn_ops *ops, void *udata);
+void *conn_udata(struct conn *c);
+void conn_set_udata(struct conn *c, void *udata);
+int conn_fd(struct conn *c);
+/* "ip:port" of the peer, for logs. */
+const char *conn_peer(struct conn *c);
+
+/* Queues a frame; the payload is copied. 0, or -1 if the conn is closing. */
+int conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
+    const void *payload, uint32_t payload_len);
+
+/* Bytes queued and not yet written (for back-pressure decisions). */
+size_t conn_queued(struct conn *c);
+
+/* Stops/restarts reading (back-pressure). */
+void conn_pause_read(struct conn *c, bool pause);
+
+/*
+ * Closes the connection later (from the loop): with flush, after the
+ * write queue drained (bounded by a short timeout), e.g. after sending an
+ * Error or a refusing HelloReply.
+ */
+void conn_close(struct conn *c, const char *reason, bool flush);
+
+/*
+ * Shared payload buffers for cut-through relays: the reader fills `data`
+ * and advances `avail`; every conn that queued it with conn_send_pbuf
+ * writes bytes up to `avail` as they come.
+ */
+struct pbuf;
+struct pbuf *pbuf_new(uint32_t len);	/* refcount 1, avail 0 */
+uint8_t *pbuf_data(struct pbuf *pb);
+uint32_t pbuf_len(const struct pbuf *pb);
+uint32_t pbuf_avail(const struct pbuf *pb);
+void pbuf_advance(struct pbuf *pb, uint32_t avail);	/* wakes writers */
+void pbuf_ref(struct pbuf *pb);
+void pbuf_unref(struct pbuf *pb);
+/* Queues header+meta, then the payload from pb (takes a reference). */
+int conn_send_pbuf(struct conn *c, uint16_t type,
+    const ProtobufCMessage *meta, struct pbuf *pb);
+
+#endif
