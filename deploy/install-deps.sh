@@ -1,0 +1,35 @@
+#!/bin/sh
+# Installs every Debian package mpiv needs to build, test and benchmark.
+# Idempotent: with --if-missing it does nothing when all are present.
+#
+#   sh deploy/install-deps.sh [--if-missing]
+set -eu
+
+PKGS="gcc make pkg-config libev-dev libzstd-dev zstd libprotobuf-c-dev
+protobuf-c-compiler libcmocka-dev clang python3 procps psmisc iproute2
+openmpi-bin libopenmpi-dev"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+if [ -z "$missing" ]; then
+	[ "${1:-}" = "--if-missing" ] || echo "install-deps: all packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages:$missing" >&2
+	echo "install-deps: run as root (or: sudo sh deploy/install-deps.sh)" >&2
+	exit 1
+fi
+
+echo "install-deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing
+echo "install-deps: done"
