@@ -85,4 +85,19 @@ void pbuf_unref(struct pbuf *pb);
 int conn_send_pbuf(struct conn *c, uint16_t type,
     const ProtobufCMessage *meta, struct pbuf *pb);
 
+/*
+ * Additions (conn.c):
+ * - on_header is only called for frames with payload_len > 0; on_progress
+ *   is called for every payload chunk, whoever supplied the buffer.
+ * - pbuf_fail: the filler of a pbuf is gone for good (its connection
+ *   closed mid-payload). Every conn still waiting for bytes of it closes
+ *   with "relay source lost mid-payload" (a frame cannot be cut short).
+ * - conn_is_closing: conn_close was called (on_close is yet to come).
+ * - conn_read_paused: reading is paused by conn_pause_read.
+ */
+void pbuf_fail(struct pbuf *pb);
+bool pbuf_failed(const struct pbuf *pb);
+bool conn_is_closing(const struct conn *c);
+bool conn_read_paused(const struct conn *c);
+
 #endif

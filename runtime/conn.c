@@ -1,0 +1,838 @@
+/*
+ * conn.c: framed, non-blocking connections on a libev loop (see conn.h).
+ *
+ * Reading is a three-state machine (header, meta, payload). The header is
+ * validated by frame_parse_header before anything is allocated; meta is
+ * unpacked straight from the read buffer when it is all there; payloads
+ * are read directly into their destination once the read buffer is empty.
+ *
+ * Writing is a queue of (header+meta bytes, payload) entries flushed with
+ * one gathered sendmsg. A payload is either copied into the entry or
+ * referenced through a pbuf that another connection may still be filling
+ * (cut-through relay): a writer that reached the filled edge of a pbuf
+ * parks itself on the pbuf's waiter list and pbuf_advance wakes it.
+ *
+ * Closing is always deferred to the loop: conn_close only marks the
+ * connection and arms a maximum-priority idle watcher, whose callback
+ * calls on_close and frees the connection. So a callback may close its
+ * own connection (or any other) without the struct vanishing under it.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "net.h"
+
+#define CONN_RBUF	  (16u * 1024)
+#define CONN_IOV_MAX	  64
+#define CONN_READS_PER_CB 16
+#define CONN_FLUSH_TMO	  2.0	/* seconds a flushing close may take */
+
+struct pbuf {
+	uint8_t *data;
+	uint32_t len;
+	uint32_t avail;
+	unsigned refs;
+	bool failed;
+	struct conn *waiters;	/* conns whose queue head waits for bytes */
+};
+
+struct conn_wbuf {
+	struct conn_wbuf *next;
+	uint8_t *buf;		/* header + meta, and a copied payload */
+	size_t len;
+	size_t off;
+	struct pbuf *pb;	/* payload by reference, or NULL */
+	uint32_t poff;
+};
+
+enum conn_rstate { CONN_R_HDR, CONN_R_META, CONN_R_PAYLOAD };
+
+struct conn {
+	struct ev_loop *loop;
+	int fd;
+	bool is_sock;
+	const struct conn_ops *ops;
+	void *udata;
+	char peer[96];
+
+	ev_io rio;
+	ev_io wio;
+	ev_idle idle;		/* deferred work: close, resume */
+	ev_timer flush_tmr;
+
+	/* reading */
+	enum conn_rstate rstate;
+	uint8_t hdr[FRAME_HDR_LEN];
+	size_t hdr_have;
+	struct frame_hdr h;
+	uint8_t *mbuf;
+	size_t m_have;
+	ProtobufCMessage *meta;
+	uint8_t *payload;
+	size_t p_have;
+	bool payload_owned;	/* conn allocated it (free on close) */
+	bool paused;
+	bool resume_pending;
+	size_t r_off, r_len;
+	uint8_t rbuf[CONN_RBUF];
+
+	/* writing */
+	struct conn_wbuf *wq_head;
+	struct conn_wbuf **wq_tail;
+	size_t queued;
+	struct pbuf *wait_pb;
+	struct conn *wait_prev, *wait_next;
+
+	/* closing */
+	bool closing;
+	bool flushing;
+	char reason[192];
+};
+
+static void conn_flush(struct conn *c);
+static void conn_schedule(struct conn *c);
+
+/* ---------------- pbuf ---------------- */
+
+struct pbuf *
+pbuf_new(uint32_t len)
+{
+	struct pbuf *pb = calloc(1, sizeof(*pb));
+
+	if (pb == NULL)
+		return NULL;
+	if ((pb->data = malloc(len ? len : 1)) == NULL) {
+		free(pb);
+		return NULL;
+	}
+	pb->len = len;
+	pb->refs = 1;
+	return pb;
+}
+
+uint8_t *
+pbuf_data(struct pbuf *pb)
+{
+	return pb->data;
+}
+
+uint32_t
+pbuf_len(const struct pbuf *pb)
+{
+	return pb->len;
+}
+
+uint32_t
+pbuf_avail(const struct pbuf *pb)
+{
+	return pb->avail;
+}
+
+bool
+pbuf_failed(const struct pbuf *pb)
+{
+	return pb->failed;
+}
+
+void
+pbuf_ref(struct pbuf *pb)
+{
+	pb->refs++;
+}
+
+void
+pbuf_unref(struct pbuf *pb)
+{
+	if (pb == NULL || --pb->refs > 0)
+		return;
+	free(pb->data);
+	free(pb);
+}
+
+static void
+pbuf_wait_add(struct pbuf *pb, struct conn *c)
+{
+	c->wait_pb = pb;
+	c->wait_prev = NULL;
+	c->wait_next = pb->waiters;
+	if (pb->waiters != NULL)
+		pb->waiters->wait_prev = c;
+	pb->waiters = c;
+}
+
+static void
+pbuf_wait_del(struct conn *c)
+{
+	struct pbuf *pb = c->wait_pb;
+
+	if (pb == NULL)
+		return;
+	if (c->wait_prev != NULL)
+		c->wait_prev->wait_next = c->wait_next;
+	else
+		pb->waiters = c->wait_next;
+	if (c->wait_next != NULL)
+		c->wait_next->wait_prev = c->wait_prev;
+	c->wait_pb = NULL;
+	c->wait_prev = c->wait_next = NULL;
+}
+
+/* Wakes every writer parked on pb: each flushes what is now available. */
+static void
+pbuf_wake(struct pbuf *pb)
+{
+	struct conn *list = pb->waiters, *c, *next;
+
+	pb->waiters = NULL;
+	for (c = list; c != NULL; c = next) {
+		next = c->wait_next;
+		c->wait_pb = NULL;
+		c->wait_prev = c->wait_next = NULL;
+		conn_flush(c);
+	}
+}
+
+void
+pbuf_advance(struct pbuf *pb, uint32_t avail)
+{
+	if (avail > pb->len)
+		avail = pb->len;
+	if (avail <= pb->avail)
+		return;
+	pb->avail = avail;
+	pbuf_wake(pb);
+}
+
+void
+pbuf_fail(struct pbuf *pb)
+{
+	pb->failed = true;
+	pbuf_wake(pb);
+}
+
+/* ---------------- connection life ---------------- */
+
+static void conn_on_read(struct ev_loop *loop, ev_io *w, int revents);
+static void conn_on_write(struct ev_loop *loop, ev_io *w, int revents);
+static void conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents);
+static void conn_on_flush_timeout(struct ev_loop *loop, ev_timer *w,
+    int revents);
+
+/* Formats "ip:port" of the peer, or "fd N" for non-sockets. */
+static void
+conn_fill_peer(struct conn *c)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char h[64], p[16];
+
+	snprintf(c->peer, sizeof(c->peer), "fd%d", c->fd);
+	if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return;
+	if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) {
+		snprintf(c->peer, sizeof(c->peer), "local:fd%d", c->fd);
+		return;
+	}
+	if (getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), p, sizeof(p),
+	    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+		return;
+	if (ss.ss_family == AF_INET6)
+		snprintf(c->peer, sizeof(c->peer), "[%s]:%s", h, p);
+	else
+		snprintf(c->peer, sizeof(c->peer), "%s:%s", h, p);
+}
+
+struct conn *
+conn_new(struct ev_loop *loop, int fd, const struct conn_ops *ops,
+    void *udata)
+{
+	struct conn *c;
+	struct stat st;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("conn_new: calloc");
+		return NULL;
+	}
+	if (net_set_nonblock(fd) < 0) {
+		log_warn("conn_new: fd=%d non-blocking", fd);
+		free(c);
+		return NULL;
+	}
+	c->loop = loop;
+	c->fd = fd;
+	c->is_sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+	if (c->is_sock)
+		(void)net_set_nodelay(fd);	/* fails harmlessly on AF_UNIX */
+	c->ops = ops;
+	c->udata = udata;
+	c->wq_tail = &c->wq_head;
+	conn_fill_peer(c);
+	ev_io_init(&c->rio, conn_on_read, fd, EV_READ);
+	c->rio.data = c;
+	ev_io_init(&c->wio, conn_on_write, fd, EV_WRITE);
+	c->wio.data = c;
+	ev_idle_init(&c->idle, conn_on_idle);
+	ev_set_priority(&c->idle, EV_MAXPRI);
+	c->idle.data = c;
+	ev_timer_init(&c->flush_tmr, conn_on_flush_timeout, CONN_FLUSH_TMO, 0.);
+	c->flush_tmr.data = c;
+	ev_io_start(loop, &c->rio);
+	return c;
+}
+
+void *
+conn_udata(struct conn *c)
+{
+	return c->udata;
+}
+
+void
+conn_set_udata(struct conn *c, void *udata)
+{
+	c->udata = udata;
+}
+
+int
+conn_fd(struct conn *c)
+{
+	return c->fd;
+}
+
+const char *
+conn_peer(struct conn *c)
+{
+	return c->peer;
+}
+
+size_t
+conn_queued(struct conn *c)
+{
+	return c->queued;
+}
+
+bool
+conn_is_closing(const struct conn *c)
+{
+	return c->closing;
+}
+
+static void
+conn_schedule(struct conn *c)
+{
+	if (!ev_is_active(&c->idle))
+		ev_idle_start(c->loop, &c->idle);
+}
+
+static void
+conn_wq_free(struct conn *c)
+{
+	struct conn_wbuf *wb, *next;
+
+	for (wb = c->wq_head; wb != NULL; wb = next) {
+		next = wb->next;
+		pbuf_unref(wb->pb);
+		free(wb->buf);
+		free(wb);
+	}
+	c->wq_head = NULL;
+	c->wq_tail = &c->wq_head;
+	c->queued = 0;
+}
+
+/* Final step of a close, from the loop: on_close, then free everything. */
+static void
+conn_destroy(struct conn *c)
+{
+	ev_io_stop(c->loop, &c->rio);
+	ev_io_stop(c->loop, &c->wio);
+	ev_idle_stop(c->loop, &c->idle);
+	ev_timer_stop(c->loop, &c->flush_tmr);
+	pbuf_wait_del(c);
+	close(c->fd);
+	c->fd = -1;
+	if (c->ops->on_close != NULL)
+		c->ops->on_close(c, c->reason);
+	conn_wq_free(c);
+	frame_free_meta(c->meta);
+	free(c->mbuf);
+	if (c->payload_owned)
+		free(c->payload);
+	free(c);
+}
+
+void
+conn_close(struct conn *c, const char *reason, bool flush)
+{
+	if (c->closing) {
+		/* A later hard close overrides a pending flush. */
+		if (!flush && c->flushing) {
+			c->flushing = false;
+			ev_io_stop(c->loop, &c->wio);
+			pbuf_wait_del(c);
+			conn_schedule(c);
+		}
+		return;
+	}
+	c->closing = true;
+	snprintf(c->reason, sizeof(c->reason), "%s",
+	    reason != NULL ? reason : "closed");
+	ev_io_stop(c->loop, &c->rio);
+	if (flush && c->wq_head != NULL) {
+		c->flushing = true;
+		ev_timer_start(c->loop, &c->flush_tmr);
+		return;
+	}
+	ev_io_stop(c->loop, &c->wio);
+	pbuf_wait_del(c);
+	conn_schedule(c);
+}
+
+static void
+conn_on_flush_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct conn *c = w->data;
+
+	log_debug("conn peer=%s flush timed out, closing", c->peer);
+	conn_close(c, c->reason, false);
+}
+
+static void conn_drain(struct conn *c);
+
+static void
+conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents)
+{
+	struct conn *c = w->data;
+
+	ev_idle_stop(loop, w);
+	if (c->closing) {
+		if (!c->flushing || c->wq_head == NULL)
+			conn_destroy(c);
+		return;
+	}
+	if (c->resume_pending && !c->paused) {
+		c->resume_pending = false;
+		conn_drain(c);
+		if (!c->closing && !c->paused)
+			ev_io_start(loop, &c->rio);
+	}
+}
+
+void
+conn_pause_read(struct conn *c, bool pause)
+{
+	if (c->closing || c->paused == pause)
+		return;
+	c->paused = pause;
+	if (pause) {
+		ev_io_stop(c->loop, &c->rio);
+		c->resume_pending = false;
+		return;
+	}
+	/* Bytes may already sit in the read buffer: drain them from the loop. */
+	c->resume_pending = true;
+	conn_schedule(c);
+}
+
+bool
+conn_read_paused(const struct conn *c)
+{
+	return c->paused;
+}
+
+/* ---------------- reading ---------------- */
+
+static void
+conn_fail(struct conn *c, const char *what, const char *detail)
+{
+	char buf[192];
+
+	snprintf(buf, sizeof(buf), "%s: %s", what, detail);
+	conn_close(c, buf, false);
+}
+
+/* Hands the completed frame to on_frame and rearms for the next header. */
+static void
+conn_frame_done(struct conn *c)
+{
+	struct frame_hdr h = c->h;
+	ProtobufCMessage *meta = c->meta;
+	uint8_t *payload = c->payload;
+
+	c->meta = NULL;
+	c->payload = NULL;
+	c->payload_owned = false;
+	c->p_have = 0;
+	c->hdr_have = 0;
+	c->rstate = CONN_R_HDR;
+	c->ops->on_frame(c, &h, meta, payload);
+	frame_free_meta(meta);
+}
+
+/* Meta is unpacked: pick the payload buffer or finish a payload-less frame. */
+static void
+conn_meta_done(struct conn *c, const uint8_t *mbytes)
+{
+	const char *err = NULL;
+
+	c->meta = frame_unpack_meta(c->h.type, mbytes, c->h.meta_len, &err);
+	free(c->mbuf);
+	c->mbuf = NULL;
+	c->m_have = 0;
+	if (c->meta == NULL) {
+		conn_fail(c, "protocol error", err ? err : "bad meta");
+		return;
+	}
+	if (c->h.payload_len == 0) {
+		conn_frame_done(c);
+		return;
+	}
+	c->payload = NULL;
+	if (c->ops->on_header != NULL)
+		c->payload = c->ops->on_header(c, &c->h, c->meta);
+	if (c->closing)
+		return;
+	if (c->payload == NULL) {
+		if ((c->payload = malloc(c->h.payload_len)) == NULL) {
+			log_warnx("conn peer=%s cannot allocate payload bytes=%u",
+			    c->peer, c->h.payload_len);
+			conn_fail(c, "out of memory", "payload");
+			return;
+		}
+		c->payload_owned = true;
+	}
+	c->p_have = 0;
+	c->rstate = CONN_R_PAYLOAD;
+}
+
+/* n more payload bytes landed: report progress, finish the frame if whole. */
+static void
+conn_payload_got(struct conn *c, size_t n)
+{
+	c->p_have += n;
+	if (c->ops->on_progress != NULL)
+		c->ops->on_progress(c, c->p_have);
+	if (c->closing)
+		return;
+	if (c->p_have == c->h.payload_len)
+		conn_frame_done(c);
+}
+
+/*
+ * Consumes bytes in the read buffer until it is empty, the connection
+ * pauses, or it closes.
+ */
+static void
+conn_drain(struct conn *c)
+{
+	const char *err = NULL;
+	size_t have, take;
+
+	while (c->r_off < c->r_len && !c->closing && !c->paused) {
+		have = c->r_len - c->r_off;
+		switch (c->rstate) {
+		case CONN_R_HDR:
+			take = FRAME_HDR_LEN - c->hdr_have;
+			if (take > have)
+				take = have;
+			memcpy(c->hdr + c->hdr_have, c->rbuf + c->r_off, take);
+			c->hdr_have += take;
+			c->r_off += take;
+			if (c->hdr_have < FRAME_HDR_LEN)
+				break;
+			if (frame_parse_header(c->hdr, &c->h, &err) < 0) {
+				conn_fail(c, "protocol error", err);
+				return;
+			}
+			c->rstate = CONN_R_META;
+			c->m_have = 0;
+			if (c->h.meta_len <= c->r_len - c->r_off) {
+				/* Common case: meta is all in the buffer. */
+				const uint8_t *m = c->rbuf + c->r_off;
+				c->r_off += c->h.meta_len;
+				conn_meta_done(c, m);
+				break;
+			}
+			if ((c->mbuf = malloc(c->h.meta_len)) == NULL) {
+				conn_fail(c, "out of memory", "frame meta");
+				return;
+			}
+			break;
+		case CONN_R_META:
+			take = c->h.meta_len - c->m_have;
+			if (take > have)
+				take = have;
+			memcpy(c->mbuf + c->m_have, c->rbuf + c->r_off, take);
+			c->m_have += take;
+			c->r_off += take;
+			if (c->m_have == c->h.meta_len)
+				conn_meta_done(c, c->mbuf);
+			break;
+		case CONN_R_PAYLOAD:
+			take = c->h.payload_len - c->p_have;
+			if (take > have)
+				take = have;
+			memcpy(c->payload + c->p_have, c->rbuf + c->r_off, take);
+			c->r_off += take;
+			conn_payload_got(c, take);
+			break;
+		}
+	}
+	if (c->r_off == c->r_len)
+		c->r_off = c->r_len = 0;
+}
+
+/*
+ * One read(): straight into the payload when the buffer is empty and a
+ * payload is being read, else into the read buffer. Returns bytes read,
+ * 0 when nothing more for now, -1 when the connection is closing.
+ */
+static ssize_t
+conn_read_once(struct conn *c)
+{
+	ssize_t n;
+	bool direct = c->rstate == CONN_R_PAYLOAD && c->r_off == c->r_len;
+
+	if (direct)
+		n = read(c->fd, c->payload + c->p_have,
+		    c->h.payload_len - c->p_have);
+	else
+		n = read(c->fd, c->rbuf, sizeof(c->rbuf));
+	if (n == 0) {
+		if (c->rstate == CONN_R_HDR && c->hdr_have == 0)
+			conn_close(c, "peer closed", false);
+		else
+			conn_close(c, "peer closed mid-frame (truncated)", false);
+		return -1;
+	}
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		conn_fail(c, "read", strerror(errno));
+		return -1;
+	}
+	if (direct) {
+		conn_payload_got(c, (size_t)n);
+	} else {
+		c->r_off = 0;
+		c->r_len = (size_t)n;
+		conn_drain(c);
+	}
+	return c->closing ? -1 : n;
+}
+
+static void
+conn_on_read(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct conn *c = w->data;
+
+	/* A bounded number of reads so one busy peer cannot starve others. */
+	for (int i = 0; i < CONN_READS_PER_CB; i++) {
+		if (c->closing || c->paused)
+			return;
+		if (conn_read_once(c) <= 0)
+			return;
+	}
+}
+
+/* ---------------- writing ---------------- */
+
+static void
+conn_enqueue(struct conn *c, struct conn_wbuf *wb)
+{
+	bool was_empty = c->wq_head == NULL;
+
+	*c->wq_tail = wb;
+	c->wq_tail = &wb->next;
+	c->queued += wb->len + (wb->pb ? wb->pb->len : 0);
+	if (was_empty)
+		conn_flush(c);
+}
+
+int
+conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
+    const void *payload, uint32_t payload_len)
+{
+	struct conn_wbuf *wb;
+	size_t mlen, cap;
+
+	if (c->closing)
+		return -1;
+	if (meta == NULL || frame_descriptor(type) != meta->descriptor) {
+		log_warnx("conn_send: meta does not match type=%s",
+		    frame_type_name(type));
+		errno = EINVAL;
+		return -1;
+	}
+	mlen = protobuf_c_message_get_packed_size(meta);
+	cap = FRAME_HDR_LEN + mlen + payload_len;
+	if ((wb = calloc(1, sizeof(*wb))) == NULL)
+		return -1;
+	if ((wb->buf = malloc(cap)) == NULL) {
+		log_warnx("conn peer=%s cannot allocate send bytes=%zu", c->peer,
+		    cap);
+		free(wb);
+		errno = ENOMEM;
+		return -1;
+	}
+	wb->len = frame_encode_into(type, meta, payload_len, wb->buf, cap);
+	if (wb->len == 0) {
+		free(wb->buf);
+		free(wb);
+		errno = EINVAL;
+		return -1;
+	}
+	if (payload_len > 0)
+		memcpy(wb->buf + wb->len, payload, payload_len);
+	wb->len += payload_len;
+	conn_enqueue(c, wb);
+	return 0;
+}
+
+int
+conn_send_pbuf(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
+    struct pbuf *pb)
+{
+	struct conn_wbuf *wb;
+
+	if (c->closing)
+		return -1;
+	if ((wb = calloc(1, sizeof(*wb))) == NULL)
+		return -1;
+	if ((wb->buf = frame_encode(type, meta, pb->len, &wb->len)) == NULL) {
+		log_warnx("conn_send_pbuf: cannot encode type=%s",
+		    frame_type_name(type));
+		free(wb);
+		return -1;
+	}
+	pbuf_ref(pb);
+	wb->pb = pb;
+	conn_enqueue(c, wb);
+	return 0;
+}
+
+static ssize_t
+conn_writev(struct conn *c, struct iovec *iov, int n)
+{
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+
+	if (c->is_sock)
+		return sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+	return writev(c->fd, iov, n);
+}
+
+/* Drops fully written entries after n bytes went out. */
+static void
+conn_advance(struct conn *c, size_t n)
+{
+	struct conn_wbuf *wb;
+	size_t take;
+
+	c->queued -= n;
+	while ((wb = c->wq_head) != NULL) {
+		take = wb->len - wb->off;
+		if (take > n)
+			take = n;
+		wb->off += take;
+		n -= take;
+		if (wb->pb != NULL && wb->off == wb->len) {
+			take = wb->pb->avail - wb->poff;
+			if (take > n)
+				take = n;
+			wb->poff += (uint32_t)take;
+			n -= take;
+		}
+		if (wb->off < wb->len ||
+		    (wb->pb != NULL && wb->poff < wb->pb->len))
+			break;
+		c->wq_head = wb->next;
+		if (c->wq_head == NULL)
+			c->wq_tail = &c->wq_head;
+		pbuf_unref(wb->pb);
+		free(wb->buf);
+		free(wb);
+	}
+}
+
+/*
+ * Writes as much of the queue as the socket takes. Parks on a pbuf when
+ * the head entry needs bytes not yet received; arms EV_WRITE on EAGAIN.
+ */
+static void
+conn_flush(struct conn *c)
+{
+	struct iovec iov[CONN_IOV_MAX];
+	struct conn_wbuf *wb;
+	struct pbuf *blocked;
+	ssize_t w;
+	int n;
+
+	if (c->closing && !c->flushing)
+		return;
+	pbuf_wait_del(c);
+	while (c->wq_head != NULL) {
+		n = 0;
+		blocked = NULL;
+		for (wb = c->wq_head; wb != NULL && n < CONN_IOV_MAX - 1;
+		    wb = wb->next) {
+			if (wb->off < wb->len) {
+				iov[n].iov_base = wb->buf + wb->off;
+				iov[n++].iov_len = wb->len - wb->off;
+			}
+			if (wb->pb == NULL)
+				continue;
+			if (wb->poff < wb->pb->avail) {
+				iov[n].iov_base = wb->pb->data + wb->poff;
+				iov[n++].iov_len = wb->pb->avail - wb->poff;
+			}
+			if (wb->pb->avail < wb->pb->len) {
+				blocked = wb->pb;
+				break;
+			}
+		}
+		if (n == 0 && blocked == NULL)
+			break;		/* cannot happen: empty entries are popped */
+		if (n == 0) {
+			/* The head waits for relayed bytes still to come. */
+			ev_io_stop(c->loop, &c->wio);
+			if (blocked->failed) {
+				conn_close(c, "relay source lost mid-payload",
+				    false);
+				return;
+			}
+			pbuf_wait_add(blocked, c);
+			return;
+		}
+		w = conn_writev(c, iov, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				ev_io_start(c->loop, &c->wio);
+				return;
+			}
+			ev_io_stop(c->loop, &c->wio);
+			c->flushing = false;
+			conn_fail(c, "write", strerror(errno));
+			conn_schedule(c);
+			return;
+		}
+		conn_advance(c, (size_t)w);
+	}
+	ev_io_stop(c->loop, &c->wio);
+	if (c->closing)
+		conn_schedule(c);	/* flush finished: close now */
+}
+
+static void
+conn_on_write(struct ev_loop *loop, ev_io *w, int revents)
+{
+	conn_flush(w->data);
+}
