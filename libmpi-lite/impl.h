@@ -60,6 +60,8 @@ struct mpiv_datatype {
 	int refcount;
 	int combiner;
 	char name[MPI_MAX_OBJECT_NAME];
+	size_t align;		/* alignment of the strictest basic part; pads
+				   the extent of struct types (MPI's epsilon) */
 };
 
 /* Packed size in bytes of count elements. */
@@ -74,6 +76,11 @@ void mpiv_dt_unpack(const void *in, size_t bytes, void *buf, int count,
     MPI_Datatype dt);
 /* MPI_SUCCESS or MPI_ERR_TYPE if dt is not usable for communication. */
 int mpiv_dt_check(MPI_Datatype dt);
+/* A pending request holds a reference on its datatype so MPI_Type_free
+   during the operation is safe: retain when posting, release when done.
+   No-ops on predefined types. */
+void mpiv_dt_retain(MPI_Datatype dt);
+void mpiv_dt_release(MPI_Datatype dt);
 
 /* ---------------- ops (op.c) ---------------- */
 
@@ -153,6 +160,26 @@ int mpiv_comm_check(MPI_Comm c);
 /* Sets up MPI_COMM_WORLD/SELF and predefined groups (called by MPI_Init). */
 int mpiv_comm_init(int world_rank, int world_size);
 void mpiv_comm_finalize(void);
+
+/* Upper-half internals shared between comm.c, group.c, attr.c, topo.c
+   and coll.c. */
+struct mpiv_group *mpiv_group_new(int size);	/* refcount 1, rank computed
+						   by mpiv_group_set_rank */
+void mpiv_group_set_rank(struct mpiv_group *g);
+void mpiv_group_retain(struct mpiv_group *g);
+void mpiv_group_release(struct mpiv_group *g);
+int mpiv_attr_dup(MPI_Comm oldc, MPI_Comm newc);	/* copy callbacks */
+int mpiv_attr_free_all(MPI_Comm c);		/* delete callbacks */
+int mpiv_topo_dup(MPI_Comm oldc, MPI_Comm newc);
+void mpiv_topo_free(MPI_Comm c);
+void mpiv_errh_retain(MPI_Errhandler e);
+void mpiv_errh_release(MPI_Errhandler e);
+/* Collectives without argument checks or error handler, on an explicit
+   internal tag (used to build communicators). */
+int mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag);
+int mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm, int tag);
 
 /* ---------------- errors (errh.c) ---------------- */
 
