@@ -1,0 +1,226 @@
+/*
+ * cm.c: `mpiv cm`, the Channel Memory daemon. Parses options, listens,
+ * optionally registers with a dispatcher, runs one libev loop until
+ * SIGTERM/SIGINT, then closes every connection and frees every job.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cm.h"
+#include "cm_priv.h"
+#include "log.h"
+#include "net.h"
+
+#define CM_DIAL_TIMEOUT_MS 2000
+#define CM_REDIAL_SECONDS  1.0
+
+static void
+cm_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv cm [-h] [--dispatcher HOST:PORT] [--listen HOST:PORT]\n"
+	    "               [--log-level error|warn|info|debug] "
+	    "[--max-memory BYTES]\n"
+	    "  --listen HOST:PORT      address to serve (port 0 picks one; "
+	    "default 0.0.0.0:0)\n"
+	    "  --dispatcher HOST:PORT  register with this dispatcher and take "
+	    "jobs from it\n"
+	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
+	    "  --max-memory BYTES      unexpected bytes held per job before "
+	    "senders are paused\n"
+	    "                          (suffixes K, M, G; default 8G)\n");
+}
+
+/* Parses "123", "64K", "512M", "8G". 0 or -1. */
+static int
+cm_parse_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0' || v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+cm_on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct cm *cm = w->data;
+	int fd;
+
+	for (;;) {
+		fd = accept4(cm->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("cm accept");
+			return;
+		}
+		(void)session_new(cm, fd, false);
+	}
+}
+
+/* Dials the dispatcher; on failure retries from a timer. */
+static void
+cm_dial_dispatcher(struct cm *cm)
+{
+	int fd;
+
+	if (cm->stopping || cm->disp != NULL)
+		return;
+	if ((fd = net_dial(cm->dispatcher, CM_DIAL_TIMEOUT_MS)) < 0) {
+		log_warn("cm cannot reach dispatcher=%s, retrying",
+		    cm->dispatcher);
+		ev_timer_start(cm->loop, &cm->redial_w);
+		return;
+	}
+	cm->disp = session_new(cm, fd, true);
+	if (cm->disp == NULL)
+		ev_timer_start(cm->loop, &cm->redial_w);
+	else
+		log_info("cm registered with dispatcher=%s addr=%s",
+		    cm->dispatcher, cm->bound);
+}
+
+static void
+cm_on_redial(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	cm_dial_dispatcher(w->data);
+}
+
+void
+cm_dispatcher_lost(struct cm *cm)
+{
+	if (cm->stopping || cm->dispatcher == NULL)
+		return;
+	log_warnx("cm lost dispatcher=%s, redialling", cm->dispatcher);
+	ev_timer_start(cm->loop, &cm->redial_w);
+}
+
+/* Stops accepting and closes everything; ev_run returns once all is gone. */
+static void
+cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct cm *cm = w->data;
+
+	if (cm->stopping)
+		return;
+	log_info("cm stopping signal=%d", w->signum);
+	cm->stopping = true;
+	ev_io_stop(loop, &cm->accept_w);
+	ev_signal_stop(loop, &cm->sigint_w);
+	ev_signal_stop(loop, &cm->sigterm_w);
+	ev_timer_stop(loop, &cm->redial_w);
+	close(cm->lfd);
+	cm->lfd = -1;
+	session_kill_all(cm);
+}
+
+int
+cm_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "max-memory", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct cm cm = { .lfd = -1, .max_memory = CM_DEFAULT_MAX_MEMORY };
+	const char *listen_addr = "0.0.0.0:0";
+	enum log_level level = LOG_LEVEL_INFO;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "d:hl:L:m:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			cm.dispatcher = optarg;
+			break;
+		case 'h':
+			cm_usage(stdout);
+			return 0;
+		case 'l':
+			listen_addr = optarg;
+			break;
+		case 'L':
+			if (log_parse_level(optarg, &level) < 0) {
+				fprintf(stderr, "mpiv cm: bad log level "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (cm_parse_bytes(optarg, &cm.max_memory) < 0) {
+				fprintf(stderr, "mpiv cm: bad --max-memory "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		default:
+			cm_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		cm_usage(stderr);
+		return 2;
+	}
+	log_init("cm", level);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((cm.lfd = net_listen(listen_addr, cm.bound, sizeof(cm.bound))) < 0) {
+		log_warn("cm cannot listen on %s", listen_addr);
+		return 1;
+	}
+	if ((cm.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
+		log_errorx("cm cannot create an event loop");
+		close(cm.lfd);
+		return 1;
+	}
+	printf("listening on %s\n", cm.bound);
+	fflush(stdout);
+	log_info("cm listening addr=%s max_memory=%llu", cm.bound,
+	    (unsigned long long)cm.max_memory);
+
+	ev_io_init(&cm.accept_w, cm_on_accept, cm.lfd, EV_READ);
+	cm.accept_w.data = &cm;
+	ev_io_start(cm.loop, &cm.accept_w);
+	ev_signal_init(&cm.sigint_w, cm_on_signal, SIGINT);
+	cm.sigint_w.data = &cm;
+	ev_signal_start(cm.loop, &cm.sigint_w);
+	ev_signal_init(&cm.sigterm_w, cm_on_signal, SIGTERM);
+	cm.sigterm_w.data = &cm;
+	ev_signal_start(cm.loop, &cm.sigterm_w);
+	ev_timer_init(&cm.redial_w, cm_on_redial, CM_REDIAL_SECONDS, 0.);
+	cm.redial_w.data = &cm;
+	if (cm.dispatcher != NULL)
+		cm_dial_dispatcher(&cm);
+
+	ev_run(cm.loop, 0);
+
+	job_free_all(&cm);
+	ev_loop_destroy(cm.loop);
+	log_info("cm stopped");
+	return 0;
+}

@@ -1,0 +1,203 @@
+/*
+ * job.c: the jobs a CM serves. A job knows its size, which ranks this CM
+ * is home of, every rank's live connection and highest incarnation, and
+ * the bytes held as unexpected messages, which drive back-pressure.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm_priv.h"
+#include "log.h"
+
+struct job *
+job_find(struct cm *cm, const char *id)
+{
+	struct job *j;
+
+	if (id == NULL)
+		return NULL;
+	for (j = cm->jobs; j != NULL; j = j->next)
+		if (strcmp(j->id, id) == 0)
+			return j;
+	return NULL;
+}
+
+bool
+job_is_home(const struct job *j, int32_t rank)
+{
+	return rank >= 0 && rank < j->nranks && rank % j->ncms == j->cm_index;
+}
+
+static void
+job_free(struct job *j)
+{
+	for (int32_t r = 0; j->ranks != NULL && r < j->nranks; r++) {
+		struct rank_state *rs = &j->ranks[r];
+		if (!rs->home)
+			continue;
+		match_fini(&rs->mq, relay_free_msg_cb, NULL);
+		relay_log_free(rs);
+	}
+	free(j->ranks);
+	free(j->id);
+	free(j);
+}
+
+/*
+ * Creates the job, or accepts a repeated identical setup. Returns 0, or
+ * -1 with *err a reason for the controller.
+ */
+int
+job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
+    int32_t cm_index, const char **err)
+{
+	struct job *j;
+
+	if (id == NULL || *id == '\0') {
+		*err = "job setup without a job id";
+		return -1;
+	}
+	if (nranks <= 0 || nranks > CM_MAX_NRANKS || ncms <= 0 ||
+	    cm_index < 0 || cm_index >= ncms) {
+		*err = "job setup with an invalid nranks/ncms/cm_index";
+		return -1;
+	}
+	if ((j = job_find(cm, id)) != NULL) {
+		if (j->nranks == nranks && j->ncms == ncms &&
+		    j->cm_index == cm_index)
+			return 0;
+		*err = "job already set up with different parameters";
+		return -1;
+	}
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    (j->id = strdup(id)) == NULL ||
+	    (j->ranks = calloc((size_t)nranks, sizeof(*j->ranks))) == NULL)
+		goto nomem;
+	j->cm = cm;
+	j->nranks = nranks;
+	j->ncms = ncms;
+	j->cm_index = cm_index;
+	for (int32_t r = 0; r < nranks; r++) {
+		if (!job_is_home(j, r))
+			continue;
+		if (match_init(&j->ranks[r].mq, nranks) < 0)
+			goto nomem;
+		j->ranks[r].home = true;
+	}
+	j->next = cm->jobs;
+	cm->jobs = j;
+	log_info("cm job setup job=%s nranks=%d ncms=%d cm_index=%d", id,
+	    nranks, ncms, cm_index);
+	return 0;
+nomem:
+	log_errorx("cm job setup job=%s: out of memory", id);
+	if (j != NULL)
+		job_free(j);
+	*err = "out of memory";
+	return -1;
+}
+
+/* Ends a job: its rank connections close, its messages and log go. */
+void
+job_end(struct cm *cm, struct job *j)
+{
+	struct job **pp;
+	struct session *s;
+
+	for (pp = &cm->jobs; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	}
+	for (s = cm->sessions; s != NULL; s = s->next) {
+		if (s->job != j)
+			continue;
+		relay_send_abort(s);
+		s->job = NULL;
+		s->state = SESS_DEAD;
+		conn_close(s->c, "job ended", true);
+	}
+	log_info("cm job end job=%s messages=%llu bytes=%llu", j->id,
+	    (unsigned long long)j->messages, (unsigned long long)j->bytes);
+	job_free(j);
+}
+
+void
+job_free_all(struct cm *cm)
+{
+	struct job *j;
+
+	while ((j = cm->jobs) != NULL) {
+		cm->jobs = j->next;
+		job_free(j);
+	}
+}
+
+/* Pauses or resumes reading from every rank connection of the job. */
+static void
+job_throttle(struct job *j, bool on)
+{
+	struct session *s;
+
+	j->throttled = on;
+	for (s = j->cm->sessions; s != NULL; s = s->next) {
+		if (s->job != j || s->state != SESS_RANK)
+			continue;
+		if (on) {
+			/* A rank with messages waiting here must still be
+			   able to post the receives that drain them. */
+			if (j->ranks[s->rank].home &&
+			    j->ranks[s->rank].mq.nunexpected > 0)
+				continue;
+			s->paused = true;
+			conn_pause_read(s->c, true);
+		} else if (s->paused) {
+			s->paused = false;
+			conn_pause_read(s->c, false);
+		}
+	}
+}
+
+/* Accounts n more unexpected bytes; beyond the cap, senders are paused. */
+void
+job_unexpected_add(struct job *j, struct session *sender, uint64_t n)
+{
+	j->unexpected_bytes += n;
+	if (!j->throttled && j->unexpected_bytes > j->cm->max_memory) {
+		log_warnx("cm memory cap reached job=%s unexpected_bytes=%llu "
+		    "max=%llu: pausing senders until receivers catch up",
+		    j->id, (unsigned long long)j->unexpected_bytes,
+		    (unsigned long long)j->cm->max_memory);
+		job_throttle(j, true);
+	}
+}
+
+void
+job_unexpected_sub(struct job *j, uint64_t n)
+{
+	j->unexpected_bytes -= n < j->unexpected_bytes ? n : j->unexpected_bytes;
+	if (j->throttled && j->unexpected_bytes <= j->cm->max_memory / 4 * 3) {
+		log_info("cm memory below low watermark job=%s "
+		    "unexpected_bytes=%llu: resuming senders", j->id,
+		    (unsigned long long)j->unexpected_bytes);
+		job_throttle(j, false);
+	}
+}
+
+/* A rank's session is going: forget it, and drop its posted receives. */
+void
+job_detach_session(struct job *j, struct session *s)
+{
+	struct rank_state *rs;
+
+	if (s->state != SESS_RANK || s->rank < 0 || s->rank >= j->nranks)
+		return;
+	rs = &j->ranks[s->rank];
+	if (rs->sess != s)
+		return;
+	rs->sess = NULL;
+	if (rs->home)
+		match_drop_posted(&rs->mq);
+}

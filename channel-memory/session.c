@@ -1,0 +1,466 @@
+/*
+ * session.c: one connection to the Channel Memory. The first frame must
+ * be Hello; it makes the session a rank's (with incarnation fencing) or a
+ * controller's. Our own link to the dispatcher is a session too. Frames
+ * are then dispatched by the session's state; a peer breaking the
+ * protocol gets an Error (or a refusing HelloReply) and is closed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cm_priv.h"
+#include "log.h"
+
+static const char *const session_state_names[] = {
+	"new", "rank", "control", "dispatcher", "dead",
+};
+
+/* The one place a session changes state (traced at debug). */
+static void
+session_set_state(struct session *s, enum session_state st)
+{
+	log_debug("cm session peer=%s state=%s->%s", conn_peer(s->c),
+	    session_state_names[s->state], session_state_names[st]);
+	s->state = st;
+}
+
+/* Refuses a Hello: HelloReply{ok=false}, then close after the flush. */
+void
+session_refuse(struct session *s, const char *why)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+
+	log_warnx("cm refused peer=%s reason=\"%s\"", conn_peer(s->c), why);
+	hr.ok = false;
+	hr.error = (char *)why;
+	hr.version = FRAME_VERSION;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
+	    0);
+	session_set_state(s, SESS_DEAD);
+	conn_close(s->c, why, true);
+}
+
+/* A protocol error after Hello: Error{text}, then close after the flush. */
+void
+session_error(struct session *s, const char *why)
+{
+	Mpiv__Error e = MPIV__ERROR__INIT;
+
+	log_warnx("cm closing peer=%s job=%s rank=%d reason=\"%s\"",
+	    conn_peer(s->c), s->job ? s->job->id : "-", s->rank, why);
+	e.code = 1;
+	e.text = (char *)why;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR, &e.base, NULL, 0);
+	session_set_state(s, SESS_DEAD);
+	conn_close(s->c, why, true);
+}
+
+static void
+session_hello_rank(struct session *s, const Mpiv__Hello *h)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+	struct rank_state *rs;
+	struct session *old;
+	struct job *j;
+	uint64_t *seqs;
+	char why[200];
+
+	if ((j = job_find(s->cm, h->job_id)) == NULL) {
+		snprintf(why, sizeof(why), "unknown job \"%.64s\"", h->job_id);
+		session_refuse(s, why);
+		return;
+	}
+	if (h->rank < 0 || h->rank >= j->nranks) {
+		snprintf(why, sizeof(why), "rank %d out of range (job %.64s "
+		    "has %d ranks)", h->rank, j->id, j->nranks);
+		session_refuse(s, why);
+		return;
+	}
+	rs = &j->ranks[h->rank];
+	if (h->incarnation < rs->incarnation) {
+		snprintf(why, sizeof(why), "stale incarnation %u of rank %d "
+		    "(current is %u)", h->incarnation, h->rank,
+		    rs->incarnation);
+		session_refuse(s, why);
+		return;
+	}
+	if ((seqs = calloc((size_t)j->nranks, sizeof(*seqs))) == NULL) {
+		log_errorx("cm out of memory answering hello job=%s rank=%d",
+		    j->id, h->rank);
+		session_refuse(s, "channel memory out of memory");
+		return;
+	}
+	if ((old = rs->sess) != NULL) {
+		/* Fencing: the newer (or same, reconnecting) incarnation wins. */
+		log_info("cm fencing job=%s rank=%d old_incarnation=%u "
+		    "new_incarnation=%u", j->id, h->rank, old->incarnation,
+		    h->incarnation);
+		job_detach_session(j, old);
+		session_set_state(old, SESS_DEAD);
+		conn_close(old->c, "replaced by a newer incarnation", false);
+	}
+	s->job = j;
+	s->rank = h->rank;
+	s->incarnation = h->incarnation;
+	rs->incarnation = h->incarnation;
+	rs->sess = s;
+	session_set_state(s, SESS_RANK);
+	if (j->throttled && !(rs->home && rs->mq.nunexpected > 0)) {
+		s->paused = true;
+		conn_pause_read(s->c, true);
+	}
+	for (int32_t r = 0; r < j->nranks; r++)
+		if (j->ranks[r].home)
+			seqs[r] = match_seq_last(&j->ranks[r].mq, h->rank);
+	hr.ok = true;
+	hr.version = FRAME_VERSION;
+	hr.nranks = j->nranks;
+	hr.cm_index = j->cm_index;
+	hr.n_last_seq = (size_t)j->nranks;
+	hr.last_seq = seqs;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
+	    0);
+	free(seqs);
+	log_info("cm rank connected job=%s rank=%d incarnation=%u peer=%s",
+	    j->id, h->rank, h->incarnation, conn_peer(s->c));
+}
+
+static void
+session_hello(struct session *s, const Mpiv__Hello *h)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+	char why[160];
+
+	ev_timer_stop(s->cm->loop, &s->hello_w);
+	if (h->version != FRAME_VERSION) {
+		snprintf(why, sizeof(why), "protocol version mismatch: peer "
+		    "speaks %u, this CM speaks %u", h->version, FRAME_VERSION);
+		session_refuse(s, why);
+		return;
+	}
+	switch (h->role) {
+	case MPIV__ROLE__ROLE_RANK:
+		session_hello_rank(s, h);
+		return;
+	case MPIV__ROLE__ROLE_CONTROL:
+		session_set_state(s, SESS_CONTROL);
+		hr.ok = true;
+		hr.version = FRAME_VERSION;
+		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base,
+		    NULL, 0);
+		log_info("cm control connected peer=%s name=%s",
+		    conn_peer(s->c), h->name);
+		return;
+	default:
+		snprintf(why, sizeof(why), "wrong role %d for a Channel Memory "
+		    "(expected rank or control)", (int)h->role);
+		session_refuse(s, why);
+		return;
+	}
+}
+
+/* JobSetup, JobEnd, CmStatsReq: from a controller or the dispatcher. */
+static bool
+session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
+{
+	Mpiv__JobStatus st = MPIV__JOB_STATUS__INIT;
+	Mpiv__CmStats cs = MPIV__CM_STATS__INIT;
+	Mpiv__Error e = MPIV__ERROR__INIT;
+	const char *err = NULL;
+	struct job *j;
+
+	switch (type) {
+	case MPIV__MSG_TYPE__MSG_JOB_SETUP: {
+		Mpiv__JobSetup *js = (Mpiv__JobSetup *)m;
+		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
+		    js->cm_index, &err) < 0) {
+			log_warnx("cm job setup refused job=%s reason=\"%s\"",
+			    js->job_id, err);
+			e.code = 1;
+			e.text = (char *)err;
+			(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR,
+			    &e.base, NULL, 0);
+			return true;
+		}
+		st.job_id = js->job_id;
+		st.state = "ready";
+		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_JOB_STATUS, &st.base,
+		    NULL, 0);
+		return true;
+	}
+	case MPIV__MSG_TYPE__MSG_JOB_END: {
+		Mpiv__JobEnd *je = (Mpiv__JobEnd *)m;
+		if ((j = job_find(s->cm, je->job_id)) != NULL)
+			job_end(s->cm, j);
+		else
+			log_debug("cm job end for unknown job=%s", je->job_id);
+		return true;
+	}
+	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ: {
+		Mpiv__CmStatsReq *rq = (Mpiv__CmStatsReq *)m;
+		cs.job_id = rq->job_id;
+		for (j = s->cm->jobs; j != NULL; j = j->next) {
+			if (*rq->job_id != '\0' && strcmp(j->id, rq->job_id))
+				continue;
+			cs.messages += j->messages;
+			cs.bytes += j->bytes;
+			cs.log_entries += j->log_entries;
+			cs.log_bytes += j->log_bytes;
+		}
+		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CM_STATS, &cs.base,
+		    NULL, 0);
+		return true;
+	}
+	default:
+		return false;
+	}
+}
+
+static void
+session_rank_frame(struct session *s, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	char why[120];
+
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_SEND:
+		if (h->payload_len == 0 &&
+		    relay_send_begin(s, (Mpiv__Send *)m, 0) < 0)
+			return;
+		relay_send_end(s);
+		return;
+	case MPIV__MSG_TYPE__MSG_RECV_POST:
+		relay_recv_post(s, (Mpiv__RecvPost *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_PROBE:
+		relay_probe(s, (Mpiv__Probe *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_CANCEL:
+		relay_cancel(s, (Mpiv__Cancel *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ:
+		(void)session_control_frame(s, h->type, m);
+		return;
+	case MPIV__MSG_TYPE__MSG_BYE:
+		job_detach_session(s->job, s);
+		session_set_state(s, SESS_DEAD);
+		conn_close(s->c, "rank said bye", true);
+		return;
+	default:
+		snprintf(why, sizeof(why), "unexpected %s frame from a rank",
+		    frame_type_name(h->type));
+		session_error(s, why);
+		return;
+	}
+}
+
+static void
+session_dispatcher_frame(struct session *s, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	if (session_control_frame(s, h->type, m))
+		return;
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
+		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
+		if (!hr->ok) {
+			log_warnx("cm dispatcher refused us reason=\"%s\"",
+			    hr->error);
+			conn_close(s->c, "dispatcher refused registration",
+			    false);
+		}
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_ERROR:
+		log_warnx("cm dispatcher error text=\"%s\"",
+		    ((Mpiv__Error *)m)->text);
+		return;
+	default:
+		log_debug("cm ignoring %s from the dispatcher",
+		    frame_type_name(h->type));
+		return;
+	}
+}
+
+static void
+session_on_frame(struct conn *c, const struct frame_hdr *h,
+    ProtobufCMessage *m, uint8_t *payload)
+{
+	struct session *s = conn_udata(c);
+	char why[120];
+
+	/* Cut-through payloads live in the message's pbuf; others are ours. */
+	if (payload != NULL &&
+	    (s->in_pb == NULL || payload != pbuf_data(s->in_pb))) {
+		free(payload);
+		payload = NULL;
+	}
+	switch (s->state) {
+	case SESS_NEW:
+		if (h->type != MPIV__MSG_TYPE__MSG_HELLO) {
+			snprintf(why, sizeof(why), "expected hello as the "
+			    "first frame, got %s", frame_type_name(h->type));
+			session_refuse(s, why);
+			return;
+		}
+		session_hello(s, (Mpiv__Hello *)m);
+		return;
+	case SESS_RANK:
+		session_rank_frame(s, h, m);
+		return;
+	case SESS_CONTROL:
+		if (session_control_frame(s, h->type, m))
+			return;
+		if (h->type == MPIV__MSG_TYPE__MSG_BYE) {
+			conn_close(s->c, "controller said bye", true);
+			return;
+		}
+		snprintf(why, sizeof(why), "unexpected %s frame from a "
+		    "controller", frame_type_name(h->type));
+		session_error(s, why);
+		return;
+	case SESS_DISPATCHER:
+		session_dispatcher_frame(s, h, m);
+		return;
+	case SESS_DEAD:
+		return;
+	}
+}
+
+static uint8_t *
+session_on_header(struct conn *c, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	struct session *s = conn_udata(c);
+
+	if (s->state != SESS_RANK || h->type != MPIV__MSG_TYPE__MSG_SEND)
+		return NULL;
+	if (relay_send_begin(s, (Mpiv__Send *)m, h->payload_len) < 0)
+		return NULL;
+	return s->in_pb != NULL ? pbuf_data(s->in_pb) : NULL;
+}
+
+static void
+session_on_progress(struct conn *c, size_t have)
+{
+	struct session *s = conn_udata(c);
+
+	if (s->in_pb != NULL)
+		pbuf_advance(s->in_pb, (uint32_t)have);
+}
+
+static void
+session_on_close(struct conn *c, const char *reason)
+{
+	struct session *s = conn_udata(c);
+	struct cm *cm = s->cm;
+
+	if (s->state == SESS_RANK || s->job != NULL)
+		log_info("cm connection closed job=%s rank=%d incarnation=%u "
+		    "peer=%s reason=\"%s\"", s->job ? s->job->id : "-",
+		    s->rank, s->incarnation, conn_peer(c), reason);
+	else
+		log_debug("cm connection closed peer=%s reason=\"%s\"",
+		    conn_peer(c), reason);
+	ev_timer_stop(cm->loop, &s->hello_w);
+	relay_send_abort(s);
+	if (s->job != NULL)
+		job_detach_session(s->job, s);
+	if (s->prev != NULL)
+		s->prev->next = s->next;
+	else
+		cm->sessions = s->next;
+	if (s->next != NULL)
+		s->next->prev = s->prev;
+	if (cm->disp == s) {
+		cm->disp = NULL;
+		cm_dispatcher_lost(cm);
+	}
+	free(s);
+}
+
+static const struct conn_ops session_ops = {
+	.on_frame = session_on_frame,
+	.on_header = session_on_header,
+	.on_progress = session_on_progress,
+	.on_close = session_on_close,
+};
+
+static void
+session_on_hello_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct session *s = w->data;
+
+	if (s->state == SESS_NEW)
+		session_refuse(s, "no hello received in time");
+}
+
+/*
+ * Wraps an accepted (or, for the dispatcher link, dialled) socket. Owns
+ * fd from here on, even on failure.
+ */
+struct session *
+session_new(struct cm *cm, int fd, bool dispatcher)
+{
+	struct session *s;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		log_errorx("cm out of memory accepting a connection");
+		close(fd);
+		return NULL;
+	}
+	s->cm = cm;
+	s->rank = -1;
+	if ((s->c = conn_new(cm->loop, fd, &session_ops, s)) == NULL) {
+		close(fd);
+		free(s);
+		return NULL;
+	}
+	s->next = cm->sessions;
+	if (cm->sessions != NULL)
+		cm->sessions->prev = s;
+	cm->sessions = s;
+	ev_timer_init(&s->hello_w, session_on_hello_timeout, CM_HELLO_TIMEOUT,
+	    0.);
+	s->hello_w.data = s;
+	if (dispatcher) {
+		s->state = SESS_DISPATCHER;
+		session_send_hello(s);
+	} else {
+		ev_timer_start(cm->loop, &s->hello_w);
+	}
+	return s;
+}
+
+/* Registers with the dispatcher: Hello{ROLE_CM} + ServiceRegister. */
+void
+session_send_hello(struct session *s)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	Mpiv__ServiceRegister sr = MPIV__SERVICE_REGISTER__INIT;
+
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_CM;
+	h.rank = -1;
+	h.name = s->cm->bound;
+	sr.role = MPIV__ROLE__ROLE_CM;
+	sr.addr = s->cm->bound;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER, &sr.base,
+	    NULL, 0);
+}
+
+/* Shutdown: every connection closes now; on_close frees each session. */
+void
+session_kill_all(struct cm *cm)
+{
+	struct session *s;
+
+	for (s = cm->sessions; s != NULL; s = s->next) {
+		ev_timer_stop(cm->loop, &s->hello_w);
+		conn_close(s->c, "channel memory shutting down", false);
+	}
+}
