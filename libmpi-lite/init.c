@@ -1,0 +1,295 @@
+/*
+ * init.c: MPI_Init/Finalize/Abort and the small environment calls.
+ *
+ * MPI_Init reads the rank environment of docs/CONTRACTS.md, connects to
+ * every Channel Memory of the job and sets up the communicators. It is
+ * the one place the library prints on its own: before MPI_Init succeeds
+ * no error handler exists, so a failure is one clear line on stderr and
+ * exit code 1 (MPI_Init's handler is fatal).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+struct mpiv_state mpiv_state;
+
+/* Fails MPI_Init: the message, then exit 1 as the contract says. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+init_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("mpiv: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Parses a decimal environment integer in [lo, hi]; -1 if bad/absent. */
+static int
+init_env_int(const char *name, long lo, long hi, long *out)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int
+MPI_Init(int *argc, char ***argv)
+{
+	const char *cms, *job;
+	long rank, size, inc = 1;
+	char err[600];
+	int rc;
+
+	if (mpiv_state.initialized || mpiv_state.finalized)
+		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Init");
+	cms = getenv("MPIV_CMS");
+	if (cms == NULL || *cms == '\0')
+		init_die("this program must be started with mpiv run "
+		    "(MPIV_CMS is not set)");
+	job = getenv("MPIV_JOB");
+	if (job == NULL)
+		job = "";
+	if (init_env_int("MPIV_SIZE", 1, INT_MAX, &size) < 0)
+		init_die("MPIV_SIZE is missing or not a positive number");
+	if (init_env_int("MPIV_RANK", 0, size - 1, &rank) < 0)
+		init_die("MPIV_RANK is missing or not in [0, %ld)", size);
+	if (getenv("MPIV_INCARNATION") != NULL &&
+	    init_env_int("MPIV_INCARNATION", 1, UINT32_MAX, &inc) < 0)
+		init_die("MPIV_INCARNATION is not a positive number");
+
+	if (mpiv_tp_open(cms, job, (int)rank, (int)size, (uint32_t)inc, err,
+	    sizeof(err)) < 0)
+		init_die("rank %ld: %s", rank, err);
+	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
+		init_die("rank %ld: out of memory", rank);
+	mpiv_state.world_rank = (int)rank;
+	mpiv_state.world_size = (int)size;
+	if ((rc = mpiv_comm_init((int)rank, (int)size)) != MPI_SUCCESS)
+		init_die("rank %ld: cannot set up the communicators (error %d)",
+		    rank, rc);
+	mpiv_state.initialized = true;
+	if (mpiv_state.thread_level == 0)
+		mpiv_state.thread_level = MPI_THREAD_SINGLE;
+	(void)argc;
+	(void)argv;
+	return MPI_SUCCESS;
+}
+
+/* No threads inside; a threaded program gets at most SERIALIZED. */
+int
+MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	int level = required;
+	int rc;
+
+	if (level > MPI_THREAD_SERIALIZED)
+		level = MPI_THREAD_SERIALIZED;
+	if (level < MPI_THREAD_SINGLE)
+		level = MPI_THREAD_SINGLE;
+	mpiv_state.thread_level = level;
+	rc = MPI_Init(argc, argv);
+	if (provided != NULL)
+		*provided = level;
+	return rc;
+}
+
+int
+MPI_Initialized(int *flag)
+{
+	if (flag == NULL)
+		return MPI_ERR_ARG;
+	*flag = mpiv_state.initialized;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Finalized(int *flag)
+{
+	if (flag == NULL)
+		return MPI_ERR_ARG;
+	*flag = mpiv_state.finalized;
+	return MPI_SUCCESS;
+}
+
+/*
+ * Everything this rank sent must be in the CMs before it says Bye: flush
+ * the queues and wait for the SyncAcks of synchronous sends still out.
+ */
+int
+MPI_Finalize(void)
+{
+	int rc;
+
+	if (!mpiv_state.initialized || mpiv_state.finalized)
+		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
+	rc = mpiv_tp_flush();
+	while (rc == MPI_SUCCESS && mpiv_p2p_pending_acks > 0)
+		rc = mpiv_tp_progress(-1);
+	if (rc != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Finalize");
+	mpiv_tp_close(0);
+	mpiv_comm_finalize();
+	mpiv_p2p_fini();
+	mpiv_state.finalized = true;
+	return MPI_SUCCESS;
+}
+
+/*
+ * Tells the node agent (MPIV_CTRL_FD) that the job must end with code,
+ * then exits at once: buffered stdio is flushed first so that what the
+ * program printed before aborting is not lost.
+ */
+void
+mpiv_abort_job(int code, const char *why)
+{
+	long fd;
+	char line[64];
+	int n;
+
+	(void)why;
+	fflush(stdout);
+	fflush(stderr);
+	if (init_env_int("MPIV_CTRL_FD", 0, INT_MAX, &fd) == 0) {
+		n = snprintf(line, sizeof(line), "abort %d\n", code);
+		if (write((int)fd, line, (size_t)n) < 0) {
+			/* nothing more we can do: exit anyway */
+		}
+	}
+	_exit(code);
+}
+
+int
+MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	(void)comm;
+	mpiv_abort_job(errorcode, "MPI_Abort");
+}
+
+int
+MPI_Query_thread(int *provided)
+{
+	if (provided == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Query_thread");
+	*provided = mpiv_state.thread_level;
+	return MPI_SUCCESS;
+}
+
+/* There is only the thread that called MPI_Init as far as we know. */
+int
+MPI_Is_thread_main(int *flag)
+{
+	if (flag == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main");
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+double
+MPI_Wtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double
+MPI_Wtick(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC, &ts) < 0)
+		return 1e-9;
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int
+MPI_Get_processor_name(char *name, int *resultlen)
+{
+	const char *node = getenv("MPIV_NODE");
+	char host[MPI_MAX_PROCESSOR_NAME];
+
+	if (name == NULL || resultlen == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name");
+	if (node == NULL || *node == '\0') {
+		if (gethostname(host, sizeof(host)) < 0)
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		node = host;
+	}
+	snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", node);
+	*resultlen = (int)strlen(name);
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Get_version(int *version, int *subversion)
+{
+	if (version == NULL || subversion == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_version");
+	*version = MPI_VERSION;
+	*subversion = MPI_SUBVERSION;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Get_library_version(char *version, int *resultlen)
+{
+	if (version == NULL || resultlen == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version");
+	snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+	    "mpiv libmpi-lite (MPI %d.%d subset, protocol %u)", MPI_VERSION,
+	    MPI_SUBVERSION, FRAME_VERSION);
+	*resultlen = (int)strlen(version);
+	return MPI_SUCCESS;
+}
+
+/* Profiling control: nothing to control. */
+int
+MPI_Pcontrol(const int level, ...)
+{
+	(void)level;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+	void *p;
+
+	(void)info;
+	if (size < 0 || baseptr == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Alloc_mem");
+	if ((p = malloc(size > 0 ? (size_t)size : 1)) == NULL)
+		return mpiv_err(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem");
+	*(void **)baseptr = p;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Free_mem(void *base)
+{
+	free(base);
+	return MPI_SUCCESS;
+}

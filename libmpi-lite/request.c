@@ -1,0 +1,616 @@
+/*
+ * request.c: requests and their completion.
+ *
+ * Requests live in a table of fixed-size blocks (they never move) with a
+ * freelist. A request's wire id is (start serial << 32 | slot), so an
+ * incoming Deliver/SyncAck/ProbeReply finds its request in O(1), and an
+ * answer for an earlier start of a reused slot is recognised as stale.
+ *
+ * Every outcome that depends on timing rather than on the program
+ * (Test, Testany, Testsome, Waitany, Waitsome, Iprobe) is decided by one
+ * mpiv_nd_* function per kind: the one place issue 3 (logging and replay
+ * of non-deterministic events) has to record and, on replay, impose them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+
+#define REQ_BLOCK	64
+
+struct mpiv_request mpiv_request_null;	/* mpi.h declares it; unused since
+					   MPI_REQUEST_NULL is 0 */
+
+static struct mpiv_request **req_slots;
+static uint32_t req_nslots;
+static struct mpiv_request *req_free;
+static uint64_t req_serial;
+static int req_nlive;
+
+/* ---------------- pool ---------------- */
+
+static int
+req_grow(void)
+{
+	struct mpiv_request **slots, *block;
+	uint32_t i;
+
+	block = calloc(REQ_BLOCK, sizeof(*block));
+	slots = realloc(req_slots, (req_nslots + REQ_BLOCK) * sizeof(*slots));
+	if (block == NULL || slots == NULL) {
+		free(block);
+		if (slots != NULL)
+			req_slots = slots;
+		return -1;
+	}
+	req_slots = slots;
+	for (i = REQ_BLOCK; i-- > 0;) {
+		block[i].slot = req_nslots + i;
+		slots[req_nslots + i] = &block[i];
+		block[i].next_free = req_free;
+		req_free = &block[i];
+	}
+	req_nslots += REQ_BLOCK;
+	return 0;
+}
+
+struct mpiv_request *
+mpiv_req_alloc(enum mpiv_req_kind kind)
+{
+	struct mpiv_request *r;
+	uint32_t slot;
+
+	if (req_free == NULL && req_grow() < 0)
+		return NULL;
+	r = req_free;
+	req_free = r->next_free;
+	slot = r->slot;
+	memset(r, 0, sizeof(*r));
+	r->magic = MPIV_REQ_MAGIC;
+	r->slot = slot;
+	r->kind = kind;
+	mpiv_req_empty_status(&r->status);
+	req_nlive++;
+	return r;
+}
+
+void
+mpiv_req_release(struct mpiv_request *r)
+{
+	if (r == NULL || r->magic != MPIV_REQ_MAGIC)
+		return;
+	free(r->tmp);
+	r->tmp = NULL;
+	r->magic = 0;
+	r->id = 0;
+	r->next_free = req_free;
+	req_free = r;
+	req_nlive--;
+}
+
+uint64_t
+mpiv_req_new_id(struct mpiv_request *r)
+{
+	r->id = (++req_serial << 32) | r->slot;
+	return r->id;
+}
+
+struct mpiv_request *
+mpiv_req_lookup(uint64_t id)
+{
+	uint32_t slot = (uint32_t)id;
+	struct mpiv_request *r;
+
+	if (slot >= req_nslots)
+		return NULL;
+	r = req_slots[slot];
+	if (r->magic != MPIV_REQ_MAGIC || r->id != id)
+		return NULL;
+	return r;
+}
+
+bool
+mpiv_req_valid(MPI_Request r)
+{
+	return r != NULL && r->magic == MPIV_REQ_MAGIC;
+}
+
+int
+mpiv_req_live(void)
+{
+	return req_nlive;
+}
+
+void
+mpiv_req_empty_status(MPI_Status *st)
+{
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->mpiv_cancelled = 0;
+	st->mpiv_count = 0;
+}
+
+void
+mpiv_req_complete(struct mpiv_request *r)
+{
+	r->complete = true;
+	if (r->freed)
+		mpiv_req_release(r);
+}
+
+int
+mpiv_req_wait_complete(struct mpiv_request *r)
+{
+	int rc;
+
+	while (!r->complete)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
+	return MPI_SUCCESS;
+}
+
+/* ---------------- non-deterministic outcomes ---------------- */
+
+/* Test: did the request complete by now? */
+static bool
+mpiv_nd_test(bool done)
+{
+	return done;
+}
+
+/* Testany/Waitany: which one completed (first in array order), or -1. */
+static int
+mpiv_nd_any(int n, MPI_Request *reqs)
+{
+	for (int i = 0; i < n; i++)
+		if (reqs[i] != NULL && reqs[i]->active && reqs[i]->complete)
+			return i;
+	return -1;
+}
+
+/* Testsome/Waitsome: which ones completed; returns how many. */
+static int
+mpiv_nd_some(int n, MPI_Request *reqs, int *indices)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (reqs[i] != NULL && reqs[i]->active && reqs[i]->complete)
+			indices[k++] = i;
+	return k;
+}
+
+/* Iprobe: the CM's answer (it logs it too). */
+bool
+mpiv_nd_iprobe(bool found)
+{
+	return found;
+}
+
+/* ---------------- reporting completion ---------------- */
+
+/*
+ * Hands a complete (or inactive) request's result to the user: copies the
+ * status, then frees a one-shot request (*rp = NULL) or makes a
+ * persistent one inactive. Returns the request's error code.
+ */
+static int
+req_report(MPI_Request *rp, MPI_Status *st)
+{
+	struct mpiv_request *r = *rp;
+	int err;
+
+	if (r == NULL || !r->active) {
+		if (st != NULL)
+			mpiv_req_empty_status(st);
+		return MPI_SUCCESS;
+	}
+	err = r->status.MPI_ERROR;
+	if (st != NULL)
+		*st = r->status;
+	if (r->persistent) {
+		r->active = false;
+	} else {
+		mpiv_req_release(r);
+		*rp = NULL;
+	}
+	return err;
+}
+
+/* Checks an array of handles; MPI_REQUEST_NULL entries are fine. */
+static int
+req_check_array(int n, MPI_Request *reqs)
+{
+	if (n < 0)
+		return MPI_ERR_COUNT;
+	if (n > 0 && reqs == NULL)
+		return MPI_ERR_REQUEST;
+	for (int i = 0; i < n; i++)
+		if (reqs[i] != NULL && !mpiv_req_valid(reqs[i]))
+			return MPI_ERR_REQUEST;
+	return MPI_SUCCESS;
+}
+
+static bool
+req_any_active(int n, MPI_Request *reqs)
+{
+	for (int i = 0; i < n; i++)
+		if (reqs[i] != NULL && reqs[i]->active)
+			return true;
+	return false;
+}
+
+/* The communicator whose handler sees an error of r (WORLD if none). */
+static MPI_Comm
+req_comm(MPI_Request r)
+{
+	return r != NULL && r->comm != NULL ? r->comm : MPI_COMM_WORLD;
+}
+
+static int
+req_check_init(const char *fn)
+{
+	if (!mpiv_state.initialized || mpiv_state.finalized)
+		return mpiv_err(NULL, MPI_ERR_OTHER, fn);
+	return MPI_SUCCESS;
+}
+
+/* ---------------- Wait ---------------- */
+
+int
+MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	struct mpiv_request *r;
+	MPI_Comm comm;
+	int rc;
+
+	if ((rc = req_check_init("MPI_Wait")) != MPI_SUCCESS)
+		return rc;
+	if (request == NULL || (*request != NULL && !mpiv_req_valid(*request)))
+		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Wait");
+	r = *request;
+	if (r != NULL && r->active &&
+	    (rc = mpiv_req_wait_complete(r)) != MPI_SUCCESS)
+		return mpiv_err(req_comm(r), rc, "MPI_Wait");
+	comm = req_comm(r);
+	rc = req_report(request, status);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Wait");
+}
+
+int
+mpiv_waitall(int n, MPI_Request *reqs, MPI_Status *statuses)
+{
+	int i, rc, err = MPI_SUCCESS;
+
+	for (i = 0; i < n; i++) {
+		if (reqs[i] != NULL && reqs[i]->active &&
+		    (rc = mpiv_req_wait_complete(reqs[i])) != MPI_SUCCESS)
+			return rc;
+	}
+	for (i = 0; i < n; i++) {
+		rc = req_report(&reqs[i], statuses != NULL ? &statuses[i] : NULL);
+		if (rc != MPI_SUCCESS && err == MPI_SUCCESS)
+			err = rc;
+	}
+	return err;
+}
+
+int
+MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+	MPI_Comm comm = MPI_COMM_WORLD;
+	int rc, i;
+	bool failed = false;
+
+	if ((rc = req_check_init("MPI_Waitall")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Waitall");
+	for (i = 0; i < count; i++) {
+		if (reqs[i] != NULL && reqs[i]->active &&
+		    (rc = mpiv_req_wait_complete(reqs[i])) != MPI_SUCCESS)
+			return mpiv_err(req_comm(reqs[i]), rc, "MPI_Waitall");
+	}
+	for (i = 0; i < count; i++) {
+		MPI_Comm c = req_comm(reqs[i]);
+
+		rc = req_report(&reqs[i], statuses != NULL ? &statuses[i] : NULL);
+		if (rc != MPI_SUCCESS && !failed) {
+			failed = true;
+			comm = c;
+		}
+	}
+	return failed ? mpiv_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitall") :
+	    MPI_SUCCESS;
+}
+
+int
+MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+	MPI_Comm comm;
+	int rc, i;
+
+	if ((rc = req_check_init("MPI_Waitany")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS ||
+	    index == NULL)
+		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Waitany");
+	if (!req_any_active(count, reqs)) {
+		*index = MPI_UNDEFINED;
+		if (status != NULL)
+			mpiv_req_empty_status(status);
+		return MPI_SUCCESS;
+	}
+	while ((i = mpiv_nd_any(count, reqs)) < 0)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return mpiv_err(NULL, rc, "MPI_Waitany");
+	*index = i;
+	comm = req_comm(reqs[i]);
+	rc = req_report(&reqs[i], status);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Waitany");
+}
+
+/* Reports the `k` completed requests of `indices` for Waitsome/Testsome. */
+static int
+req_report_some(int k, MPI_Request reqs[], const int indices[],
+    MPI_Status statuses[], const char *fn)
+{
+	MPI_Comm comm = MPI_COMM_WORLD;
+	bool failed = false;
+
+	for (int j = 0; j < k; j++) {
+		MPI_Comm c = req_comm(reqs[indices[j]]);
+		int rc = req_report(&reqs[indices[j]],
+		    statuses != NULL ? &statuses[j] : NULL);
+
+		if (rc != MPI_SUCCESS && !failed) {
+			failed = true;
+			comm = c;
+		}
+	}
+	return failed ? mpiv_err(comm, MPI_ERR_IN_STATUS, fn) : MPI_SUCCESS;
+}
+
+int
+MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+    MPI_Status statuses[])
+{
+	int rc, k;
+
+	if ((rc = req_check_init("MPI_Waitsome")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(incount, reqs)) != MPI_SUCCESS ||
+	    outcount == NULL || (incount > 0 && indices == NULL))
+		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Waitsome");
+	if (!req_any_active(incount, reqs)) {
+		*outcount = MPI_UNDEFINED;
+		return MPI_SUCCESS;
+	}
+	while ((k = mpiv_nd_some(incount, reqs, indices)) == 0)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return mpiv_err(NULL, rc, "MPI_Waitsome");
+	*outcount = k;
+	return req_report_some(k, reqs, indices, statuses, "MPI_Waitsome");
+}
+
+/* ---------------- Test ---------------- */
+
+int
+MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	struct mpiv_request *r;
+	MPI_Comm comm;
+	int rc;
+
+	if ((rc = req_check_init("MPI_Test")) != MPI_SUCCESS)
+		return rc;
+	if (request == NULL || flag == NULL ||
+	    (*request != NULL && !mpiv_req_valid(*request)))
+		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Test");
+	r = *request;
+	if (r == NULL || !r->active) {
+		*flag = 1;
+		if (status != NULL)
+			mpiv_req_empty_status(status);
+		return MPI_SUCCESS;
+	}
+	if (!r->complete && (rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+		return mpiv_err(req_comm(r), rc, "MPI_Test");
+	*flag = mpiv_nd_test(r->complete);
+	if (!*flag)
+		return MPI_SUCCESS;
+	comm = req_comm(r);
+	rc = req_report(request, status);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Test");
+}
+
+int
+MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+	MPI_Comm comm = MPI_COMM_WORLD;
+	bool all = true, failed = false;
+	int rc, i;
+
+	if ((rc = req_check_init("MPI_Testall")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS || flag == NULL)
+		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Testall");
+	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Testall");
+	for (i = 0; i < count; i++)
+		if (reqs[i] != NULL && reqs[i]->active && !reqs[i]->complete)
+			all = false;
+	*flag = mpiv_nd_test(all);
+	if (!*flag)
+		return MPI_SUCCESS;
+	for (i = 0; i < count; i++) {
+		MPI_Comm c = req_comm(reqs[i]);
+
+		rc = req_report(&reqs[i], statuses != NULL ? &statuses[i] : NULL);
+		if (rc != MPI_SUCCESS && !failed) {
+			failed = true;
+			comm = c;
+		}
+	}
+	return failed ? mpiv_err(comm, MPI_ERR_IN_STATUS, "MPI_Testall") :
+	    MPI_SUCCESS;
+}
+
+int
+MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
+    MPI_Status *status)
+{
+	MPI_Comm comm;
+	int rc, i;
+
+	if ((rc = req_check_init("MPI_Testany")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS ||
+	    index == NULL || flag == NULL)
+		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Testany");
+	if (!req_any_active(count, reqs)) {
+		*flag = 1;
+		*index = MPI_UNDEFINED;
+		if (status != NULL)
+			mpiv_req_empty_status(status);
+		return MPI_SUCCESS;
+	}
+	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Testany");
+	i = mpiv_nd_any(count, reqs);
+	if (i < 0) {
+		*flag = 0;
+		*index = MPI_UNDEFINED;
+		return MPI_SUCCESS;
+	}
+	*flag = 1;
+	*index = i;
+	comm = req_comm(reqs[i]);
+	rc = req_report(&reqs[i], status);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Testany");
+}
+
+int
+MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+    MPI_Status statuses[])
+{
+	int rc, k;
+
+	if ((rc = req_check_init("MPI_Testsome")) != MPI_SUCCESS)
+		return rc;
+	if ((rc = req_check_array(incount, reqs)) != MPI_SUCCESS ||
+	    outcount == NULL || (incount > 0 && indices == NULL))
+		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Testsome");
+	if (!req_any_active(incount, reqs)) {
+		*outcount = MPI_UNDEFINED;
+		return MPI_SUCCESS;
+	}
+	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Testsome");
+	k = mpiv_nd_some(incount, reqs, indices);
+	*outcount = k;
+	return req_report_some(k, reqs, indices, statuses, "MPI_Testsome");
+}
+
+/* ---------------- the rest of the request API ---------------- */
+
+int
+MPI_Request_free(MPI_Request *request)
+{
+	struct mpiv_request *r;
+
+	if (request == NULL || !mpiv_req_valid(*request))
+		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
+	r = *request;
+	*request = NULL;
+	if (r->active && !r->complete)
+		r->freed = true;	/* released when it completes */
+	else
+		mpiv_req_release(r);
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+	int rc;
+
+	if (flag == NULL || (request != NULL && !mpiv_req_valid(request)))
+		return mpiv_err(NULL, MPI_ERR_REQUEST,
+		    "MPI_Request_get_status");
+	if (request == NULL || !request->active) {
+		*flag = 1;
+		if (status != NULL)
+			mpiv_req_empty_status(status);
+		return MPI_SUCCESS;
+	}
+	if (!request->complete && (rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+		return mpiv_err(req_comm(request), rc,
+		    "MPI_Request_get_status");
+	*flag = mpiv_nd_test(request->complete);
+	if (*flag && status != NULL)
+		*status = request->status;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+	if (status == NULL || flag == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled");
+	*flag = status->mpiv_cancelled != 0;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
+{
+	int rc;
+
+	if (status == NULL || count == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_count");
+	if ((rc = mpiv_dt_check(dt)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Get_count");
+	if (dt->size == 0)
+		*count = status->mpiv_count == 0 ? 0 : MPI_UNDEFINED;
+	else if (status->mpiv_count % dt->size != 0 ||
+	    status->mpiv_count / dt->size > (size_t)INT32_MAX)
+		*count = MPI_UNDEFINED;
+	else
+		*count = (int)(status->mpiv_count / dt->size);
+	return MPI_SUCCESS;
+}
+
+/*
+ * Basic elements received: whole datatype elements times nbasic, plus the
+ * basic elements of a partial one (assumes basic elements of equal size
+ * in a partial element; MPI_UNDEFINED when that does not divide).
+ */
+int
+MPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
+{
+	size_t bytes, whole, rest, esize, n;
+	int rc;
+
+	if (status == NULL || count == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_elements");
+	if ((rc = mpiv_dt_check(dt)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Get_elements");
+	bytes = status->mpiv_count;
+	if (dt->size == 0 || dt->nbasic == 0) {
+		*count = bytes == 0 ? 0 : MPI_UNDEFINED;
+		return MPI_SUCCESS;
+	}
+	whole = bytes / dt->size;
+	rest = bytes % dt->size;
+	esize = dt->size / dt->nbasic;
+	if (rest != 0 && (esize == 0 || dt->size % dt->nbasic != 0 ||
+	    rest % esize != 0)) {
+		*count = MPI_UNDEFINED;
+		return MPI_SUCCESS;
+	}
+	n = whole * dt->nbasic + (rest != 0 ? rest / esize : 0);
+	*count = n > (size_t)INT32_MAX ? MPI_UNDEFINED : (int)n;
+	return MPI_SUCCESS;
+}

@@ -1,0 +1,825 @@
+/*
+ * transport.c: the connections of a rank to the Channel Memories of its
+ * job, and the progress engine.
+ *
+ * Each CM connection has a FIFO of outgoing frames. A frame is its
+ * header+meta (encoded into the frame itself) plus an optional payload
+ * that is not copied: a contiguous user buffer goes out as it is, header
+ * and data in one gathered write. Partial writes resume on POLLOUT.
+ *
+ * Input is buffered for headers and metadata; when a Deliver's payload is
+ * bound for a contiguous user buffer, what is already buffered is copied
+ * and the rest is recv()'d straight into the user's memory.
+ *
+ * There are no threads: progress happens only inside mpiv_tp_progress(),
+ * which always services reads and writes together so that two ranks
+ * sending each other large messages cannot deadlock.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "net.h"
+#include "transport.h"
+
+#define TP_HDR_CAP	  128		/* header + a small control message */
+#define TP_IOV_MAX	  64
+#define TP_IN_CAP	  (64u * 1024)	/* input buffer (grows for big meta) */
+#define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
+#define TP_HELLO_MS	  30000
+
+struct tp_frame {
+	struct tp_frame *next;
+	struct mpiv_request *req;	/* told when fully written, or NULL */
+	void *owned;			/* freed when written */
+	const uint8_t *payload;
+	size_t hlen, plen;
+	size_t off;			/* bytes of hdr then payload written */
+	uint8_t hdr[TP_HDR_CAP];
+};
+
+struct tp_conn {
+	int index;
+	int fd;
+	char addr[256];
+	bool dead;
+
+	struct tp_frame *qhead, *qtail;
+
+	/* input: buffered bytes are in[inpos, inlen) */
+	uint8_t *in;
+	size_t incap, inpos, inlen;
+	bool in_payload;		/* header+meta parsed, payload due */
+	struct frame_hdr h;
+	ProtobufCMessage *meta;
+	struct mpiv_request *preq;	/* receive the payload is for */
+	uint8_t *pdst;			/* where kept bytes go */
+	size_t pkeep, pgot;		/* bytes to keep, kept so far */
+	size_t prest;			/* payload bytes still to consume */
+};
+
+static struct tp_conn *tp_conns;
+static int tp_nconns;
+static uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
+static int tp_world_size;
+static char tp_errbuf[512];
+static const char *tp_err;
+static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
+static long tp_spin_us = -1;		/* bounded spin before sleeping */
+
+static void tp_fail(struct tp_conn *c, const char *what, const char *why);
+
+/* ---------------- frames ---------------- */
+
+static struct tp_frame *
+tp_frame_get(void)
+{
+	struct tp_frame *f = tp_frame_pool;
+
+	if (f != NULL) {
+		tp_frame_pool = f->next;
+		return f;
+	}
+	return malloc(sizeof(*f));
+}
+
+static void
+tp_frame_put(struct tp_frame *f)
+{
+	free(f->owned);
+	f->owned = NULL;
+	f->next = tp_frame_pool;
+	tp_frame_pool = f;
+}
+
+/* ---------------- output ---------------- */
+
+/*
+ * Writes as much of c's queue as the socket takes, several frames per
+ * sendmsg. Frames fully written are retired and their request told.
+ */
+static int
+tp_write(struct tp_conn *c)
+{
+	while (c->qhead != NULL && !c->dead) {
+		struct iovec iov[TP_IOV_MAX];
+		struct msghdr mh;
+		struct tp_frame *f;
+		ssize_t w;
+		int n = 0;
+
+		for (f = c->qhead; f != NULL && n < TP_IOV_MAX - 1; f = f->next) {
+			if (f->off < f->hlen) {
+				iov[n].iov_base = f->hdr + f->off;
+				iov[n++].iov_len = f->hlen - f->off;
+				if (f->plen > 0) {
+					iov[n].iov_base = (void *)f->payload;
+					iov[n++].iov_len = f->plen;
+				}
+			} else {
+				iov[n].iov_base = (void *)(f->payload +
+				    (f->off - f->hlen));
+				iov[n++].iov_len = f->plen - (f->off - f->hlen);
+			}
+		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)n;
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			tp_fail(c, "write", strerror(errno));
+			return -1;
+		}
+		while (c->qhead != NULL) {
+			size_t left;
+
+			f = c->qhead;
+			left = f->hlen + f->plen - f->off;
+			if ((size_t)w < left) {
+				f->off += (size_t)w;
+				break;
+			}
+			w -= (ssize_t)left;
+			c->qhead = f->next;
+			if (c->qhead == NULL)
+				c->qtail = NULL;
+			if (f->req != NULL)
+				mpiv_p2p_send_written(f->req);
+			tp_frame_put(f);
+		}
+	}
+	return c->dead ? -1 : 0;
+}
+
+int
+mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req)
+{
+	struct tp_conn *c;
+	struct tp_frame *f;
+
+	if (cm < 0 || cm >= tp_nconns) {
+		free(owned);
+		return MPI_ERR_INTERN;
+	}
+	c = &tp_conns[cm];
+	if (c->dead || tp_err != NULL) {
+		free(owned);
+		return MPI_ERR_PROC_FAILED;
+	}
+	if (paylen > frame_max_payload()) {
+		free(owned);
+		return MPI_ERR_COUNT;
+	}
+	if ((f = tp_frame_get()) == NULL) {
+		free(owned);
+		return MPI_ERR_NO_MEM;
+	}
+	f->hlen = frame_encode_into(type, m, (uint32_t)paylen, f->hdr,
+	    sizeof(f->hdr));
+	if (f->hlen == 0) {
+		f->owned = owned;
+		tp_frame_put(f);
+		return MPI_ERR_INTERN;
+	}
+	f->next = NULL;
+	f->req = req;
+	f->owned = owned;
+	f->payload = payload;
+	f->plen = paylen;
+	f->off = 0;
+	if (c->qtail != NULL) {
+		c->qtail->next = f;
+		c->qtail = f;
+		return MPI_SUCCESS;
+	}
+	c->qhead = c->qtail = f;
+	/* Fast path: an idle connection takes the frame right now. */
+	if (tp_write(c) < 0)
+		return MPI_ERR_PROC_FAILED;
+	return MPI_SUCCESS;
+}
+
+/* ---------------- input ---------------- */
+
+/* Decides where the payload of the frame just parsed goes. */
+static void
+tp_frame_begin(struct tp_conn *c)
+{
+	c->in_payload = true;
+	c->preq = NULL;
+	c->pdst = NULL;
+	c->pkeep = c->pgot = 0;
+	c->prest = c->h.payload_len;
+
+	if (c->h.type == MPIV__MSG_TYPE__MSG_DELIVER) {
+		const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
+		struct mpiv_request *r = mpiv_req_lookup(d->req_id);
+
+		if (r == NULL || r->kind != MPIV_REQ_RECV || r->complete)
+			return;		/* nobody wants it: discard */
+		c->preq = r;
+		c->pkeep = c->h.payload_len < r->cap ? c->h.payload_len : r->cap;
+		if (c->pkeep == 0)
+			return;
+		if (mpiv_dt_is_contig(r->dt)) {
+			c->pdst = (uint8_t *)((uintptr_t)r->buf +
+			    (uintptr_t)r->dt->true_lb);
+		} else {
+			r->tmp = malloc(c->pkeep);
+			if (r->tmp == NULL) {
+				r->status.MPI_ERROR = MPI_ERR_NO_MEM;
+				c->pkeep = 0;
+				return;
+			}
+			c->pdst = r->tmp;
+		}
+	}
+}
+
+/* Completes the receive a Deliver was for. */
+static void
+tp_deliver_done(struct tp_conn *c)
+{
+	const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
+	struct mpiv_request *r = c->preq;
+	int src;
+
+	if (r == NULL)
+		return;
+	if (r->tmp != NULL) {
+		mpiv_dt_unpack(r->tmp, c->pgot, r->buf, r->count, r->dt);
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+	src = d->src;
+	if (src >= 0 && src < tp_world_size)
+		src = mpiv_comm_from_world(r->comm, src);
+	r->status.MPI_SOURCE = src;
+	r->status.MPI_TAG = d->tag;
+	r->status.mpiv_count = c->pgot;
+	if (r->status.MPI_ERROR == MPI_SUCCESS && c->h.payload_len > r->cap)
+		r->status.MPI_ERROR = MPI_ERR_TRUNCATE;
+	mpiv_req_complete(r);
+}
+
+/* Dispatches a complete incoming frame (header, meta, payload). */
+static void
+tp_frame_done(struct tp_conn *c)
+{
+	struct mpiv_request *r;
+
+	c->in_payload = false;
+	switch (c->h.type) {
+	case MPIV__MSG_TYPE__MSG_DELIVER:
+		tp_deliver_done(c);
+		break;
+	case MPIV__MSG_TYPE__MSG_SYNC_ACK:
+		mpiv_p2p_sync_ack(((Mpiv__SyncAck *)c->meta)->send_id);
+		break;
+	case MPIV__MSG_TYPE__MSG_PROBE_REPLY: {
+		const Mpiv__ProbeReply *p = (const Mpiv__ProbeReply *)c->meta;
+
+		r = mpiv_req_lookup(p->req_id);
+		if (r == NULL || r->kind != MPIV_REQ_PROBE || r->complete)
+			break;
+		r->found = p->found;
+		if (p->found) {
+			int src = p->src;
+
+			if (src >= 0 && src < tp_world_size)
+				src = mpiv_comm_from_world(r->comm, src);
+			r->status.MPI_SOURCE = src;
+			r->status.MPI_TAG = p->tag;
+			r->status.mpiv_count = (size_t)p->size;
+		}
+		mpiv_req_complete(r);
+		break;
+	}
+	case MPIV__MSG_TYPE__MSG_CANCEL_REPLY: {
+		const Mpiv__CancelReply *p = (const Mpiv__CancelReply *)c->meta;
+
+		r = mpiv_req_lookup(p->req_id);
+		if (r == NULL)
+			break;
+		r->cancel_wait = false;
+		if (p->cancelled && !r->complete) {
+			r->status.mpiv_cancelled = 1;
+			r->status.mpiv_count = 0;
+			mpiv_req_complete(r);
+		}
+		break;
+	}
+	case MPIV__MSG_TYPE__MSG_ERROR: {
+		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
+
+		tp_fail(c, "error from CM", e->text ? e->text : "(no text)");
+		break;
+	}
+	case MPIV__MSG_TYPE__MSG_BYE:
+		tp_fail(c, "closed by CM", "it said bye");
+		break;
+	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
+		const Mpiv__HelloReply *h = (const Mpiv__HelloReply *)c->meta;
+
+		/* Only a refusal (fencing by a newer incarnation) matters
+		   once connected. */
+		if (!h->ok)
+			tp_fail(c, "refused by CM",
+			    h->error ? h->error : "(no text)");
+		break;
+	}
+	default:
+		tp_fail(c, "protocol", frame_type_name(c->h.type));
+		break;
+	}
+	frame_free_meta(c->meta);
+	c->meta = NULL;
+	c->preq = NULL;
+}
+
+/* Consumes n payload bytes from src: kept ones copied, the rest dropped. */
+static void
+tp_payload_take(struct tp_conn *c, const uint8_t *src, size_t n)
+{
+	size_t k = c->pkeep - c->pgot;
+
+	if (k > n)
+		k = n;
+	if (k > 0) {
+		memcpy(c->pdst + c->pgot, src, k);
+		c->pgot += k;
+	}
+	c->prest -= n;
+}
+
+/* Parses every complete frame sitting in c's input buffer. */
+static void
+tp_parse(struct tp_conn *c)
+{
+	while (!c->dead) {
+		size_t avail = c->inlen - c->inpos;
+		const char *err;
+		size_t need;
+
+		if (c->in_payload) {
+			size_t n = avail < c->prest ? avail : c->prest;
+
+			if (c->prest > 0 && n == 0)
+				break;
+			tp_payload_take(c, c->in + c->inpos, n);
+			c->inpos += n;
+			if (c->prest == 0)
+				tp_frame_done(c);
+			continue;
+		}
+		if (avail < FRAME_HDR_LEN)
+			break;
+		if (frame_parse_header(c->in + c->inpos, &c->h, &err) < 0) {
+			tp_fail(c, "protocol", err);
+			break;
+		}
+		need = FRAME_HDR_LEN + c->h.meta_len;
+		if (need > c->incap - c->inpos) {
+			/* Room for a big meta: compact, then grow (capped by
+			   frame_parse_header at FRAME_MAX_META). */
+			memmove(c->in, c->in + c->inpos, avail);
+			c->inlen = avail;
+			c->inpos = 0;
+			if (need > c->incap) {
+				uint8_t *p = realloc(c->in, need);
+
+				if (p == NULL) {
+					tp_fail(c, "input", "out of memory");
+					break;
+				}
+				c->in = p;
+				c->incap = need;
+			}
+		}
+		if (avail < need)
+			break;
+		c->meta = frame_unpack_meta(c->h.type,
+		    c->in + c->inpos + FRAME_HDR_LEN, c->h.meta_len, &err);
+		if (c->meta == NULL) {
+			tp_fail(c, "protocol", err);
+			break;
+		}
+		c->inpos += need;
+		tp_frame_begin(c);
+		if (c->prest == 0)
+			tp_frame_done(c);
+	}
+	if (c->inpos == c->inlen)
+		c->inpos = c->inlen = 0;
+}
+
+/*
+ * Reads everything the socket has. Payload bytes bound for user memory
+ * bypass the buffer once it is empty.
+ */
+static int
+tp_read(struct tp_conn *c)
+{
+	while (!c->dead) {
+		ssize_t n;
+
+		if (c->in_payload && c->inpos == c->inlen &&
+		    c->pgot < c->pkeep) {
+			n = recv(c->fd, c->pdst + c->pgot, c->pkeep - c->pgot,
+			    MSG_DONTWAIT);
+			if (n > 0) {
+				c->pgot += (size_t)n;
+				c->prest -= (size_t)n;
+				if (c->prest == 0)
+					tp_frame_done(c);
+				continue;
+			}
+		} else {
+			if (c->inpos > 0 && c->incap - c->inlen < 4096) {
+				memmove(c->in, c->in + c->inpos,
+				    c->inlen - c->inpos);
+				c->inlen -= c->inpos;
+				c->inpos = 0;
+			}
+			n = recv(c->fd, c->in + c->inlen, c->incap - c->inlen,
+			    MSG_DONTWAIT);
+			if (n > 0) {
+				c->inlen += (size_t)n;
+				tp_parse(c);
+				continue;
+			}
+		}
+		if (n == 0) {
+			tp_fail(c, "read", "connection closed by the CM");
+			return -1;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		tp_fail(c, "read", strerror(errno));
+		return -1;
+	}
+	return -1;
+}
+
+/* ---------------- failure ---------------- */
+
+/*
+ * Marks c lost and keeps the first reason: every later MPI call returns
+ * MPI_ERR_PROC_FAILED and the error handler can show mpiv_tp_error().
+ */
+static void
+tp_fail(struct tp_conn *c, const char *what, const char *why)
+{
+	if (c->dead)
+		return;
+	c->dead = true;
+	if (tp_err == NULL) {
+		snprintf(tp_errbuf, sizeof(tp_errbuf),
+		    "lost Channel Memory %d (%s): %s: %s", c->index, c->addr,
+		    what, why);
+		tp_err = tp_errbuf;
+	}
+}
+
+const char *
+mpiv_tp_error(void)
+{
+	return tp_err;
+}
+
+/* ---------------- progress ---------------- */
+
+static long
+tp_spin_budget(void)
+{
+	const char *e;
+
+	if (tp_spin_us < 0) {
+		e = getenv("MPIV_SPIN");
+		tp_spin_us = e != NULL ? strtol(e, NULL, 10) : 0;
+		if (tp_spin_us < 0)
+			tp_spin_us = 0;
+	}
+	return tp_spin_us;
+}
+
+static long
+tp_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+int
+mpiv_tp_progress(int timeout_ms)
+{
+	struct pollfd pfd[tp_nconns > 0 ? tp_nconns : 1];
+	int i, n, rc;
+	long spin, t0 = 0;
+
+	if (tp_err != NULL)
+		return MPI_ERR_PROC_FAILED;
+	spin = timeout_ms != 0 ? tp_spin_budget() : 0;
+	for (i = 0; i < tp_nconns; i++) {
+		pfd[i].fd = tp_conns[i].fd;
+		pfd[i].events = POLLIN |
+		    (tp_conns[i].qhead != NULL ? POLLOUT : 0);
+		pfd[i].revents = 0;
+	}
+	if (spin > 0)
+		t0 = tp_now_us();
+	for (;;) {
+		int t = timeout_ms;
+
+		/* A short bounded spin of non-sleeping polls (MPIV_SPIN µs)
+		   before sleeping: it saves a wakeup on fast replies. */
+		if (spin > 0 && tp_now_us() - t0 < spin)
+			t = 0;
+		else
+			spin = 0;
+		rc = poll(pfd, (nfds_t)tp_nconns, t);
+		if (rc < 0 && errno == EINTR) {
+			if (timeout_ms == 0)
+				return MPI_SUCCESS;
+			continue;
+		}
+		if (rc < 0)
+			return MPI_ERR_INTERN;
+		if (rc > 0 || spin == 0)
+			break;
+	}
+	if (rc == 0)
+		return MPI_SUCCESS;
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+
+		n = pfd[i].revents;
+		if (n == 0 || c->dead)
+			continue;
+		/* Read first (it also notices a hangup), then write. */
+		if (n & (POLLIN | POLLHUP | POLLERR))
+			tp_read(c);
+		if (!c->dead && c->qhead != NULL)
+			tp_write(c);
+	}
+	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+
+int
+mpiv_tp_flush(void)
+{
+	for (;;) {
+		bool pending = false;
+		int i, rc;
+
+		for (i = 0; i < tp_nconns; i++)
+			if (tp_conns[i].qhead != NULL)
+				pending = true;
+		if (!pending)
+			return MPI_SUCCESS;
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
+	}
+}
+
+/* ---------------- setup and teardown ---------------- */
+
+int
+mpiv_tp_ncms(void)
+{
+	return tp_nconns;
+}
+
+int
+mpiv_tp_home(int world_rank)
+{
+	return world_rank % tp_nconns;
+}
+
+uint64_t
+mpiv_tp_last_seq(int dst)
+{
+	if (tp_last_seq == NULL || dst < 0 || dst >= tp_world_size)
+		return 0;
+	return tp_last_seq[dst];
+}
+
+/* Dials addr, retrying briefly while the CM may still be starting. */
+static int
+tp_dial(const char *addr)
+{
+	long deadline = tp_now_us() + TP_DIAL_MS * 1000L;
+	int fd;
+
+	for (;;) {
+		fd = net_dial(addr, 2000);
+		if (fd >= 0 || tp_now_us() > deadline)
+			return fd;
+		usleep(100 * 1000);
+	}
+}
+
+/* Hello / HelloReply on a freshly dialled connection. */
+static int
+tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
+    char *err, size_t errlen)
+{
+	Mpiv__Hello hello = MPIV__HELLO__INIT;
+	Mpiv__HelloReply *rep;
+	ProtobufCMessage *m = NULL;
+	struct frame_hdr h;
+	uint8_t *payload = NULL;
+	const char *ferr = NULL;
+	char name[128];
+
+	hello.version = FRAME_VERSION;
+	hello.role = MPIV__ROLE__ROLE_RANK;
+	hello.job_id = (char *)job;
+	hello.rank = rank;
+	hello.incarnation = incarnation;
+	if (gethostname(name, sizeof(name)) == 0) {
+		name[sizeof(name) - 1] = '\0';
+		hello.name = name;
+	}
+	if (frame_write(c->fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
+	    TP_HELLO_MS) < 0) {
+		snprintf(err, errlen, "cannot say hello to CM %s: %s",
+		    c->addr, strerror(errno));
+		return -1;
+	}
+	if (frame_read(c->fd, &h, &m, &payload, TP_HELLO_MS, &ferr) < 0) {
+		snprintf(err, errlen, "no answer from CM %s: %s", c->addr,
+		    ferr != NULL ? ferr : strerror(errno));
+		return -1;
+	}
+	free(payload);
+	if (h.type != MPIV__MSG_TYPE__MSG_HELLO_REPLY) {
+		snprintf(err, errlen, "CM %s answered %s instead of hello_reply",
+		    c->addr, frame_type_name(h.type));
+		frame_free_meta(m);
+		return -1;
+	}
+	rep = (Mpiv__HelloReply *)m;
+	if (!rep->ok) {
+		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
+		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
+		frame_free_meta(m);
+		return -1;
+	}
+	/* last_seq is indexed by receiver rank, for the receivers this CM
+	   serves; keep the highest seen for silent re-execution. */
+	for (size_t i = 0; i < rep->n_last_seq && i < (size_t)tp_world_size; i++)
+		if (rep->last_seq[i] > tp_last_seq[i])
+			tp_last_seq[i] = rep->last_seq[i];
+	frame_free_meta(m);
+	return 0;
+}
+
+int
+mpiv_tp_open(const char *cms, const char *job, int rank, int size,
+    uint32_t incarnation, char *err, size_t errlen)
+{
+	char *list, *tok, *save = NULL;
+	int n = 1, i;
+
+	for (const char *p = cms; *p; p++)
+		if (*p == ',')
+			n++;
+	tp_world_size = size;
+	tp_conns = calloc((size_t)n, sizeof(*tp_conns));
+	tp_last_seq = calloc((size_t)size, sizeof(*tp_last_seq));
+	list = strdup(cms);
+	if (tp_conns == NULL || tp_last_seq == NULL || list == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out_free;
+	}
+	tp_nconns = 0;
+	for (tok = strtok_r(list, ",", &save); tok != NULL;
+	    tok = strtok_r(NULL, ",", &save)) {
+		struct tp_conn *c = &tp_conns[tp_nconns];
+
+		c->index = tp_nconns;
+		c->fd = -1;
+		snprintf(c->addr, sizeof(c->addr), "%s", tok);
+		tp_nconns++;
+	}
+	if (tp_nconns == 0) {
+		snprintf(err, errlen, "MPIV_CMS lists no Channel Memory");
+		goto out_free;
+	}
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+
+		c->fd = tp_dial(c->addr);
+		if (c->fd < 0) {
+			snprintf(err, errlen, "cannot reach CM %s: %s",
+			    c->addr, strerror(errno));
+			goto out_close;
+		}
+		if (tp_hello(c, job, rank, incarnation, err, errlen) < 0)
+			goto out_close;
+		c->incap = TP_IN_CAP;
+		if ((c->in = malloc(c->incap)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto out_close;
+		}
+	}
+	free(list);
+	tp_err = NULL;
+	return 0;
+
+out_close:
+	for (i = 0; i < tp_nconns; i++) {
+		if (tp_conns[i].fd >= 0)
+			close(tp_conns[i].fd);
+		free(tp_conns[i].in);
+	}
+out_free:
+	free(list);
+	free(tp_conns);
+	free(tp_last_seq);
+	tp_conns = NULL;
+	tp_last_seq = NULL;
+	tp_nconns = 0;
+	return -1;
+}
+
+/*
+ * Finalize: queue Bye everywhere, flush, then half-close and drain until
+ * the CM closes (bounded), so that unread input never turns the close
+ * into a reset that could drop our last bytes.
+ */
+void
+mpiv_tp_close(int exit_code)
+{
+	Mpiv__Bye bye = MPIV__BYE__INIT;
+	long deadline;
+	int i;
+
+	bye.exit_code = exit_code;
+	if (tp_err == NULL) {
+		for (i = 0; i < tp_nconns; i++)
+			mpiv_tp_send(i, MPIV__MSG_TYPE__MSG_BYE, &bye.base, NULL,
+			    0, NULL, NULL);
+		mpiv_tp_flush();
+	}
+	for (i = 0; i < tp_nconns; i++)
+		if (!tp_conns[i].dead)
+			shutdown(tp_conns[i].fd, SHUT_WR);
+	deadline = tp_now_us() + 1000 * 1000L;
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+		uint8_t sink[4096];
+
+		while (!c->dead) {
+			struct pollfd p = { .fd = c->fd, .events = POLLIN };
+			long left = (deadline - tp_now_us()) / 1000;
+			ssize_t n;
+
+			if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+				break;
+			n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
+			if (n == 0 || (n < 0 && errno != EINTR &&
+			    errno != EAGAIN))
+				break;
+		}
+	}
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+		struct tp_frame *f, *next;
+
+		close(c->fd);
+		for (f = c->qhead; f != NULL; f = next) {
+			next = f->next;
+			tp_frame_put(f);
+		}
+		if (c->meta != NULL)
+			frame_free_meta(c->meta);
+		free(c->in);
+	}
+	while (tp_frame_pool != NULL) {
+		struct tp_frame *f = tp_frame_pool;
+
+		tp_frame_pool = f->next;
+		free(f);
+	}
+	free(tp_conns);
+	free(tp_last_seq);
+	tp_conns = NULL;
+	tp_last_seq = NULL;
+	tp_nconns = 0;
+}

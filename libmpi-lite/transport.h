@@ -1,0 +1,145 @@
+/*
+ * transport.h: private header of the point-to-point core of libmpi-lite
+ * (transport.c, request.c, p2p.c, init.c). Nothing here is seen by the
+ * upper half (datatype.c, coll.c, ...), which only uses impl.h.
+ *
+ *   transport.c  the connections to the Channel Memories: one FIFO output
+ *                queue each, buffered input with payloads read straight
+ *                into user memory, and the one progress function (poll).
+ *   request.c    the request pool, completion, the Wait and Test family,
+ *                and the one place each non-deterministic outcome is made.
+ *   p2p.c        starting sends, receives, probes and cancels; the MPI_
+ *                point-to-point calls; the per-destination seq table.
+ *   init.c       MPI_Init/Finalize/Abort and the small environment calls.
+ */
+#ifndef MPIV_TRANSPORT_H
+#define MPIV_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "frame.h"
+#include "impl.h"
+
+/* ---------------- requests (request.c) ---------------- */
+
+#define MPIV_REQ_MAGIC	0x72657175u	/* "requ": a live request */
+
+enum mpiv_req_kind {
+	MPIV_REQ_SEND = 1,
+	MPIV_REQ_RECV,
+	MPIV_REQ_PROBE,		/* internal: one Probe/Iprobe round trip */
+	MPIV_REQ_DONE,		/* internal: born complete (MPI_PROC_NULL) */
+};
+
+struct mpiv_request {
+	uint32_t magic;		/* MPIV_REQ_MAGIC while allocated */
+	uint32_t slot;		/* index in the request table */
+	enum mpiv_req_kind kind;
+	uint64_t id;		/* req_id / send_id of the current start */
+
+	bool persistent;	/* Send_init/Recv_init: survives completion */
+	bool active;		/* started, completion not yet reported */
+	bool complete;		/* the operation is over; status is final */
+	bool freed;		/* MPI_Request_free while active: release
+				   on completion */
+
+	/* The operation, as the user described it. */
+	void *buf;
+	int count;
+	MPI_Datatype dt;
+	int peer;		/* comm rank, MPI_ANY_SOURCE or MPI_PROC_NULL */
+	int tag;
+	MPI_Comm comm;
+	uint32_t context;
+	enum mpiv_send_mode mode;
+
+	/* send progress */
+	bool written;		/* the frame left for the socket */
+	bool need_ack;		/* synchronous: wait for SyncAck too */
+	bool acked;
+
+	/* receive progress */
+	size_t cap;		/* bytes the user buffer holds */
+	void *tmp;		/* staging for a non-contiguous receive */
+	bool cancel_wait;	/* Cancel sent, CancelReply not yet seen */
+
+	/* probe answer */
+	bool found;
+
+	MPI_Status status;
+	struct mpiv_request *next_free;
+};
+
+struct mpiv_request *mpiv_req_alloc(enum mpiv_req_kind kind);
+void mpiv_req_release(struct mpiv_request *r);
+/* Gives r a fresh wire id for its next start and returns it. */
+uint64_t mpiv_req_new_id(struct mpiv_request *r);
+/* The live request a wire id names, NULL if none (stale or unknown). */
+struct mpiv_request *mpiv_req_lookup(uint64_t id);
+bool mpiv_req_valid(MPI_Request r);
+/* Marks r complete; releases it if the user already freed it. */
+void mpiv_req_complete(struct mpiv_request *r);
+/* Sets status to the empty status of the standard. */
+void mpiv_req_empty_status(MPI_Status *st);
+/* Blocks (progressing) until r is complete. MPI code. */
+int mpiv_req_wait_complete(struct mpiv_request *r);
+/* Non-deterministic outcomes: the one place each kind is decided (and
+   where issue 3 records them). */
+bool mpiv_nd_iprobe(bool found);
+/* Number of live requests (Finalize checks nothing is pending). */
+int mpiv_req_live(void);
+
+/* ---------------- p2p (p2p.c) ---------------- */
+
+int mpiv_p2p_init(int world_size);
+void mpiv_p2p_fini(void);
+/* Starts r (fresh Isend/Irecv or MPI_Start of a persistent one). */
+int mpiv_p2p_start(struct mpiv_request *r);
+/* Transport callbacks. */
+void mpiv_p2p_send_written(struct mpiv_request *r);
+void mpiv_p2p_sync_ack(uint64_t send_id);
+/* Synchronous sends still waiting for their SyncAck. */
+extern int mpiv_p2p_pending_acks;
+
+/* ---------------- transport (transport.c) ---------------- */
+
+/*
+ * Dials every CM of "host:port,host:port,..." and says Hello. On failure
+ * returns -1 with a one-line reason in err (the CM's text when refused).
+ */
+int mpiv_tp_open(const char *cms, const char *job, int rank, int size,
+    uint32_t incarnation, char *err, size_t errlen);
+int mpiv_tp_ncms(void);
+/* Index of the CM that is home of world rank r. */
+int mpiv_tp_home(int world_rank);
+
+/*
+ * Queues one frame for CM `cm`: type/m encoded now, then `paylen` bytes at
+ * `payload` (not copied: they must stay valid until written). `owned` is
+ * freed once written; `req` (if not NULL) gets mpiv_p2p_send_written().
+ * Writing starts at once if the queue was empty. MPI code; on failure
+ * `owned` is freed and req is not notified.
+ */
+int mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned,
+    struct mpiv_request *req);
+
+/*
+ * The progress engine: polls every CM socket for at most timeout_ms
+ * (0: just look, <0: sleep until something happens), writes queued
+ * output and dispatches every complete incoming frame. MPI_SUCCESS or
+ * MPI_ERR_PROC_FAILED once a CM connection is lost.
+ */
+int mpiv_tp_progress(int timeout_ms);
+/* Progresses until every output queue is empty. MPI code. */
+int mpiv_tp_flush(void);
+/* Says Bye, shuts the connections down and frees everything. */
+void mpiv_tp_close(int exit_code);
+/* Non-NULL once a connection is lost: why, in one line. */
+const char *mpiv_tp_error(void);
+/* Highest seq CM holds from us for receiver dst (HelloReply.last_seq). */
+uint64_t mpiv_tp_last_seq(int dst);
+
+#endif
