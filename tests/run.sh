@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# tests/run.sh: the test runner `make test` calls (from the repo root).
+#
+#   tests/run.sh [-k PATTERN] [-l] [--no-asan]
+#
+#   -k PATTERN  run only tests whose name matches PATTERN (bash regex,
+#               so a plain substring works: -k mpi/p2p, -k 'n16$')
+#   -l          list the test names that would run, run nothing
+#   --no-asan   do not run the ASan pass even if build-asan/ exists
+#
+# Environment:
+#   MPIV_BUILD        build dir (default: build)
+#   MPIV_ASAN         auto (default): run the ASan pass when build-asan/bin/mpiv
+#                     exists and MPIV_BUILD is not already build-asan; 0 = never
+#   MPIV_ASAN_BUILD   ASan build dir (default: build-asan)
+#   MPIV_MPI_TIMEOUT  per-job --timeout passed to mpiv run (default 60)
+#   MPIV_SCRIPT_TIMEOUT  hard timeout of each integration/fault script (600)
+#
+# Tests, in order (names as printed):
+#   unit/NAME               every executable in $MPIV_BUILD/tests/unit/
+#   mpi/PROG/nN             each line of tests/mpi/cases.txt, via mpiv run
+#   integration/NAME        tests/integration/*.sh   (pass = exit 0)
+#   fault/NAME              tests/fault/*.sh         (pass = exit 0)
+#   fuzz/run-short          tests/fuzz/run-short.sh, if present
+#   asan/unit/NAME, asan/mpi/PROG/nN   the same against build-asan
+#                           (MPI cases with 1, 2 or 4 ranks only)
+# A test (script) that exits 77 is reported as skipped; its last output line
+# is the reason. Failing tests' output goes to $MPIV_BUILD/test-logs/NAME.log.
+# The last line is always "N passed, M failed[, K skipped]"; the exit status
+# is non-zero when M > 0 or nothing passed.
+
+# `make test` runs "sh tests/run.sh": re-exec under bash.
+if [ -z "${BASH_VERSION:-}" ]; then
+	exec bash "$0" "$@"
+fi
+
+cd "$(dirname "$0")/.." || exit 2
+. tests/lib.sh
+
+B=${MPIV_BUILD:-build}
+ASAN_B=${MPIV_ASAN_BUILD:-build-asan}
+ASAN_MODE=${MPIV_ASAN:-auto}
+MPI_TIMEOUT=${MPIV_MPI_TIMEOUT:-60}
+SCRIPT_TIMEOUT=${MPIV_SCRIPT_TIMEOUT:-600}
+LIST_ONLY=0
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	-k) T_PATTERN=${2:?-k needs a pattern}; shift 2 ;;
+	-k*) T_PATTERN=${1#-k}; shift ;;
+	-l) LIST_ONLY=1; shift ;;
+	--no-asan) ASAN_MODE=0; shift ;;
+	-j) shift 2 ;;		# accepted, ignored: tests run one at a time
+	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	*) echo "usage: tests/run.sh [-k PATTERN] [-l] [--no-asan]" >&2; exit 2 ;;
+	esac
+done
+
+export MPIV_BUILD=$B
+T_LOGDIR=$B/test-logs
+# Fresh failure logs for this run (only the ones we would rewrite).
+t_init
+if [ -z "$T_PATTERN" ]; then
+	rm -f "$T_LOGDIR"/*.log 2>/dev/null
+fi
+
+if [ "$LIST_ONLY" = 1 ]; then
+	t_run() {
+		t_selected "$1" && printf '%s\n' "$1"
+		return 0
+	}
+fi
+
+# Sanitizer settings for the ASan build: any UB report fails the test.
+# Leak checking is on for unit tests; for MPI jobs it is off (ranks and
+# daemons are forked, checkpointed and killed on purpose).
+SAN_ENV_UNIT=(ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}")
+SAN_ENV_MPI=(ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}"
+	UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}")
+
+# run_unit BUILD PREFIX [env assignments...]
+run_unit() {
+	local build=$1 prefix=$2 f
+	shift 2
+	[ -d "$build/tests/unit" ] || return 0
+	for f in "$build"/tests/unit/*; do
+		[ -f "$f" ] && [ -x "$f" ] || continue
+		t_run "${prefix}unit/$(basename "$f")" 300 0 env "$@" "$f"
+	done
+}
+
+# run_mpi BUILD PREFIX RANKFILTER [env assignments...]
+# RANKFILTER: a bash regex on the rank count ("" = all)
+run_mpi() {
+	local build=$1 prefix=$2 rfilter=$3
+	shift 3
+	local cases=tests/mpi/cases.txt
+	[ -f "$cases" ] || return 0
+	declare -A seen=()
+	local line prog n expect name i mpivargs progargs words
+	while IFS= read -r line || [ -n "$line" ]; do
+		line=${line%%#*}
+		read -r -a words <<< "$line"
+		[ ${#words[@]} -ge 2 ] || continue
+		prog=${words[0]} n=${words[1]} expect=0 i=2
+		if [ ${#words[@]} -gt 2 ] && [[ ${words[2]} =~ ^[0-9]+$ ]]; then
+			expect=${words[2]} i=3
+		fi
+		# extra words: mpiv run options, then after "--" program args
+		mpivargs=() progargs=()
+		local after=0
+		for ((; i < ${#words[@]}; i++)); do
+			if [ "$after" = 0 ] && [ "${words[i]}" = "--" ]; then
+				after=1
+			elif [ "$after" = 0 ]; then
+				mpivargs+=("${words[i]}")
+			else
+				progargs+=("${words[i]}")
+			fi
+		done
+		if [ -n "$rfilter" ] && ! [[ $n =~ $rfilter ]]; then
+			continue
+		fi
+		name="${prefix}mpi/$prog/n$n"
+		if [ -n "${seen[$name]:-}" ]; then
+			seen[$name]=$((seen[$name] + 1))
+			name="$name#${seen[$name]}"
+		else
+			seen[$name]=1
+		fi
+		t_selected "$name" || continue
+		if [ "$LIST_ONLY" = 0 ]; then
+			if [ ! -x "$build/bin/mpiv" ]; then
+				t_notok "$name" "$build/bin/mpiv not built"
+				continue
+			fi
+			if [ ! -x "$build/tests/mpi/$prog" ]; then
+				t_notok "$name" "$build/tests/mpi/$prog not built"
+				continue
+			fi
+		fi
+		t_run "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
+			"$build/bin/mpiv" run -n "$n" --timeout "$MPI_TIMEOUT" \
+			"${mpivargs[@]}" "$build/tests/mpi/$prog" "${progargs[@]}"
+	done < "$cases"
+}
+
+run_scripts() {
+	local dir=$1 f
+	for f in "$dir"/*.sh; do
+		[ -f "$f" ] || continue
+		if [ -x "$f" ]; then
+			t_run "$(basename "$dir")/$(basename "$f" .sh)" "$SCRIPT_TIMEOUT" 0 "$f"
+		else
+			t_run "$(basename "$dir")/$(basename "$f" .sh)" "$SCRIPT_TIMEOUT" 0 bash "$f"
+		fi
+	done
+}
+
+start=$(date +%s)
+echo "# mpiv tests: MPIV_BUILD=$B${T_PATTERN:+, pattern '$T_PATTERN'}"
+
+run_unit "$B" ""
+run_mpi "$B" "" ""
+run_scripts tests/integration
+run_scripts tests/fault
+if [ -f tests/fuzz/run-short.sh ]; then
+	t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 bash tests/fuzz/run-short.sh
+fi
+
+if [ "$ASAN_MODE" != 0 ] && [ "$B" != "$ASAN_B" ] && [ -x "$ASAN_B/bin/mpiv" ]; then
+	echo "# ASan/UBSan pass: $ASAN_B"
+	run_unit "$ASAN_B" "asan/" "${SAN_ENV_UNIT[@]}"
+	run_mpi "$ASAN_B" "asan/" '^(1|2|4)$' "${SAN_ENV_MPI[@]}"
+elif [ "$ASAN_MODE" = 1 ]; then
+	t_notok "asan" "MPIV_ASAN=1 but $ASAN_B/bin/mpiv is missing"
+fi
+
+[ "$LIST_ONLY" = 1 ] && exit 0
+echo "# took $(( $(date +%s) - start ))s"
+t_summary
