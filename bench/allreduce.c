@@ -29,7 +29,7 @@ static const struct { int count; int iters; } cases[] = {
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 5, errors = 0;
+	int rank, size, quick = 0, reps = 7, errors = 0;
 	double scale = 1.0;
 
 	MPI_Init(&argc, &argv);
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 			scale = atof(argv[++i]);
 	}
 	if (quick) {
-		reps = reps > 3 ? 3 : reps;
+		reps = reps > 5 ? 5 : reps;
 		scale *= 0.2;
 	}
 	if (reps < 1)

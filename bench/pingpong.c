@@ -53,7 +53,7 @@ static long check(const unsigned char *p, long n, unsigned seed)
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 5, errors = 0;
+	int rank, size, quick = 0, reps = 7, errors = 0;
 	double scale = 1.0;
 
 	MPI_Init(&argc, &argv);
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 			scale = atof(argv[++i]);
 	}
 	if (quick) {
-		reps = reps > 3 ? 3 : reps;
+		reps = reps > 5 ? 5 : reps;
 		scale *= 0.25;
 	}
 	if (reps < 1)

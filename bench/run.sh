@@ -1,0 +1,281 @@
+#!/bin/sh
+# bench/run.sh: mpiv against Open MPI (TCP) on this machine.
+#
+#   sh bench/run.sh [--quick] [--rounds R] [--timeout S] [--no-mpiv] [--no-ompi]
+#   make bench                  (= make all && sh bench/run.sh)
+#   BENCH_ARGS=--quick make bench
+#
+# Builds every bench/*.c twice, into build/bench/mpiv/ (build/bin/mpivcc -O2)
+# and build/bench/ompi/ (Open MPI's mpicc -O2), then runs each benchmark
+# with both, interleaved: R rounds (3; 1 with --quick), each round runs
+# every configuration with mpiv and with Open MPI back to back, the order
+# alternating between rounds. Each program reports the median of its own
+# repetitions; the tables give the median over rounds and the ratio
+# mpiv / Open MPI of those medians (for bandwidth: ratio of bandwidths, so
+# > 1 means mpiv is faster; for times > 1 means mpiv is slower).
+#
+# The machine is small and noisy: only ratios from one run mean anything.
+# Results (tables + machine facts) go to stdout and build/bench/results.md;
+# every run's output is kept in build/bench/logs/.
+#
+# Environment: MPIV_BUILD (default build), OMPI_MPICC, OMPI_MPIRUN.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+BUILD=${MPIV_BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+OUT=$BUILD/bench
+LOGS=$OUT/logs
+
+QUICK=0
+ROUNDS=
+TMO=
+DO_MPIV=1
+DO_OMPI=1
+# shellcheck disable=SC2086
+set -- ${BENCH_ARGS:-} "$@"
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--rounds) ROUNDS=$2; shift ;;
+	--timeout) TMO=$2; shift ;;
+	--no-mpiv) DO_MPIV=0 ;;
+	--no-ompi) DO_OMPI=0 ;;
+	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [ "$QUICK" = 1 ]; then
+	ROUNDS=${ROUNDS:-1}; TMO=${TMO:-120}; QARG=--quick
+	RING_N="2 4 8 16"; AR_N="2 4 8"
+else
+	ROUNDS=${ROUNDS:-3}; TMO=${TMO:-300}; QARG=
+	RING_N="2 4 8 16"; AR_N="2 4 8"
+fi
+
+mkdir -p "$OUT/mpiv" "$OUT/ompi" "$LOGS"
+rm -f "$LOGS"/*.log
+RAW=$OUT/raw.txt
+: > "$RAW"
+NOTES=$OUT/notes.txt
+: > "$NOTES"
+note() { echo "run.sh: $*" >&2; echo "$*" >> "$NOTES"; }
+
+BENCHES="pingpong ring allreduce"
+
+# ---- Open MPI ------------------------------------------------------------
+# build/bin/mpicc is mpiv's alias: never pick that one up from PATH.
+find_tool() {	# $1 = env override, $2... candidates
+	if [ -n "$1" ]; then echo "$1"; return; fi
+	shift
+	for c in "$@"; do
+		p=$(command -v "$c" 2>/dev/null) || continue
+		case $p in "$BUILD"/*|"$ROOT"/*) continue ;; esac
+		echo "$p"; return
+	done
+}
+OMPICC=$(find_tool "${OMPI_MPICC:-}" mpicc.openmpi /usr/bin/mpicc.openmpi mpicc)
+OMPIRUN=$(find_tool "${OMPI_MPIRUN:-}" mpirun.openmpi /usr/bin/mpirun.openmpi mpirun)
+OMPI_VER=
+if [ "$DO_OMPI" = 1 ]; then
+	if [ -z "$OMPICC" ] || [ -z "$OMPIRUN" ] || ! "$OMPIRUN" --version 2>/dev/null | grep -Eq 'Open ?MPI|OpenRTE'; then
+		note "Open MPI not found (install openmpi-bin libopenmpi-dev): no Open MPI column"
+		DO_OMPI=0
+	else
+		OMPI_VER=$( (ompi_info --version 2>/dev/null || "$OMPIRUN" --version 2>/dev/null) | grep -m1 .)
+		for b in $BENCHES; do
+			if ! "$OMPICC" -O2 -o "$OUT/ompi/$b" "bench/$b.c" -lm > "$LOGS/build-ompi-$b.log" 2>&1; then
+				note "Open MPI build of $b failed (see $LOGS/build-ompi-$b.log)"
+				rm -f "$OUT/ompi/$b"
+			fi
+		done
+	fi
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# pml ob1 forces the btl path (the ucx pml would ignore "--mca btl" and use
+# shared memory); vader (shared memory) is excluded: Open MPI over TCP.
+OMPI_OPTS="--oversubscribe --allow-run-as-root --bind-to none --mca pml ob1 --mca btl tcp,self"
+
+# ---- mpiv -----------------------------------------------------------------
+MPIV=$BUILD/bin/mpiv
+MPIVCC=$BUILD/bin/mpivcc
+if [ "$DO_MPIV" = 1 ]; then
+	if [ ! -x "$MPIV" ] || [ ! -x "$MPIVCC" ]; then
+		note "mpiv not built ($MPIV, $MPIVCC missing; run make): no mpiv column"
+		DO_MPIV=0
+	else
+		for b in $BENCHES; do
+			if ! "$MPIVCC" -O2 -o "$OUT/mpiv/$b" "bench/$b.c" -lm > "$LOGS/build-mpiv-$b.log" 2>&1; then
+				note "mpiv build of $b failed (see $LOGS/build-mpiv-$b.log)"
+				rm -f "$OUT/mpiv/$b"
+			fi
+		done
+	fi
+fi
+[ "$DO_MPIV" = 1 ] || [ "$DO_OMPI" = 1 ] || { echo "run.sh: nothing to run" >&2; exit 1; }
+
+# ---- runs -----------------------------------------------------------------
+# run IMPL BENCH N ROUND: one job under timeout; RESULT lines go to $RAW.
+run() {
+	ri=$1 rb=$2 rn=$3 rr=$4
+	exe=$OUT/$ri/$rb
+	log=$LOGS/$ri-$rb-n$rn-r$rr.log
+	[ -x "$exe" ] || return 0
+	case $ri in
+	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 "$exe" $QARG ;;
+	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $QARG ;;
+	esac
+	echo "\$ $*" > "$log"
+	t0=$(date +%s.%N)
+	timeout -k 10 "$TMO" "$@" >> "$log" 2>&1 < /dev/null
+	rc=$?
+	t1=$(date +%s.%N)
+	wall=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
+	printf '  %-4s %-9s n=%-2s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rr" "$rc" "$wall" >&2
+	grep '^RESULT ' "$log" | sed "s/^/impl=$ri round=$rr /" >> "$RAW"
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		note "$ri $rb n=$rn round $rr: timed out after ${TMO}s (log: $log)"
+	elif [ "$rc" != 0 ]; then
+		note "$ri $rb n=$rn round $rr: exit code $rc (log: $log)"
+	fi
+	if grep -q '^ERROR ' "$log"; then
+		note "$ri $rb n=$rn round $rr: $(grep '^ERROR ' "$log" | head -1)"
+	fi
+}
+
+pair() {	# BENCH N ROUND: both implementations, order alternating by round
+	if [ $(($3 % 2)) = 1 ]; then first=mpiv second=ompi; else first=ompi second=mpiv; fi
+	for impl in $first $second; do
+		case $impl in
+		mpiv) [ "$DO_MPIV" = 1 ] || continue ;;
+		ompi) [ "$DO_OMPI" = 1 ] || continue ;;
+		esac
+		run "$impl" "$1" "$2" "$3"
+	done
+}
+
+START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "run.sh: $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ', quick'), timeout ${TMO}s per run, logs in $LOGS" >&2
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+	pair pingpong 2 "$r"
+	for n in $RING_N; do pair ring "$n" "$r"; done
+	for n in $AR_N; do pair allreduce "$n" "$r"; done
+	r=$((r + 1))
+done
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---- report ---------------------------------------------------------------
+CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+{
+	echo "# mpiv benchmarks: mpiv vs Open MPI (TCP)"
+	echo
+	echo "- date: $START"
+	echo "- machine: $(nproc) cores (nproc), $CPU, kernel $(uname -r), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+	echo "- load average before / after: $LOAD0 / $LOAD1"
+	echo "- mpiv: commit $COMMIT, \`mpiv run -n N --cms 1\`"
+	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
+	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), mpiv and Open MPI interleaved; value = median over rounds of each run's median; ratio = mpiv / Open MPI"
+	echo
+} > "$OUT/results.md"
+
+python3 - "$RAW" "$NOTES" >> "$OUT/results.md" <<'PY'
+import sys, statistics
+raw, notes = sys.argv[1], sys.argv[2]
+data = {}	# (bench, key) -> impl -> [values]
+for line in open(raw):
+	f = line.split()
+	kv = dict(x.split('=', 1) for x in f if '=' in x)
+	impl, bench = kv['impl'], f[3]
+	if bench == 'pingpong':
+		s = int(kv['size'])
+		data.setdefault(('lat', s), {}).setdefault(impl, []).append(float(kv['lat_us']))
+		data.setdefault(('bw', s), {}).setdefault(impl, []).append(float(kv['bw_MBps']))
+	elif bench == 'ring':
+		data.setdefault(('ring', int(kv['n'])), {}).setdefault(impl, []).append(float(kv['hop_us']))
+	elif bench == 'allreduce':
+		k = (int(kv['n']), int(kv['bytes']))
+		data.setdefault(('ar', k), {}).setdefault(impl, []).append(float(kv['call_us']))
+
+def med(kind, key, impl):
+	v = data.get((kind, key), {}).get(impl)
+	return statistics.median(v) if v else None
+
+def fmt(x, digits=1):
+	if x is None:
+		return 'n/a'
+	return f'{x:.{digits}f}' if x < 1000 else f'{x:.0f}'
+
+def size_name(s):
+	if s >= 1 << 20: return f'{s >> 20} MiB'
+	if s >= 1024: return f'{s >> 10} KiB'
+	return f'{s} B'
+
+ratios = {}
+def row(label, kind, key, digits=1):
+	m, o = med(kind, key, 'mpiv'), med(kind, key, 'ompi')
+	r = m / o if m is not None and o else None
+	ratios[(kind, key)] = r
+	print(f'| {label} | {fmt(m, digits)} | {fmt(o, digits)} | {"n/a" if r is None else f"{r:.2f}"} |')
+
+def header(title, what):
+	print(f'## {title}\n')
+	print(f'| {what} | mpiv | Open MPI | ratio mpiv/Open MPI |')
+	print('|---|---:|---:|---:|')
+
+sizes = sorted({k for (kind, k) in data if kind == 'lat'})
+if sizes:
+	header('Ping-pong (2 ranks)', 'metric')
+	for s in sizes:
+		row(f'half round trip, {size_name(s)} (µs)', 'lat', s, 2)
+	for s in sizes:
+		if s >= 1024:
+			row(f'bandwidth, {size_name(s)} (MB/s)', 'bw', s, 1)
+	print()
+ns = sorted(k for (kind, k) in data if kind == 'ring')
+if ns:
+	header('Token ring (µs per hop)', 'ranks')
+	for n in ns:
+		row(f'N = {n}', 'ring', n, 2)
+	print()
+ks = sorted(k for (kind, k) in data if kind == 'ar')
+if ks:
+	header('Allreduce, MPI_SUM of doubles (µs per call)', 'ranks, size')
+	for (n, b) in sorted(ks, key=lambda k: (k[1], k[0])):
+		row(f'N = {n}, {size_name(b)}', 'ar', (n, b), 1)
+	print()
+
+print('## Targets (issue 2)\n')
+small = [ratios.get(('lat', s)) for s in sizes if s <= 64]
+big = [ratios.get(('bw', s)) for s in sizes if s >= 1 << 20]
+def verdict(vals, ok):
+	vals = [v for v in vals if v is not None]
+	if not vals:
+		return 'not measured'
+	return 'MET' if all(ok(v) for v in vals) else 'MISSED'
+sm = [v for v in small if v is not None]
+bg = [v for v in big if v is not None]
+print('| target | measured | verdict |')
+print('|---|---|---|')
+print(f'| small-message (0-64 B) half round trip <= 2x Open MPI | '
+      f'{"n/a" if not sm else f"ratio {min(sm):.2f} to {max(sm):.2f}"} | {verdict(small, lambda v: v <= 2.0)} |')
+print(f'| bandwidth at >= 1 MiB >= 0.5x Open MPI | '
+      f'{"n/a" if not bg else f"ratio {min(bg):.2f} to {max(bg):.2f}"} | {verdict(big, lambda v: v >= 0.5)} |')
+print()
+ns_ = [l.rstrip() for l in open(notes) if l.strip()]
+if ns_:
+	print('## Problems during this run\n')
+	for l in ns_:
+		print(f'- {l}')
+	print()
+PY
+
+cat "$OUT/results.md"
+echo "run.sh: written $OUT/results.md" >&2
+# exit non-zero when some run failed, so a broken benchmark is not silent
+[ -s "$NOTES" ] && exit 1
+exit 0
