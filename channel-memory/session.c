@@ -69,7 +69,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	char why[200];
 
 	if ((j = job_find(s->cm, h->job_id)) == NULL) {
-		snprintf(why, sizeof(why), "unknown job \"%.64s\"", h->job_id);
+		snprintf(why, sizeof(why), "unknown job '%.64s'", h->job_id);
 		session_refuse(s, why);
 		return;
 	}

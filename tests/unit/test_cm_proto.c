@@ -1,0 +1,697 @@
+/*
+ * test_cm_proto.c: a real Channel Memory (cm_main in a forked child on
+ * 127.0.0.1:0) driven with raw frames: hello checks, garbage, truncated
+ * and oversized frames, incarnation fencing, send/receive round trips
+ * (queued and cut-through), sync acks, probes, cancels, duplicates,
+ * stats, and a clean, leak-free exit on SIGTERM. Every read is bounded.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../channel-memory/cm.h"
+#include "frame.h"
+#include "log.h"
+#include "net.h"
+
+#define TMO 3000	/* ms, every wait */
+
+static pid_t cm_pid;
+static char cm_addr[128];
+static int ctl_fd = -1;
+
+/* ---------------- helpers ---------------- */
+
+static int
+start_cm(void **state)
+{
+	int p[2];
+	char line[256];
+	size_t n = 0;
+	struct pollfd pf;
+
+	if (pipe(p) < 0)
+		return -1;
+	if ((cm_pid = fork()) < 0)
+		return -1;
+	if (cm_pid == 0) {
+		char *argv[] = { "cm", "--listen", "127.0.0.1:0", "--log-level",
+		    getenv("CM_TEST_DEBUG") ? "debug" : "error", NULL };
+		close(p[0]);
+		dup2(p[1], 1);
+		close(p[1]);
+		alarm(120);	/* never outlive a wedged test run */
+		exit(cm_main(5, argv));
+	}
+	close(p[1]);
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	while (n < sizeof(line) - 1) {
+		if (poll(&pf, 1, 5000) <= 0 || read(p[0], line + n, 1) != 1)
+			break;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	close(p[0]);
+	if (sscanf(line, "listening on %127s", cm_addr) != 1) {
+		fprintf(stderr, "cm did not say where it listens: \"%s\"\n",
+		    line);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+stop_cm(void **state)
+{
+	int st = 0;
+	pid_t r = 0;
+
+	if (ctl_fd >= 0)
+		close(ctl_fd);
+	kill(cm_pid, SIGTERM);
+	for (int i = 0; i < 500 && r == 0; i++) {
+		r = waitpid(cm_pid, &st, WNOHANG);
+		if (r == 0)
+			usleep(10000);
+	}
+	if (r == 0) {
+		kill(cm_pid, SIGKILL);
+		waitpid(cm_pid, &st, 0);
+		fprintf(stderr, "cm did not exit on SIGTERM\n");
+		return -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "cm exit status %d (leak or crash?)\n", st);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+dial(void)
+{
+	int fd = net_dial(cm_addr, TMO);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* Reads one frame of the expected type; returns its meta (caller frees). */
+static ProtobufCMessage *
+expect(int fd, uint16_t type, uint8_t **payload, uint32_t *plen)
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m;
+	uint8_t *p;
+	const char *err;
+
+	if (frame_read(fd, &h, &m, &p, TMO, &err) < 0)
+		fail_msg("frame_read: %s (%s)", strerror(errno), err ? err : "");
+	if (h.type != type) {
+		if (h.type == MPIV__MSG_TYPE__MSG_ERROR)
+			fail_msg("got error: %s", ((Mpiv__Error *)m)->text);
+		fail_msg("expected %s, got %s", frame_type_name(type),
+		    frame_type_name(h.type));
+	}
+	if (plen != NULL)
+		*plen = h.payload_len;
+	if (payload != NULL)
+		*payload = p;
+	else
+		free(p);
+	return m;
+}
+
+/* The peer must close: the next read ends in EOF (after any frames). */
+static void
+expect_closed(int fd)
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m;
+	uint8_t *p;
+	const char *err;
+
+	for (int i = 0; i < 10; i++) {
+		if (frame_read(fd, &h, &m, &p, TMO, &err) < 0) {
+			assert_int_equal(errno, ECONNRESET);
+			return;
+		}
+		frame_free_meta(m);
+		free(p);
+	}
+	fail_msg("connection stayed open");
+}
+
+/* Nothing arrives within ms. */
+static void
+expect_silence(int fd, int ms)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(&pf, 1, ms), 0);
+}
+
+static void
+send_hello(int fd, Mpiv__Role role, const char *job, int rank, uint32_t inc,
+    uint32_t version)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+
+	h.version = version;
+	h.role = role;
+	h.job_id = (char *)job;
+	h.rank = rank;
+	h.incarnation = inc;
+	h.name = "test";
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base,
+	    NULL, 0, TMO), 0);
+}
+
+/* Hello and its reply; returns the reply (caller frees). */
+static Mpiv__HelloReply *
+hello(int fd, Mpiv__Role role, const char *job, int rank, uint32_t inc,
+    uint32_t version)
+{
+	send_hello(fd, role, job, rank, inc, version);
+	return (Mpiv__HelloReply *)expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY,
+	    NULL, NULL);
+}
+
+static int
+rank_conn(const char *job, int rank, uint32_t inc)
+{
+	int fd = dial();
+	Mpiv__HelloReply *hr = hello(fd, MPIV__ROLE__ROLE_RANK, job, rank, inc,
+	    FRAME_VERSION);
+
+	if (!hr->ok)
+		fail_msg("hello refused: %s", hr->error);
+	frame_free_meta(&hr->base);
+	return fd;
+}
+
+static void
+refused(const char *job, int rank, uint32_t inc, uint32_t version,
+    Mpiv__Role role, const char *needle)
+{
+	int fd = dial();
+	Mpiv__HelloReply *hr = hello(fd, role, job, rank, inc, version);
+
+	assert_false(hr->ok);
+	if (strstr(hr->error, needle) == NULL)
+		fail_msg("error \"%s\" lacks \"%s\"", hr->error, needle);
+	frame_free_meta(&hr->base);
+	expect_closed(fd);
+	close(fd);
+}
+
+static void
+setup_job(const char *job, int nranks, int ncms, int idx)
+{
+	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
+	Mpiv__JobStatus *st;
+
+	if (ctl_fd < 0) {
+		Mpiv__HelloReply *hr;
+		ctl_fd = dial();
+		hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0,
+		    FRAME_VERSION);
+		assert_true(hr->ok);
+		frame_free_meta(&hr->base);
+	}
+	js.job_id = (char *)job;
+	js.nranks = nranks;
+	js.ncms = ncms;
+	js.cm_index = idx;
+	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
+	    &js.base, NULL, 0, TMO), 0);
+	st = (Mpiv__JobStatus *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_STATUS,
+	    NULL, NULL);
+	assert_string_equal(st->state, "ready");
+	assert_string_equal(st->job_id, job);
+	frame_free_meta(&st->base);
+}
+
+static void
+do_send(int fd, int src, int dst, int tag, uint64_t seq, bool sync,
+    uint64_t send_id, const void *data, uint32_t len)
+{
+	Mpiv__Send s = MPIV__SEND__INIT;
+
+	s.src = src;
+	s.dst = dst;
+	s.context = 0;
+	s.tag = tag;
+	s.seq = seq;
+	s.sync = sync;
+	s.send_id = send_id;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SEND, &s.base,
+	    data, len, TMO), 0);
+}
+
+static void
+post_recv(int fd, uint64_t req, int source, int tag)
+{
+	Mpiv__RecvPost rp = MPIV__RECV_POST__INIT;
+
+	rp.req_id = req;
+	rp.source = source;
+	rp.tag = tag;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_RECV_POST,
+	    &rp.base, NULL, 0, TMO), 0);
+}
+
+static Mpiv__Deliver *
+expect_deliver(int fd, const void *data, uint32_t len)
+{
+	uint8_t *p;
+	uint32_t plen;
+	Mpiv__Deliver *d = (Mpiv__Deliver *)expect(fd,
+	    MPIV__MSG_TYPE__MSG_DELIVER, &p, &plen);
+
+	assert_int_equal(plen, len);
+	if (len > 0)
+		assert_memory_equal(p, data, len);
+	free(p);
+	return d;
+}
+
+/* ---------------- tests ---------------- */
+
+static void
+test_hello_ok(void **state)
+{
+	int fd;
+	Mpiv__HelloReply *hr;
+
+	setup_job("ok", 4, 1, 0);
+	fd = dial();
+	hr = hello(fd, MPIV__ROLE__ROLE_RANK, "ok", 2, 1, FRAME_VERSION);
+	assert_true(hr->ok);
+	assert_int_equal(hr->nranks, 4);
+	assert_int_equal(hr->cm_index, 0);
+	assert_int_equal(hr->n_last_seq, 4);
+	frame_free_meta(&hr->base);
+	close(fd);
+}
+
+static void
+test_hello_refusals(void **state)
+{
+	setup_job("ref", 2, 1, 0);
+	refused("ref", 0, 1, FRAME_VERSION + 7, MPIV__ROLE__ROLE_RANK,
+	    "version mismatch");
+	refused("nosuchjob", 0, 1, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "unknown job");
+	refused("ref", 2, 1, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "out of range");
+	refused("ref", -1, 1, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "out of range");
+	refused("ref", 0, 1, FRAME_VERSION, MPIV__ROLE__ROLE_NODE,
+	    "wrong role");
+}
+
+static void
+test_first_frame_not_hello(void **state)
+{
+	int fd = dial();
+	Mpiv__HelloReply *hr;
+
+	post_recv(fd, 1, -1, -1);
+	hr = (Mpiv__HelloReply *)expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY,
+	    NULL, NULL);
+	assert_false(hr->ok);
+	assert_non_null(strstr(hr->error, "expected hello"));
+	frame_free_meta(&hr->base);
+	expect_closed(fd);
+	close(fd);
+}
+
+/* Garbage, truncation, oversized lengths: closed; the daemon lives on. */
+static void
+test_bad_bytes(void **state)
+{
+	uint8_t hdr[FRAME_HDR_LEN];
+	int fd;
+
+	fd = dial();
+	assert_int_equal(write(fd, "GET / HTTP/1.0\r\n\r\n", 18), 18);
+	expect_closed(fd);
+	close(fd);
+
+	fd = dial();
+	frame_put_header(hdr, MPIV__MSG_TYPE__MSG_HELLO, 100, 0);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	assert_int_equal(write(fd, "\x08\x01", 2), 2);
+	close(fd);	/* truncated: the CM must just drop it */
+
+	fd = dial();
+	frame_put_header(hdr, MPIV__MSG_TYPE__MSG_HELLO, 0, 0xffffffffu);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	expect_closed(fd);
+	close(fd);
+
+	fd = dial();
+	frame_put_header(hdr, 4242, 0, 0);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	expect_closed(fd);
+	close(fd);
+
+	fd = dial();	/* malformed protobuf in a well-framed hello */
+	frame_put_header(hdr, MPIV__MSG_TYPE__MSG_HELLO, 3, 0);
+	assert_int_equal(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
+	assert_int_equal(write(fd, "\xff\xff\xff", 3), 3);
+	expect_closed(fd);
+	close(fd);
+
+	/* still serving */
+	setup_job("alive", 1, 1, 0);
+	close(rank_conn("alive", 0, 1));
+}
+
+static void
+test_fencing(void **state)
+{
+	int a, b;
+
+	setup_job("fence", 2, 1, 0);
+	a = rank_conn("fence", 1, 2);
+	refused("fence", 1, 1, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "stale incarnation");
+	b = rank_conn("fence", 1, 3);	/* newer: replaces a */
+	expect_closed(a);
+	close(a);
+	refused("fence", 1, 2, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "stale incarnation");
+	close(b);
+	/* the highest incarnation is remembered after it left */
+	refused("fence", 1, 2, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "stale incarnation");
+}
+
+static void
+test_round_trip(void **state)
+{
+	int r0, r1;
+	Mpiv__Deliver *d;
+
+	setup_job("rt", 2, 1, 0);
+	r0 = rank_conn("rt", 0, 1);
+	r1 = rank_conn("rt", 1, 1);
+
+	/* queued: send, then receive */
+	do_send(r0, 0, 1, 5, 1, false, 0, "hello", 5);
+	post_recv(r1, 100, -1, -1);
+	d = expect_deliver(r1, "hello", 5);
+	assert_int_equal(d->req_id, 100);
+	assert_int_equal(d->src, 0);
+	assert_int_equal(d->tag, 5);
+	assert_int_equal(d->event, 1);
+	assert_int_equal(d->seq, 1);
+	frame_free_meta(&d->base);
+
+	/* cut-through: receive posted first */
+	post_recv(r1, 101, 0, 6);
+	expect_silence(r1, 50);
+	do_send(r0, 0, 1, 6, 2, false, 0, "world!", 6);
+	d = expect_deliver(r1, "world!", 6);
+	assert_int_equal(d->req_id, 101);
+	assert_int_equal(d->event, 2);
+	frame_free_meta(&d->base);
+
+	/* zero bytes */
+	do_send(r0, 0, 1, 7, 3, false, 0, NULL, 0);
+	post_recv(r1, 102, 0, 7);
+	d = expect_deliver(r1, NULL, 0);
+	assert_int_equal(d->event, 3);
+	frame_free_meta(&d->base);
+
+	/* self send */
+	do_send(r1, 1, 1, 8, 1, false, 0, "me", 2);
+	post_recv(r1, 103, 1, 8);
+	d = expect_deliver(r1, "me", 2);
+	frame_free_meta(&d->base);
+	close(r0);
+	close(r1);
+}
+
+/* ANY_TAG receives take messages in arrival order; tags filter. */
+static void
+test_ordering(void **state)
+{
+	int r0, r1;
+	Mpiv__Deliver *d;
+	char b[16];
+
+	setup_job("ord", 2, 1, 0);
+	r0 = rank_conn("ord", 0, 1);
+	r1 = rank_conn("ord", 1, 1);
+	for (int i = 0; i < 5; i++) {
+		snprintf(b, sizeof(b), "m%d", i);
+		do_send(r0, 0, 1, i % 2, (uint64_t)i + 1, false, 0, b, 2);
+	}
+	post_recv(r1, 1, 0, 1);		/* tag 1: m1 */
+	d = expect_deliver(r1, "m1", 2);
+	frame_free_meta(&d->base);
+	for (int i = 0; i < 4; i++)
+		post_recv(r1, 2 + (uint64_t)i, -1, -1);
+	const char *want[] = { "m0", "m2", "m3", "m4" };
+	for (int i = 0; i < 4; i++) {
+		d = expect_deliver(r1, want[i], 2);
+		assert_int_equal(d->event, 2 + i);
+		frame_free_meta(&d->base);
+	}
+	close(r0);
+	close(r1);
+}
+
+static void
+test_sync_ack(void **state)
+{
+	int r0, r2;
+	Mpiv__SyncAck *a;
+	Mpiv__Deliver *d;
+
+	setup_job("sync", 3, 1, 0);
+	r0 = rank_conn("sync", 0, 1);
+	r2 = rank_conn("sync", 2, 1);
+	do_send(r0, 0, 2, 1, 1, true, 42, "ss", 2);
+	expect_silence(r0, 100);	/* no ack before the match */
+	post_recv(r2, 9, 0, 1);
+	d = expect_deliver(r2, "ss", 2);
+	frame_free_meta(&d->base);
+	a = (Mpiv__SyncAck *)expect(r0, MPIV__MSG_TYPE__MSG_SYNC_ACK, NULL,
+	    NULL);
+	assert_int_equal(a->send_id, 42);
+	assert_int_equal(a->dst, 2);
+	frame_free_meta(&a->base);
+
+	/* matched at arrival (receive already posted) */
+	post_recv(r2, 10, -1, -1);
+	do_send(r0, 0, 2, 1, 2, true, 43, "tt", 2);
+	a = (Mpiv__SyncAck *)expect(r0, MPIV__MSG_TYPE__MSG_SYNC_ACK, NULL,
+	    NULL);
+	assert_int_equal(a->send_id, 43);
+	frame_free_meta(&a->base);
+	d = expect_deliver(r2, "tt", 2);
+	frame_free_meta(&d->base);
+	close(r0);
+	close(r2);
+}
+
+static void
+test_cancel_probe_dup(void **state)
+{
+	int r0, r1;
+	Mpiv__Cancel cn = MPIV__CANCEL__INIT;
+	Mpiv__Probe pr = MPIV__PROBE__INIT;
+	Mpiv__CancelReply *cr;
+	Mpiv__ProbeReply *p;
+	Mpiv__Deliver *d;
+
+	setup_job("cpd", 2, 1, 0);
+	r0 = rank_conn("cpd", 0, 1);
+	r1 = rank_conn("cpd", 1, 1);
+
+	post_recv(r1, 77, 0, 99);
+	cn.req_id = 77;
+	assert_int_equal(frame_write(r1, MPIV__MSG_TYPE__MSG_CANCEL, &cn.base,
+	    NULL, 0, TMO), 0);
+	cr = (Mpiv__CancelReply *)expect(r1, MPIV__MSG_TYPE__MSG_CANCEL_REPLY,
+	    NULL, NULL);
+	assert_int_equal(cr->req_id, 77);
+	assert_true(cr->cancelled);
+	frame_free_meta(&cr->base);
+	assert_int_equal(frame_write(r1, MPIV__MSG_TYPE__MSG_CANCEL, &cn.base,
+	    NULL, 0, TMO), 0);
+	cr = (Mpiv__CancelReply *)expect(r1, MPIV__MSG_TYPE__MSG_CANCEL_REPLY,
+	    NULL, NULL);
+	assert_false(cr->cancelled);
+	frame_free_meta(&cr->base);
+
+	/* Iprobe: nothing yet */
+	pr.req_id = 5;
+	pr.source = -1;
+	pr.tag = -1;
+	assert_int_equal(frame_write(r1, MPIV__MSG_TYPE__MSG_PROBE, &pr.base,
+	    NULL, 0, TMO), 0);
+	p = (Mpiv__ProbeReply *)expect(r1, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
+	    NULL, NULL);
+	assert_false(p->found);
+	assert_int_equal(p->event, 1);
+	frame_free_meta(&p->base);
+
+	/* blocking probe answered when the message arrives */
+	pr.req_id = 6;
+	pr.blocking = true;
+	assert_int_equal(frame_write(r1, MPIV__MSG_TYPE__MSG_PROBE, &pr.base,
+	    NULL, 0, TMO), 0);
+	expect_silence(r1, 50);
+	do_send(r0, 0, 1, 3, 1, false, 0, "abc", 3);
+	p = (Mpiv__ProbeReply *)expect(r1, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
+	    NULL, NULL);
+	assert_true(p->found);
+	assert_int_equal(p->req_id, 6);
+	assert_int_equal(p->src, 0);
+	assert_int_equal(p->tag, 3);
+	assert_int_equal(p->size, 3);
+	assert_int_equal(p->event, 2);
+	frame_free_meta(&p->base);
+
+	/* a duplicate (seq 1 again) is dropped: only one delivery */
+	do_send(r0, 0, 1, 3, 1, false, 0, "dup", 3);
+	post_recv(r1, 8, -1, -1);
+	d = expect_deliver(r1, "abc", 3);
+	assert_int_equal(d->event, 3);
+	frame_free_meta(&d->base);
+	post_recv(r1, 9, -1, -1);
+	expect_silence(r1, 100);
+
+	/* last_seq in a new incarnation's hello reply */
+	close(r0);
+	{
+		int fd = dial();
+		Mpiv__HelloReply *hr = hello(fd, MPIV__ROLE__ROLE_RANK, "cpd",
+		    0, 2, FRAME_VERSION);
+		assert_true(hr->ok);
+		assert_int_equal(hr->n_last_seq, 2);
+		assert_int_equal(hr->last_seq[1], 1);
+		frame_free_meta(&hr->base);
+		close(fd);
+	}
+	close(r1);
+}
+
+static void
+test_stats_and_wrong_home(void **state)
+{
+	Mpiv__CmStatsReq rq = MPIV__CM_STATS_REQ__INIT;
+	Mpiv__CmStats *cs;
+	Mpiv__Error *e;
+	int r0;
+
+	setup_job("home", 2, 2, 0);	/* this CM is home of rank 0 only */
+	r0 = rank_conn("home", 0, 1);
+	do_send(r0, 0, 0, 1, 1, false, 0, "x", 1);
+	rq.job_id = "home";
+	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_CM_STATS_REQ,
+	    &rq.base, NULL, 0, TMO), 0);
+	cs = (Mpiv__CmStats *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_CM_STATS,
+	    NULL, NULL);
+	assert_int_equal(cs->messages, 1);
+	assert_int_equal(cs->bytes, 1);
+	frame_free_meta(&cs->base);
+
+	do_send(r0, 0, 1, 1, 1, false, 0, "y", 1);	/* rank 1 lives elsewhere */
+	e = (Mpiv__Error *)expect(r0, MPIV__MSG_TYPE__MSG_ERROR, NULL, NULL);
+	assert_non_null(strstr(e->text, "not home"));
+	frame_free_meta(&e->base);
+	expect_closed(r0);
+	close(r0);
+}
+
+/* A big message posted-for streams through; content intact. */
+static void
+test_big_cut_through(void **state)
+{
+	size_t n = 8u << 20;
+	uint8_t *big = malloc(n);
+	int r0, r1;
+	Mpiv__Deliver *d;
+
+	for (size_t i = 0; i < n; i++)
+		big[i] = (uint8_t)(i * 31 + 7);
+	setup_job("big", 2, 1, 0);
+	r0 = rank_conn("big", 0, 1);
+	r1 = rank_conn("big", 1, 1);
+	post_recv(r1, 1, 0, 0);
+	usleep(20000);
+	/* frame_write blocks until the CM took it all: the reader below
+	   must run alongside, so write from a child. */
+	pid_t w = fork();
+	if (w == 0) {
+		do_send(r0, 0, 1, 0, 1, false, 0, big, (uint32_t)n);
+		_exit(0);
+	}
+	d = expect_deliver(r1, big, (uint32_t)n);
+	frame_free_meta(&d->base);
+	waitpid(w, NULL, 0);
+	free(big);
+	close(r0);
+	close(r1);
+}
+
+static void
+test_job_end(void **state)
+{
+	Mpiv__JobEnd je = MPIV__JOB_END__INIT;
+	int r0;
+
+	setup_job("end", 2, 1, 0);
+	r0 = rank_conn("end", 0, 1);
+	do_send(r0, 0, 1, 1, 1, false, 0, "left over", 9);
+	je.job_id = "end";
+	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_END,
+	    &je.base, NULL, 0, TMO), 0);
+	expect_closed(r0);
+	close(r0);
+	refused("end", 0, 1, FRAME_VERSION, MPIV__ROLE__ROLE_RANK,
+	    "unknown job");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hello_ok),
+		cmocka_unit_test(test_hello_refusals),
+		cmocka_unit_test(test_first_frame_not_hello),
+		cmocka_unit_test(test_bad_bytes),
+		cmocka_unit_test(test_fencing),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_ordering),
+		cmocka_unit_test(test_sync_ack),
+		cmocka_unit_test(test_cancel_probe_dup),
+		cmocka_unit_test(test_stats_and_wrong_home),
+		cmocka_unit_test(test_big_cut_through),
+		cmocka_unit_test(test_job_end),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	alarm(180);
+	log_init("test_cm_proto", LOG_LEVEL_WARN);
+	return cmocka_run_group_tests(tests, start_cm, stop_cm);
+}
