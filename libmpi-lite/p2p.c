@@ -181,6 +181,7 @@ p2p_new(enum mpiv_req_kind kind, const void *buf, int count, MPI_Datatype dt,
 	r->buf = (void *)buf;
 	r->count = count;
 	r->dt = dt;
+	mpiv_dt_retain(dt);	/* MPI_Type_free while pending is legal */
 	r->peer = peer;
 	r->tag = tag;
 	r->comm = comm;

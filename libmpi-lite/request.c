@@ -81,6 +81,9 @@ mpiv_req_release(struct mpiv_request *r)
 		return;
 	free(r->tmp);
 	r->tmp = NULL;
+	if (r->dt != NULL)
+		mpiv_dt_release(r->dt);
+	r->dt = NULL;
 	r->magic = 0;
 	r->id = 0;
 	r->next_free = req_free;
