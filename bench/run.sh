@@ -124,19 +124,21 @@ run() {
 	log=$LOGS/$ri-$rb-n$rn-r$rr.log
 	[ -x "$exe" ] || return 0
 	case $ri in
-	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 "$exe" $QARG ;;
+	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 --timeout "$TMO" "$exe" $QARG ;;
 	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $QARG ;;
 	esac
 	echo "\$ $*" > "$log"
 	t0=$(date +%s.%N)
-	timeout -k 10 "$TMO" "$@" >> "$log" 2>&1 < /dev/null
+	# mpiv run --timeout tears its deployment down itself; the outer
+	# timeout is the backstop (and the only limit for Open MPI).
+	timeout -k 10 $((TMO + 15)) "$@" >> "$log" 2>&1 < /dev/null
 	rc=$?
 	t1=$(date +%s.%N)
 	wall=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
 	printf '  %-4s %-9s n=%-2s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rr" "$rc" "$wall" >&2
 	grep '^RESULT ' "$log" | sed "s/^/impl=$ri round=$rr /" >> "$RAW"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		note "$ri $rb n=$rn round $rr: timed out after ${TMO}s (log: $log)"
+		note "$ri $rb n=$rn round $rr: timed out after about ${TMO}s (log: $log)"
 	elif [ "$rc" != 0 ]; then
 		note "$ri $rb n=$rn round $rr: exit code $rc (log: $log)"
 	fi
