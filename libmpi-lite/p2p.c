@@ -277,14 +277,15 @@ mpiv_sendrecv_coll(const void *sbuf, int scount, MPI_Datatype sdt, int dest,
 	MPI_Request reqs[2];
 	int rc;
 
-	rc = mpiv_irecv(rbuf, rcount, rdt, source, tag, comm,
-	    MPIV_COLL_CONTEXT(comm), &reqs[1]);
-	if (rc != MPI_SUCCESS)
-		return rc;
+	/* Send first: if it cannot start, no receive is left pending. */
 	rc = mpiv_isend(sbuf, scount, sdt, dest, tag, comm,
 	    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD, &reqs[0]);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = mpiv_irecv(rbuf, rcount, rdt, source, tag, comm,
+	    MPIV_COLL_CONTEXT(comm), &reqs[1]);
 	if (rc != MPI_SUCCESS) {
-		reqs[0] = MPI_REQUEST_NULL;
+		reqs[1] = MPI_REQUEST_NULL;
 		mpiv_waitall(2, reqs, NULL);
 		return rc;
 	}
@@ -313,6 +314,8 @@ p2p_check(MPI_Comm comm, int count, MPI_Datatype dt, int rank, int tag,
 		return rc;
 	if (dt->size != 0 && (size_t)count > SIZE_MAX / dt->size)
 		return MPI_ERR_COUNT;
+	if (!recv && (size_t)count * dt->size > frame_max_payload())
+		return MPI_ERR_COUNT;	/* one frame carries one message */
 	if (rank != MPI_PROC_NULL && !(recv && rank == MPI_ANY_SOURCE) &&
 	    (rank < 0 || rank >= comm->size))
 		return MPI_ERR_RANK;
@@ -530,14 +533,15 @@ MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	    (rc = p2p_check(comm, recvcount, recvtype, source, recvtag,
 	    true)) != MPI_SUCCESS)
 		return p2p_fail(comm, rc, "MPI_Sendrecv");
-	rc = mpiv_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm,
-	    comm->context, &reqs[1]);
-	if (rc != MPI_SUCCESS)
-		return p2p_fail(comm, rc, "MPI_Sendrecv");
+	/* Send first: if it cannot start, no receive is left pending. */
 	rc = mpiv_isend(sendbuf, sendcount, sendtype, dest, sendtag, comm,
 	    comm->context, MPIV_SEND_STANDARD, &reqs[0]);
+	if (rc != MPI_SUCCESS)
+		return p2p_fail(comm, rc, "MPI_Sendrecv");
+	rc = mpiv_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm,
+	    comm->context, &reqs[1]);
 	if (rc != MPI_SUCCESS) {
-		reqs[0] = MPI_REQUEST_NULL;
+		reqs[1] = MPI_REQUEST_NULL;
 		mpiv_waitall(2, reqs, NULL);
 		return p2p_fail(comm, rc, "MPI_Sendrecv");
 	}

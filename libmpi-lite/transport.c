@@ -435,13 +435,18 @@ tp_read(struct tp_conn *c)
 
 		if (c->in_payload && c->inpos == c->inlen &&
 		    c->pgot < c->pkeep) {
-			n = recv(c->fd, c->pdst + c->pgot, c->pkeep - c->pgot,
-			    MSG_DONTWAIT);
+			size_t want = c->pkeep - c->pgot;
+
+			n = recv(c->fd, c->pdst + c->pgot, want, MSG_DONTWAIT);
 			if (n > 0) {
 				c->pgot += (size_t)n;
 				c->prest -= (size_t)n;
 				if (c->prest == 0)
 					tp_frame_done(c);
+				/* A short read means the socket is drained:
+				   save the recv that would say EAGAIN. */
+				if ((size_t)n < want)
+					return 0;
 				continue;
 			}
 		} else {
@@ -451,11 +456,14 @@ tp_read(struct tp_conn *c)
 				c->inlen -= c->inpos;
 				c->inpos = 0;
 			}
-			n = recv(c->fd, c->in + c->inlen, c->incap - c->inlen,
-			    MSG_DONTWAIT);
+			size_t want = c->incap - c->inlen;
+
+			n = recv(c->fd, c->in + c->inlen, want, MSG_DONTWAIT);
 			if (n > 0) {
 				c->inlen += (size_t)n;
 				tp_parse(c);
+				if ((size_t)n < want)
+					return 0;
 				continue;
 			}
 		}
