@@ -1,0 +1,31 @@
+# libFuzzer targets (clang). Invoked by `make fuzz`:
+#   make -f tests/fuzz/fuzz.mk BUILD=build     -> build-fuzz/fuzz_*
+# Run them briefly with tests/fuzz/run-short.sh.
+
+BUILD    ?= build
+FB       := $(BUILD)-fuzz
+CLANG    ?= clang
+FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	-fno-omit-frame-pointer -I$(FB)/gen -Iruntime -Wall -Wextra \
+	-Wno-unused-parameter -Wno-missing-field-initializers
+
+GEN_C := $(FB)/gen/mpiv.pb-c.c
+GEN_H := $(FB)/gen/mpiv.pb-c.h
+FRAME_SRCS := runtime/frame.c $(GEN_C)
+CM_SRCS := runtime/conn.c runtime/frame.c runtime/net.c runtime/log.c \
+	$(wildcard channel-memory/*.c) $(GEN_C)
+
+.PHONY: all
+all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn
+
+$(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
+	@mkdir -p $(FB)/gen
+	protoc-c --c_out=$(FB)/gen -Iruntime/proto runtime/proto/mpiv.proto
+
+$(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c
+
+$(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h channel-memory/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) \
+		-lev -lprotobuf-c

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (-fsanitize=fuzzer,address) and
+# runs each for FUZZ_SECONDS (default 20). Exits non-zero on a crash, a
+# leak or a sanitizer report; crash inputs land in $BUILD-fuzz/crashes/.
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+FB=$BUILD-fuzz
+SECS=${FUZZ_SECONDS:-20}
+
+command -v clang >/dev/null 2>&1 || { echo "run-short.sh: clang not found (apt-get install clang)" >&2; exit 1; }
+make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" || { echo "run-short.sh: fuzz build failed" >&2; exit 1; }
+
+status=0
+for t in fuzz_frame fuzz_cm_conn; do
+	mkdir -p "$FB/corpus/$t" "$FB/crashes"
+	echo "== $t ($SECS s)"
+	if ! "$FB/$t" -max_total_time="$SECS" -max_len=4096 -timeout=10 \
+	    -rss_limit_mb=2048 -print_final_stats=0 \
+	    -artifact_prefix="$FB/crashes/$t-" "$FB/corpus/$t" \
+	    >"$FB/$t.log" 2>&1; then
+		echo "run-short.sh: $t FAILED, see $FB/$t.log and $FB/crashes/" >&2
+		tail -30 "$FB/$t.log" >&2
+		status=1
+	else
+		grep -E "^#[0-9]+.*DONE" "$FB/$t.log" | tail -1
+	fi
+done
+exit $status
