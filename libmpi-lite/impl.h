@@ -221,6 +221,11 @@ int mpiv_sendrecv_coll(const void *sbuf, int scount, MPI_Datatype sdt,
     int dest, void *rbuf, int rcount, MPI_Datatype rdt, int source, int tag,
     MPI_Comm comm);
 
+/* Why a Channel Memory connection was lost, in one line (which CM, its
+   address, what failed), for the MPI_ERR_PROC_FAILED message; NULL while
+   every connection is up (transport.c). */
+const char *mpiv_transport_error(void);
+
 /* State of the library (init.c). */
 struct mpiv_state {
 	bool initialized, finalized;
