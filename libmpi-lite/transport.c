@@ -507,6 +507,12 @@ mpiv_tp_error(void)
 	return tp_err;
 }
 
+const char *
+mpiv_transport_error(void)
+{
+	return tp_err;
+}
+
 /* ---------------- progress ---------------- */
 
 static long
