@@ -79,6 +79,18 @@ cm_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	}
 }
 
+/*
+ * Arms the one-shot redial timer. The delay is set again each time: a
+ * stopped libev timer keeps only what was left of its previous delay.
+ */
+static void
+cm_redial_later(struct cm *cm)
+{
+	ev_timer_stop(cm->loop, &cm->redial_w);
+	ev_timer_set(&cm->redial_w, CM_REDIAL_SECONDS, 0.);
+	ev_timer_start(cm->loop, &cm->redial_w);
+}
+
 /* Dials the dispatcher; on failure retries from a timer. */
 static void
 cm_dial_dispatcher(struct cm *cm)
@@ -90,12 +102,12 @@ cm_dial_dispatcher(struct cm *cm)
 	if ((fd = net_dial(cm->dispatcher, CM_DIAL_TIMEOUT_MS)) < 0) {
 		log_warn("cm cannot reach dispatcher=%s, retrying",
 		    cm->dispatcher);
-		ev_timer_start(cm->loop, &cm->redial_w);
+		cm_redial_later(cm);
 		return;
 	}
 	cm->disp = session_new(cm, fd, true);
 	if (cm->disp == NULL)
-		ev_timer_start(cm->loop, &cm->redial_w);
+		cm_redial_later(cm);
 	else
 		log_info("cm registered with dispatcher=%s addr=%s",
 		    cm->dispatcher, cm->bound);
@@ -113,7 +125,7 @@ cm_dispatcher_lost(struct cm *cm)
 	if (cm->stopping || cm->dispatcher == NULL)
 		return;
 	log_warnx("cm lost dispatcher=%s, redialling", cm->dispatcher);
-	ev_timer_start(cm->loop, &cm->redial_w);
+	cm_redial_later(cm);
 }
 
 /* Stops accepting and closes everything; ev_run returns once all is gone. */
