@@ -90,6 +90,7 @@ struct job {
 	struct rank_state *ranks;
 	uint64_t unexpected_bytes;
 	bool throttled;
+	uint64_t throttle_episodes;	/* warn on the first, then rarely */
 	/* counters (CmStats) */
 	uint64_t messages, bytes, log_entries, log_bytes;
 	uint64_t duplicates;

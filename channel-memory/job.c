@@ -166,10 +166,13 @@ job_unexpected_add(struct job *j, struct session *sender, uint64_t n)
 {
 	j->unexpected_bytes += n;
 	if (!j->throttled && j->unexpected_bytes > j->cm->max_memory) {
-		log_warnx("cm memory cap reached job=%s unexpected_bytes=%llu "
-		    "max=%llu: pausing senders until receivers catch up",
-		    j->id, (unsigned long long)j->unexpected_bytes,
-		    (unsigned long long)j->cm->max_memory);
+		if (j->throttle_episodes++ % 1000 == 0)
+			log_warnx("cm memory cap reached job=%s unexpected_bytes=%llu "
+			    "max=%llu episodes=%llu: pausing senders until "
+			    "receivers catch up", j->id,
+			    (unsigned long long)j->unexpected_bytes,
+			    (unsigned long long)j->cm->max_memory,
+			    (unsigned long long)j->throttle_episodes);
 		job_throttle(j, true);
 	}
 }
@@ -179,7 +182,7 @@ job_unexpected_sub(struct job *j, uint64_t n)
 {
 	j->unexpected_bytes -= n < j->unexpected_bytes ? n : j->unexpected_bytes;
 	if (j->throttled && j->unexpected_bytes <= j->cm->max_memory / 4 * 3) {
-		log_info("cm memory below low watermark job=%s "
+		log_debug("cm memory below low watermark job=%s "
 		    "unexpected_bytes=%llu: resuming senders", j->id,
 		    (unsigned long long)j->unexpected_bytes);
 		job_throttle(j, false);
