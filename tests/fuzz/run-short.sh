@@ -18,6 +18,7 @@ for t in fuzz_frame fuzz_cm_conn; do
 	if ! "$FB/$t" -max_total_time="$SECS" -max_len=4096 -timeout=10 \
 	    -rss_limit_mb=2048 -print_final_stats=0 \
 	    -artifact_prefix="$FB/crashes/$t-" "$FB/corpus/$t" \
+	    "tests/fuzz/seeds/$t" \
 	    >"$FB/$t.log" 2>&1; then
 		echo "run-short.sh: $t FAILED, see $FB/$t.log and $FB/crashes/" >&2
 		tail -30 "$FB/$t.log" >&2
