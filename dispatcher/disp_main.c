@@ -1,0 +1,155 @@
+/*
+ * disp_main.c: `mpiv dispatcher`. Parses options, listens, accepts
+ * connections (each becomes a dpeer), runs one libev loop until
+ * SIGTERM/SIGINT, then closes everything and frees every job.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "dispatcher.h"
+#include "disp_priv.h"
+#include "log.h"
+#include "net.h"
+
+static void
+disp_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv dispatcher [-h] [--listen HOST:PORT] "
+	    "[--heartbeat-timeout S]\n"
+	    "                       [--log-level error|warn|info|debug]\n"
+	    "  --listen HOST:PORT       address to serve (port 0 picks one; "
+	    "default 0.0.0.0:7070)\n"
+	    "  --heartbeat-timeout S    a node silent this long is lost "
+	    "(default 10)\n"
+	    "  --log-level LEVEL        default info (MPIV_LOG overrides)\n"
+	    "Prints \"listening on HOST:PORT\" on stdout once ready.\n");
+}
+
+static void
+disp_on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct disp *d = w->data;
+	int fd;
+
+	for (;;) {
+		fd = accept4(d->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				log_warn("dispatcher accept");
+			return;
+		}
+		(void)dpeer_new(d, fd);
+	}
+}
+
+/* Stops accepting and closes every connection; ev_run then returns. */
+static void
+disp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct disp *d = w->data;
+
+	if (d->stopping)
+		return;
+	log_info("dispatcher stopping signal=%d", w->signum);
+	d->stopping = true;
+	ev_io_stop(loop, &d->accept_w);
+	ev_signal_stop(loop, &d->sigint_w);
+	ev_signal_stop(loop, &d->sigterm_w);
+	close(d->lfd);
+	d->lfd = -1;
+	djob_free_all(d);
+	dpeer_close_all(d);
+}
+
+int
+dispatcher_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "heartbeat-timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct disp d = { .lfd = -1, .hb_timeout = DISP_HB_TIMEOUT,
+	    .next_job = 1 };
+	const char *listen_addr = "0.0.0.0:7070";
+	enum log_level level = LOG_LEVEL_INFO;
+	char *end;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "hl:L:t:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			disp_usage(stdout);
+			return 0;
+		case 'l':
+			listen_addr = optarg;
+			break;
+		case 'L':
+			if (log_parse_level(optarg, &level) < 0) {
+				fprintf(stderr, "mpiv dispatcher: bad log level "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			d.hb_timeout = strtod(optarg, &end);
+			if (*end != '\0' || !(d.hb_timeout > 0)) {
+				fprintf(stderr, "mpiv dispatcher: bad "
+				    "--heartbeat-timeout \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		default:
+			disp_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		disp_usage(stderr);
+		return 2;
+	}
+	log_init("dispatcher", level);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((d.lfd = net_listen(listen_addr, d.bound, sizeof(d.bound))) < 0) {
+		log_warn("dispatcher cannot listen on %s", listen_addr);
+		return 1;
+	}
+	if ((d.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
+		log_errorx("dispatcher cannot create an event loop");
+		close(d.lfd);
+		return 1;
+	}
+	printf("listening on %s\n", d.bound);
+	fflush(stdout);
+	log_info("dispatcher listening addr=%s", d.bound);
+
+	ev_io_init(&d.accept_w, disp_on_accept, d.lfd, EV_READ);
+	d.accept_w.data = &d;
+	ev_io_start(d.loop, &d.accept_w);
+	ev_signal_init(&d.sigint_w, disp_on_signal, SIGINT);
+	d.sigint_w.data = &d;
+	ev_signal_start(d.loop, &d.sigint_w);
+	ev_signal_init(&d.sigterm_w, disp_on_signal, SIGTERM);
+	d.sigterm_w.data = &d;
+	ev_signal_start(d.loop, &d.sigterm_w);
+
+	ev_run(d.loop, 0);
+
+	djob_free_all(&d);
+	ev_loop_destroy(d.loop);
+	log_info("dispatcher stopped");
+	return 0;
+}

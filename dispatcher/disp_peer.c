@@ -1,0 +1,327 @@
+/*
+ * disp_peer.c: one connection to the dispatcher (CM, node agent or
+ * client). The first frame must be Hello; it fixes the role, and every
+ * later frame is routed by role. A bad peer costs its connection only.
+ */
+#include <stdio.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disp_priv.h"
+#include "log.h"
+#include "net.h"
+
+static const char *const dpeer_role_names[] = {
+	"new", "cm", "node", "client", "dead",
+};
+
+static void
+dpeer_hello_reply(struct dpeer *p, bool ok, const char *error)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+
+	hr.ok = ok;
+	hr.version = FRAME_VERSION;
+	hr.error = (char *)(error != NULL ? error : "");
+	(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
+	    0);
+}
+
+/* Refuses a peer: HelloReply{ok=false}, then close once flushed. */
+static void
+dpeer_refuse(struct dpeer *p, const char *why)
+{
+	log_warnx("dispatcher refusing peer=%s reason=\"%s\"", conn_peer(p->c),
+	    why);
+	dpeer_hello_reply(p, false, why);
+	p->role = DPEER_DEAD;
+	conn_close(p->c, why, true);
+}
+
+/* An Error frame, then close (for peers past their Hello). */
+static void
+dpeer_error(struct dpeer *p, const char *why)
+{
+	Mpiv__Error e = MPIV__ERROR__INIT;
+
+	log_warnx("dispatcher dropping peer=%s role=%s reason=\"%s\"",
+	    conn_peer(p->c), dpeer_role_names[p->role], why);
+	e.code = 1;
+	e.text = (char *)why;
+	(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_ERROR, &e.base, NULL, 0);
+	djob_peer_lost(p);
+	p->role = DPEER_DEAD;
+	conn_close(p->c, why, true);
+}
+
+static void
+dpeer_hello(struct dpeer *p, const Mpiv__Hello *h)
+{
+	char why[160];
+
+	if (h->version != FRAME_VERSION) {
+		snprintf(why, sizeof(why), "protocol version %u not supported "
+		    "(dispatcher speaks %u)", h->version, FRAME_VERSION);
+		dpeer_refuse(p, why);
+		return;
+	}
+	switch (h->role) {
+	case MPIV__ROLE__ROLE_CM:
+		p->role = DPEER_CM;
+		break;
+	case MPIV__ROLE__ROLE_NODE:
+		p->role = DPEER_NODE;
+		break;
+	case MPIV__ROLE__ROLE_CLIENT:
+		p->role = DPEER_CLIENT;
+		break;
+	default:
+		snprintf(why, sizeof(why), "role %d cannot talk to the "
+		    "dispatcher", (int)h->role);
+		dpeer_refuse(p, why);
+		return;
+	}
+	snprintf(p->name, sizeof(p->name), "%s",
+	    *h->name != '\0' ? h->name : conn_peer(p->c));
+	ev_timer_stop(p->d->loop, &p->hello_w);
+	if (p->role == DPEER_NODE) {
+		/* From now on the timer is the heartbeat deadline. */
+		p->hello_w.repeat = p->d->hb_timeout;
+		ev_timer_again(p->d->loop, &p->hello_w);
+	}
+	log_info("dispatcher hello role=%s name=%s peer=%s",
+	    dpeer_role_names[p->role], p->name, conn_peer(p->c));
+	dpeer_hello_reply(p, true, NULL);
+}
+
+/* A CM that listens on a wildcard address is reached at its peer IP. */
+static void
+dpeer_cm_register(struct dpeer *p, const Mpiv__ServiceRegister *sr)
+{
+	char host[96], port[16], phost[96], pport[16];
+
+	if (net_split_hostport(sr->addr, host, sizeof(host), port,
+	    sizeof(port)) < 0 || *port == '\0') {
+		dpeer_error(p, "bad service address");
+		return;
+	}
+	if ((*host == '\0' || strcmp(host, "0.0.0.0") == 0 ||
+	    strcmp(host, "::") == 0) &&
+	    net_split_hostport(conn_peer(p->c), phost, sizeof(phost), pport,
+	    sizeof(pport)) == 0)
+		snprintf(host, sizeof(host), "%s", phost);
+	if (strchr(host, ':') != NULL)
+		snprintf(p->addr, sizeof(p->addr), "[%s]:%s", host, port);
+	else
+		snprintf(p->addr, sizeof(p->addr), "%s:%s", host, port);
+	log_info("dispatcher cm registered addr=%s", p->addr);
+	djob_schedule(p->d);
+}
+
+static void
+dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_SERVICE_REGISTER: {
+		Mpiv__ServiceRegister *sr = (Mpiv__ServiceRegister *)m;
+		if (sr->role != MPIV__ROLE__ROLE_CM) {
+			dpeer_error(p, "only channel memories register here");
+			return;
+		}
+		dpeer_cm_register(p, sr);
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_JOB_STATUS:
+		djob_cm_status(p, (Mpiv__JobStatus *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_ERROR:
+		djob_cm_error(p, ((Mpiv__Error *)m)->text);
+		return;
+	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+	case MPIV__MSG_TYPE__MSG_CM_STATS:
+		return;
+	default:
+		break;
+	}
+	dpeer_error(p, "unexpected frame from a channel memory");
+}
+
+static void
+dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
+    ProtobufCMessage *m, uint8_t *payload)
+{
+	ev_timer_again(p->d->loop, &p->hello_w);	/* any frame is a sign of life */
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_NODE_REGISTER: {
+		Mpiv__NodeRegister *nr = (Mpiv__NodeRegister *)m;
+		if (nr->slots < 1 || nr->slots > DISP_MAX_RANKS) {
+			dpeer_error(p, "slots out of range");
+			return;
+		}
+		if (*nr->name != '\0')
+			snprintf(p->name, sizeof(p->name), "%s", nr->name);
+		p->slots = nr->slots;
+		log_info("dispatcher node registered name=%s slots=%d criu=%d",
+		    p->name, p->slots, nr->criu);
+		djob_schedule(p->d);
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		return;
+	case MPIV__MSG_TYPE__MSG_TASK_STARTED: {
+		Mpiv__TaskStarted *ts = (Mpiv__TaskStarted *)m;
+		log_debug("dispatcher task started job=%s rank=%d "
+		    "incarnation=%u pid=%d node=%s", ts->job_id, ts->rank,
+		    ts->incarnation, ts->pid, p->name);
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_TASK_EXIT:
+		djob_task_exit(p, (Mpiv__TaskExit *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_OUTPUT:
+		djob_output(p, (Mpiv__Output *)m, payload, h->payload_len);
+		return;
+	default:
+		break;
+	}
+	dpeer_error(p, "unexpected frame from a node agent");
+}
+
+static void
+dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	const char *err = NULL;
+
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_JOB_SUBMIT:
+		if (p->job != NULL) {
+			dpeer_error(p, "one job per client connection");
+			return;
+		}
+		if (djob_submit(p->d, p, (Mpiv__JobSubmit *)m, &err) == NULL)
+			dpeer_error(p, err);
+		return;
+	case MPIV__MSG_TYPE__MSG_BYE:
+		djob_peer_lost(p);
+		p->role = DPEER_DEAD;
+		conn_close(p->c, "client said bye", true);
+		return;
+	default:
+		break;
+	}
+	dpeer_error(p, "unexpected frame from a client");
+}
+
+static void
+dpeer_on_frame(struct conn *c, const struct frame_hdr *h,
+    ProtobufCMessage *m, uint8_t *payload)
+{
+	struct dpeer *p = conn_udata(c);
+
+	switch (p->role) {
+	case DPEER_NEW:
+		if (h->type != MPIV__MSG_TYPE__MSG_HELLO)
+			dpeer_refuse(p, "expected hello as the first frame");
+		else
+			dpeer_hello(p, (Mpiv__Hello *)m);
+		break;
+	case DPEER_CM:
+		dpeer_cm_frame(p, h, m);
+		break;
+	case DPEER_NODE:
+		dpeer_node_frame(p, h, m, payload);
+		break;
+	case DPEER_CLIENT:
+		dpeer_client_frame(p, h, m);
+		break;
+	case DPEER_DEAD:
+		break;
+	}
+	free(payload);
+}
+
+static void
+dpeer_on_close(struct conn *c, const char *reason)
+{
+	struct dpeer *p = conn_udata(c);
+	struct disp *d = p->d;
+
+	log_info("dispatcher connection closed role=%s name=%s peer=%s "
+	    "reason=\"%s\"", dpeer_role_names[p->role], p->name, conn_peer(c),
+	    reason);
+	ev_timer_stop(d->loop, &p->hello_w);
+	djob_peer_lost(p);
+	if (p->prev != NULL)
+		p->prev->next = p->next;
+	else
+		d->peers = p->next;
+	if (p->next != NULL)
+		p->next->prev = p->prev;
+	free(p);
+	if (!d->stopping)
+		djob_schedule(d);
+}
+
+static const struct conn_ops dpeer_ops = {
+	.on_frame = dpeer_on_frame,
+	.on_close = dpeer_on_close,
+};
+
+/* Hello deadline for new peers; heartbeat deadline for nodes. */
+static void
+dpeer_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct dpeer *p = w->data;
+
+	ev_timer_stop(loop, w);
+	if (p->role == DPEER_NEW) {
+		dpeer_refuse(p, "no hello received in time");
+	} else if (p->role == DPEER_NODE) {
+		log_warnx("dispatcher node lost name=%s reason=\"no heartbeat "
+		    "for %.0f s\"", p->name, p->d->hb_timeout);
+		djob_peer_lost(p);
+		p->role = DPEER_DEAD;
+		conn_close(p->c, "heartbeat timeout", false);
+	}
+}
+
+/* Wraps an accepted socket; owns fd from here on, even on failure. */
+struct dpeer *
+dpeer_new(struct disp *d, int fd)
+{
+	struct dpeer *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		log_errorx("dispatcher out of memory accepting a connection");
+		close(fd);
+		return NULL;
+	}
+	p->d = d;
+	if ((p->c = conn_new(d->loop, fd, &dpeer_ops, p)) == NULL) {
+		close(fd);
+		free(p);
+		return NULL;
+	}
+	snprintf(p->name, sizeof(p->name), "%s", conn_peer(p->c));
+	ev_timer_init(&p->hello_w, dpeer_on_timer, DISP_HELLO_TIMEOUT, 0.);
+	p->hello_w.data = p;
+	ev_timer_start(d->loop, &p->hello_w);
+	p->next = d->peers;
+	if (d->peers != NULL)
+		d->peers->prev = p;
+	d->peers = p;
+	return p;
+}
+
+/* Shutdown: every connection closes now; on_close frees each peer. */
+void
+dpeer_close_all(struct disp *d)
+{
+	for (struct dpeer *p = d->peers; p != NULL; p = p->next) {
+		ev_timer_stop(d->loop, &p->hello_w);
+		conn_close(p->c, "dispatcher shutting down", false);
+	}
+}

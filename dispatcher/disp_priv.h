@@ -1,0 +1,120 @@
+/*
+ * disp_priv.h: the dispatcher's private state and prototypes, grouped by
+ * file. One struct disp per daemon, passed around; peers and jobs are
+ * lists hanging off it.
+ */
+#ifndef MPIV_DISP_PRIV_H
+#define MPIV_DISP_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "conn.h"
+#include "frame.h"
+
+#define DISP_HELLO_TIMEOUT	10.0	/* s to say Hello */
+#define DISP_HB_TIMEOUT		10.0	/* s of node silence = node lost */
+#define DISP_KILL_GRACE		3.0	/* s to wait for killed ranks */
+#define DISP_MAX_RANKS		65536
+#define DISP_MAX_CMS		1024
+
+enum disp_role {
+	DPEER_NEW = 0,		/* no Hello yet */
+	DPEER_CM,
+	DPEER_NODE,
+	DPEER_CLIENT,
+	DPEER_DEAD,		/* closing */
+};
+
+struct djob;
+
+struct dpeer {
+	struct disp *d;
+	struct conn *c;
+	enum disp_role role;
+	char name[64];
+	ev_timer hello_w;	/* Hello deadline, then node heartbeat idle */
+	/* CM */
+	char addr[128];		/* host:port ranks dial; "" until registered */
+	int njobs;		/* jobs it serves (for spreading) */
+	/* node */
+	int slots;		/* 0 until NodeRegister */
+	int used;		/* launched or assigned ranks not yet exited */
+	/* client */
+	struct djob *job;
+	struct dpeer *prev, *next;
+};
+
+enum djob_state {
+	DJOB_WAITING = 0,	/* not enough CMs or slots */
+	DJOB_SETUP,		/* JobSetup sent, waiting for every ready */
+	DJOB_RUNNING,		/* Launch sent */
+	DJOB_FINISHING,		/* a rank failed, others being killed */
+};
+
+struct drank {
+	struct dpeer *node;	/* NULL: unassigned or node lost */
+	uint32_t incarnation;
+	bool launched;
+	bool exited;
+	int exit_code;
+};
+
+struct djob {
+	struct disp *d;
+	char id[32];
+	enum djob_state state;
+	int nranks;
+	int ncms;
+	char **argv;		/* NULL-terminated */
+	size_t argc;
+	char **env;
+	size_t nenv;
+	char *cwd;
+	struct dpeer *client;	/* NULL once the client left */
+	struct dpeer **cms;	/* ncms, NULL until assigned or once lost */
+	bool *cm_ready;
+	int nready;
+	struct drank *ranks;
+	int nexited;
+	bool failed;
+	int exit_code;		/* first failure's code */
+	char reason[512];	/* first failure's reason */
+	char waitmsg[128];	/* last "waiting" message sent */
+	ev_timer grace_w;	/* FINISHING: stop waiting for killed ranks */
+	struct djob *prev, *next;
+};
+
+struct disp {
+	struct ev_loop *loop;
+	int lfd;
+	char bound[128];
+	ev_io accept_w;
+	ev_signal sigint_w, sigterm_w;
+	double hb_timeout;
+	struct dpeer *peers;
+	struct djob *jobs;
+	unsigned next_job;
+	bool stopping;
+};
+
+/* disp_peer.c */
+struct dpeer *dpeer_new(struct disp *d, int fd);
+void dpeer_close_all(struct disp *d);
+
+/* disp_job.c */
+struct djob *djob_submit(struct disp *d, struct dpeer *client,
+    const Mpiv__JobSubmit *js, const char **err);
+struct djob *djob_find(struct disp *d, const char *id);
+void djob_schedule(struct disp *d);
+void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
+void djob_cm_error(struct dpeer *cm, const char *text);
+void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
+void djob_output(struct dpeer *node, const Mpiv__Output *o,
+    const uint8_t *payload, uint32_t len);
+void djob_peer_lost(struct dpeer *p);
+void djob_free_all(struct disp *d);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * main.c: the `mpiv` binary. Dispatches the first word to a subcommand;
+ * each subcommand parses its own options (argv[0] is the subcommand).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../channel-memory/cm.h"
+#include "../dispatcher/dispatcher.h"
+#include "frame.h"
+#include "front.h"
+
+static void
+main_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv COMMAND [options]\n"
+	    "\n"
+	    "  run -n N [options] PROG [ARGS...]   run an MPI job (see mpiv run -h)\n"
+	    "  dispatcher --listen HOST:PORT       run the job dispatcher\n"
+	    "  cm --dispatcher HOST:PORT           run a Channel Memory server\n"
+	    "  node --dispatcher HOST:PORT         run a node agent\n"
+	    "  cs                                  run a checkpoint server\n"
+	    "  version                             print the version\n"
+	    "  help                                this text\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		main_usage(stderr);
+		return 2;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return run_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "cm") == 0)
+		return cm_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "dispatcher") == 0)
+		return dispatcher_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "node") == 0)
+		return node_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "cs") == 0) {
+		fprintf(stderr, "mpiv cs: not implemented yet (issue 4)\n");
+		return 2;
+	}
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
+		return 0;
+	}
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "-h") == 0 ||
+	    strcmp(cmd, "--help") == 0) {
+		main_usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "mpiv: unknown command \"%s\"\n", cmd);
+	main_usage(stderr);
+	return 2;
+}

@@ -1,0 +1,696 @@
+/*
+ * node.c: `mpiv node`, the node agent. Dials the dispatcher (nothing
+ * ever connects to a node), registers its slots, heartbeats every
+ * second, and runs the ranks it is told to launch: stdout/stderr through
+ * pipes forwarded as Output frames, an abort pipe (MPIV_CTRL_FD), and a
+ * TaskExit once the rank was reaped and its pipes reached EOF, so no
+ * output is ever reported after the exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <ev.h>
+
+#include "conn.h"
+#include "front.h"
+#include "log.h"
+#include "net.h"
+#include "proc.h"
+
+#define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
+#define NODE_DIAL_TIMEOUT_MS	2000
+#define NODE_DRAIN_TIMEOUT	2.0	/* s to wait for pipe EOF after exit */
+#define NODE_READ_CHUNK		65536	/* bytes per Output frame at most */
+#define NODE_OUT_HIGH		(8u << 20)	/* stop reading pipes above */
+#define NODE_OUT_LOW		(1u << 20)	/* resume below */
+
+struct task;
+
+struct task_stream {
+	struct task *t;
+	int fd;
+	int stream;		/* 1 stdout, 2 stderr */
+	ev_io w;
+	bool paused;
+};
+
+struct task {
+	struct node *n;
+	char job[64];
+	int rank;
+	uint32_t incarnation;
+	pid_t pid;
+	struct task_stream out, err;
+	int ctrl_fd;
+	ev_io ctrl_w;
+	char ctrl_buf[128];
+	size_t ctrl_len;
+	ev_child child_w;
+	ev_timer drain_w;
+	bool reaped;
+	int status;
+	bool aborted;
+	int abort_code;
+	char reason[320];
+	struct task *prev, *next;
+};
+
+struct node {
+	struct ev_loop *loop;
+	const char *dispatcher;
+	char name[64];
+	int slots;
+	struct conn *c;
+	bool dial_warned;
+	uint64_t hb_seq;
+	ev_timer hb_w;		/* heartbeat, or redial while c == NULL */
+	ev_timer resume_w;	/* output back-pressure check */
+	ev_signal sigint_w, sigterm_w;
+	struct task *tasks;
+	bool stopping;
+	int exit_code;
+};
+
+static void node_dial(struct node *n);
+
+static void
+node_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv node [-h] --dispatcher HOST:PORT [--slots N] "
+	    "[--name NAME]\n"
+	    "                 [--log-level error|warn|info|debug]\n"
+	    "  --dispatcher HOST:PORT  the dispatcher to register with\n"
+	    "  --slots N               ranks this node runs at once "
+	    "(default: number of CPUs)\n"
+	    "  --name NAME             node name (default: host name)\n"
+	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n");
+}
+
+/* ---------------- tasks ---------------- */
+
+static void
+task_close_stream(struct task_stream *s)
+{
+	if (s->fd < 0)
+		return;
+	ev_io_stop(s->t->n->loop, &s->w);
+	close(s->fd);
+	s->fd = -1;
+}
+
+static void
+task_close_ctrl(struct task *t)
+{
+	if (t->ctrl_fd < 0)
+		return;
+	ev_io_stop(t->n->loop, &t->ctrl_w);
+	close(t->ctrl_fd);
+	t->ctrl_fd = -1;
+}
+
+static void
+task_free(struct task *t)
+{
+	struct node *n = t->n;
+
+	task_close_stream(&t->out);
+	task_close_stream(&t->err);
+	task_close_ctrl(t);
+	ev_child_stop(n->loop, &t->child_w);
+	ev_timer_stop(n->loop, &t->drain_w);
+	if (t->prev != NULL)
+		t->prev->next = t->next;
+	else
+		n->tasks = t->next;
+	if (t->next != NULL)
+		t->next->prev = t->prev;
+	free(t);
+}
+
+/* Sends TaskExit for a reaped task and frees it. */
+static void
+task_report(struct task *t)
+{
+	Mpiv__TaskExit te = MPIV__TASK_EXIT__INIT;
+	struct node *n = t->n;
+
+	te.job_id = t->job;
+	te.rank = t->rank;
+	te.incarnation = t->incarnation;
+	if (WIFEXITED(t->status))
+		te.exit_code = WEXITSTATUS(t->status);
+	else if (WIFSIGNALED(t->status))
+		te.signal = WTERMSIG(t->status);
+	te.aborted = t->aborted;
+	te.abort_code = t->abort_code;
+	te.reason = t->reason;
+	log_info("node task exit job=%s rank=%d incarnation=%u pid=%d "
+	    "code=%d signal=%d aborted=%d", t->job, t->rank, t->incarnation,
+	    (int)t->pid, te.exit_code, te.signal, te.aborted);
+	if (n->c != NULL)
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base,
+		    NULL, 0);
+	task_free(t);
+}
+
+static void
+task_check_done(struct task *t)
+{
+	if (t->reaped && t->out.fd < 0 && t->err.fd < 0)
+		task_report(t);
+}
+
+/* Parses "abort <code>" lines from the rank's control pipe. */
+static void
+task_ctrl_parse(struct task *t)
+{
+	char *nl, *end;
+	long code;
+
+	while ((nl = memchr(t->ctrl_buf, '\n', t->ctrl_len)) != NULL) {
+		*nl = '\0';
+		if (strncmp(t->ctrl_buf, "abort ", 6) == 0) {
+			code = strtol(t->ctrl_buf + 6, &end, 10);
+			if (end != t->ctrl_buf + 6) {
+				t->aborted = true;
+				t->abort_code = (int)code;
+			}
+		} else {
+			log_debug("node ignoring control line \"%s\" rank=%d",
+			    t->ctrl_buf, t->rank);
+		}
+		t->ctrl_len -= (size_t)(nl + 1 - t->ctrl_buf);
+		memmove(t->ctrl_buf, nl + 1, t->ctrl_len);
+	}
+	if (t->ctrl_len == sizeof(t->ctrl_buf))	/* garbage: drop it */
+		t->ctrl_len = 0;
+}
+
+static void
+task_ctrl_read(struct task *t)
+{
+	ssize_t r;
+
+	while (t->ctrl_fd >= 0) {
+		r = read(t->ctrl_fd, t->ctrl_buf + t->ctrl_len,
+		    sizeof(t->ctrl_buf) - t->ctrl_len);
+		if (r > 0) {
+			t->ctrl_len += (size_t)r;
+			task_ctrl_parse(t);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		task_close_ctrl(t);
+	}
+}
+
+static void
+task_on_ctrl(struct ev_loop *loop, ev_io *w, int revents)
+{
+	task_ctrl_read(w->data);
+}
+
+static void
+task_pause_all(struct node *n, bool pause)
+{
+	for (struct task *t = n->tasks; t != NULL; t = t->next) {
+		struct task_stream *ss[2] = { &t->out, &t->err };
+		for (int i = 0; i < 2; i++) {
+			if (ss[i]->fd < 0 || ss[i]->paused == pause)
+				continue;
+			ss[i]->paused = pause;
+			if (pause)
+				ev_io_stop(n->loop, &ss[i]->w);
+			else
+				ev_io_start(n->loop, &ss[i]->w);
+		}
+	}
+}
+
+/* Reads one chunk of a rank's stdout/stderr and forwards it. */
+static void
+task_on_output(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct task_stream *s = w->data;
+	struct task *t = s->t;
+	struct node *n = t->n;
+	Mpiv__Output o = MPIV__OUTPUT__INIT;
+	static uint8_t buf[NODE_READ_CHUNK];
+	ssize_t r;
+
+	r = read(s->fd, buf, sizeof(buf));
+	if (r < 0 && (errno == EINTR || errno == EAGAIN ||
+	    errno == EWOULDBLOCK))
+		return;
+	if (r <= 0) {
+		task_close_stream(s);
+		task_check_done(t);
+		return;
+	}
+	if (n->c == NULL)
+		return;		/* dispatcher gone: nobody to tell */
+	o.job_id = t->job;
+	o.rank = t->rank;
+	o.stream = s->stream;
+	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_OUTPUT, &o.base, buf,
+	    (uint32_t)r);
+	if (conn_queued(n->c) > NODE_OUT_HIGH && !ev_is_active(&n->resume_w)) {
+		task_pause_all(n, true);
+		ev_timer_again(loop, &n->resume_w);
+	}
+}
+
+static void
+node_on_resume(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct node *n = w->data;
+
+	if (n->c != NULL && conn_queued(n->c) > NODE_OUT_LOW)
+		return;		/* repeat timer: check again later */
+	ev_timer_stop(loop, w);
+	task_pause_all(n, false);
+}
+
+/* Pipes of a reaped rank that stay open (a daemonized grandchild). */
+static void
+task_on_drain_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct task *t = w->data;
+
+	log_warnx("node rank=%d job=%s exited but its output pipes stay "
+	    "open; reporting the exit anyway", t->rank, t->job);
+	task_close_stream(&t->out);
+	task_close_stream(&t->err);
+	task_check_done(t);
+}
+
+static void
+task_on_child(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct task *t = w->data;
+
+	ev_child_stop(loop, w);
+	t->reaped = true;
+	t->status = w->rstatus;
+	task_ctrl_read(t);	/* the abort line was written before _exit */
+	task_close_ctrl(t);
+	ev_timer_start(loop, &t->drain_w);
+	task_check_done(t);
+}
+
+static void
+task_stream_init(struct task *t, struct task_stream *s, int fd, int stream)
+{
+	s->t = t;
+	s->fd = fd;
+	s->stream = stream;
+	ev_io_init(&s->w, task_on_output, fd, EV_READ);
+	s->w.data = s;
+	if (fd >= 0) {
+		(void)net_set_nonblock(fd);
+		ev_io_start(t->n->loop, &s->w);
+	}
+}
+
+/* Reports a task that could not even be forked. */
+static void
+node_launch_failed(struct node *n, const Mpiv__Launch *l, const char *why)
+{
+	Mpiv__TaskExit te = MPIV__TASK_EXIT__INIT;
+
+	te.job_id = l->job_id;
+	te.rank = l->rank;
+	te.incarnation = l->incarnation;
+	te.exit_code = 1;
+	te.reason = (char *)why;
+	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base, NULL, 0);
+}
+
+#define NODE_NENV 7
+
+static void
+node_launch(struct node *n, const Mpiv__Launch *l)
+{
+	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
+	char vjob[96], vrank[32], vsize[32], vinc[32], vctrl[32], vnode[96];
+	char *vcms, **env = NULL, **argv = NULL, why[320];
+	struct proc_spec spec = { 0 };
+	struct proc_child ch;
+	struct task *t = NULL;
+	size_t len = 16, k = 0;
+
+	if (l->n_argv < 1 || *l->argv[0] == '\0') {
+		node_launch_failed(n, l, "empty command line");
+		return;
+	}
+	for (size_t i = 0; i < l->n_cms; i++)
+		len += strlen(l->cms[i]) + 1;
+	if ((vcms = malloc(len)) == NULL ||
+	    (env = calloc(l->n_env + NODE_NENV + 1, sizeof(*env))) == NULL ||
+	    (argv = calloc(l->n_argv + 1, sizeof(*argv))) == NULL ||
+	    (t = calloc(1, sizeof(*t))) == NULL) {
+		node_launch_failed(n, l, "node agent out of memory");
+		goto out_free;
+	}
+	strcpy(vcms, "MPIV_CMS=");
+	for (size_t i = 0; i < l->n_cms; i++) {
+		if (i > 0)
+			strcat(vcms, ",");
+		strcat(vcms, l->cms[i]);
+	}
+	for (size_t i = 0; i < l->n_env; i++)
+		if (strchr(l->env[i], '=') != NULL)
+			env[k++] = l->env[i];
+	snprintf(vjob, sizeof(vjob), "MPIV_JOB=%s", l->job_id);
+	snprintf(vrank, sizeof(vrank), "MPIV_RANK=%d", l->rank);
+	snprintf(vsize, sizeof(vsize), "MPIV_SIZE=%d", l->nranks);
+	snprintf(vinc, sizeof(vinc), "MPIV_INCARNATION=%u", l->incarnation);
+	snprintf(vctrl, sizeof(vctrl), "MPIV_CTRL_FD=%d", PROC_CTRL_FD);
+	snprintf(vnode, sizeof(vnode), "MPIV_NODE=%s", n->name);
+	env[k++] = vjob;
+	env[k++] = vrank;
+	env[k++] = vsize;
+	env[k++] = vinc;
+	env[k++] = vcms;
+	env[k++] = vctrl;
+	env[k++] = vnode;
+
+	/* protobuf-c arrays are counted, exec wants a NULL at the end. */
+	memcpy(argv, l->argv, l->n_argv * sizeof(*argv));
+	spec.argv = argv;
+	spec.cwd = l->cwd;
+	spec.setenv = env;
+	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;
+	if (proc_spawn(&spec, &ch) < 0) {
+		snprintf(why, sizeof(why), "cannot start %s: %s", l->argv[0],
+		    strerror(errno));
+		log_warnx("node %s", why);
+		node_launch_failed(n, l, why);
+		goto out_free;
+	}
+	t->n = n;
+	snprintf(t->job, sizeof(t->job), "%s", l->job_id);
+	t->rank = l->rank;
+	t->incarnation = l->incarnation;
+	t->pid = ch.pid;
+	t->ctrl_fd = ch.ctrl_fd;
+	if (ch.exec_errno != 0)
+		snprintf(t->reason, sizeof(t->reason), "cannot %s %s: %s",
+		    ch.exec_step, ch.exec_step[0] == 'c' ? l->cwd : l->argv[0],
+		    strerror(ch.exec_errno));
+	task_stream_init(t, &t->out, ch.out_fd, 1);
+	task_stream_init(t, &t->err, ch.err_fd, 2);
+	ev_io_init(&t->ctrl_w, task_on_ctrl, t->ctrl_fd, EV_READ);
+	t->ctrl_w.data = t;
+	if (t->ctrl_fd >= 0) {
+		(void)net_set_nonblock(t->ctrl_fd);
+		ev_io_start(n->loop, &t->ctrl_w);
+	}
+	ev_child_init(&t->child_w, task_on_child, ch.pid, 0);
+	t->child_w.data = t;
+	ev_child_start(n->loop, &t->child_w);
+	ev_timer_init(&t->drain_w, task_on_drain_timeout, NODE_DRAIN_TIMEOUT,
+	    0.);
+	t->drain_w.data = t;
+	t->next = n->tasks;
+	if (n->tasks != NULL)
+		n->tasks->prev = t;
+	n->tasks = t;
+	t = NULL;
+	log_info("node launched job=%s rank=%d incarnation=%u pid=%d%s%s",
+	    l->job_id, l->rank, l->incarnation, (int)ch.pid,
+	    ch.exec_errno ? " error=" : "", ch.exec_errno ? "exec" : "");
+	if (ch.exec_errno == 0) {
+		ts.job_id = l->job_id;
+		ts.rank = l->rank;
+		ts.incarnation = l->incarnation;
+		ts.pid = ch.pid;
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_STARTED,
+		    &ts.base, NULL, 0);
+	}
+out_free:
+	free(t);
+	free(argv);
+	free(env);
+	free(vcms);
+}
+
+static void
+node_kill(struct node *n, const Mpiv__Kill *k)
+{
+	int sig = k->signal > 0 && k->signal < NSIG ? k->signal : SIGKILL;
+
+	for (struct task *t = n->tasks; t != NULL; t = t->next) {
+		if (strcmp(t->job, k->job_id) != 0 ||
+		    (k->rank >= 0 && t->rank != k->rank) || t->reaped)
+			continue;
+		log_info("node killing job=%s rank=%d pid=%d signal=%d", t->job,
+		    t->rank, (int)t->pid, sig);
+		if (killpg(t->pid, sig) < 0 && errno != ESRCH)
+			log_warn("node killpg pid=%d", (int)t->pid);
+	}
+}
+
+/* Kills every rank and waits for it: nothing outlives the agent. */
+static void
+node_kill_all(struct node *n, bool wait)
+{
+	struct task *t;
+
+	for (t = n->tasks; t != NULL; t = t->next)
+		if (!t->reaped)
+			(void)killpg(t->pid, SIGKILL);
+	if (!wait)
+		return;
+	while ((t = n->tasks) != NULL) {
+		if (!t->reaped)
+			(void)waitpid(t->pid, NULL, 0);
+		task_free(t);
+	}
+}
+
+/* ---------------- dispatcher link ---------------- */
+
+static void
+node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
+    uint8_t *payload)
+{
+	struct node *n = conn_udata(c);
+
+	free(payload);
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
+		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
+		if (!hr->ok) {
+			log_errorx("node dispatcher=%s refused us: %s",
+			    n->dispatcher, hr->error);
+			n->exit_code = 1;
+			n->stopping = true;
+			conn_close(c, "refused", false);
+		}
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_LAUNCH:
+		node_launch(n, (Mpiv__Launch *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_KILL:
+		node_kill(n, (Mpiv__Kill *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_ERROR:
+		log_warnx("node dispatcher error text=\"%s\"",
+		    ((Mpiv__Error *)m)->text);
+		return;
+	default:
+		log_debug("node ignoring %s from the dispatcher",
+		    frame_type_name(h->type));
+		return;
+	}
+}
+
+static void
+node_stop(struct node *n)
+{
+	n->stopping = true;
+	node_kill_all(n, true);
+	ev_timer_stop(n->loop, &n->hb_w);
+	ev_timer_stop(n->loop, &n->resume_w);
+	ev_signal_stop(n->loop, &n->sigint_w);
+	ev_signal_stop(n->loop, &n->sigterm_w);
+	if (n->c != NULL)
+		conn_close(n->c, "node agent stopping", false);
+}
+
+static void
+node_on_close(struct conn *c, const char *reason)
+{
+	struct node *n = conn_udata(c);
+
+	n->c = NULL;
+	if (n->stopping) {
+		node_stop(n);
+		return;
+	}
+	log_warnx("node lost dispatcher=%s reason=\"%s\"; killing ranks, "
+	    "redialling", n->dispatcher, reason);
+	node_kill_all(n, false);
+	n->dial_warned = false;
+}
+
+static const struct conn_ops node_conn_ops = {
+	.on_frame = node_on_frame,
+	.on_close = node_on_close,
+};
+
+static void
+node_dial(struct node *n)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	Mpiv__NodeRegister nr = MPIV__NODE_REGISTER__INIT;
+	int fd;
+
+	if ((fd = net_dial(n->dispatcher, NODE_DIAL_TIMEOUT_MS)) < 0) {
+		if (!n->dial_warned)
+			log_warn("node cannot reach dispatcher=%s, retrying",
+			    n->dispatcher);
+		n->dial_warned = true;
+		return;
+	}
+	if ((n->c = conn_new(n->loop, fd, &node_conn_ops, n)) == NULL) {
+		close(fd);
+		return;
+	}
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_NODE;
+	h.rank = -1;
+	h.name = n->name;
+	nr.name = n->name;
+	nr.slots = n->slots;
+	nr.criu = false;
+	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
+	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_NODE_REGISTER, &nr.base,
+	    NULL, 0);
+	log_info("node registered dispatcher=%s name=%s slots=%d",
+	    n->dispatcher, n->name, n->slots);
+}
+
+static void
+node_on_heartbeat(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct node *n = w->data;
+	Mpiv__Heartbeat hb = MPIV__HEARTBEAT__INIT;
+
+	if (n->c == NULL) {
+		node_dial(n);
+		return;
+	}
+	hb.seq = ++n->hb_seq;
+	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_HEARTBEAT, &hb.base, NULL, 0);
+}
+
+static void
+node_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct node *n = w->data;
+
+	log_info("node stopping signal=%d", w->signum);
+	node_stop(n);
+}
+
+int
+node_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "slots", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct node n = { .slots = 0 };
+	enum log_level level = LOG_LEVEL_INFO;
+	char *end;
+	long v;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "d:hL:N:s:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			n.dispatcher = optarg;
+			break;
+		case 'h':
+			node_usage(stdout);
+			return 0;
+		case 'L':
+			if (log_parse_level(optarg, &level) < 0) {
+				fprintf(stderr, "mpiv node: bad log level "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'N':
+			snprintf(n.name, sizeof(n.name), "%s", optarg);
+			break;
+		case 's':
+			v = strtol(optarg, &end, 10);
+			if (*end != '\0' || v < 1 || v > 65536) {
+				fprintf(stderr, "mpiv node: bad --slots "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			n.slots = (int)v;
+			break;
+		default:
+			node_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || n.dispatcher == NULL) {
+		node_usage(stderr);
+		return 2;
+	}
+	if (n.slots == 0 && (n.slots = (int)sysconf(_SC_NPROCESSORS_ONLN)) < 1)
+		n.slots = 1;
+	if (n.name[0] == '\0' && gethostname(n.name, sizeof(n.name) - 1) < 0)
+		snprintf(n.name, sizeof(n.name), "node");
+	log_init("node", level);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* ev_child needs the default loop. */
+	if ((n.loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
+		log_errorx("node cannot create an event loop");
+		return 1;
+	}
+	ev_timer_init(&n.hb_w, node_on_heartbeat, NODE_HB_INTERVAL,
+	    NODE_HB_INTERVAL);
+	n.hb_w.data = &n;
+	ev_timer_start(n.loop, &n.hb_w);
+	ev_timer_init(&n.resume_w, node_on_resume, 0.05, 0.05);
+	n.resume_w.data = &n;
+	ev_signal_init(&n.sigint_w, node_on_signal, SIGINT);
+	n.sigint_w.data = &n;
+	ev_signal_start(n.loop, &n.sigint_w);
+	ev_signal_init(&n.sigterm_w, node_on_signal, SIGTERM);
+	n.sigterm_w.data = &n;
+	ev_signal_start(n.loop, &n.sigterm_w);
+	node_dial(&n);
+
+	ev_run(n.loop, 0);
+
+	node_kill_all(&n, true);
+	ev_loop_destroy(n.loop);
+	log_info("node stopped");
+	return n.exit_code;
+}

@@ -1,0 +1,252 @@
+/*
+ * proc.c: fork/exec with pipes, used for ranks (node agent) and for the
+ * daemons of `mpiv run`'s embedded deployment.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+/* What the child writes on the error pipe when a step fails. */
+struct proc_err {
+	int step;		/* 0 chdir, 1 exec, 2 setup */
+	int err;
+};
+
+static void
+proc_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* In the child: report a failed step and die. Never returns. */
+static void
+proc_child_fail(int errfd, int step, int err)
+{
+	struct proc_err pe = { step, err };
+	ssize_t r;
+
+	do
+		r = write(errfd, &pe, sizeof(pe));
+	while (r < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* In the child, after fork: never returns. */
+static void
+proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
+    int ctrlw, int epw)
+{
+	sigset_t all;
+	int devnull, fd, ep, cw = -1;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(127);
+	(void)setpgid(0, 0);
+	sigemptyset(&all);
+	(void)sigprocmask(SIG_SETMASK, &all, NULL);
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			(void)signal(s, SIG_DFL);
+
+	/* Move what we keep above the low fds before any dup2 clobbers. */
+	if ((ep = fcntl(epw, F_DUPFD_CLOEXEC, 64)) < 0)
+		_exit(127);
+	if (ctrlw >= 0 && (cw = fcntl(ctrlw, F_DUPFD, 64)) < 0)
+		proc_child_fail(ep, 2, errno);
+	if (outw >= 0 && (outw = fcntl(outw, F_DUPFD, 64)) < 0)
+		proc_child_fail(ep, 2, errno);
+	if (errw >= 0 && (errw = fcntl(errw, F_DUPFD, 64)) < 0)
+		proc_child_fail(ep, 2, errno);
+	if ((devnull = open("/dev/null", O_RDWR)) < 0)
+		proc_child_fail(ep, 2, errno);
+	if (dup2(devnull, 0) < 0 ||
+	    dup2(outw >= 0 ? outw : devnull, 1) < 0 ||
+	    dup2(errw >= 0 ? errw : devnull, 2) < 0)
+		proc_child_fail(ep, 2, errno);
+	fd = 3;
+	if (cw >= 0) {
+		if (dup2(cw, PROC_CTRL_FD) < 0)
+			proc_child_fail(ep, 2, errno);
+		fd = PROC_CTRL_FD + 1;
+	}
+	if (dup2(ep, fd) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		proc_child_fail(ep, 2, errno);
+	ep = fd;
+	for (int i = ep + 1; i < 1024; i++)
+		(void)close(i);
+	(void)close_range(1024, ~0u, 0);
+
+	if (spec->unsetenv != NULL)
+		for (const char *const *k = spec->unsetenv; *k != NULL; k++)
+			(void)unsetenv(*k);
+	if (spec->setenv != NULL)
+		for (char *const *e = spec->setenv; *e != NULL; e++)
+			(void)putenv(*e);
+	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
+		proc_child_fail(ep, 0, errno);
+	execvp(spec->argv[0], spec->argv);
+	proc_child_fail(ep, 1, errno);
+}
+
+int
+proc_spawn(const struct proc_spec *spec, struct proc_child *child)
+{
+	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int ctrlp[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int outw, errw, saved;
+	struct proc_err pe;
+	pid_t parent = getpid(), pid;
+	ssize_t r;
+
+	child->pid = -1;
+	child->out_fd = child->err_fd = child->ctrl_fd = -1;
+	child->exec_errno = 0;
+	child->exec_step = "execute";
+	if ((spec->pipe_out && pipe2(outp, O_CLOEXEC) < 0) ||
+	    (spec->pipe_err && pipe2(errp, O_CLOEXEC) < 0) ||
+	    (spec->ctrl_pipe && pipe2(ctrlp, O_CLOEXEC) < 0) ||
+	    pipe2(ep, O_CLOEXEC) < 0)
+		goto out_close;
+	outw = spec->pipe_out ? outp[1] : spec->stdout_fd;
+	errw = spec->pipe_err ? errp[1] : spec->stderr_fd;
+	if ((pid = fork()) < 0)
+		goto out_close;
+	if (pid == 0)
+		proc_child(spec, parent, outw, errw, ctrlp[1], ep[1]);
+
+	(void)setpgid(pid, pid);	/* both sides: no race with killpg */
+	proc_close(&outp[1]);
+	proc_close(&errp[1]);
+	proc_close(&ctrlp[1]);
+	proc_close(&ep[1]);
+	do
+		r = read(ep[0], &pe, sizeof(pe));
+	while (r < 0 && errno == EINTR);
+	proc_close(&ep[0]);
+	child->pid = pid;
+	child->out_fd = outp[0];
+	child->err_fd = errp[0];
+	child->ctrl_fd = ctrlp[0];
+	if (r == (ssize_t)sizeof(pe)) {
+		child->exec_errno = pe.err != 0 ? pe.err : EIO;
+		child->exec_step = pe.step == 0 ? "change directory to" :
+		    pe.step == 1 ? "execute" : "set up";
+	}
+	return 0;
+
+out_close:
+	saved = errno;
+	proc_close(&outp[0]);
+	proc_close(&outp[1]);
+	proc_close(&errp[0]);
+	proc_close(&errp[1]);
+	proc_close(&ctrlp[0]);
+	proc_close(&ctrlp[1]);
+	proc_close(&ep[0]);
+	proc_close(&ep[1]);
+	errno = saved;
+	return -1;
+}
+
+/* True when path names an executable regular file; errno otherwise. */
+static bool
+proc_is_exec(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return false;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EACCES;
+		return false;
+	}
+	return access(path, X_OK) == 0;
+}
+
+int
+proc_resolve(const char *prog, const char *cwd, char *out, size_t outlen)
+{
+	const char *path, *p, *end;
+	char buf[PATH_MAX];
+	int err = ENOENT;
+
+	if (*prog == '\0') {
+		errno = ENOENT;
+		return -1;
+	}
+	if (strchr(prog, '/') != NULL) {
+		if (prog[0] == '/' || cwd == NULL || *cwd == '\0')
+			snprintf(buf, sizeof(buf), "%s", prog);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s", cwd, prog);
+		if (!proc_is_exec(buf))
+			return -1;
+		snprintf(out, outlen, "%s", buf);
+		return 0;
+	}
+	if ((path = getenv("PATH")) == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		if (end == p)
+			snprintf(buf, sizeof(buf), "%s/%s",
+			    cwd != NULL ? cwd : ".", prog);
+		else if (*p != '/' && cwd != NULL)
+			snprintf(buf, sizeof(buf), "%s/%.*s/%s", cwd,
+			    (int)(end - p), p, prog);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p,
+			    prog);
+		if (proc_is_exec(buf)) {
+			snprintf(out, outlen, "%s", buf);
+			return 0;
+		}
+		if (errno == EACCES)
+			err = EACCES;
+		if (*end == '\0')
+			break;
+	}
+	errno = err;
+	return -1;
+}
+
+void
+proc_status_str(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "signal %d (%s)", WTERMSIG(status),
+		    strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "status 0x%x", status);
+}
+
+static int
+proc_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)remove(path);
+	return 0;
+}
+
+void
+proc_rmtree(const char *path)
+{
+	(void)nftw(path, proc_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}

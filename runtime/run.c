@@ -1,0 +1,594 @@
+/*
+ * run.c: `mpiv run`, the front end. Parses the mpirun-like command line,
+ * starts an embedded deployment unless --dispatcher names one
+ * (run_deploy.c), submits the job as a client, prints the ranks' output,
+ * reports the failure reason in one line, writes --report, tears the
+ * deployment down and exits with the job's code (docs/CONTRACTS.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "front.h"
+#include "json.h"
+#include "log.h"
+#include "net.h"
+#include "proc.h"
+#include "run_priv.h"
+
+#define RUN_DIAL_TIMEOUT_MS 5000
+
+static void
+run_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv run -n N [options] [--] PROG [ARGS...]\n"
+	    "  -n, -np, --np N          number of ranks (required)\n"
+	    "  --cms K                  Channel Memory servers (default 1)\n"
+	    "  --nodes M                node agents of the embedded deployment "
+	    "(default 1)\n"
+	    "  --tag-output             prefix each output line with "
+	    "[JOB,RANK]<stdout>: / <stderr>:\n"
+	    "  --timeout S              kill the job after S seconds (exit 124)\n"
+	    "  --report FILE            write a JSON summary of the job to FILE\n"
+	    "  --dispatcher HOST:PORT   use a running deployment instead of an "
+	    "embedded one\n"
+	    "  --log-level LEVEL        error|warn|info|debug (default warn; "
+	    "daemons: error)\n"
+	    "  -h, --help               this text\n"
+	    "Exit code: the job's (first failing rank's code, 128+S for a "
+	    "signal,\nMPI_Abort's code), 124 timeout, 127 program not found, "
+	    "2 usage, 1 deployment failure.\n");
+}
+
+/* Usage error: one line saying what is wrong, the usage, exit code 2. */
+static int
+run_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mpiv run: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	run_usage(stderr);
+	return 2;
+}
+
+static int
+run_parse_int(const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/*
+ * "-np" is not a getopt option: rewrite it to "-n" among the options
+ * (never in the program's own arguments).
+ */
+static void
+run_fix_np(int argc, char **argv)
+{
+	static char dash_n[] = "-n";
+	static const char *const with_arg[] = { "-n", "--np", "--cms",
+	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
+	    NULL };
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
+			return;
+		if (strcmp(argv[i], "-np") == 0)
+			argv[i] = dash_n;
+		for (int k = 0; with_arg[k] != NULL; k++)
+			if (strcmp(argv[i], with_arg[k]) == 0) {
+				i++;
+				break;
+			}
+	}
+}
+
+static int
+run_parse(struct run *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cms", required_argument, NULL, 'c' },
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "nodes", required_argument, NULL, 'm' },
+		{ "np", required_argument, NULL, 'n' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "tag-output", no_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int ch;
+
+	run_fix_np(argc, argv);
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+hn:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			if (run_parse_int(optarg, 1, 1024, &r->ncms) < 0)
+				return run_usage_error("bad --cms \"%s\"",
+				    optarg);
+			break;
+		case 'd':
+			r->dispatcher = optarg;
+			break;
+		case 'h':
+			run_usage(stdout);
+			return 0;
+		case 'L':
+			if (log_parse_level(optarg, &r->level) < 0)
+				return run_usage_error("bad --log-level "
+				    "\"%s\"", optarg);
+			r->child_level = optarg;
+			break;
+		case 'm':
+			if (run_parse_int(optarg, 1, 1024, &r->nnodes) < 0)
+				return run_usage_error("bad --nodes \"%s\"",
+				    optarg);
+			break;
+		case 'n':
+			if (run_parse_int(optarg, 1, 65536, &r->nranks) < 0)
+				return run_usage_error("bad number of ranks "
+				    "\"%s\" (want 1 or more)", optarg);
+			break;
+		case 'r':
+			r->report = optarg;
+			break;
+		case 't':
+			r->tag = true;
+			break;
+		case 'T':
+			r->timeout = strtod(optarg, &end);
+			if (*end != '\0' || !(r->timeout > 0) ||
+			    !isfinite(r->timeout))
+				return run_usage_error("bad --timeout \"%s\"",
+				    optarg);
+			r->timeout_arg = optarg;
+			break;
+		case ':':
+			return run_usage_error("option %s needs a value",
+			    argv[optind - 1]);
+		default:
+			return run_usage_error("unknown option %s",
+			    argv[optind - 1]);
+		}
+	}
+	if (r->nranks < 1)
+		return run_usage_error("%s", "missing -n N");
+	if (optind >= argc)
+		return run_usage_error("%s", "no program to run");
+	r->argv = argv + optind;
+	r->argc = argc - optind;
+	return -1;
+}
+
+/* ---------------- output ---------------- */
+
+static void
+run_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	ssize_t w;
+
+	while (len > 0) {
+		w = write(fd, p, len);
+		if (w > 0) {
+			p += w;
+			len -= (size_t)w;
+		} else if (w < 0 && errno == EINTR) {
+			continue;
+		} else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			(void)poll(&pfd, 1, 1000);
+		} else {
+			return;		/* EPIPE and friends: drop it */
+		}
+	}
+}
+
+/* --tag-output: emits each complete line with its prefix. */
+static void
+run_tagged(struct run *r, int rank, int stream, const uint8_t *data,
+    size_t len, bool flush)
+{
+	struct run_line *l = &r->lines[rank * 2 + (stream == 2)];
+	char prefix[96];
+	int fd = stream == 2 ? 2 : 1, plen;
+	size_t start = 0;
+
+	if (len > 0) {
+		if (l->len + len > l->cap) {
+			size_t cap = l->cap ? l->cap : 256;
+			char *nb;
+			while (cap < l->len + len)
+				cap *= 2;
+			if ((nb = realloc(l->buf, cap)) == NULL)
+				return;
+			l->buf = nb;
+			l->cap = cap;
+		}
+		memcpy(l->buf + l->len, data, len);
+		l->len += len;
+	}
+	plen = snprintf(prefix, sizeof(prefix), "[%s,%d]<%s>: ", r->job, rank,
+	    stream == 2 ? "stderr" : "stdout");
+	for (size_t i = 0; i < l->len; i++) {
+		if (l->buf[i] != '\n')
+			continue;
+		run_write_all(fd, prefix, (size_t)plen);
+		run_write_all(fd, l->buf + start, i + 1 - start);
+		start = i + 1;
+	}
+	if (flush && start < l->len) {
+		run_write_all(fd, prefix, (size_t)plen);
+		run_write_all(fd, l->buf + start, l->len - start);
+		run_write_all(fd, "\n", 1);
+		start = l->len;
+	}
+	memmove(l->buf, l->buf + start, l->len - start);
+	l->len -= start;
+}
+
+static void
+run_output(struct run *r, const Mpiv__Output *o, const uint8_t *data,
+    uint32_t len)
+{
+	if (o->rank < 0 || o->rank >= r->nranks)
+		return;
+	if (r->tag)
+		run_tagged(r, o->rank, o->stream, data, len, false);
+	else
+		run_write_all(o->stream == 2 ? 2 : 1, data, len);
+}
+
+/* ---------------- job life ---------------- */
+
+/*
+ * Ends the session: stops every watcher and closes the dispatcher link,
+ * so ev_run returns once the conn is freed. The first caller's code and
+ * reason win.
+ */
+void
+run_stop(struct run *r, int code, const char *reason)
+{
+	if (r->stopped)
+		return;
+	r->stopped = true;
+	r->exit_code = code;
+	if (reason != NULL)
+		snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	ev_timer_stop(r->loop, &r->timeout_w);
+	ev_signal_stop(r->loop, &r->sigint_w);
+	ev_signal_stop(r->loop, &r->sigterm_w);
+	run_deploy_unwatch(r);
+	if (r->c != NULL)
+		conn_close(r->c, "mpiv run done", false);
+}
+
+static void
+run_job_done(struct run *r, const Mpiv__JobDone *jd)
+{
+	r->done = true;
+	for (size_t i = 0; i < jd->n_ranks; i++) {
+		const Mpiv__RankResult *rr = jd->ranks[i];
+		if (rr->rank < 0 || rr->rank >= r->nranks)
+			continue;
+		r->results[rr->rank].known = true;
+		r->results[rr->rank].incarnations = rr->incarnations;
+		r->results[rr->rank].restarts = rr->restarts;
+		r->results[rr->rank].checkpoints = rr->checkpoints;
+		r->results[rr->rank].exit_code = rr->exit_code;
+	}
+	run_stop(r, jd->exit_code, *jd->reason != '\0' ? jd->reason : NULL);
+}
+
+static void
+run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
+    uint8_t *payload)
+{
+	struct run *r = conn_udata(c);
+	char why[400];
+
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
+		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
+		if (!hr->ok) {
+			snprintf(why, sizeof(why), "dispatcher refused us: %s",
+			    hr->error);
+			run_stop(r, 1, why);
+		}
+		break;
+	}
+	case MPIV__MSG_TYPE__MSG_JOB_STATUS: {
+		Mpiv__JobStatus *st = (Mpiv__JobStatus *)m;
+		snprintf(r->job, sizeof(r->job), "%s", st->job_id);
+		log_info("run job=%s state=%s message=\"%s\"", st->job_id,
+		    st->state, st->message);
+		break;
+	}
+	case MPIV__MSG_TYPE__MSG_OUTPUT:
+		if (!r->stopped)
+			run_output(r, (Mpiv__Output *)m, payload,
+			    h->payload_len);
+		break;
+	case MPIV__MSG_TYPE__MSG_JOB_DONE:
+		snprintf(r->job, sizeof(r->job), "%s",
+		    ((Mpiv__JobDone *)m)->job_id);
+		run_job_done(r, (Mpiv__JobDone *)m);
+		break;
+	case MPIV__MSG_TYPE__MSG_ERROR:
+		snprintf(why, sizeof(why), "dispatcher error: %s",
+		    ((Mpiv__Error *)m)->text);
+		run_stop(r, 1, why);
+		break;
+	default:
+		log_debug("run ignoring %s", frame_type_name(h->type));
+		break;
+	}
+	free(payload);
+}
+
+static void
+run_on_close(struct conn *c, const char *reason)
+{
+	struct run *r = conn_udata(c);
+	char why[300];
+
+	r->c = NULL;
+	if (!r->stopped) {
+		snprintf(why, sizeof(why), "lost connection to the dispatcher "
+		    "(%s)", reason);
+		run_stop(r, 1, why);
+	}
+}
+
+static const struct conn_ops run_conn_ops = {
+	.on_frame = run_on_frame,
+	.on_close = run_on_close,
+};
+
+static void
+run_on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+	char why[128];
+
+	snprintf(why, sizeof(why), "job timed out after %s s", r->timeout_arg);
+	run_stop(r, 124, why);
+}
+
+static void
+run_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct run *r = w->data;
+	char why[128];
+
+	snprintf(why, sizeof(why), "interrupted by signal %d (%s), job killed",
+	    w->signum, strsignal(w->signum));
+	run_stop(r, 128 + w->signum, why);
+}
+
+/* Dials the dispatcher and submits the job. 0 or -1 (reason set). */
+static int
+run_submit(struct run *r)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
+	char tmpenv[PATH_MAX + 8], *env[1];
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	if ((fd = net_dial(r->disp_addr, RUN_DIAL_TIMEOUT_MS)) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "cannot reach the "
+		    "dispatcher at %s: %s", r->disp_addr, strerror(errno));
+		return -1;
+	}
+	if ((r->c = conn_new(r->loop, fd, &run_conn_ops, r)) == NULL) {
+		close(fd);
+		snprintf(r->reason, sizeof(r->reason), "out of memory");
+		return -1;
+	}
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_CLIENT;
+	h.rank = -1;
+	h.name = "mpiv run";
+	js.nranks = r->nranks;
+	js.argv = r->argv;
+	js.n_argv = (size_t)r->argc;
+	js.cwd = r->cwd;
+	js.ncms = r->ncms;
+	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
+	if (tmp != NULL && r->dispatcher == NULL) {
+		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
+		env[0] = tmpenv;
+		js.env = env;
+		js.n_env = 1;
+	}
+	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
+	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_SUBMIT, &js.base, NULL,
+	    0);
+	return 0;
+}
+
+/* ---------------- report ---------------- */
+
+static int
+run_write_report(struct run *r, double wall)
+{
+	struct json j;
+	FILE *f;
+
+	if ((f = fopen(r->report, "w")) == NULL) {
+		fprintf(stderr, "mpiv: cannot write report %s: %s\n", r->report,
+		    strerror(errno));
+		return -1;
+	}
+	json_init(&j, f);
+	json_obj_begin(&j);
+	json_key(&j, "job");
+	json_str(&j, r->job);
+	json_key(&j, "ranks");
+	json_int(&j, r->nranks);
+	json_key(&j, "exit_code");
+	json_int(&j, r->exit_code);
+	json_key(&j, "wall_s");
+	json_double(&j, wall);
+	json_key(&j, "mode");
+	json_str(&j, "relay");
+	json_key(&j, "restarts");
+	json_int(&j, 0);
+	json_key(&j, "checkpoints");
+	json_int(&j, 0);
+	json_key(&j, "kills");
+	json_int(&j, 0);
+	json_key(&j, "reason");
+	json_str(&j, r->reason);
+	json_key(&j, "per_rank");
+	json_arr_begin(&j);
+	for (int i = 0; i < r->nranks; i++) {
+		const struct run_result *rr = &r->results[i];
+		json_obj_begin(&j);
+		json_key(&j, "rank");
+		json_int(&j, i);
+		json_key(&j, "incarnations");
+		json_int(&j, rr->known ? rr->incarnations : 1);
+		json_key(&j, "restarts");
+		json_int(&j, rr->known ? rr->restarts : 0);
+		json_key(&j, "checkpoints");
+		json_int(&j, rr->known ? rr->checkpoints : 0);
+		json_key(&j, "exit_code");
+		if (rr->known && rr->exit_code >= 0)
+			json_int(&j, rr->exit_code);
+		else
+			json_null(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "mpiv: cannot write report %s: %s\n", r->report,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static double
+run_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Checks up front that the program exists (embedded mode only). */
+static int
+run_check_program(struct run *r)
+{
+	char path[PATH_MAX];
+
+	if (proc_resolve(r->argv[0], r->cwd, path, sizeof(path)) == 0)
+		return 0;
+	if (strchr(r->argv[0], '/') == NULL && errno == ENOENT)
+		fprintf(stderr, "mpiv: %s: command not found\n", r->argv[0]);
+	else
+		fprintf(stderr, "mpiv: %s: %s\n", r->argv[0], strerror(errno));
+	return errno == EACCES ? 126 : 127;
+}
+
+int
+run_main(int argc, char **argv)
+{
+	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
+	    .child_level = "error" };
+	double t0;
+	int rc;
+
+	if ((rc = run_parse(&r, argc, argv)) >= 0)
+		return rc;
+	log_init("run", r.level);
+	signal(SIGPIPE, SIG_IGN);
+	if (getcwd(r.cwd, sizeof(r.cwd)) == NULL) {
+		fprintf(stderr, "mpiv: cannot get the current directory: %s\n",
+		    strerror(errno));
+		return 1;
+	}
+	if (r.dispatcher == NULL && (rc = run_check_program(&r)) != 0)
+		return rc;
+	t0 = run_now();
+	r.results = calloc((size_t)r.nranks, sizeof(*r.results));
+	r.lines = calloc((size_t)r.nranks * 2, sizeof(*r.lines));
+	if (r.results == NULL || r.lines == NULL) {
+		fprintf(stderr, "mpiv: out of memory\n");
+		free(r.results);
+		free(r.lines);
+		return 1;
+	}
+	snprintf(r.job, sizeof(r.job), "?");
+	r.loop = ev_default_loop(EVFLAG_AUTO);
+	r.exit_code = 1;
+
+	ev_timer_init(&r.timeout_w, run_on_timeout, r.timeout, 0.);
+	r.timeout_w.data = &r;
+	ev_signal_init(&r.sigint_w, run_on_signal, SIGINT);
+	r.sigint_w.data = &r;
+	ev_signal_start(r.loop, &r.sigint_w);
+	ev_signal_init(&r.sigterm_w, run_on_signal, SIGTERM);
+	r.sigterm_w.data = &r;
+	ev_signal_start(r.loop, &r.sigterm_w);
+
+	if (r.dispatcher != NULL) {
+		snprintf(r.disp_addr, sizeof(r.disp_addr), "%s", r.dispatcher);
+		rc = 0;
+	} else {
+		rc = run_deploy_start(&r);
+	}
+	if (rc == 0 && run_submit(&r) == 0) {
+		if (r.timeout > 0)
+			ev_timer_start(r.loop, &r.timeout_w);
+		ev_run(r.loop, 0);
+	} else {
+		r.stopped = true;
+		r.exit_code = 1;
+		ev_signal_stop(r.loop, &r.sigint_w);
+		ev_signal_stop(r.loop, &r.sigterm_w);
+		run_deploy_unwatch(&r);
+	}
+
+	if (r.tag)
+		for (int i = 0; i < r.nranks; i++) {
+			run_tagged(&r, i, 1, NULL, 0, true);
+			run_tagged(&r, i, 2, NULL, 0, true);
+		}
+	if (r.reason[0] != '\0')
+		fprintf(stderr, "mpiv: %s\n", r.reason);
+	run_deploy_stop(&r);
+	if (r.report != NULL && run_write_report(&r, run_now() - t0) < 0 &&
+	    r.exit_code == 0)
+		r.exit_code = 1;
+	for (int i = 0; i < r.nranks * 2; i++)
+		free(r.lines[i].buf);
+	free(r.lines);
+	free(r.results);
+	ev_loop_destroy(r.loop);
+	return r.exit_code;
+}

@@ -1,0 +1,279 @@
+/*
+ * run_deploy.c: the embedded deployment of `mpiv run`: a dispatcher, K
+ * CMs and M node agents started as children of our own binary, each in
+ * its own process group with PR_SET_PDEATHSIG and a private TMPDIR under
+ * one temporary directory; torn down with SIGTERM, then SIGKILL after
+ * 2 s, and the directory removed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proc.h"
+#include "run_priv.h"
+
+#define RUN_START_TIMEOUT_MS	15000	/* for a "listening on" line */
+#define RUN_TERM_GRACE_MS	2000	/* SIGTERM, then SIGKILL */
+
+static long
+run_deploy_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void
+run_deploy_on_child(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct run_daemon *d = w->data;
+	char st[64], why[160];
+
+	ev_child_stop(loop, w);
+	d->pid = -1;
+	proc_status_str(w->rstatus, st, sizeof(st));
+	log_info("run daemon exited what=\"%s\" status=\"%s\"", d->what, st);
+	if (!d->r->stopped) {
+		snprintf(why, sizeof(why), "deployment failed: %s exited "
+		    "unexpectedly (%s)", d->what, st);
+		run_stop(d->r, 1, why);
+	}
+}
+
+/*
+ * Reads "listening on ADDR\n" from fd within the start timeout and
+ * copies ADDR. 0, or -1 with r->reason set.
+ */
+static int
+run_deploy_read_addr(struct run *r, struct run_daemon *d, int fd, char *addr,
+    size_t addrlen)
+{
+	static const char want[] = "listening on ";
+	char line[256];
+	size_t len = 0;
+	long deadline = run_deploy_ms() + RUN_START_TIMEOUT_MS, left;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+	char *nl;
+
+	for (;;) {
+		if ((left = deadline - run_deploy_ms()) <= 0) {
+			snprintf(r->reason, sizeof(r->reason), "deployment "
+			    "failed: %s did not start within %d s", d->what,
+			    RUN_START_TIMEOUT_MS / 1000);
+			return -1;
+		}
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd.revents == 0)
+			continue;
+		n = read(fd, line + len, sizeof(line) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		line[len] = '\0';
+		if ((nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			if (strncmp(line, want, sizeof(want) - 1) != 0)
+				break;
+			snprintf(addr, addrlen, "%.120s", line + sizeof(want) - 1);
+			return 0;
+		}
+		if (len == sizeof(line) - 1)
+			break;
+	}
+	snprintf(r->reason, sizeof(r->reason), "deployment failed: %s exited "
+	    "before it was ready", d->what);
+	return -1;
+}
+
+/*
+ * Starts one daemon: `SELF args...` with TMPDIR set to its own directory.
+ * With addr, waits for its "listening on" line. 0 or -1 (reason set).
+ */
+static int
+run_deploy_spawn(struct run *r, const char *what, char **args, char *addr,
+    size_t addrlen)
+{
+	struct run_daemon *d = &r->daemons[r->ndaemons];
+	char dir[PATH_MAX], tmpenv[PATH_MAX + 16];
+	char *setenv[] = { tmpenv, NULL };
+	struct proc_spec spec = { 0 };
+	struct proc_child ch;
+	int rc = 0;
+
+	snprintf(d->what, sizeof(d->what), "%s", what);
+	d->r = r;
+	d->pid = -1;
+	snprintf(dir, sizeof(dir), "%.3000s/%.30s", r->tmpdir, what);
+	for (char *p = dir + strlen(r->tmpdir); *p; p++)
+		if (*p == ' ')
+			*p = '-';
+	if (mkdir(dir, 0700) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "mkdir %.300s: %s", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", dir);
+	spec.argv = args;
+	spec.setenv = setenv;
+	spec.pipe_out = addr != NULL;
+	spec.stdout_fd = -1;
+	spec.stderr_fd = 2;
+	if (proc_spawn(&spec, &ch) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "cannot start %s: %s", what, strerror(errno));
+		return -1;
+	}
+	d->pid = ch.pid;
+	r->ndaemons++;
+	ev_child_init(&d->w, run_deploy_on_child, ch.pid, 0);
+	d->w.data = d;
+	ev_child_start(r->loop, &d->w);
+	if (ch.exec_errno != 0) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "cannot execute %.300s: %s", r->self, strerror(ch.exec_errno));
+		rc = -1;
+	} else if (addr != NULL) {
+		rc = run_deploy_read_addr(r, d, ch.out_fd, addr, addrlen);
+	}
+	if (ch.out_fd >= 0)
+		close(ch.out_fd);
+	return rc;
+}
+
+int
+run_deploy_start(struct run *r)
+{
+	const char *tmp = getenv("TMPDIR");
+	char cmaddr[128], what[32], slots[16], *args[12];
+	ssize_t n;
+
+	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "cannot find my own binary: %s", strerror(errno));
+		return -1;
+	}
+	r->self[n] = '\0';
+	snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/mpiv-run.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (mkdtemp(r->tmpdir) == NULL) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "cannot create %.300s: %s", r->tmpdir, strerror(errno));
+		r->tmpdir[0] = '\0';
+		return -1;
+	}
+	r->daemons = calloc((size_t)(1 + r->ncms + r->nnodes),
+	    sizeof(*r->daemons));
+	if (r->daemons == NULL) {
+		snprintf(r->reason, sizeof(r->reason), "out of memory");
+		return -1;
+	}
+
+	args[0] = r->self;
+	args[1] = "dispatcher";
+	args[2] = "--listen";
+	args[3] = "127.0.0.1:0";
+	args[4] = "--log-level";
+	args[5] = (char *)r->child_level;
+	args[6] = NULL;
+	if (run_deploy_spawn(r, "dispatcher", args, r->disp_addr,
+	    sizeof(r->disp_addr)) < 0)
+		return -1;
+	log_info("run dispatcher addr=%s", r->disp_addr);
+
+	args[1] = "cm";
+	args[2] = "--listen";
+	args[3] = "127.0.0.1:0";
+	args[4] = "--dispatcher";
+	args[5] = r->disp_addr;
+	args[6] = "--log-level";
+	args[7] = (char *)r->child_level;
+	args[8] = NULL;
+	for (int i = 0; i < r->ncms; i++) {
+		snprintf(what, sizeof(what), "cm %d", i);
+		if (run_deploy_spawn(r, what, args, cmaddr, sizeof(cmaddr)) < 0)
+			return -1;
+		log_info("run cm=%d addr=%s", i, cmaddr);
+	}
+
+	snprintf(slots, sizeof(slots), "%d",
+	    (r->nranks + r->nnodes - 1) / r->nnodes);
+	args[1] = "node";
+	args[2] = "--dispatcher";
+	args[3] = r->disp_addr;
+	args[4] = "--slots";
+	args[5] = slots;
+	args[6] = "--log-level";
+	args[7] = (char *)r->child_level;
+	args[8] = NULL;
+	for (int i = 0; i < r->nnodes; i++) {
+		snprintf(what, sizeof(what), "node %d", i);
+		if (run_deploy_spawn(r, what, args, NULL, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+run_deploy_unwatch(struct run *r)
+{
+	for (int i = 0; i < r->ndaemons; i++)
+		ev_child_stop(r->loop, &r->daemons[i].w);
+}
+
+/* SIGTERM everyone, SIGKILL what is left after the grace period. */
+void
+run_deploy_stop(struct run *r)
+{
+	long deadline = run_deploy_ms() + RUN_TERM_GRACE_MS;
+	int alive;
+
+	run_deploy_unwatch(r);
+	for (int i = 0; i < r->ndaemons; i++)
+		if (r->daemons[i].pid > 0)
+			(void)kill(r->daemons[i].pid, SIGTERM);
+	for (;;) {
+		alive = 0;
+		for (int i = 0; i < r->ndaemons; i++) {
+			struct run_daemon *d = &r->daemons[i];
+			if (d->pid <= 0)
+				continue;
+			pid_t w = waitpid(d->pid, NULL, WNOHANG);
+			if (w == d->pid || (w < 0 && errno == ECHILD))
+				d->pid = -1;
+			else
+				alive++;
+		}
+		if (alive == 0 || run_deploy_ms() >= deadline)
+			break;
+		usleep(10000);
+	}
+	for (int i = 0; i < r->ndaemons; i++) {
+		struct run_daemon *d = &r->daemons[i];
+		if (d->pid <= 0)
+			continue;
+		log_warnx("run %s did not stop in time, killing it", d->what);
+		(void)kill(d->pid, SIGKILL);
+		(void)waitpid(d->pid, NULL, 0);
+		d->pid = -1;
+	}
+	free(r->daemons);
+	r->daemons = NULL;
+	r->ndaemons = 0;
+	if (r->tmpdir[0] != '\0')
+		proc_rmtree(r->tmpdir);
+}

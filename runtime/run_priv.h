@@ -1,0 +1,80 @@
+/*
+ * run_priv.h: state of one `mpiv run`, shared by run.c (options, client,
+ * output, report) and run_deploy.c (the embedded deployment).
+ */
+#ifndef MPIV_RUN_PRIV_H
+#define MPIV_RUN_PRIV_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "conn.h"
+#include "log.h"
+
+struct run;
+
+/* A daemon of the embedded deployment. */
+struct run_daemon {
+	struct run *r;
+	char what[32];		/* "dispatcher", "cm 0", "node 1" */
+	pid_t pid;		/* -1 once reaped */
+	ev_child w;
+};
+
+/* --tag-output: a partial line per (rank, stream). */
+struct run_line {
+	char *buf;
+	size_t len, cap;
+};
+
+struct run_result {
+	bool known;
+	uint32_t incarnations, restarts, checkpoints;
+	int exit_code;
+};
+
+struct run {
+	struct ev_loop *loop;
+	/* options */
+	int nranks, ncms, nnodes;
+	bool tag;
+	double timeout;
+	const char *timeout_arg;
+	const char *report;
+	const char *dispatcher;
+	enum log_level level;
+	const char *child_level;
+	char **argv;
+	int argc;
+	char cwd[PATH_MAX];
+	/* embedded deployment */
+	char self[PATH_MAX];
+	char tmpdir[PATH_MAX];
+	char disp_addr[128];
+	struct run_daemon *daemons;
+	int ndaemons;
+	/* client */
+	struct conn *c;
+	char job[64];
+	ev_timer timeout_w;
+	ev_signal sigint_w, sigterm_w;
+	bool done, stopped;
+	int exit_code;
+	char reason[600];
+	struct run_result *results;
+	struct run_line *lines;
+};
+
+/* run.c */
+void run_stop(struct run *r, int code, const char *reason);
+
+/* run_deploy.c */
+int run_deploy_start(struct run *r);
+void run_deploy_unwatch(struct run *r);
+void run_deploy_stop(struct run *r);
+
+#endif
