@@ -243,8 +243,10 @@ run_tagged(struct run *r, int rank, int stream, const uint8_t *data,
 		run_write_all(fd, "\n", 1);
 		start = l->len;
 	}
-	memmove(l->buf, l->buf + start, l->len - start);
-	l->len -= start;
+	if (start > 0) {
+		memmove(l->buf, l->buf + start, l->len - start);
+		l->len -= start;
+	}
 }
 
 static void
@@ -262,6 +264,27 @@ run_output(struct run *r, const Mpiv__Output *o, const uint8_t *data,
 /* ---------------- job life ---------------- */
 
 /*
+ * From now on SIGINT/SIGTERM are ignored: the teardown is under way
+ * (`timeout` sends its signal twice, to us and to our group). Stopping
+ * the watchers restores SIG_DFL, so block the signals meanwhile.
+ */
+static void
+run_ignore_signals(struct run *r)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	ev_signal_stop(r->loop, &r->sigint_w);
+	ev_signal_stop(r->loop, &r->sigterm_w);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
  * Ends the session: stops every watcher and closes the dispatcher link,
  * so ev_run returns once the conn is freed. The first caller's code and
  * reason win.
@@ -276,8 +299,7 @@ run_stop(struct run *r, int code, const char *reason)
 	if (reason != NULL)
 		snprintf(r->reason, sizeof(r->reason), "%s", reason);
 	ev_timer_stop(r->loop, &r->timeout_w);
-	ev_signal_stop(r->loop, &r->sigint_w);
-	ev_signal_stop(r->loop, &r->sigterm_w);
+	run_ignore_signals(r);
 	run_deploy_unwatch(r);
 	if (r->c != NULL)
 		conn_close(r->c, "mpiv run done", false);
@@ -569,8 +591,7 @@ run_main(int argc, char **argv)
 	} else {
 		r.stopped = true;
 		r.exit_code = 1;
-		ev_signal_stop(r.loop, &r.sigint_w);
-		ev_signal_stop(r.loop, &r.sigterm_w);
+		run_ignore_signals(&r);
 		run_deploy_unwatch(&r);
 	}
 
