@@ -212,7 +212,8 @@ run_tagged(struct run *r, int rank, int stream, const uint8_t *data,
 	struct run_line *l = &r->lines[rank * 2 + (stream == 2)];
 	char prefix[96];
 	int fd = stream == 2 ? 2 : 1, plen;
-	size_t start = 0;
+	size_t start = 0, nlines = 0, olen = 0;
+	char *out;
 
 	if (len > 0) {
 		if (l->len + len > l->cap) {
@@ -230,19 +231,29 @@ run_tagged(struct run *r, int rank, int stream, const uint8_t *data,
 	}
 	plen = snprintf(prefix, sizeof(prefix), "[%s,%d]<%s>: ", r->job, rank,
 	    stream == 2 ? "stderr" : "stdout");
+	/* One write for every complete line of this chunk. */
+	for (size_t i = 0; i < l->len; i++)
+		nlines += l->buf[i] == '\n';
+	if (flush && l->len > 0 && l->buf[l->len - 1] != '\n')
+		nlines++;
+	if (nlines == 0)
+		return;
+	if ((out = malloc(l->len + nlines * (size_t)plen + 1)) == NULL)
+		return;
 	for (size_t i = 0; i < l->len; i++) {
-		if (l->buf[i] != '\n')
+		bool last = flush && i + 1 == l->len;
+		if (l->buf[i] != '\n' && !last)
 			continue;
-		run_write_all(fd, prefix, (size_t)plen);
-		run_write_all(fd, l->buf + start, i + 1 - start);
+		memcpy(out + olen, prefix, (size_t)plen);
+		olen += (size_t)plen;
+		memcpy(out + olen, l->buf + start, i + 1 - start);
+		olen += i + 1 - start;
+		if (l->buf[i] != '\n')
+			out[olen++] = '\n';
 		start = i + 1;
 	}
-	if (flush && start < l->len) {
-		run_write_all(fd, prefix, (size_t)plen);
-		run_write_all(fd, l->buf + start, l->len - start);
-		run_write_all(fd, "\n", 1);
-		start = l->len;
-	}
+	run_write_all(fd, out, olen);
+	free(out);
 	if (start > 0) {
 		memmove(l->buf, l->buf + start, l->len - start);
 		l->len -= start;
