@@ -485,6 +485,8 @@ djob_output(struct dpeer *node, const Mpiv__Output *o,
 		return;
 	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_OUTPUT, &o->base,
 	    payload, len);
+	if (conn_queued(j->client->c) > DISP_OUT_HIGH)
+		dpeer_backpressure(node->d, node);
 }
 
 /* A node's ranks are lost with it (relaunch is issue 5). */

@@ -62,6 +62,7 @@ disp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	log_info("dispatcher stopping signal=%d", w->signum);
 	d->stopping = true;
 	ev_io_stop(loop, &d->accept_w);
+	ev_timer_stop(loop, &d->bp_w);
 	ev_signal_stop(loop, &d->sigint_w);
 	ev_signal_stop(loop, &d->sigterm_w);
 	close(d->lfd);
@@ -145,6 +146,10 @@ dispatcher_main(int argc, char **argv)
 	ev_signal_init(&d.sigterm_w, disp_on_signal, SIGTERM);
 	d.sigterm_w.data = &d;
 	ev_signal_start(d.loop, &d.sigterm_w);
+
+	ev_init(&d.bp_w, dpeer_on_backpressure);
+	d.bp_w.repeat = 0.05;
+	d.bp_w.data = &d;
 
 	ev_run(d.loop, 0);
 

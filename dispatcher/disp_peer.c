@@ -316,6 +316,43 @@ dpeer_new(struct disp *d, int fd)
 	return p;
 }
 
+/*
+ * Output back-pressure: a client that reads slowly must not make the
+ * dispatcher buffer without bound. The node whose Output overflowed the
+ * client's queue stops being read until every client queue drained below
+ * DISP_OUT_LOW; its heartbeat deadline is pushed back meanwhile.
+ */
+void
+dpeer_backpressure(struct disp *d, struct dpeer *node)
+{
+	if (conn_is_closing(node->c))
+		return;
+	conn_pause_read(node->c, true);
+	if (!ev_is_active(&d->bp_w))
+		ev_timer_again(d->loop, &d->bp_w);
+}
+
+void
+dpeer_on_backpressure(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct disp *d = w->data;
+	struct dpeer *p;
+
+	for (p = d->peers; p != NULL; p = p->next) {
+		if (p->role == DPEER_CLIENT && conn_queued(p->c) > DISP_OUT_LOW) {
+			for (struct dpeer *n = d->peers; n != NULL; n = n->next)
+				if (n->role == DPEER_NODE &&
+				    conn_read_paused(n->c))
+					ev_timer_again(loop, &n->hello_w);
+			return;		/* repeat timer: look again later */
+		}
+	}
+	ev_timer_stop(loop, w);
+	for (p = d->peers; p != NULL; p = p->next)
+		if (p->role == DPEER_NODE && conn_read_paused(p->c))
+			conn_pause_read(p->c, false);
+}
+
 /* Shutdown: every connection closes now; on_close frees each peer. */
 void
 dpeer_close_all(struct disp *d)

@@ -19,6 +19,8 @@
 #define DISP_KILL_GRACE		3.0	/* s to wait for killed ranks */
 #define DISP_MAX_RANKS		65536
 #define DISP_MAX_CMS		1024
+#define DISP_OUT_HIGH		(16u << 20)	/* client queue: pause nodes */
+#define DISP_OUT_LOW		(4u << 20)	/* resume them below this */
 
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
@@ -93,6 +95,7 @@ struct disp {
 	char bound[128];
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
+	ev_timer bp_w;		/* polls client queues while nodes are paused */
 	double hb_timeout;
 	struct dpeer *peers;
 	struct djob *jobs;
@@ -103,6 +106,8 @@ struct disp {
 /* disp_peer.c */
 struct dpeer *dpeer_new(struct disp *d, int fd);
 void dpeer_close_all(struct disp *d);
+void dpeer_backpressure(struct disp *d, struct dpeer *node);
+void dpeer_on_backpressure(struct ev_loop *loop, ev_timer *w, int revents);
 
 /* disp_job.c */
 struct djob *djob_submit(struct disp *d, struct dpeer *client,
