@@ -168,6 +168,8 @@ djob_try_place(struct disp *d, struct djob *j)
 	char msg[128];
 
 	for (p = d->peers; p != NULL; p = p->next) {
+		if (conn_is_closing(p->c))
+			continue;
 		if (p->role == DPEER_CM && *p->addr != '\0')
 			ncm++;
 		else if (p->role == DPEER_NODE && p->slots > p->used)
@@ -195,7 +197,8 @@ djob_try_place(struct disp *d, struct djob *j)
 		best = NULL;
 		for (p = d->peers; p != NULL; p = p->next) {
 			bool taken = false;
-			if (p->role != DPEER_CM || *p->addr == '\0')
+			if (p->role != DPEER_CM || *p->addr == '\0' ||
+			    conn_is_closing(p->c))
 				continue;
 			for (int k = 0; k < i; k++)
 				taken |= j->cms[k] == p;
@@ -208,7 +211,8 @@ djob_try_place(struct disp *d, struct djob *j)
 	/* Ranks: fill each node's free slots in turn. */
 	node = d->peers;
 	for (r = 0; r < j->nranks; r++) {
-		while (node->role != DPEER_NODE || node->used >= node->slots)
+		while (node->role != DPEER_NODE || node->used >= node->slots ||
+		    conn_is_closing(node->c))
 			node = node->next;
 		j->ranks[r].node = node;
 		j->ranks[r].incarnation = 1;
