@@ -251,6 +251,61 @@ else
 	echo "ok - mpi # SKIP $MPIVCC not built"
 fi
 
+# ---- a separate deployment: --dispatcher, version check, node loss ----
+"$MPIV" dispatcher --listen 127.0.0.1:0 --log-level error > disp.out 2> disp.err &
+DPID=$!
+for _ in $(seq 50); do grep -q '^listening on ' disp.out && break; sleep 0.1; done
+DADDR=$(sed -n 's/^listening on //p' disp.out)
+if [ -z "$DADDR" ]; then
+	notok external/dispatcher-start "no listening line"
+else
+	ok external/dispatcher-start
+	# Hello{version=99, role=CLIENT} must get HelloReply{ok=false, error}.
+	if python3 - "$DADDR" <<'EOF2'
+import socket, struct, sys
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)), timeout=5)
+meta = bytes([0x08, 99, 0x10, 3])
+s.sendall(struct.pack(">HHII", 0x4d56, 1, len(meta), 0) + meta)
+hdr = b""
+while len(hdr) < 12:
+    b = s.recv(12 - len(hdr))
+    assert b, "closed before a reply"
+    hdr += b
+magic, typ, mlen, plen = struct.unpack(">HHII", hdr)
+assert magic == 0x4d56 and typ == 2, (magic, typ)
+meta = b""
+while len(meta) < mlen:
+    meta += s.recv(mlen - len(meta))
+assert b"protocol version 99" in meta, meta
+assert s.recv(1) == b"", "not closed after the refusal"
+EOF2
+	then ok external/version-refused; else notok external/version-refused "no clear refusal"; fi
+	"$MPIV" cm --listen 127.0.0.1:0 --dispatcher "$DADDR" --log-level error > /dev/null 2> cm.err &
+	CPID=$!
+	"$MPIV" node --dispatcher "$DADDR" --slots 2 --log-level error 2> node.err &
+	NPID=$!
+	run_case external/run 0 -n 2 --dispatcher "$DADDR" ./hello &&
+	    [ "$(grep -c '^hello' out)" = 2 ] && ok external/run ||
+	    { [ "$RC" = 0 ] && notok external/run "missing output"; }
+	run_case external/waits 124 -n 3 --dispatcher "$DADDR" --timeout 1 ./hello &&
+	    ok external/waits
+	timeout -k 5 60 "$MPIV" run -n 2 --dispatcher "$DADDR" sleep 30 < /dev/null > out 2> err &
+	RPID=$!
+	sleep 1
+	kill -KILL "$NPID"
+	wait "$RPID"
+	RC=$?
+	wait "$NPID" 2> /dev/null
+	if [ "$RC" = 1 ]; then
+		one_line external/node-lost 'rank [01] lost: node .* disconnected'
+	else
+		notok external/node-lost "exit $RC, expected 1"
+	fi
+	kill -TERM "$CPID" "$DPID" 2> /dev/null
+	wait "$CPID" "$DPID" 2> /dev/null
+fi
+
 # ---- nothing left behind ----
 sleep 0.3
 if pgrep -f "$ROOT/$B/bin/mpiv" > strays; then
