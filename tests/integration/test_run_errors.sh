@@ -293,10 +293,9 @@ EOF2
 	timeout -k 5 60 "$MPIV" run -n 2 --dispatcher "$DADDR" sleep 30 < /dev/null > out 2> err &
 	RPID=$!
 	sleep 1
-	kill -KILL "$NPID"
+	{ kill -KILL "$NPID"; wait "$NPID"; } 2> /dev/null
 	wait "$RPID"
 	RC=$?
-	wait "$NPID" 2> /dev/null
 	if [ "$RC" = 1 ]; then
 		one_line external/node-lost 'rank [01] lost: node .* disconnected'
 	else
