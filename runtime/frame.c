@@ -46,6 +46,10 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_SERVICE_REGISTER, "service_register", &mpiv__service_register__descriptor },
 	{ MPIV__MSG_TYPE__MSG_HEARTBEAT, "heartbeat", &mpiv__heartbeat__descriptor },
 	{ MPIV__MSG_TYPE__MSG_TASK_STARTED, "task_started", &mpiv__task_started__descriptor },
+	{ MPIV__MSG_TYPE__MSG_ND_RECORD, "nd_record", &mpiv__nd_record__descriptor },
+	{ MPIV__MSG_TYPE__MSG_ND_ACK, "nd_ack", &mpiv__nd_ack__descriptor },
+	{ MPIV__MSG_TYPE__MSG_ND_LOG, "nd_log", &mpiv__nd_log__descriptor },
+	{ MPIV__MSG_TYPE__MSG_REPLAY_DONE, "replay_done", &mpiv__replay_done__descriptor },
 };
 
 static const struct frame_type *
