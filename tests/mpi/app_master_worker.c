@@ -8,10 +8,10 @@ enum { NTASK = 200, TAG_REQ = 1, TAG_TASK = 2, TAG_STOP = 3 };
 
 static long long work(int task)
 {
-	long long h = task;
+	unsigned long long h = (unsigned long long)task;
 	for (int i = 0; i < 2000; i++)
-		h = (h * 6364136223846793005LL + 1442695040888963407LL) ^ (h >> 17);
-	return h & 0xffffffff;
+		h = (h * 6364136223846793005ULL + 1442695040888963407ULL) ^ (h >> 17);
+	return (long long)(h & 0xffffffff);
 }
 
 int main(int argc, char **argv)

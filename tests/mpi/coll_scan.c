@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	int *cnts = malloc(n * sizeof(int)), tot = 0;
 	for (int i = 0; i < n; i++)
 		tot += cnts[i] = i % 3;
-	int *sb = malloc((tot + 1) * sizeof(int)), *rb = malloc((tot + 1) * sizeof(int));
+	int *sb = malloc((tot + 3) * sizeof(int)), *rb = malloc((tot + 3) * sizeof(int));
 	for (int i = 0; i < tot; i++)
 		sb[i] = t_rank * 3 + i;
 	rb[0] = rb[1] = rb[2] = -1;
