@@ -29,7 +29,7 @@ static const struct { int count; int iters; } cases[] = {
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 7, errors = 0;
+	int rank, size, quick = 0, reps = 5, errors = 0;
 	double scale = 1.0;
 
 	MPI_Init(&argc, &argv);

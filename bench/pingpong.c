@@ -4,13 +4,16 @@
  * Built twice by bench/run.sh: against mpiv (build/bin/mpivcc) and against
  * Open MPI (mpicc); uses only what libmpi-lite/mpi.h declares.
  *
- *   pingpong [--quick] [--reps R] [--scale F]
+ *   pingpong [--quick] [--reps R] [--scale F] [--size BYTES]
  *
  * For each size: warm-up iterations, then R repetitions of `iters` round
  * trips (iters decreases with size, times F); reports the median over the
  * repetitions. Rank 0 prints one line per size:
  *   RESULT pingpong size=<bytes> iters=<n> reps=<r> lat_us=<half rtt> bw_MBps=<bytes/us>
- * plus min/max over repetitions. Extra ranks (> 2) only wait at the barriers.
+ * plus min/max over repetitions. --size runs only that size of the list
+ * (bench/run.sh runs one size per job, so that mpiv and Open MPI
+ * measurements of one size are close in time). Extra ranks (> 2) only
+ * wait at the barriers.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -53,8 +56,9 @@ static long check(const unsigned char *p, long n, unsigned seed)
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 7, errors = 0;
+	int rank, size, quick = 0, reps = 5, errors = 0;
 	double scale = 1.0;
+	long only = -1;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -66,6 +70,8 @@ int main(int argc, char **argv)
 			reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
 			scale = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+			only = atol(argv[++i]);
 	}
 	if (quick) {
 		reps = reps > 5 ? 5 : reps;
@@ -91,7 +97,7 @@ int main(int argc, char **argv)
 	for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
 		long n = sizes[s].bytes;
 		int cnt = (int)n;
-		if (quick && !sizes[s].quick)
+		if (only >= 0 ? n != only : quick && !sizes[s].quick)
 			continue;
 		int iters = (int)(sizes[s].iters * scale);
 		if (iters < 2)

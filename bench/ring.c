@@ -1,7 +1,7 @@
 /*
  * ring.c: token ring. N ranks pass a token (one int) around the ring K
  * times; rank 0 reports µs per hop (total time / (K * N)), the median over
- * R repetitions (7; 5 with --quick). Each hop increments the token;
+ * R repetitions (5). Each hop increments the token;
  * rank 0 checks the count.
  *
  *   ring [--quick] [--reps R] [--hops H]
@@ -48,7 +48,7 @@ static int ring(int rank, int size, int laps)
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 7, hops = 4000, errors = 0;
+	int rank, size, quick = 0, reps = 5, hops = 4000, errors = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);

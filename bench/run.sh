@@ -7,12 +7,14 @@
 #
 # Builds every bench/*.c twice, into build/bench/mpiv/ (build/bin/mpivcc -O2)
 # and build/bench/ompi/ (Open MPI's mpicc -O2), then runs each benchmark
-# with both, interleaved: R rounds (3; 1 with --quick), each round runs
-# every configuration with mpiv and with Open MPI back to back, the order
-# alternating between rounds. Each program reports the median of its own
-# repetitions; the tables give the median over rounds and the ratio
-# mpiv / Open MPI of those medians (for bandwidth: ratio of bandwidths, so
-# > 1 means mpiv is faster; for times > 1 means mpiv is slower).
+# with both, interleaved: R rounds (5; 1 with --quick), each round runs
+# every configuration (ping-pong: one job per size) with mpiv and with
+# Open MPI back to back, the order alternating between rounds. Each
+# program reports the median of its own repetitions; the tables give the
+# median over rounds of those, and the ratio mpiv / Open MPI as the median
+# over rounds of the ratio of each back-to-back pair (for bandwidth: ratio
+# of bandwidths, so > 1 means mpiv is faster; for times > 1 means mpiv is
+# slower).
 #
 # The machine is small and noisy: only ratios from one run mean anything.
 # Results (tables + machine facts) go to stdout and build/bench/results.md;
@@ -42,18 +44,20 @@ while [ $# -gt 0 ]; do
 	--timeout) TMO=$2; shift ;;
 	--no-mpiv) DO_MPIV=0 ;;
 	--no-ompi) DO_OMPI=0 ;;
-	-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n "2,24p" "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
 done
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=${ROUNDS:-1}; TMO=${TMO:-120}; QARG=--quick
-	RING_N="2 4 8 16"; AR_N="2 4 8"
+	PP_SIZES="0 8 1024 65536 1048576 4194304"
 else
-	ROUNDS=${ROUNDS:-3}; TMO=${TMO:-300}; QARG=
-	RING_N="2 4 8 16"; AR_N="2 4 8"
+	ROUNDS=${ROUNDS:-5}; TMO=${TMO:-300}; QARG=
+	PP_SIZES="0 1 8 64 1024 8192 65536 1048576 4194304 16777216"
 fi
+RING_N="2 4 8 16"
+AR_N="2 4 8"
 
 mkdir -p "$OUT/mpiv" "$OUT/ompi" "$LOGS"
 rm -f "$LOGS"/*.log
@@ -117,15 +121,19 @@ fi
 [ "$DO_MPIV" = 1 ] || [ "$DO_OMPI" = 1 ] || { echo "run.sh: nothing to run" >&2; exit 1; }
 
 # ---- runs -----------------------------------------------------------------
-# run IMPL BENCH N ROUND: one job under timeout; RESULT lines go to $RAW.
+# run IMPL BENCH N ROUND TAG [ARGS]: one job under timeout; RESULT lines go
+# to $RAW.
 run() {
-	ri=$1 rb=$2 rn=$3 rr=$4
+	ri=$1 rb=$2 rn=$3 rr=$4 rt=$5
+	shift 5
+	ra="$QARG $*"
 	exe=$OUT/$ri/$rb
-	log=$LOGS/$ri-$rb-n$rn-r$rr.log
+	log=$LOGS/$ri-$rb-n$rn$rt-r$rr.log
 	[ -x "$exe" ] || return 0
+	# shellcheck disable=SC2086
 	case $ri in
-	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 --timeout "$TMO" "$exe" $QARG ;;
-	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $QARG ;;
+	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 --timeout "$TMO" "$exe" $ra ;;
+	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $ra ;;
 	esac
 	echo "\$ $*" > "$log"
 	t0=$(date +%s.%N)
@@ -135,7 +143,7 @@ run() {
 	rc=$?
 	t1=$(date +%s.%N)
 	wall=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
-	printf '  %-4s %-9s n=%-2s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rr" "$rc" "$wall" >&2
+	printf '  %-4s %-9s n=%-2s %-10s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rt" "$rr" "$rc" "$wall" >&2
 	grep '^RESULT ' "$log" | sed "s/^/impl=$ri round=$rr /" >> "$RAW"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		note "$ri $rb n=$rn round $rr: timed out after about ${TMO}s (log: $log)"
@@ -147,14 +155,16 @@ run() {
 	fi
 }
 
-pair() {	# BENCH N ROUND: both implementations, order alternating by round
+# pair BENCH N ROUND TAG [ARGS]: both implementations back to back, the
+# order alternating by round
+pair() {
 	if [ $(($3 % 2)) = 1 ]; then first=mpiv second=ompi; else first=ompi second=mpiv; fi
 	for impl in $first $second; do
 		case $impl in
 		mpiv) [ "$DO_MPIV" = 1 ] || continue ;;
 		ompi) [ "$DO_OMPI" = 1 ] || continue ;;
 		esac
-		run "$impl" "$1" "$2" "$3"
+		run "$impl" "$@"
 	done
 }
 
@@ -163,9 +173,9 @@ LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "run.sh: $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ', quick'), timeout ${TMO}s per run, logs in $LOGS" >&2
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-	pair pingpong 2 "$r"
-	for n in $RING_N; do pair ring "$n" "$r"; done
-	for n in $AR_N; do pair allreduce "$n" "$r"; done
+	for s in $PP_SIZES; do pair pingpong 2 "$r" "-$s" --size "$s"; done
+	for n in $RING_N; do pair ring "$n" "$r" ""; done
+	for n in $AR_N; do pair allreduce "$n" "$r" ""; done
 	r=$((r + 1))
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -181,31 +191,39 @@ COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	echo "- load average before / after: $LOAD0 / $LOAD1"
 	echo "- mpiv: commit $COMMIT, \`mpiv run -n N --cms 1\`"
 	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
-	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), mpiv and Open MPI interleaved; value = median over rounds of each run's median; ratio = mpiv / Open MPI"
+	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), mpiv and Open MPI interleaved; value = median over rounds of each run's median; ratio = median over rounds of mpiv / Open MPI, each pair run back to back"
 	echo
 } > "$OUT/results.md"
 
 python3 - "$RAW" "$NOTES" >> "$OUT/results.md" <<'PY'
 import sys, statistics
 raw, notes = sys.argv[1], sys.argv[2]
-data = {}	# (bench, key) -> impl -> [values]
+data = {}	# (kind, key) -> impl -> {round: value}
 for line in open(raw):
 	f = line.split()
 	kv = dict(x.split('=', 1) for x in f if '=' in x)
-	impl, bench = kv['impl'], f[3]
+	impl, rnd, bench = kv['impl'], int(kv['round']), f[3]
+	def put(kind, key, v):
+		data.setdefault((kind, key), {}).setdefault(impl, {})[rnd] = float(v)
 	if bench == 'pingpong':
 		s = int(kv['size'])
-		data.setdefault(('lat', s), {}).setdefault(impl, []).append(float(kv['lat_us']))
-		data.setdefault(('bw', s), {}).setdefault(impl, []).append(float(kv['bw_MBps']))
+		put('lat', s, kv['lat_us'])
+		put('bw', s, kv['bw_MBps'])
 	elif bench == 'ring':
-		data.setdefault(('ring', int(kv['n'])), {}).setdefault(impl, []).append(float(kv['hop_us']))
+		put('ring', int(kv['n']), kv['hop_us'])
 	elif bench == 'allreduce':
-		k = (int(kv['n']), int(kv['bytes']))
-		data.setdefault(('ar', k), {}).setdefault(impl, []).append(float(kv['call_us']))
+		put('ar', (int(kv['n']), int(kv['bytes'])), kv['call_us'])
 
 def med(kind, key, impl):
 	v = data.get((kind, key), {}).get(impl)
-	return statistics.median(v) if v else None
+	return statistics.median(v.values()) if v else None
+
+def ratio(kind, key):
+	"""median over rounds of mpiv/Open MPI, each pair measured back to back"""
+	d = data.get((kind, key), {})
+	m, o = d.get('mpiv', {}), d.get('ompi', {})
+	rs = [m[r] / o[r] for r in m if r in o and o[r] > 0]
+	return statistics.median(rs) if rs else None
 
 def fmt(x, digits=1):
 	if x is None:
@@ -220,7 +238,7 @@ def size_name(s):
 ratios = {}
 def row(label, kind, key, digits=1):
 	m, o = med(kind, key, 'mpiv'), med(kind, key, 'ompi')
-	r = m / o if m is not None and o else None
+	r = ratio(kind, key)
 	ratios[(kind, key)] = r
 	print(f'| {label} | {fmt(m, digits)} | {fmt(o, digits)} | {"n/a" if r is None else f"{r:.2f}"} |')
 
