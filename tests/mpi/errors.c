@@ -120,10 +120,17 @@ int main(int argc, char **argv)
 	CHECK(rc != MPI_SUCCESS, "Send to rank -9 on d2 succeeded");
 	CHECK_INT(handler_calls, 3, "dup inherits the user errhandler");
 	MPI_OK(MPI_Comm_free(&d2));
-#ifdef MPIV_MPI_LITE	/* MPI-1 names */
-	MPI_Errhandler old;
+#ifdef MPIV_MPI_LITE	/* MPI-1 names, removed from Open MPI's mpi.h */
+	MPI_Errhandler old, h1;
 	MPI_OK(MPI_Errhandler_get(d, &old));
+	MPI_OK(MPI_Errhandler_create(handler, &h1));
+	MPI_OK(MPI_Errhandler_set(d, h1));
+	rc = MPI_Send(buf, 1, MPI_INT, -9, 0, d);
+	CHECK(rc != MPI_SUCCESS, "Send to rank -9 with an Errhandler_create handler succeeded");
+	CHECK_INT(handler_calls, 4, "Errhandler_create handler called");
+	handler_calls = 3;
 	MPI_OK(MPI_Errhandler_set(d, MPI_ERRORS_RETURN));
+	MPI_OK(MPI_Errhandler_free(&h1));
 	MPI_OK(MPI_Errhandler_free(&old));
 #else
 	MPI_OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
