@@ -237,4 +237,8 @@ extern struct mpiv_state mpiv_state;
 /* Aborts the whole job with code (MPI_Abort path; never returns). */
 void mpiv_abort_job(int code, const char *why) __attribute__((noreturn));
 
+/* Named fault points for the fault-injection tests (fault.c): kills the
+   process with SIGKILL when MPIV_FAULT asks for this hit of NAME. */
+void mpiv_fault_point(const char *name);
+
 #endif
