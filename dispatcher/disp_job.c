@@ -7,6 +7,7 @@
  * the client and JobEnd to the CMs. The dispatcher never carries
  * application data, only rank output on its way to the client.
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "log.h"
 
 static void djob_finish(struct djob *j);
+static void djob_relaunch(struct djob *j, int r);
 
 struct djob *
 djob_find(struct disp *d, const char *id)
@@ -58,6 +60,8 @@ static void
 djob_free(struct djob *j)
 {
 	ev_timer_stop(j->d->loop, &j->grace_w);
+	ev_timer_stop(j->d->loop, &j->chaos_w);
+	free(j->rlog);
 	djob_strvfree(j->argv);
 	djob_strvfree(j->env);
 	free(j->cwd);
@@ -91,6 +95,108 @@ djob_status(struct djob *j, const char *state, const char *msg)
 	    &st.base, NULL, 0);
 }
 
+/* The job's extra environment; relay-only ranks also get MPIV_LOGGING=0. */
+static char **
+djob_env(const Mpiv__JobSubmit *js, size_t *nenv)
+{
+	char **env;
+
+	if ((env = djob_strvdup(js->env, js->n_env)) == NULL ||
+	    !js->relay_only) {
+		*nenv = js->n_env;
+		return env;
+	}
+	char **more = realloc(env, (js->n_env + 2) * sizeof(*env));
+	if (more == NULL || (more[js->n_env] = strdup("MPIV_LOGGING=0")) ==
+	    NULL) {
+		djob_strvfree(more != NULL ? more : env);
+		return NULL;
+	}
+	more[js->n_env + 1] = NULL;
+	*nenv = js->n_env + 1;
+	return more;
+}
+
+/* splitmix64: the chaos schedule's own generator (seeded by the job). */
+static uint64_t
+djob_rand(struct djob *j)
+{
+	uint64_t z = (j->chaos_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Next chaos kill after an exponential delay of mean chaos_mtbf_ms. */
+static void
+djob_chaos_arm(struct djob *j)
+{
+	double u = (double)(djob_rand(j) >> 11) * 0x1.0p-53;	/* [0,1) */
+	double dt = -log1p(-u) * j->chaos_mtbf_ms / 1000.;
+
+	ev_timer_stop(j->d->loop, &j->chaos_w);
+	ev_timer_set(&j->chaos_w, dt, 0.);
+	ev_timer_start(j->d->loop, &j->chaos_w);
+	log_debug("dispatcher chaos job=%s next_kill_in_s=%.3f", j->id, dt);
+}
+
+/* A rank chaos may kill: running its current incarnation, not dying. */
+static bool
+djob_rank_live(const struct drank *rk)
+{
+	return rk->launched && !rk->exited && !rk->relaunch &&
+	    rk->node != NULL && !conn_is_closing(rk->node->c);
+}
+
+static void
+djob_send_kill(struct djob *j, int r, int sig)
+{
+	Mpiv__Kill k = MPIV__KILL__INIT;
+	struct drank *rk = &j->ranks[r];
+
+	k.job_id = j->id;
+	k.rank = r;
+	k.signal = sig;
+	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_KILL, &k.base, NULL,
+	    0);
+	rk->kill_sent = true;
+	j->kills++;
+}
+
+static void
+djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct djob *j = w->data;
+	uint64_t pick = djob_rand(j);	/* drawn every time: reproducible */
+	int nlive = 0, r;
+
+	if (j->state != DJOB_RUNNING)
+		return;
+	for (r = 0; r < j->nranks; r++)
+		nlive += djob_rank_live(&j->ranks[r]) && !j->ranks[r].kill_sent;
+	if (nlive > 0) {
+		int k = (int)(pick % (uint64_t)nlive);
+		for (r = 0; r < j->nranks; r++) {
+			const struct drank *rk = &j->ranks[r];
+			if (djob_rank_live(rk) && !rk->kill_sent && k-- == 0)
+				break;
+		}
+		djob_send_kill(j, r, SIGKILL);
+		j->chaos_kills++;
+		log_info("dispatcher chaos kill job=%s rank=%d incarnation=%u "
+		    "node=%s kill=%u", j->id, r, j->ranks[r].incarnation,
+		    j->ranks[r].node->name, j->chaos_kills);
+	} else {
+		log_debug("dispatcher chaos job=%s no live rank to kill", j->id);
+	}
+	if (j->chaos_max == 0 || j->chaos_kills < (uint32_t)j->chaos_max)
+		djob_chaos_arm(j);
+	else
+		log_info("dispatcher chaos done job=%s kills=%u", j->id,
+		    j->chaos_kills);
+}
+
 struct djob *
 djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
     const char **err)
@@ -109,6 +215,10 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		*err = "number of channel memories out of range";
 		return NULL;
 	}
+	if (js->chaos_nodes) {
+		*err = "killing whole nodes (chaos_nodes) is not supported yet";
+		return NULL;
+	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto out_nomem;
 	j->d = d;
@@ -116,10 +226,19 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->ncms = js->ncms > 0 ? js->ncms : 1;
 	j->argc = js->n_argv;
 	j->nenv = js->n_env;
+	j->relay_only = js->relay_only;
+	/* 0: the default; negative: never restart. */
+	j->max_restarts = js->max_restarts == 0 ? DISP_MAX_RESTARTS :
+	    js->max_restarts < 0 ? 0 : js->max_restarts;
+	j->chaos_mtbf_ms = js->chaos_mtbf_ms;
+	j->chaos_max = js->chaos_max > 0 ? js->chaos_max : 0;
+	j->chaos_rng = js->chaos_seed;
 	ev_timer_init(&j->grace_w, djob_on_grace, DISP_KILL_GRACE, 0.);
 	j->grace_w.data = j;
+	ev_timer_init(&j->chaos_w, djob_on_chaos, 1., 0.);
+	j->chaos_w.data = j;
 	if ((j->argv = djob_strvdup(js->argv, js->n_argv)) == NULL ||
-	    (j->env = djob_strvdup(js->env, js->n_env)) == NULL ||
+	    (j->env = djob_env(js, &j->nenv)) == NULL ||
 	    (j->cwd = strdup(js->cwd)) == NULL ||
 	    (j->cms = calloc(j->ncms, sizeof(*j->cms))) == NULL ||
 	    (j->cm_ready = calloc(j->ncms, sizeof(*j->cm_ready))) == NULL ||
@@ -131,8 +250,12 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	for (tail = &d->jobs; *tail != NULL; tail = &(*tail)->next)
 		j->prev = *tail;
 	*tail = j;
-	log_info("dispatcher job submitted job=%s nranks=%d ncms=%d prog=%s",
-	    j->id, j->nranks, j->ncms, j->argv[0]);
+	log_info("dispatcher job submitted job=%s nranks=%d ncms=%d prog=%s "
+	    "mode=%s max_restarts=%d chaos_mtbf_ms=%u chaos_seed=%llu "
+	    "chaos_max=%d", j->id, j->nranks, j->ncms, j->argv[0],
+	    j->relay_only ? "relay" : "logging", j->max_restarts,
+	    j->chaos_mtbf_ms, (unsigned long long)js->chaos_seed,
+	    j->chaos_max);
 	djob_schedule(d);
 	return j;
 
@@ -152,6 +275,7 @@ djob_setup_cms(struct djob *j)
 	js.job_id = j->id;
 	js.nranks = j->nranks;
 	js.ncms = j->ncms;
+	js.relay_only = j->relay_only;
 	for (int i = 0; i < j->ncms; i++) {
 		js.cm_index = i;
 		(void)conn_send(j->cms[i]->c, MPIV__MSG_TYPE__MSG_JOB_SETUP,
@@ -217,6 +341,7 @@ djob_try_place(struct disp *d, struct djob *j)
 		j->ranks[r].node = node;
 		j->ranks[r].incarnation = 1;
 		j->ranks[r].exit_code = -1;
+		j->ranks[r].restart_idx = -1;
 		node->used++;
 	}
 	j->state = DJOB_SETUP;
@@ -226,20 +351,28 @@ djob_try_place(struct disp *d, struct djob *j)
 	return true;
 }
 
+/* Ranks of running jobs waiting to be relaunched go first. */
 void
 djob_schedule(struct disp *d)
 {
 	if (d->stopping)
 		return;
 	for (struct djob *j = d->jobs; j != NULL; j = j->next)
+		if (j->state == DJOB_RUNNING)
+			for (int r = 0; r < j->nranks; r++)
+				if (j->ranks[r].relaunch)
+					djob_relaunch(j, r);
+	for (struct djob *j = d->jobs; j != NULL; j = j->next)
 		if (j->state == DJOB_WAITING)
 			(void)djob_try_place(d, j);
 }
 
+/* Sends Launch for the current incarnation of rank r to its node. */
 static void
-djob_launch(struct djob *j)
+djob_launch_rank(struct djob *j, int r)
 {
 	Mpiv__Launch l = MPIV__LAUNCH__INIT;
+	struct drank *rk = &j->ranks[r];
 	char *cms[DISP_MAX_CMS];
 
 	for (int i = 0; i < j->ncms; i++)
@@ -253,16 +386,104 @@ djob_launch(struct djob *j)
 	l.cwd = j->cwd;
 	l.cms = cms;
 	l.n_cms = j->ncms;
-	for (int r = 0; r < j->nranks; r++) {
-		l.rank = r;
-		l.incarnation = j->ranks[r].incarnation;
-		(void)conn_send(j->ranks[r].node->c, MPIV__MSG_TYPE__MSG_LAUNCH,
-		    &l.base, NULL, 0);
-		j->ranks[r].launched = true;
-	}
+	l.rank = r;
+	l.incarnation = rk->incarnation;
+	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
+	    NULL, 0);
+	rk->launched = true;
+	rk->started = false;
+	rk->kill_sent = false;
+}
+
+static void
+djob_launch(struct djob *j)
+{
+	for (int r = 0; r < j->nranks; r++)
+		djob_launch_rank(j, r);
 	j->state = DJOB_RUNNING;
-	log_info("dispatcher job running job=%s nranks=%d", j->id, j->nranks);
+	log_info("dispatcher job running job=%s nranks=%d mode=%s", j->id,
+	    j->nranks, j->relay_only ? "relay" : "logging");
 	djob_status(j, "running", "");
+	if (j->chaos_mtbf_ms > 0)
+		djob_chaos_arm(j);
+}
+
+/* A node that can take one more rank now. */
+static bool
+djob_node_free(const struct dpeer *p)
+{
+	return p->role == DPEER_NODE && p->slots > p->used &&
+	    !conn_is_closing(p->c);
+}
+
+/*
+ * Places a killed rank's next incarnation on a free slot, its last node
+ * first, and launches it; without a free slot it stays marked and
+ * djob_schedule tries again when a slot frees up.
+ */
+static void
+djob_relaunch(struct djob *j, int r)
+{
+	struct drank *rk = &j->ranks[r];
+	struct dpeer *p = NULL;
+
+	if (rk->prev_node != NULL && djob_node_free(rk->prev_node))
+		p = rk->prev_node;
+	for (struct dpeer *q = j->d->peers; p == NULL && q != NULL;
+	    q = q->next)
+		if (djob_node_free(q))
+			p = q;
+	if (p == NULL) {
+		log_debug("dispatcher job=%s rank=%d incarnation=%u waits for "
+		    "a free slot", j->id, r, rk->incarnation);
+		return;
+	}
+	rk->relaunch = false;
+	rk->node = p;
+	rk->prev_node = p;
+	p->used++;
+	log_info("dispatcher relaunching job=%s rank=%d inc=%u node=%s "
+	    "restarts=%u", j->id, r, rk->incarnation, p->name, rk->restarts);
+	djob_launch_rank(j, r);
+}
+
+/* Rank r died from a kill: next incarnation, logged, relaunched. */
+static void
+djob_restart(struct djob *j, int r, double t_exit)
+{
+	struct drank *rk = &j->ranks[r];
+	struct drestart *e;
+
+	if (j->nrlog == j->caprlog) {
+		size_t cap = j->caprlog ? j->caprlog * 2 : 16;
+		struct drestart *nl = realloc(j->rlog, cap * sizeof(*nl));
+		if (nl == NULL) {
+			log_errorx("dispatcher out of memory restarting "
+			    "job=%s rank=%d", j->id, r);
+			rk->restart_idx = -1;
+			goto relaunch;
+		}
+		j->rlog = nl;
+		j->caprlog = cap;
+	}
+	e = &j->rlog[j->nrlog];
+	memset(e, 0, sizeof(*e));
+	e->rank = r;
+	e->incarnation = rk->incarnation + 1;
+	e->t_exit = t_exit;
+	e->relaunch_ms = -1;
+	rk->restart_idx = (int)j->nrlog++;
+relaunch:
+	rk->prev_node = rk->node;
+	rk->node = NULL;
+	rk->launched = false;
+	rk->started = false;
+	rk->kill_sent = false;
+	rk->incarnation++;
+	rk->restarts++;
+	j->restarts++;
+	rk->relaunch = true;
+	djob_relaunch(j, r);
 }
 
 /*
@@ -277,15 +498,35 @@ djob_finish(struct djob *j)
 	Mpiv__JobDone jd = MPIV__JOB_DONE__INIT;
 	Mpiv__JobEnd je = MPIV__JOB_END__INIT;
 	Mpiv__RankResult *rr = NULL, **rrp = NULL;
+	Mpiv__RestartInfo *ri = NULL, **rip = NULL;
 
 	if (j->client != NULL) {
 		rr = calloc(j->nranks, sizeof(*rr));
 		rrp = calloc(j->nranks, sizeof(*rrp));
+		if (j->nrlog > 0) {
+			ri = calloc(j->nrlog, sizeof(*ri));
+			rip = calloc(j->nrlog, sizeof(*rip));
+		}
+		if (ri != NULL && rip != NULL) {
+			for (size_t i = 0; i < j->nrlog; i++) {
+				mpiv__restart_info__init(&ri[i]);
+				ri[i].rank = j->rlog[i].rank;
+				ri[i].incarnation = j->rlog[i].incarnation;
+				ri[i].relaunch_ms = j->rlog[i].relaunch_ms;
+				ri[i].replayed_events =
+				    j->rlog[i].replayed_events;
+				ri[i].replay_s = j->rlog[i].replay_s;
+				rip[i] = &ri[i];
+			}
+			jd.restart_log = rip;
+			jd.n_restart_log = j->nrlog;
+		}
 		if (rr != NULL && rrp != NULL) {
 			for (int r = 0; r < j->nranks; r++) {
 				mpiv__rank_result__init(&rr[r]);
 				rr[r].rank = r;
 				rr[r].incarnations = j->ranks[r].incarnation;
+				rr[r].restarts = j->ranks[r].restarts;
 				rr[r].exit_code = j->ranks[r].exited ?
 				    j->ranks[r].exit_code : -1;
 				rrp[r] = &rr[r];
@@ -296,10 +537,15 @@ djob_finish(struct djob *j)
 		jd.job_id = j->id;
 		jd.exit_code = j->failed ? j->exit_code : 0;
 		jd.reason = j->failed ? j->reason : "";
+		jd.kills = j->kills;
+		jd.restarts = j->restarts;
+		jd.mode = j->relay_only ? "relay" : "logging";
 		(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_DONE,
 		    &jd.base, NULL, 0);
 		free(rr);
 		free(rrp);
+		free(ri);
+		free(rip);
 		j->client->job = NULL;
 	}
 	je.job_id = j->id;
@@ -316,8 +562,9 @@ djob_finish(struct djob *j)
 		if (rk->node != NULL && !rk->launched && rk->node->used > 0)
 			rk->node->used--;
 	}
-	log_info("dispatcher job done job=%s exit_code=%d reason=\"%s\"",
-	    j->id, j->failed ? j->exit_code : 0, j->failed ? j->reason : "");
+	log_info("dispatcher job done job=%s exit_code=%d kills=%u "
+	    "restarts=%u reason=\"%s\"", j->id, j->failed ? j->exit_code : 0,
+	    j->kills, j->restarts, j->failed ? j->reason : "");
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -361,6 +608,7 @@ djob_fail(struct djob *j, int code, const char *reason)
 		return;
 	}
 	j->state = DJOB_FINISHING;
+	ev_timer_stop(j->d->loop, &j->chaos_w);
 	k.job_id = j->id;
 	k.signal = SIGKILL;
 	for (int r = 0; r < j->nranks; r++) {
@@ -427,6 +675,7 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 	struct djob *j;
 	struct drank *rk;
 	char why[400];
+	bool killed;
 	int code;
 
 	if (node->used > 0)
@@ -442,8 +691,26 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 	}
 	rk = &j->ranks[te->rank];
 	if (rk->node != node || rk->incarnation != te->incarnation ||
-	    rk->exited || !rk->launched)
+	    rk->exited || !rk->launched) {
+		/* An older incarnation (or a stray): only its slot matters. */
+		log_debug("dispatcher stale task exit job=%s rank=%d "
+		    "incarnation=%u current=%u", j->id, te->rank,
+		    te->incarnation, rk->incarnation);
+		djob_schedule(node->d);
 		return;
+	}
+	/* Killed from outside (chaos, mpiv kill, OOM killer): run it again. */
+	killed = !te->aborted && *te->reason == '\0' &&
+	    (te->signal == SIGKILL || te->signal == SIGTERM);
+	if (killed && !j->relay_only && j->state == DJOB_RUNNING &&
+	    !j->failed && rk->restarts < (uint32_t)j->max_restarts) {
+		log_info("dispatcher rank killed, restarting job=%s rank=%d "
+		    "incarnation=%u signal=%d restarts=%u", j->id, te->rank,
+		    te->incarnation, te->signal, rk->restarts + 1);
+		djob_restart(j, te->rank, ev_time());
+		djob_schedule(node->d);
+		return;
+	}
 	rk->exited = true;
 	j->nexited++;
 	why[0] = '\0';
@@ -456,8 +723,15 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 		snprintf(why, sizeof(why), "rank %d: %s", te->rank, te->reason);
 	} else if (te->signal != 0) {
 		code = 128 + te->signal;
-		snprintf(why, sizeof(why), "rank %d killed by signal %d (%s)",
-		    te->rank, te->signal, strsignal(te->signal));
+		if (killed && !j->relay_only && j->state == DJOB_RUNNING &&
+		    !j->failed)
+			snprintf(why, sizeof(why), "rank %d killed by signal "
+			    "%d (%s) after %u restarts (the limit)", te->rank,
+			    te->signal, strsignal(te->signal), rk->restarts);
+		else
+			snprintf(why, sizeof(why), "rank %d killed by signal "
+			    "%d (%s)", te->rank, te->signal,
+			    strsignal(te->signal));
 	} else {
 		code = te->exit_code;
 		if (code != 0)
@@ -480,17 +754,183 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 }
 
 void
+djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
+{
+	struct djob *j = djob_find(node->d, ts->job_id);
+	struct drank *rk;
+	struct drestart *e;
+
+	log_debug("dispatcher task started job=%s rank=%d incarnation=%u "
+	    "pid=%d node=%s", ts->job_id, ts->rank, ts->incarnation, ts->pid,
+	    node->name);
+	if (j == NULL || ts->rank < 0 || ts->rank >= j->nranks)
+		return;
+	rk = &j->ranks[ts->rank];
+	if (rk->node != node || rk->incarnation != ts->incarnation ||
+	    !rk->launched || rk->started)
+		return;
+	rk->started = true;
+	if (rk->restart_idx < 0)
+		return;
+	e = &j->rlog[rk->restart_idx];
+	e->relaunch_ms = (ev_time() - e->t_exit) * 1000.;
+	log_info("dispatcher relaunch job=%s rank=%d inc=%u latency_ms=%.1f "
+	    "node=%s", j->id, ts->rank, ts->incarnation, e->relaunch_ms,
+	    node->name);
+}
+
+/*
+ * Output exactly once (docs/REPLAY.md): per (rank, stream) the bytes
+ * already forwarded; each incarnation counts its own bytes from 0 and
+ * only what lies beyond the forwarded count goes to the client. A
+ * re-execution prints the same bytes, so its duplicate prefix is
+ * dropped. Output of a superseded incarnation is dropped: its
+ * successor prints those bytes again.
+ */
+void
 djob_output(struct dpeer *node, const Mpiv__Output *o,
     const uint8_t *payload, uint32_t len)
 {
 	struct djob *j = djob_find(node->d, o->job_id);
+	struct drank *rk;
+	uint64_t off, skip;
+	int s;
 
-	if (j == NULL || j->client == NULL)
+	if (j == NULL || j->client == NULL || o->rank < 0 ||
+	    o->rank >= j->nranks)
 		return;
+	rk = &j->ranks[o->rank];
+	s = o->stream == 2;
+	if (o->incarnation != 0) {
+		if (o->incarnation < rk->incarnation ||
+		    o->incarnation < rk->out_inc[s]) {
+			log_debug("dispatcher dropping output of superseded "
+			    "job=%s rank=%d incarnation=%u bytes=%u", j->id,
+			    o->rank, o->incarnation, len);
+			return;
+		}
+		if (o->incarnation > rk->out_inc[s]) {
+			rk->out_inc[s] = o->incarnation;
+			rk->out_off[s] = 0;
+		}
+		off = rk->out_off[s];
+		rk->out_off[s] += len;
+		if (rk->out_off[s] <= rk->out_fwd[s])
+			return;		/* all of it was printed before */
+		skip = rk->out_fwd[s] > off ? rk->out_fwd[s] - off : 0;
+		rk->out_fwd[s] = rk->out_off[s];
+		payload += skip;
+		len -= (uint32_t)skip;
+	} else {
+		rk->out_fwd[s] += len;	/* agent without incarnations */
+	}
 	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_OUTPUT, &o->base,
 	    payload, len);
 	if (conn_queued(j->client->c) > DISP_OUT_HIGH)
 		dpeer_backpressure(node->d, node);
+}
+
+/* A CM's ReplayDone: the replay length of that restart. */
+void
+djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd)
+{
+	struct djob *j = djob_find(cm->d, rd->job_id);
+
+	log_info("dispatcher replay done job=%s rank=%d incarnation=%u "
+	    "events=%llu seconds=%.3f cm=%s", rd->job_id, rd->rank,
+	    rd->incarnation, (unsigned long long)rd->events, rd->seconds,
+	    cm->addr);
+	if (j == NULL)
+		return;
+	for (size_t i = j->nrlog; i-- > 0;) {
+		struct drestart *e = &j->rlog[i];
+		if (e->rank == rd->rank && e->incarnation == rd->incarnation) {
+			e->replayed_events = rd->events;
+			e->replay_s = rd->seconds;
+			return;
+		}
+	}
+}
+
+static void
+djob_kill_reply(struct dpeer *client, const char *job, bool ok,
+    const char *msg)
+{
+	Mpiv__JobStatus st = MPIV__JOB_STATUS__INIT;
+
+	st.job_id = (char *)job;
+	st.state = ok ? "ok" : "error";
+	st.message = (char *)msg;
+	log_info("dispatcher kill request job=%s ok=%d message=\"%s\"", job,
+	    ok, msg);
+	(void)conn_send(client->c, MPIV__MSG_TYPE__MSG_JOB_STATUS, &st.base,
+	    NULL, 0);
+}
+
+/*
+ * `mpiv kill`: a client asks for a signal to one rank (or every rank,
+ * rank -1) of a running job. Answered with JobStatus{ok|error}.
+ */
+void
+djob_client_kill(struct dpeer *client, const Mpiv__Kill *k)
+{
+	struct djob *j = djob_find(client->d, k->job_id);
+	int sig = k->signal != 0 ? k->signal : SIGKILL, n = 0;
+	char msg[200];
+
+	if (j == NULL) {
+		snprintf(msg, sizeof(msg), "unknown job %.64s", k->job_id);
+		goto fail;
+	}
+	if (k->rank < -1 || k->rank >= j->nranks) {
+		snprintf(msg, sizeof(msg), "rank %d out of range (job %s has "
+		    "%d rank%s)", k->rank, j->id, j->nranks,
+		    j->nranks == 1 ? "" : "s");
+		goto fail;
+	}
+	if (sig < 1 || sig >= NSIG) {
+		snprintf(msg, sizeof(msg), "bad signal %d", sig);
+		goto fail;
+	}
+	if (j->state != DJOB_RUNNING) {
+		snprintf(msg, sizeof(msg), "job %s is not running (%s)", j->id,
+		    j->state == DJOB_FINISHING ? "finishing" : "not started");
+		goto fail;
+	}
+	if (k->rank >= 0) {
+		const struct drank *rk = &j->ranks[k->rank];
+		if (rk->exited) {
+			snprintf(msg, sizeof(msg), "rank %d of job %s has "
+			    "already exited", k->rank, j->id);
+			goto fail;
+		}
+		if (!djob_rank_live(rk)) {
+			snprintf(msg, sizeof(msg), "rank %d of job %s is "
+			    "being relaunched, try again", k->rank, j->id);
+			goto fail;
+		}
+		djob_send_kill(j, k->rank, sig);
+		snprintf(msg, sizeof(msg), "signal %d sent to rank %d "
+		    "(incarnation %u) of job %s", sig, k->rank,
+		    rk->incarnation, j->id);
+	} else {
+		for (int r = 0; r < j->nranks; r++)
+			if (djob_rank_live(&j->ranks[r])) {
+				djob_send_kill(j, r, sig);
+				n++;
+			}
+		if (n == 0) {
+			snprintf(msg, sizeof(msg), "job %s has no running "
+			    "rank", j->id);
+			goto fail;
+		}
+		snprintf(msg, sizeof(msg), "signal %d sent to %d rank%s of "
+		    "job %s", sig, n, n == 1 ? "" : "s", j->id);
+	}
+	djob_kill_reply(client, k->job_id, true, msg);
+	return;
+fail:
+	djob_kill_reply(client, k->job_id, false, msg);
 }
 
 /* A node's ranks are lost with it (relaunch is issue 5). */
@@ -502,6 +942,8 @@ djob_node_lost(struct djob *j, struct dpeer *node)
 
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
+		if (rk->prev_node == node)
+			rk->prev_node = NULL;
 		if (rk->node != node)
 			continue;
 		rk->node = NULL;

@@ -139,6 +139,9 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_ERROR:
 		djob_cm_error(p, ((Mpiv__Error *)m)->text);
 		return;
+	case MPIV__MSG_TYPE__MSG_REPLAY_DONE:
+		djob_replay_done(p, (Mpiv__ReplayDone *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 	case MPIV__MSG_TYPE__MSG_CM_STATS:
 		return;
@@ -170,13 +173,9 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 	}
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 		return;
-	case MPIV__MSG_TYPE__MSG_TASK_STARTED: {
-		Mpiv__TaskStarted *ts = (Mpiv__TaskStarted *)m;
-		log_debug("dispatcher task started job=%s rank=%d "
-		    "incarnation=%u pid=%d node=%s", ts->job_id, ts->rank,
-		    ts->incarnation, ts->pid, p->name);
+	case MPIV__MSG_TYPE__MSG_TASK_STARTED:
+		djob_task_started(p, (Mpiv__TaskStarted *)m);
 		return;
-	}
 	case MPIV__MSG_TYPE__MSG_TASK_EXIT:
 		djob_task_exit(p, (Mpiv__TaskExit *)m);
 		return;
@@ -203,6 +202,9 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		}
 		if (djob_submit(p->d, p, (Mpiv__JobSubmit *)m, &err) == NULL)
 			dpeer_error(p, err);
+		return;
+	case MPIV__MSG_TYPE__MSG_KILL:
+		djob_client_kill(p, (Mpiv__Kill *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);

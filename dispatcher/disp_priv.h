@@ -21,6 +21,7 @@
 #define DISP_MAX_CMS		1024
 #define DISP_OUT_HIGH		(16u << 20)	/* client queue: pause nodes */
 #define DISP_OUT_LOW		(4u << 20)	/* resume them below this */
+#define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
 
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
@@ -57,11 +58,37 @@ enum djob_state {
 };
 
 struct drank {
-	struct dpeer *node;	/* NULL: unassigned or node lost */
-	uint32_t incarnation;
-	bool launched;
-	bool exited;
+	struct dpeer *node;	/* NULL: unassigned, node lost, or waiting
+				   for a slot to be relaunched on */
+	uint32_t incarnation;	/* current one; 1 at the first launch */
+	uint32_t restarts;
+	bool launched;		/* Launch of the current incarnation sent */
+	bool started;		/* its TaskStarted arrived */
+	bool relaunch;		/* killed, waiting for a free slot */
+	bool kill_sent;		/* a Kill went to the current incarnation */
+	bool exited;		/* for good (never while being restarted) */
 	int exit_code;
+	int restart_idx;	/* restart_log entry of the current
+				   incarnation, -1 for the first */
+	struct dpeer *prev_node;	/* where it ran last (relaunch there) */
+	/*
+	 * Exactly-once output, per stream (0 stdout, 1 stderr): bytes
+	 * forwarded to the client, and the incarnation whose bytes are
+	 * being counted with how many it produced so far.
+	 */
+	uint64_t out_fwd[2];
+	uint32_t out_inc[2];
+	uint64_t out_off[2];
+};
+
+/* One relaunch of a rank, for JobDone.restart_log. */
+struct drestart {
+	int rank;
+	uint32_t incarnation;	/* the new one */
+	double t_exit;		/* ev_time() when the death was reported */
+	double relaunch_ms;	/* to its TaskStarted; -1 until then */
+	uint64_t replayed_events;
+	double replay_s;
 };
 
 struct djob {
@@ -86,6 +113,18 @@ struct djob {
 	char reason[512];	/* first failure's reason */
 	char waitmsg[128];	/* last "waiting" message sent */
 	ev_timer grace_w;	/* FINISHING: stop waiting for killed ranks */
+	/* restarts and fault injection (docs/REPLAY.md) */
+	bool relay_only;	/* no logging at the CMs, no restarts */
+	int max_restarts;	/* per rank */
+	uint32_t kills;		/* Kills sent by chaos or `mpiv kill` */
+	uint32_t restarts;
+	struct drestart *rlog;
+	size_t nrlog, caprlog;
+	uint32_t chaos_mtbf_ms;	/* 0: no chaos */
+	int chaos_max;		/* 0: unlimited */
+	uint32_t chaos_kills;
+	uint64_t chaos_rng;	/* splitmix64 state */
+	ev_timer chaos_w;
 	struct djob *prev, *next;
 };
 
@@ -117,6 +156,9 @@ void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
 void djob_cm_error(struct dpeer *cm, const char *text);
 void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
+void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);
+void djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd);
+void djob_client_kill(struct dpeer *client, const Mpiv__Kill *k);
 void djob_output(struct dpeer *node, const Mpiv__Output *o,
     const uint8_t *payload, uint32_t len);
 void djob_peer_lost(struct dpeer *p);

@@ -1,6 +1,6 @@
 /*
  * front.h: entry points of the `mpiv` subcommands that live in runtime/
- * (the node agent and `mpiv run`). Each returns the process exit code.
+ * (the node agent, `mpiv run`, `mpiv kill`). Each returns the process exit code.
  */
 #ifndef MPIV_FRONT_H
 #define MPIV_FRONT_H
@@ -9,5 +9,6 @@
 
 int run_main(int argc, char **argv);
 int node_main(int argc, char **argv);
+int kill_main(int argc, char **argv);
 
 #endif

@@ -97,6 +97,13 @@ json_int(struct json *j, int64_t v)
 }
 
 void
+json_uint(struct json *j, uint64_t v)
+{
+	json_sep(j);
+	fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+void
 json_double(struct json *j, double v)
 {
 	json_sep(j);

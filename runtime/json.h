@@ -26,6 +26,7 @@ void json_arr_end(struct json *j);
 void json_key(struct json *j, const char *key);
 void json_str(struct json *j, const char *s);
 void json_int(struct json *j, int64_t v);
+void json_uint(struct json *j, uint64_t v);
 void json_double(struct json *j, double v);
 void json_null(struct json *j);
 

@@ -21,6 +21,8 @@ main_usage(FILE *f)
 	    "  cm --dispatcher HOST:PORT           run a Channel Memory server\n"
 	    "  node --dispatcher HOST:PORT         run a node agent\n"
 	    "  cs                                  run a checkpoint server\n"
+	    "  kill --dispatcher HOST:PORT JOB RANK  kill a rank of a running "
+	    "job\n"
 	    "  version                             print the version\n"
 	    "  help                                this text\n");
 }
@@ -43,6 +45,8 @@ main(int argc, char **argv)
 		return dispatcher_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "node") == 0)
 		return node_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "kill") == 0)
+		return kill_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "cs") == 0) {
 		fprintf(stderr, "mpiv cs: not implemented yet (issue 4)\n");
 		return 2;

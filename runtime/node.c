@@ -263,6 +263,7 @@ task_on_output(struct ev_loop *loop, ev_io *w, int revents)
 	o.job_id = t->job;
 	o.rank = t->rank;
 	o.stream = s->stream;
+	o.incarnation = t->incarnation;
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_OUTPUT, &o.base, buf,
 	    (uint32_t)r);
 	if (conn_queued(n->c) > NODE_OUT_HIGH && !ev_is_active(&n->resume_w)) {
@@ -303,6 +304,16 @@ task_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	ev_child_stop(loop, w);
 	t->reaped = true;
 	t->status = w->rstatus;
+	/*
+	 * A rank killed by a signal may be relaunched: whatever it left in
+	 * its process group (helpers, children) dies with it. The group id
+	 * stays reserved while any member lives, so this cannot hit a
+	 * stranger; ESRCH just means nothing was left.
+	 */
+	if (WIFSIGNALED(t->status) && killpg(t->pid, SIGKILL) == 0)
+		log_info("node killed leftovers of job=%s rank=%d "
+		    "incarnation=%u pgid=%d", t->job, t->rank,
+		    t->incarnation, (int)t->pid);
 	task_ctrl_read(t);	/* the abort line was written before _exit */
 	task_close_ctrl(t);
 	ev_timer_start(loop, &t->drain_w);
@@ -354,6 +365,17 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 		node_launch_failed(n, l, "empty command line");
 		return;
 	}
+	/* Fencing: an older incarnation of this rank must not live on. */
+	for (t = n->tasks; t != NULL; t = t->next) {
+		if (strcmp(t->job, l->job_id) != 0 || t->rank != l->rank ||
+		    t->incarnation >= l->incarnation || t->reaped)
+			continue;
+		log_warnx("node job=%s rank=%d incarnation=%u still runs at "
+		    "the launch of incarnation %u: killing it", t->job,
+		    t->rank, t->incarnation, l->incarnation);
+		(void)killpg(t->pid, SIGKILL);
+	}
+	t = NULL;
 	for (size_t i = 0; i < l->n_cms; i++)
 		len += strlen(l->cms[i]) + 1;
 	if ((vcms = malloc(len)) == NULL ||

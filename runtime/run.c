@@ -41,6 +41,23 @@ run_usage(FILE *f)
 	    "  --report FILE            write a JSON summary of the job to FILE\n"
 	    "  --dispatcher HOST:PORT   use a running deployment instead of an "
 	    "embedded one\n"
+	    "  --max-restarts N         relaunch a killed rank at most N times "
+	    "(default 50)\n"
+	    "  --relay-only             no message logging, no restarts (a "
+	    "killed rank\n"
+	    "                           fails the job; the baseline for "
+	    "benchmarks)\n"
+	    "  --chaos MTBF             kill a random rank with SIGKILL at "
+	    "random intervals\n"
+	    "                           of mean MTBF (2s, 500ms, 1.5 = "
+	    "seconds)\n"
+	    "  --chaos-seed S           seed of the kill schedule (default: "
+	    "from the clock;\n"
+	    "                           the report says which)\n"
+	    "  --chaos-max K            stop after K kills\n"
+	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
+	    "ID\" on stderr\n"
+	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
 	    "  --log-level LEVEL        error|warn|info|debug (default warn; "
 	    "daemons: error)\n"
 	    "  -h, --help               this text\n"
@@ -84,7 +101,7 @@ run_fix_np(int argc, char **argv)
 	static char dash_n[] = "-n";
 	static const char *const with_arg[] = { "-n", "--np", "--cms",
 	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
-	    NULL };
+	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -99,10 +116,40 @@ run_fix_np(int argc, char **argv)
 	}
 }
 
+/* "2s", "500ms", "1.5" (seconds), "1m": milliseconds, 1 .. 2^32-1. */
+static int
+run_parse_ms(const char *s, uint32_t *out)
+{
+	double v, scale = 1000.;
+	char *end;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		scale = 1.;
+	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+		scale = 60000.;
+	else if (*end != '\0' && strcmp(end, "s") != 0)
+		return -1;
+	v *= scale;
+	if (!isfinite(v) || v < 1. || v > 4294967295.)
+		return -1;
+	*out = (uint32_t)llround(v);
+	return 0;
+}
+
 static int
 run_parse(struct run *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "chaos", required_argument, NULL, 'C' },
+		{ "chaos-max", required_argument, NULL, 'K' },
+		{ "chaos-seed", required_argument, NULL, 'S' },
+		{ "max-restarts", required_argument, NULL, 'M' },
+		{ "relay-only", no_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "cms", required_argument, NULL, 'c' },
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
@@ -120,8 +167,41 @@ run_parse(struct run *r, int argc, char **argv)
 	run_fix_np(argc, argv);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hn:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hn:v", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'C':
+			if (run_parse_ms(optarg, &r->chaos_mtbf_ms) < 0)
+				return run_usage_error("bad --chaos \"%s\" "
+				    "(want a duration: 2s, 500ms, 1.5)", optarg);
+			break;
+		case 'K':
+			if (run_parse_int(optarg, 1, INT_MAX, &r->chaos_max) < 0)
+				return run_usage_error("bad --chaos-max \"%s\"",
+				    optarg);
+			break;
+		case 'S':
+			errno = 0;
+			r->chaos_seed = strtoull(optarg, &end, 0);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    *optarg == '-')
+				return run_usage_error("bad --chaos-seed \"%s\"",
+				    optarg);
+			r->chaos_seed_set = true;
+			break;
+		case 'M':
+			if (run_parse_int(optarg, 0, 1000000, &r->max_restarts) <
+			    0)
+				return run_usage_error("bad --max-restarts "
+				    "\"%s\"", optarg);
+			if (r->max_restarts == 0)
+				r->max_restarts = -1;	/* 0 on the wire: default */
+			break;
+		case 'R':
+			r->relay_only = true;
+			break;
+		case 'v':
+			r->verbose = true;
+			break;
 		case 'c':
 			if (run_parse_int(optarg, 1, 1024, &r->ncms) < 0)
 				return run_usage_error("bad --cms \"%s\"",
@@ -173,6 +253,9 @@ run_parse(struct run *r, int argc, char **argv)
 	}
 	if (r->nranks < 1)
 		return run_usage_error("%s", "missing -n N");
+	if ((r->chaos_seed_set || r->chaos_max > 0) && r->chaos_mtbf_ms == 0)
+		return run_usage_error("%s", "--chaos-seed and --chaos-max need "
+		    "--chaos MTBF");
 	if (optind >= argc)
 		return run_usage_error("%s", "no program to run");
 	r->argv = argv + optind;
@@ -320,6 +403,24 @@ static void
 run_job_done(struct run *r, const Mpiv__JobDone *jd)
 {
 	r->done = true;
+	if (*jd->mode != '\0')
+		snprintf(r->mode, sizeof(r->mode), "%s", jd->mode);
+	r->kills = jd->kills;
+	r->restarts = jd->restarts;
+	free(r->rlog);
+	r->nrlog = 0;
+	if (jd->n_restart_log > 0 &&
+	    (r->rlog = calloc(jd->n_restart_log, sizeof(*r->rlog))) != NULL) {
+		for (size_t i = 0; i < jd->n_restart_log; i++) {
+			const Mpiv__RestartInfo *ri = jd->restart_log[i];
+			r->rlog[i].rank = ri->rank;
+			r->rlog[i].incarnation = ri->incarnation;
+			r->rlog[i].relaunch_ms = ri->relaunch_ms;
+			r->rlog[i].replayed_events = ri->replayed_events;
+			r->rlog[i].replay_s = ri->replay_s;
+		}
+		r->nrlog = jd->n_restart_log;
+	}
 	for (size_t i = 0; i < jd->n_ranks; i++) {
 		const Mpiv__RankResult *rr = jd->ranks[i];
 		if (rr->rank < 0 || rr->rank >= r->nranks)
@@ -353,6 +454,11 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_JOB_STATUS: {
 		Mpiv__JobStatus *st = (Mpiv__JobStatus *)m;
 		snprintf(r->job, sizeof(r->job), "%s", st->job_id);
+		if (r->verbose && !r->job_printed) {
+			r->job_printed = true;
+			fprintf(stderr, "mpiv: dispatcher %s job %s\n",
+			    r->disp_addr, r->job);
+		}
 		log_info("run job=%s state=%s message=\"%s\"", st->job_id,
 		    st->state, st->message);
 		break;
@@ -448,6 +554,11 @@ run_submit(struct run *r)
 	js.n_argv = (size_t)r->argc;
 	js.cwd = r->cwd;
 	js.ncms = r->ncms;
+	js.relay_only = r->relay_only;
+	js.max_restarts = r->max_restarts;
+	js.chaos_mtbf_ms = r->chaos_mtbf_ms;
+	js.chaos_seed = r->chaos_seed;
+	js.chaos_max = r->chaos_max;
 	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
 	if (tmp != NULL && r->dispatcher == NULL) {
 		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
@@ -485,13 +596,39 @@ run_write_report(struct run *r, double wall)
 	json_key(&j, "wall_s");
 	json_double(&j, wall);
 	json_key(&j, "mode");
-	json_str(&j, "relay");
+	json_str(&j, r->mode);
 	json_key(&j, "restarts");
-	json_int(&j, 0);
+	json_int(&j, r->restarts);
 	json_key(&j, "checkpoints");
 	json_int(&j, 0);
 	json_key(&j, "kills");
-	json_int(&j, 0);
+	json_int(&j, r->kills);
+	json_key(&j, "chaos_seed");
+	if (r->chaos_mtbf_ms > 0)
+		json_uint(&j, r->chaos_seed);
+	else
+		json_null(&j);
+	json_key(&j, "restart_log");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->nrlog; i++) {
+		const struct run_restart *e = &r->rlog[i];
+		json_obj_begin(&j);
+		json_key(&j, "rank");
+		json_int(&j, e->rank);
+		json_key(&j, "incarnation");
+		json_int(&j, e->incarnation);
+		json_key(&j, "relaunch_ms");
+		if (e->relaunch_ms >= 0)
+			json_double(&j, e->relaunch_ms);
+		else
+			json_null(&j);
+		json_key(&j, "replayed_events");
+		json_uint(&j, e->replayed_events);
+		json_key(&j, "replay_s");
+		json_double(&j, e->replay_s);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
 	json_key(&j, "reason");
 	json_str(&j, r->reason);
 	json_key(&j, "per_rank");
@@ -524,6 +661,41 @@ run_write_report(struct run *r, double wall)
 	return 0;
 }
 
+static int
+run_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* After any kill: one line on stderr (stdout stays the job's). */
+static void
+run_summary(const struct run *r)
+{
+	double *lat, median = 0;
+	uint64_t events = 0;
+	size_t n = 0;
+
+	if (r->kills == 0)
+		return;
+	if ((lat = calloc(r->nrlog + 1, sizeof(*lat))) == NULL)
+		return;
+	for (size_t i = 0; i < r->nrlog; i++) {
+		events += r->rlog[i].replayed_events;
+		if (r->rlog[i].relaunch_ms >= 0)
+			lat[n++] = r->rlog[i].relaunch_ms;
+	}
+	qsort(lat, n, sizeof(*lat), run_cmp_double);
+	if (n > 0)
+		median = n % 2 ? lat[n / 2] : (lat[n / 2 - 1] + lat[n / 2]) / 2;
+	fprintf(stderr, "mpiv: %u kill%s, %u restart%s, relaunch median %.1f "
+	    "ms, replayed %llu event%s\n", r->kills, r->kills == 1 ? "" : "s",
+	    r->restarts, r->restarts == 1 ? "" : "s", median,
+	    (unsigned long long)events, events == 1 ? "" : "s");
+	free(lat);
+}
+
 static double
 run_now(void)
 {
@@ -548,16 +720,38 @@ run_check_program(struct run *r)
 	return errno == EACCES ? 126 : 127;
 }
 
+/* A seed from the clock and the pid, printed in the report. */
+static uint64_t
+run_time_seed(void)
+{
+	struct timespec ts;
+	uint64_t z;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	z = (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^
+	    ((uint64_t)getpid() << 32);
+	z = (z ^ (z >> 33)) * 0xff51afd7ed558ccdull;
+	return (z ^ (z >> 33)) & ((1ull << 53) - 1);	/* exact in JSON */
+}
+
 int
 run_main(int argc, char **argv)
 {
 	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
 	    .child_level = "error" };
+	const char *env;
 	double t0;
 	int rc;
 
 	if ((rc = run_parse(&r, argc, argv)) >= 0)
 		return rc;
+	env = getenv("MPIV_PRINT_DISPATCHER");
+	if (env != NULL && strcmp(env, "1") == 0)
+		r.verbose = true;
+	if (r.chaos_mtbf_ms > 0 && !r.chaos_seed_set)
+		r.chaos_seed = run_time_seed();
+	snprintf(r.mode, sizeof(r.mode), "%s", r.relay_only ? "relay" :
+	    "logging");
 	log_init("run", r.level);
 	signal(SIGPIPE, SIG_IGN);
 	if (getcwd(r.cwd, sizeof(r.cwd)) == NULL) {
@@ -611,6 +805,7 @@ run_main(int argc, char **argv)
 			run_tagged(&r, i, 1, NULL, 0, true);
 			run_tagged(&r, i, 2, NULL, 0, true);
 		}
+	run_summary(&r);
 	if (r.reason[0] != '\0')
 		fprintf(stderr, "mpiv: %s\n", r.reason);
 	run_deploy_stop(&r);
@@ -621,6 +816,7 @@ run_main(int argc, char **argv)
 		free(r.lines[i].buf);
 	free(r.lines);
 	free(r.results);
+	free(r.rlog);
 	ev_loop_destroy(r.loop);
 	return r.exit_code;
 }

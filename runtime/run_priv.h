@@ -37,11 +37,27 @@ struct run_result {
 	int exit_code;
 };
 
+/* One relaunch, from JobDone.restart_log. */
+struct run_restart {
+	int rank;
+	uint32_t incarnation;
+	double relaunch_ms;	/* < 0: never started */
+	uint64_t replayed_events;
+	double replay_s;
+};
+
 struct run {
 	struct ev_loop *loop;
 	/* options */
 	int nranks, ncms, nnodes;
 	bool tag;
+	bool verbose;		/* --verbose or MPIV_PRINT_DISPATCHER=1 */
+	bool relay_only;
+	int max_restarts;	/* 0: the dispatcher's default; -1: none */
+	uint32_t chaos_mtbf_ms;	/* 0: no chaos */
+	uint64_t chaos_seed;
+	bool chaos_seed_set;
+	int chaos_max;
 	double timeout;
 	const char *timeout_arg;
 	const char *report;
@@ -63,7 +79,13 @@ struct run {
 	ev_timer timeout_w;
 	ev_signal sigint_w, sigterm_w;
 	bool done, stopped;
+	bool job_printed;	/* the "dispatcher ... job ..." line */
 	int exit_code;
+	/* from JobDone */
+	char mode[16];
+	uint32_t kills, restarts;
+	struct run_restart *rlog;
+	size_t nrlog;
 	char reason[600];
 	struct run_result *results;
 	struct run_line *lines;

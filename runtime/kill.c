@@ -1,0 +1,184 @@
+/*
+ * kill.c: `mpiv kill --dispatcher HOST:PORT JOB RANK [--signal N]`. A
+ * short client session: Hello{ROLE_CLIENT}, Kill{job, rank, signal};
+ * the dispatcher answers JobStatus{state "ok" or "error", message},
+ * which is printed. Exit 0 when the signal was sent, 1 when refused or
+ * unreachable, 2 on a usage error. A rank killed with SIGKILL or SIGTERM
+ * is relaunched by the dispatcher (docs/REPLAY.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "front.h"
+#include "net.h"
+
+#define KILL_TIMEOUT_MS 5000
+
+static void
+kill_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv kill --dispatcher HOST:PORT [--signal N] JOB RANK\n"
+	    "  --dispatcher HOST:PORT  the dispatcher running the job "
+	    "(mpiv run -v prints it)\n"
+	    "  --signal N              signal to send (default 9, SIGKILL)\n"
+	    "  RANK                    a rank of the job, or \"all\"\n"
+	    "A rank killed by SIGKILL or SIGTERM is restarted and replayed; "
+	    "other signals\nend the job like a crash.\n");
+}
+
+/* Reads frames until one of type `want` (or an Error); 0 or -1. */
+static int
+kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
+    size_t whylen)
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m;
+	uint8_t *payload;
+	const char *err = NULL;
+
+	for (;;) {
+		if (frame_read(fd, &h, &m, &payload, KILL_TIMEOUT_MS, &err) < 0) {
+			snprintf(why, whylen, "no answer from the dispatcher: "
+			    "%s", err != NULL ? err : errno == ECONNRESET ?
+			    "connection closed" : strerror(errno));
+			return -1;
+		}
+		free(payload);
+		if (h.type == want) {
+			*out = m;
+			return 0;
+		}
+		if (h.type == MPIV__MSG_TYPE__MSG_ERROR) {
+			snprintf(why, whylen, "dispatcher error: %s",
+			    ((Mpiv__Error *)m)->text);
+			frame_free_meta(m);
+			return -1;
+		}
+		frame_free_meta(m);
+	}
+}
+
+int
+kill_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "signal", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	Mpiv__Hello hello = MPIV__HELLO__INIT;
+	Mpiv__Kill k = MPIV__KILL__INIT;
+	Mpiv__HelloReply *hr;
+	Mpiv__JobStatus *st;
+	ProtobufCMessage *m;
+	const char *disp = NULL;
+	char why[400], *end;
+	long v;
+	int ch, fd, rc;
+
+	k.signal = SIGKILL;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+d:hs:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			disp = optarg;
+			break;
+		case 'h':
+			kill_usage(stdout);
+			return 0;
+		case 's':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    v < 1 || v >= NSIG) {
+				fprintf(stderr, "mpiv kill: bad --signal "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			k.signal = (int)v;
+			break;
+		default:
+			kill_usage(stderr);
+			return 2;
+		}
+	}
+	if (disp == NULL || argc - optind != 2) {
+		fprintf(stderr, "mpiv kill: %s\n", disp == NULL ?
+		    "missing --dispatcher HOST:PORT" : "want JOB RANK");
+		kill_usage(stderr);
+		return 2;
+	}
+	k.job_id = argv[optind];
+	if (strcmp(argv[optind + 1], "all") == 0) {
+		k.rank = -1;
+	} else {
+		errno = 0;
+		v = strtol(argv[optind + 1], &end, 10);
+		if (errno != 0 || end == argv[optind + 1] || *end != '\0' ||
+		    v < 0 || v > 0x7fffffffL) {
+			fprintf(stderr, "mpiv kill: bad rank \"%s\" (a number "
+			    "or \"all\")\n", argv[optind + 1]);
+			return 2;
+		}
+		k.rank = (int)v;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = net_dial(disp, KILL_TIMEOUT_MS)) < 0) {
+		fprintf(stderr, "mpiv kill: cannot reach the dispatcher at %s: "
+		    "%s\n", disp, strerror(errno));
+		return 1;
+	}
+	hello.version = FRAME_VERSION;
+	hello.role = MPIV__ROLE__ROLE_CLIENT;
+	hello.rank = -1;
+	hello.name = "mpiv kill";
+	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
+	    KILL_TIMEOUT_MS) < 0 ||
+	    frame_write(fd, MPIV__MSG_TYPE__MSG_KILL, &k.base, NULL, 0,
+	    KILL_TIMEOUT_MS) < 0) {
+		fprintf(stderr, "mpiv kill: cannot talk to the dispatcher at "
+		    "%s: %s\n", disp, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, why,
+	    sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv kill: %s\n", why);
+		close(fd);
+		return 1;
+	}
+	hr = (Mpiv__HelloReply *)m;
+	if (!hr->ok) {
+		fprintf(stderr, "mpiv kill: dispatcher refused us: %s\n",
+		    hr->error);
+		frame_free_meta(m);
+		close(fd);
+		return 1;
+	}
+	frame_free_meta(m);
+	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_JOB_STATUS, &m, why,
+	    sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv kill: %s\n", why);
+		close(fd);
+		return 1;
+	}
+	st = (Mpiv__JobStatus *)m;
+	if (strcmp(st->state, "ok") == 0) {
+		printf("mpiv kill: %s\n", st->message);
+		rc = 0;
+	} else {
+		fprintf(stderr, "mpiv kill: %s\n", st->message);
+		rc = 1;
+	}
+	frame_free_meta(m);
+	close(fd);
+	return rc;
+}
