@@ -3,7 +3,9 @@
 #   t_init                       reset counters, make the log dir
 #   t_selected NAME              true when NAME matches the -k pattern
 #   t_run NAME SECS EXPECT CMD.. run CMD under a hard timeout, report
-#                                ok / not ok / skip (exit 77 = skip)
+#                                ok / not ok / skip (exit 77 = skip);
+#                                if T_EXPECT_STDOUT names a file, CMD's
+#                                stdout must also equal it byte for byte
 #   t_summary                    print "N passed, M failed[, K skipped]",
 #                                return non-zero if M > 0 or nothing ran
 #
@@ -98,9 +100,26 @@ t_run() {
 	T_LASTCMD="$*"
 	# timeout signals the whole process group on expiry; -k escalates to
 	# SIGKILL if TERM is not enough.
-	timeout -k 10 "$secs" "$@" < /dev/null > "$out" 2>&1
-	rc=$?
-	if [ "$rc" -eq "$expect" ]; then
+	if [ -n "${T_EXPECT_STDOUT:-}" ]; then
+		timeout -k 10 "$secs" "$@" < /dev/null > "$out.stdout" 2> "$out.stderr"
+		rc=$?
+		{
+			cat "$out.stderr"
+			echo "# ---- stdout:"
+			cat "$out.stdout"
+		} > "$out"
+	else
+		timeout -k 10 "$secs" "$@" < /dev/null > "$out" 2>&1
+		rc=$?
+	fi
+	if [ "$rc" -eq "$expect" ] && [ -n "${T_EXPECT_STDOUT:-}" ] &&
+	    ! cmp -s "$T_EXPECT_STDOUT" "$out.stdout"; then
+		{
+			echo "# ---- stdout differs from the reference (diff reference actual):"
+			diff "$T_EXPECT_STDOUT" "$out.stdout" | head -n 40
+		} >> "$out"
+		t_notok "$name" "stdout differs from the reference output" "$out"
+	elif [ "$rc" -eq "$expect" ]; then
 		t_ok "$name"
 	elif [ "$rc" -eq 77 ]; then
 		t_skip "$name" "$(tail -n 1 "$out" | tr -d '\r')"

@@ -18,7 +18,10 @@
 #
 # Tests, in order (names as printed):
 #   unit/NAME               every executable in $MPIV_BUILD/tests/unit/
-#   mpi/PROG/nN             each line of tests/mpi/cases.txt, via mpiv run
+#   mpi/PROG/nN[/OPTS]      each line of tests/mpi/cases.txt, via mpiv run
+#                           (OPTS: the line's mpiv run options, squeezed);
+#                           when tests/mpi/expected.txt has "PROG N: ..."
+#                           lines, stdout must equal them exactly
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
 #   fuzz/run-short          tests/fuzz/run-short.sh, if present
@@ -43,6 +46,9 @@ ASAN_MODE=${MPIV_ASAN:-auto}
 MPI_TIMEOUT=${MPIV_MPI_TIMEOUT:-60}
 SCRIPT_TIMEOUT=${MPIV_SCRIPT_TIMEOUT:-600}
 LIST_ONLY=0
+# Reference stdout of MPI cases: lines "PROG NRANKS: LINE" (from Open MPI).
+EXPECTED=tests/mpi/expected.txt
+[ -f "$EXPECTED" ] || EXPECTED=
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -51,7 +57,7 @@ while [ $# -gt 0 ]; do
 	-l) LIST_ONLY=1; shift ;;
 	--no-asan) ASAN_MODE=0; shift ;;
 	-j) shift 2 ;;		# accepted, ignored: tests run one at a time
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "usage: tests/run.sh [-k PATTERN] [-l] [--no-asan]" >&2; exit 2 ;;
 	esac
 done
@@ -123,6 +129,12 @@ run_mpi() {
 			continue
 		fi
 		name="${prefix}mpi/$prog/n$n"
+		if [ ${#mpivargs[@]} -gt 0 ]; then	# "--cms 2 --nodes 3" -> "/cms2nodes3"
+			local sfx="${mpivargs[*]}"
+			sfx=${sfx//-/}
+			sfx=${sfx// /}
+			name="$name/$sfx"
+		fi
 		if [ -n "${seen[$name]:-}" ]; then
 			seen[$name]=$((seen[$name] + 1))
 			name="$name#${seen[$name]}"
@@ -140,9 +152,18 @@ run_mpi() {
 				continue
 			fi
 		fi
+		# reference stdout (same for any mpiv options; not for runs
+		# with program args or a non-zero exit)
+		T_EXPECT_STDOUT=
+		if [ "$expect" = 0 ] && [ ${#progargs[@]} -eq 0 ] && [ -n "$EXPECTED" ] &&
+		    grep -q "^$prog $n: " "$EXPECTED"; then
+			T_EXPECT_STDOUT="$T_TMP/expected"
+			sed -n "s/^$prog $n: //p" "$EXPECTED" > "$T_EXPECT_STDOUT"
+		fi
 		t_run "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
 			"$build/bin/mpiv" run -n "$n" --timeout "$MPI_TIMEOUT" \
 			"${mpivargs[@]}" "$build/tests/mpi/$prog" "${progargs[@]}"
+		T_EXPECT_STDOUT=
 	done < "$cases"
 }
 
