@@ -174,11 +174,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 n, code = int(sys.argv[2]), int(sys.argv[3])
 for k in ("job", "ranks", "exit_code", "wall_s", "mode", "restarts",
-          "checkpoints", "kills", "per_rank"):
+          "checkpoints", "kills", "per_rank", "chaos_seed", "restart_log"):
     assert k in r, k
 assert r["ranks"] == n and r["exit_code"] == code, r
 assert isinstance(r["wall_s"], (int, float)) and r["wall_s"] >= 0
-assert r["mode"] == "relay"
+assert r["kills"] == 0 and r["restarts"] == 0 and r["restart_log"] == [], r
+assert r["mode"] == "logging"
 assert [p["rank"] for p in r["per_rank"]] == list(range(n))
 for p in r["per_rank"]:
     for k in ("rank", "incarnations", "restarts", "checkpoints", "exit_code"):
