@@ -78,6 +78,9 @@ MPI_Init(int *argc, char ***argv)
 	    init_env_int("MPIV_INCARNATION", 1, UINT32_MAX, &inc) < 0)
 		init_die("MPIV_INCARNATION is not a positive number");
 
+	/* Dials every CM; the home CM also hands over the outcomes logged by
+	   earlier incarnations, which the re-execution will replay. */
+	mpiv_ndlog_init();
 	if (mpiv_tp_open(cms, job, (int)rank, (int)size, (uint32_t)inc, err,
 	    sizeof(err)) < 0)
 		init_die("rank %ld: %s", rank, err);
@@ -133,8 +136,9 @@ MPI_Finalized(int *flag)
 }
 
 /*
- * Everything this rank sent must be in the CMs before it says Bye: flush
- * the queues and wait for the SyncAcks of synchronous sends still out.
+ * Everything this rank sent must be in the CMs before it says Bye: the
+ * outcomes still pending, the queues, and the SyncAcks of synchronous
+ * sends still out.
  */
 int
 MPI_Finalize(void)
@@ -143,7 +147,10 @@ MPI_Finalize(void)
 
 	if (!mpiv_state.initialized || mpiv_state.finalized)
 		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
-	rc = mpiv_tp_flush();
+	mpiv_fault_point("finalize");
+	rc = mpiv_ndlog_flush();
+	if (rc == MPI_SUCCESS)
+		rc = mpiv_tp_flush();
 	while (rc == MPI_SUCCESS && mpiv_p2p_pending_acks > 0)
 		rc = mpiv_tp_progress(-1);
 	if (rc != MPI_SUCCESS)
@@ -151,6 +158,7 @@ MPI_Finalize(void)
 	mpiv_tp_close(0);
 	mpiv_comm_finalize();
 	mpiv_p2p_fini();
+	mpiv_ndlog_fini();
 	mpiv_state.finalized = true;
 	return MPI_SUCCESS;
 }

@@ -25,6 +25,10 @@ static int p2p_nseq;
 
 int mpiv_p2p_pending_acks;
 
+/* RecvPost/Probe/Cancel issued since the program started: the home CM
+   answers post N of a re-execution from its log entry for post N. */
+static uint64_t p2p_post_no;
+
 /* The buffer of MPI_Buffer_attach. Our sends are eager, so it is only
    checked against, never copied into. */
 static void *p2p_bsend_buf;
@@ -38,6 +42,7 @@ mpiv_p2p_init(int world_size)
 		return MPI_ERR_NO_MEM;
 	p2p_nseq = world_size;
 	mpiv_p2p_pending_acks = 0;
+	p2p_post_no = 0;
 	return MPI_SUCCESS;
 }
 
@@ -121,6 +126,13 @@ p2p_start_send(struct mpiv_request *r)
 		mpiv_req_complete(r);
 		return MPI_SUCCESS;
 	}
+	/* What this rank decided by itself so far must be durable before a
+	   message that may depend on it leaves. */
+	if ((rc = mpiv_ndlog_before_frame(mpiv_tp_home(dst))) != MPI_SUCCESS) {
+		free(owned);
+		return rc;
+	}
+	mpiv_fault_point("send");
 	if (r->need_ack)
 		mpiv_p2p_pending_acks++;
 	rc = mpiv_tp_send(mpiv_tp_home(dst), MPIV__MSG_TYPE__MSG_SEND, &m.base,
@@ -130,10 +142,27 @@ p2p_start_send(struct mpiv_request *r)
 	return rc;
 }
 
+/*
+ * Frames to our home CM (RecvPost, Probe, Cancel): pending outcomes go
+ * first, then the frame with the next post number. MPI code.
+ */
+static int
+p2p_post(uint16_t type, ProtobufCMessage *m, uint64_t *post_no)
+{
+	int home = mpiv_tp_home(mpiv_state.world_rank);
+	int rc;
+
+	if ((rc = mpiv_ndlog_before_frame(home)) != MPI_SUCCESS)
+		return rc;
+	*post_no = ++p2p_post_no;
+	return mpiv_tp_send(home, type, m, NULL, 0, NULL, NULL);
+}
+
 static int
 p2p_start_recv(struct mpiv_request *r)
 {
 	Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
+	int rc;
 
 	r->cap = (size_t)r->count * r->dt->size;
 	m.req_id = mpiv_req_new_id(r);
@@ -141,8 +170,10 @@ p2p_start_recv(struct mpiv_request *r)
 	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
 	    mpiv_comm_world_rank(r->comm, r->peer);
 	m.tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
-	return mpiv_tp_send(mpiv_tp_home(mpiv_state.world_rank),
-	    MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, NULL, 0, NULL, NULL);
+	rc = p2p_post(MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, &m.post_no);
+	if (rc == MPI_SUCCESS)
+		mpiv_fault_point("post");
+	return rc;
 }
 
 int
@@ -691,8 +722,7 @@ p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	    mpiv_comm_world_rank(comm, source);
 	m.tag = tag == MPI_ANY_TAG ? -1 : tag;
 	m.blocking = blocking;
-	rc = mpiv_tp_send(mpiv_tp_home(mpiv_state.world_rank),
-	    MPIV__MSG_TYPE__MSG_PROBE, &m.base, NULL, 0, NULL, NULL);
+	rc = p2p_post(MPIV__MSG_TYPE__MSG_PROBE, &m.base, &m.post_no);
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_req_wait_complete(r);
 	if (rc == MPI_SUCCESS) {
@@ -746,6 +776,7 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 	rc = p2p_probe(source, tag, comm, false, &found, status);
 	if (rc != MPI_SUCCESS)
 		return p2p_fail(comm, rc, "MPI_Iprobe");
+	mpiv_fault_point("nd");
 	*flag = mpiv_nd_iprobe(found);
 	return MPI_SUCCESS;
 }
@@ -755,6 +786,10 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
  * If the CM had already matched it, the Deliver came first on the same
  * connection and the receive completes normally (not cancelled). Sends
  * are never cancelled (see the head of this file).
+ *
+ * The Cancel is sent even when the Deliver has already arrived: whether
+ * it has is a matter of timing, and post numbers must not depend on it
+ * (the CM answers "not cancelled", as it would have anyway).
  */
 int
 MPI_Cancel(MPI_Request *request)
@@ -768,12 +803,11 @@ MPI_Cancel(MPI_Request *request)
 	if (request == NULL || !mpiv_req_valid(*request))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
 	r = *request;
-	if (r->kind != MPIV_REQ_RECV || !r->active || r->complete)
+	if (r->kind != MPIV_REQ_RECV || !r->active || r->peer == MPI_PROC_NULL)
 		return MPI_SUCCESS;
 	m.req_id = r->id;
 	r->cancel_wait = true;
-	rc = mpiv_tp_send(mpiv_tp_home(mpiv_state.world_rank),
-	    MPIV__MSG_TYPE__MSG_CANCEL, &m.base, NULL, 0, NULL, NULL);
+	rc = p2p_post(MPIV__MSG_TYPE__MSG_CANCEL, &m.base, &m.post_no);
 	while (rc == MPI_SUCCESS && r->cancel_wait)
 		rc = mpiv_tp_progress(-1);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(r->comm, rc, "MPI_Cancel");

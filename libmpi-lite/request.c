@@ -7,9 +7,12 @@
  * answer for an earlier start of a reused slot is recognised as stale.
  *
  * Every outcome that depends on timing rather than on the program
- * (Test, Testany, Testsome, Waitany, Waitsome, Iprobe) is decided by one
- * mpiv_nd_* function per kind: the one place issue 3 (logging and replay
- * of non-deterministic events) has to record and, on replay, impose them.
+ * (Test, Testany, Testsome, Testall, Waitany, Waitsome,
+ * Request_get_status) is decided in one place, nd_decide(): live, it is
+ * recorded for the home CM (ndlog.c); in a re-execution the logged
+ * outcome is imposed instead. Wait and Waitall are deterministic (they
+ * report exactly the requests named) and are not logged. Iprobe answers
+ * come from the CM, which logs them itself.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -155,33 +158,149 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 
 /* ---------------- non-deterministic outcomes ---------------- */
 
-/* Test: did the request complete by now? */
+/*
+ * Which of reqs[0..n) count for a call of `kind`: Test, Testall and
+ * Request_get_status ask about every active request (flag = 1 when all
+ * are complete); the others report individual completed indices.
+ */
 static bool
-mpiv_nd_test(bool done)
+nd_is_flag_kind(uint32_t kind)
 {
-	return done;
+	return kind == MPIV_ND_TEST || kind == MPIV_ND_TESTALL ||
+	    kind == MPIV_ND_GET_STATUS;
 }
 
-/* Testany/Waitany: which one completed (first in array order), or -1. */
-static int
-mpiv_nd_any(int n, MPI_Request *reqs)
+static bool
+nd_is_wait_kind(uint32_t kind)
+{
+	return kind == MPIV_ND_WAITANY || kind == MPIV_ND_WAITSOME;
+}
+
+static bool
+nd_all_complete(int n, MPI_Request *reqs)
 {
 	for (int i = 0; i < n; i++)
-		if (reqs[i] != NULL && reqs[i]->active && reqs[i]->complete)
-			return i;
-	return -1;
+		if (reqs[i] != NULL && reqs[i]->active && !reqs[i]->complete)
+			return false;
+	return true;
 }
 
-/* Testsome/Waitsome: which ones completed; returns how many. */
+/* The live decision: what has completed by now. */
 static int
-mpiv_nd_some(int n, MPI_Request *reqs, int *indices)
+nd_live(uint32_t kind, int n, MPI_Request *reqs, int *idx)
 {
 	int k = 0;
 
-	for (int i = 0; i < n; i++)
-		if (reqs[i] != NULL && reqs[i]->active && reqs[i]->complete)
-			indices[k++] = i;
+	if (nd_is_flag_kind(kind))
+		return nd_all_complete(n, reqs) ? 1 : 0;
+	for (int i = 0; i < n; i++) {
+		if (reqs[i] != NULL && reqs[i]->active && reqs[i]->complete) {
+			idx[k++] = i;
+			if (kind == MPIV_ND_TESTANY || kind == MPIV_ND_WAITANY)
+				break;	/* the first in array order */
+		}
+	}
 	return k;
+}
+
+/*
+ * Imposes a logged outcome: checks that it is possible, then waits (in
+ * poll) until exactly the logged requests are complete. Requests that
+ * complete meanwhile but were not logged stay unreported.
+ */
+static int
+nd_replay(const Mpiv__NdOutcome *o, uint32_t kind, int n, MPI_Request *reqs,
+    int *idx, int *k)
+{
+	int rc;
+
+	*k = 0;
+	if (!o->flag) {
+		/* logged "nothing": returned without waiting */
+		if (nd_is_wait_kind(kind) || o->n_indices > 0)
+			goto bad_record;
+		return MPI_SUCCESS;
+	}
+	if (nd_is_flag_kind(kind)) {
+		/* logged "all complete" (Test, Testall, get_status) */
+		if (o->n_indices > 0)
+			goto bad_record;
+		while (!nd_all_complete(n, reqs))
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+		*k = 1;
+		return MPI_SUCCESS;
+	}
+	if (o->n_indices == 0 || o->n_indices > (size_t)n ||
+	    ((kind == MPIV_ND_TESTANY || kind == MPIV_ND_WAITANY) &&
+	    o->n_indices != 1))
+		goto bad_record;
+	for (size_t j = 0; j < o->n_indices; j++) {
+		int i = o->indices[j];
+
+		if (i < 0 || i >= n || reqs[i] == NULL || !reqs[i]->active ||
+		    (j > 0 && i <= o->indices[j - 1])) {
+			mpiv_tp_diverged("replay diverged at non-deterministic "
+			    "call %llu (%s): logged completion of index %d, "
+			    "which is %s", (unsigned long long)
+			    mpiv_ndlog_current(), mpiv_ndlog_kind_name(kind), i,
+			    i < 0 || i >= n ? "out of range" :
+			    reqs[i] == NULL || !reqs[i]->active ?
+			    "not an active request" : "out of order");
+			return MPI_ERR_INTERN;
+		}
+		while (!reqs[i]->complete)
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+		idx[j] = i;
+	}
+	*k = (int)o->n_indices;
+	return MPI_SUCCESS;
+
+bad_record:
+	mpiv_tp_diverged("replay diverged at non-deterministic call %llu "
+	    "(%s over %d requests): logged flag=%d with %zu completed indices",
+	    (unsigned long long)mpiv_ndlog_current(),
+	    mpiv_ndlog_kind_name(kind), n, o->flag, o->n_indices);
+	return MPI_ERR_INTERN;
+}
+
+/*
+ * The one place a timing-dependent outcome is made. For Test, Testall
+ * and Request_get_status *k is the flag; for the others idx[0..*k) are
+ * the completed indices (idx has room for n). A re-execution gets the
+ * logged outcome; a live decision is recorded for the home CM. Waitany
+ * and Waitsome block until something completes. MPI code.
+ */
+static int
+nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
+{
+	const Mpiv__NdOutcome *o = NULL;
+	int rc;
+
+	rc = mpiv_ndlog_next(kind, &o);
+	if (rc < 0)
+		return MPI_ERR_INTERN;
+	if (rc > 0)
+		return nd_replay(o, kind, n, reqs, idx, k);
+	if (kind == MPIV_ND_TEST || kind == MPIV_ND_GET_STATUS) {
+		/* one request: look only when it is not already done */
+		if (!reqs[0]->complete &&
+		    (rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+			return rc;
+	} else if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS) {
+		return rc;
+	}
+	*k = nd_live(kind, n, reqs, idx);
+	while (*k == 0 && nd_is_wait_kind(kind)) {
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
+		*k = nd_live(kind, n, reqs, idx);
+	}
+	mpiv_fault_point("nd");
+	if (nd_is_flag_kind(kind))
+		return mpiv_ndlog_record(kind, *k != 0, 0, NULL);
+	return mpiv_ndlog_record(kind, *k > 0, *k, idx);
 }
 
 /* Iprobe: the CM's answer (it logs it too). */
@@ -332,7 +451,7 @@ int
 MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
 	MPI_Comm comm;
-	int rc, i;
+	int rc, i = -1, k;
 
 	if ((rc = req_check_init("MPI_Waitany")) != MPI_SUCCESS)
 		return rc;
@@ -345,9 +464,9 @@ MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 			mpiv_req_empty_status(status);
 		return MPI_SUCCESS;
 	}
-	while ((i = mpiv_nd_any(count, reqs)) < 0)
-		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
-			return mpiv_err(NULL, rc, "MPI_Waitany");
+	if ((rc = nd_decide(MPIV_ND_WAITANY, count, reqs, &i, &k)) !=
+	    MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Waitany");
 	*index = i;
 	comm = req_comm(reqs[i]);
 	rc = req_report(&reqs[i], status);
@@ -390,9 +509,9 @@ MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 		*outcount = MPI_UNDEFINED;
 		return MPI_SUCCESS;
 	}
-	while ((k = mpiv_nd_some(incount, reqs, indices)) == 0)
-		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
-			return mpiv_err(NULL, rc, "MPI_Waitsome");
+	if ((rc = nd_decide(MPIV_ND_WAITSOME, incount, reqs, indices, &k)) !=
+	    MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Waitsome");
 	*outcount = k;
 	return req_report_some(k, reqs, indices, statuses, "MPI_Waitsome");
 }
@@ -404,7 +523,7 @@ MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	struct mpiv_request *r;
 	MPI_Comm comm;
-	int rc;
+	int rc, k;
 
 	if ((rc = req_check_init("MPI_Test")) != MPI_SUCCESS)
 		return rc;
@@ -418,9 +537,10 @@ MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 			mpiv_req_empty_status(status);
 		return MPI_SUCCESS;
 	}
-	if (!r->complete && (rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+	if ((rc = nd_decide(MPIV_ND_TEST, 1, request, NULL, &k)) !=
+	    MPI_SUCCESS)
 		return mpiv_err(req_comm(r), rc, "MPI_Test");
-	*flag = mpiv_nd_test(r->complete);
+	*flag = k;
 	if (!*flag)
 		return MPI_SUCCESS;
 	comm = req_comm(r);
@@ -432,19 +552,18 @@ int
 MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
 	MPI_Comm comm = MPI_COMM_WORLD;
-	bool all = true, failed = false;
-	int rc, i;
+	bool failed = false;
+	int rc, i, k = 1;
 
 	if ((rc = req_check_init("MPI_Testall")) != MPI_SUCCESS)
 		return rc;
 	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS || flag == NULL)
 		return mpiv_err(NULL, rc ? rc : MPI_ERR_ARG, "MPI_Testall");
-	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+	/* With nothing active the answer does not depend on timing. */
+	if (req_any_active(count, reqs) && (rc = nd_decide(MPIV_ND_TESTALL,
+	    count, reqs, NULL, &k)) != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Testall");
-	for (i = 0; i < count; i++)
-		if (reqs[i] != NULL && reqs[i]->active && !reqs[i]->complete)
-			all = false;
-	*flag = mpiv_nd_test(all);
+	*flag = k;
 	if (!*flag)
 		return MPI_SUCCESS;
 	for (i = 0; i < count; i++) {
@@ -465,7 +584,7 @@ MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
     MPI_Status *status)
 {
 	MPI_Comm comm;
-	int rc, i;
+	int rc, i = -1, k;
 
 	if ((rc = req_check_init("MPI_Testany")) != MPI_SUCCESS)
 		return rc;
@@ -479,10 +598,10 @@ MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
 			mpiv_req_empty_status(status);
 		return MPI_SUCCESS;
 	}
-	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+	if ((rc = nd_decide(MPIV_ND_TESTANY, count, reqs, &i, &k)) !=
+	    MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Testany");
-	i = mpiv_nd_any(count, reqs);
-	if (i < 0) {
+	if (k == 0) {
 		*flag = 0;
 		*index = MPI_UNDEFINED;
 		return MPI_SUCCESS;
@@ -509,9 +628,9 @@ MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 		*outcount = MPI_UNDEFINED;
 		return MPI_SUCCESS;
 	}
-	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+	if ((rc = nd_decide(MPIV_ND_TESTSOME, incount, reqs, indices, &k)) !=
+	    MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Testsome");
-	k = mpiv_nd_some(incount, reqs, indices);
 	*outcount = k;
 	return req_report_some(k, reqs, indices, statuses, "MPI_Testsome");
 }
@@ -537,7 +656,7 @@ MPI_Request_free(MPI_Request *request)
 int
 MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-	int rc;
+	int rc, k;
 
 	if (flag == NULL || (request != NULL && !mpiv_req_valid(request)))
 		return mpiv_err(NULL, MPI_ERR_REQUEST,
@@ -548,10 +667,11 @@ MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 			mpiv_req_empty_status(status);
 		return MPI_SUCCESS;
 	}
-	if (!request->complete && (rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+	if ((rc = nd_decide(MPIV_ND_GET_STATUS, 1, &request, NULL, &k)) !=
+	    MPI_SUCCESS)
 		return mpiv_err(req_comm(request), rc,
 		    "MPI_Request_get_status");
-	*flag = mpiv_nd_test(request->complete);
+	*flag = k;
 	if (*flag && status != NULL)
 		*status = request->status;
 	return MPI_SUCCESS;

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,8 @@ struct tp_frame {
 	const uint8_t *payload;
 	size_t hlen, plen;
 	size_t off;			/* bytes of hdr then payload written */
+	bool urgent;			/* jumped the queue (NdRecord) */
+	bool is_send;			/* a Send (fault point send-partial) */
 	uint8_t hdr[TP_HDR_CAP];
 };
 
@@ -50,6 +53,8 @@ struct tp_conn {
 	bool dead;
 
 	struct tp_frame *qhead, *qtail;
+	struct tp_frame *utail;		/* last urgent frame near the front */
+	int nurgent;			/* urgent frames not yet written */
 
 	/* input: buffered bytes are in[inpos, inlen) */
 	uint8_t *in;
@@ -73,6 +78,9 @@ static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static long tp_spin_us = -1;		/* bounded spin before sleeping */
 
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
+static bool tp_is_fencing(const char *text);
+static void tp_fenced(struct tp_conn *c, const char *text)
+    __attribute__((noreturn));
 
 /* ---------------- frames ---------------- */
 
@@ -146,12 +154,19 @@ tp_write(struct tp_conn *c)
 			left = f->hlen + f->plen - f->off;
 			if ((size_t)w < left) {
 				f->off += (size_t)w;
+				if (f->is_send && f->off > f->hlen)
+					mpiv_fault_point("send-partial");
 				break;
 			}
 			w -= (ssize_t)left;
 			c->qhead = f->next;
 			if (c->qhead == NULL)
 				c->qtail = NULL;
+			if (f->urgent) {
+				c->nurgent--;
+				if (c->utail == f)
+					c->utail = NULL;
+			}
 			if (f->req != NULL)
 				mpiv_p2p_send_written(f->req);
 			tp_frame_put(f);
@@ -160,12 +175,50 @@ tp_write(struct tp_conn *c)
 	return c->dead ? -1 : 0;
 }
 
-int
-mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
-    const void *payload, size_t paylen, void *owned, struct mpiv_request *req)
+/*
+ * Puts f in c's queue: at the tail, or, when urgent, ahead of every frame
+ * not yet started (behind a partly written one and earlier urgent ones,
+ * so urgent frames keep their own order).
+ */
+static void
+tp_enqueue(struct tp_conn *c, struct tp_frame *f, bool urgent)
+{
+	struct tp_frame *after;
+
+	f->urgent = urgent;
+	if (!urgent) {
+		f->next = NULL;
+		if (c->qtail != NULL)
+			c->qtail->next = f;
+		else
+			c->qhead = f;
+		c->qtail = f;
+		return;
+	}
+	after = c->utail;
+	if (after == NULL && c->qhead != NULL && c->qhead->off > 0)
+		after = c->qhead;
+	if (after != NULL) {
+		f->next = after->next;
+		after->next = f;
+	} else {
+		f->next = c->qhead;
+		c->qhead = f;
+	}
+	if (f->next == NULL)
+		c->qtail = f;
+	c->utail = f;
+	c->nurgent++;
+}
+
+static int
+tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
+    bool urgent)
 {
 	struct tp_conn *c;
 	struct tp_frame *f;
+	bool idle;
 
 	if (cm < 0 || cm >= tp_nconns) {
 		free(owned);
@@ -186,26 +239,64 @@ mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
 	}
 	f->hlen = frame_encode_into(type, m, (uint32_t)paylen, f->hdr,
 	    sizeof(f->hdr));
-	if (f->hlen == 0) {
+	if (f->hlen == 0 && paylen == 0 && owned == NULL) {
+		/* Metadata bigger than the inline header (an NdRecord of
+		   many outcomes): encoded aside and sent as the "payload". */
+		size_t len = 0;
+		uint8_t *enc = frame_encode(type, m, 0, &len);
+
+		if (enc != NULL) {
+			owned = enc;
+			payload = enc;
+			paylen = len;
+		}
+	} else if (f->hlen == 0) {
 		f->owned = owned;
 		tp_frame_put(f);
 		return MPI_ERR_INTERN;
 	}
-	f->next = NULL;
+	if (f->hlen == 0 && paylen == 0) {
+		tp_frame_put(f);
+		return MPI_ERR_NO_MEM;
+	}
 	f->req = req;
 	f->owned = owned;
 	f->payload = payload;
 	f->plen = paylen;
 	f->off = 0;
-	if (c->qtail != NULL) {
-		c->qtail->next = f;
-		c->qtail = f;
-		return MPI_SUCCESS;
-	}
-	c->qhead = c->qtail = f;
-	/* Fast path: an idle connection takes the frame right now. */
-	if (tp_write(c) < 0)
+	f->is_send = type == MPIV__MSG_TYPE__MSG_SEND;
+	idle = c->qhead == NULL;
+	tp_enqueue(c, f, urgent);
+	/* Fast path: an idle connection takes the frame right now (an
+	   urgent one tries even behind a stalled frame). */
+	if ((idle || urgent) && tp_write(c) < 0)
 		return MPI_ERR_PROC_FAILED;
+	return MPI_SUCCESS;
+}
+
+int
+mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req)
+{
+	return tp_send(cm, type, m, payload, paylen, owned, req, false);
+}
+
+int
+mpiv_tp_send_urgent(int cm, uint16_t type, const ProtobufCMessage *m)
+{
+	return tp_send(cm, type, m, NULL, 0, NULL, NULL, true);
+}
+
+int
+mpiv_tp_wait_urgent(int cm)
+{
+	int rc;
+
+	if (cm < 0 || cm >= tp_nconns)
+		return MPI_ERR_INTERN;
+	while (tp_conns[cm].nurgent > 0)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
 	return MPI_SUCCESS;
 }
 
@@ -225,6 +316,7 @@ tp_frame_begin(struct tp_conn *c)
 		const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
 		struct mpiv_request *r = mpiv_req_lookup(d->req_id);
 
+		mpiv_fault_point("deliver");
 		if (r == NULL || r->kind != MPIV_REQ_RECV || r->complete)
 			return;		/* nobody wants it: discard */
 		c->preq = r;
@@ -319,10 +411,16 @@ tp_frame_done(struct tp_conn *c)
 		}
 		break;
 	}
+	case MPIV__MSG_TYPE__MSG_ND_ACK:
+		mpiv_ndlog_ack(((const Mpiv__NdAck *)c->meta)->ack_id);
+		break;
 	case MPIV__MSG_TYPE__MSG_ERROR: {
 		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
+		const char *text = e->text && *e->text ? e->text : "(no text)";
 
-		tp_fail(c, "error from CM", e->text ? e->text : "(no text)");
+		if (tp_is_fencing(text))
+			tp_fenced(c, text);
+		tp_fail(c, "error from CM", text);
 		break;
 	}
 	case MPIV__MSG_TYPE__MSG_BYE:
@@ -334,8 +432,8 @@ tp_frame_done(struct tp_conn *c)
 		/* Only a refusal (fencing by a newer incarnation) matters
 		   once connected. */
 		if (!h->ok)
-			tp_fail(c, "refused by CM",
-			    h->error ? h->error : "(no text)");
+			tp_fenced(c, h->error && *h->error ? h->error :
+			    "refused by the CM");
 		break;
 	}
 	default:
@@ -501,6 +599,49 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
 	}
 }
 
+void
+mpiv_tp_diverged(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tp_err != NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(tp_errbuf, sizeof(tp_errbuf), fmt, ap);
+	va_end(ap);
+	tp_err = tp_errbuf;
+}
+
+/* A CM's refusal because a newer incarnation of this rank exists. */
+static bool
+tp_is_fencing(const char *text)
+{
+	return strstr(text, "stale incarnation") != NULL ||
+	    strstr(text, "newer incarnation") != NULL;
+}
+
+/*
+ * Fencing: a newer incarnation of this rank exists, so this process must
+ * stop acting at once, whatever the error handler says: one line on
+ * stderr and exit, without flushing stdio (its successor prints the
+ * program's output) and without the MPI_Abort path (the job goes on).
+ */
+static void
+tp_fenced(struct tp_conn *c, const char *text)
+{
+	char line[600];
+	int n;
+
+	n = snprintf(line, sizeof(line), "mpiv: rank %d: Channel Memory %d "
+	    "(%s) fenced this process: %s; exiting\n", mpiv_state.world_rank,
+	    c->index, c->addr, text);
+	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
+	    sizeof(line) - 1) < 0) {
+		/* exiting anyway */
+	}
+	_exit(1);
+}
+
 const char *
 mpiv_tp_error(void)
 {
@@ -647,10 +788,62 @@ tp_dial(const char *addr)
 	}
 }
 
+/*
+ * Right after HelloReply the home CM sends the outcomes this rank logged
+ * in earlier incarnations: NdLog chunks, the last one with last = true
+ * (always at least one). They are all read before MPI_Init returns.
+ */
+static int
+tp_read_ndlog(struct tp_conn *c, char *err, size_t errlen)
+{
+	long deadline = tp_now_us() + TP_HELLO_MS * 1000L;
+
+	for (;;) {
+		ProtobufCMessage *m = NULL;
+		uint8_t *payload = NULL;
+		const char *ferr = NULL;
+		struct frame_hdr h;
+		long left = (deadline - tp_now_us()) / 1000;
+		bool last;
+
+		if (left <= 0 || frame_read(c->fd, &h, &m, &payload, (int)left,
+		    &ferr) < 0) {
+			snprintf(err, errlen, "home CM %s did not send the "
+			    "replay log (nd_log) within %d s: %s", c->addr,
+			    TP_HELLO_MS / 1000, left <= 0 || errno == ETIMEDOUT ?
+			    "timed out" : ferr != NULL ? ferr : strerror(errno));
+			return -1;
+		}
+		free(payload);
+		if (h.type == MPIV__MSG_TYPE__MSG_ERROR) {
+			const Mpiv__Error *e = (const Mpiv__Error *)m;
+
+			snprintf(err, errlen, "home CM %s: %s", c->addr,
+			    e->text && *e->text ? e->text : "(no text)");
+			frame_free_meta(m);
+			return -1;
+		}
+		if (h.type != MPIV__MSG_TYPE__MSG_ND_LOG) {
+			snprintf(err, errlen, "home CM %s sent %s instead of "
+			    "nd_log", c->addr, frame_type_name(h.type));
+			frame_free_meta(m);
+			return -1;
+		}
+		last = ((Mpiv__NdLog *)m)->last;
+		if (mpiv_ndlog_load((Mpiv__NdLog *)m) < 0) {
+			frame_free_meta(m);
+			snprintf(err, errlen, "out of memory for the replay log");
+			return -1;
+		}
+		if (last)
+			return 0;
+	}
+}
+
 /* Hello / HelloReply on a freshly dialled connection. */
 static int
 tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
-    char *err, size_t errlen)
+    bool home, char *err, size_t errlen)
 {
 	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *rep;
@@ -700,7 +893,7 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 		if (rep->last_seq[i] > tp_last_seq[i])
 			tp_last_seq[i] = rep->last_seq[i];
 	frame_free_meta(m);
-	return 0;
+	return home ? tp_read_ndlog(c, err, errlen) : 0;
 }
 
 int
@@ -744,7 +937,8 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 			    c->addr, strerror(errno));
 			goto out_close;
 		}
-		if (tp_hello(c, job, rank, incarnation, err, errlen) < 0)
+		if (tp_hello(c, job, rank, incarnation, i == rank % tp_nconns,
+		    err, errlen) < 0)
 			goto out_close;
 		c->incap = TP_IN_CAP;
 		if ((c->in = malloc(c->incap)) == NULL) {

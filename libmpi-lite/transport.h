@@ -9,7 +9,10 @@
  *   request.c    the request pool, completion, the Wait and Test family,
  *                and the one place each non-deterministic outcome is made.
  *   p2p.c        starting sends, receives, probes and cancels; the MPI_
- *                point-to-point calls; the per-destination seq table.
+ *                point-to-point calls; the per-destination seq table and
+ *                the post numbers of RecvPost/Probe/Cancel.
+ *   ndlog.c      logging and replay of the outcomes the rank decides
+ *                itself (docs/REPLAY.md).
  *   init.c       MPI_Init/Finalize/Abort and the small environment calls.
  */
 #ifndef MPIV_TRANSPORT_H
@@ -85,11 +88,54 @@ void mpiv_req_complete(struct mpiv_request *r);
 void mpiv_req_empty_status(MPI_Status *st);
 /* Blocks (progressing) until r is complete. MPI code. */
 int mpiv_req_wait_complete(struct mpiv_request *r);
-/* Non-deterministic outcomes: the one place each kind is decided (and
-   where issue 3 records them). */
+/* Iprobe's answer: chosen (and logged) by the home CM. */
 bool mpiv_nd_iprobe(bool found);
 /* Number of live requests (Finalize checks nothing is pending). */
 int mpiv_req_live(void);
+
+/* ---------------- non-deterministic outcomes (ndlog.c) ---------------- */
+
+/* NdOutcome.kind */
+enum mpiv_nd_kind {
+	MPIV_ND_TEST = 1,
+	MPIV_ND_TESTANY = 2,
+	MPIV_ND_TESTSOME = 3,
+	MPIV_ND_TESTALL = 4,
+	MPIV_ND_WAITANY = 5,
+	MPIV_ND_WAITSOME = 6,
+	MPIV_ND_GET_STATUS = 7,
+};
+
+/* Reads MPIV_LOGGING (0: record nothing) and resets the counters. */
+void mpiv_ndlog_init(void);
+void mpiv_ndlog_fini(void);
+bool mpiv_ndlog_enabled(void);
+/* Takes an NdLog chunk read after HelloReply (kept until replayed).
+   -1 when out of memory. */
+int mpiv_ndlog_load(Mpiv__NdLog *chunk);
+/* Logged outcomes not yet replayed. */
+uint64_t mpiv_ndlog_replay_left(void);
+/*
+ * Starts the next non-deterministic call (gives it its nd_no). Returns 1
+ * with *out = the logged outcome to impose (valid until the next call),
+ * 0 when the log does not cover it (decide live, then record), -1 when
+ * the log contradicts the call (divergence: mpiv_tp_diverged was called).
+ */
+int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
+/* nd_no of the current call. */
+uint64_t mpiv_ndlog_current(void);
+const char *mpiv_ndlog_kind_name(uint32_t kind);
+/* Records the live outcome of the current call: flag = something
+   completed, idx[0..n) = which (Testany/Testsome/Waitany/Waitsome). An
+   outcome with flag set is sent at once. MPI code. */
+int mpiv_ndlog_record(uint32_t kind, bool flag, int n, const int *idx);
+/* Before a frame to CM `cm` leaves: pending outcomes go to the home CM;
+   for another CM, waits for their NdAck. MPI code. */
+int mpiv_ndlog_before_frame(int cm);
+/* Sends whatever is pending (Finalize). MPI code. */
+int mpiv_ndlog_flush(void);
+/* NdAck from the home CM. */
+void mpiv_ndlog_ack(uint64_t ack_id);
 
 /* ---------------- p2p (p2p.c) ---------------- */
 
@@ -127,6 +173,16 @@ int mpiv_tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
     struct mpiv_request *req);
 
 /*
+ * Queues a frame without payload ahead of every frame not yet started on
+ * that connection (NdRecord: it must not wait behind large payloads, and
+ * the frames it jumps were issued before it, so none depends on it).
+ * Urgent frames keep their order among themselves. MPI code.
+ */
+int mpiv_tp_send_urgent(int cm, uint16_t type, const ProtobufCMessage *m);
+/* Progresses until every urgent frame to `cm` is in the kernel. MPI code. */
+int mpiv_tp_wait_urgent(int cm);
+
+/*
  * The progress engine: polls every CM socket for at most timeout_ms
  * (0: just look, <0: sleep until something happens), writes queued
  * output and dispatches every complete incoming frame. MPI_SUCCESS or
@@ -141,5 +197,9 @@ void mpiv_tp_close(int exit_code);
 const char *mpiv_tp_error(void);
 /* Highest seq CM holds from us for receiver dst (HelloReply.last_seq). */
 uint64_t mpiv_tp_last_seq(int dst);
+/* The replay contradicts the log: keeps the one-line reason as the
+   transport error (later calls fail with it) like a lost connection. */
+void mpiv_tp_diverged(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 #endif
