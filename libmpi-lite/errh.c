@@ -91,6 +91,11 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 		break;
 	}
 	s = errh_string(code);
+	/* A lost CM, an error the CM sent (replay diverged ...) or a replay
+	   divergence found here: its own line says more than the code. */
+	if ((code == MPI_ERR_PROC_FAILED || code == MPI_ERR_INTERN) &&
+	    mpiv_transport_error() != NULL)
+		s = mpiv_transport_error();
 	if (s != NULL)
 		snprintf(line, sizeof(line), "%s: %s", fn, s);
 	else
