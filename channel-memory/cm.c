@@ -32,8 +32,9 @@ cm_usage(FILE *f)
 	    "  --dispatcher HOST:PORT  register with this dispatcher and take "
 	    "jobs from it\n"
 	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
-	    "  --max-memory BYTES      unexpected bytes held per job before "
-	    "senders are paused\n"
+	    "  --max-memory BYTES      bytes held per job (unexpected messages "
+	    "and the log)\n"
+	    "                          before senders are paused\n"
 	    "                          (suffixes K, M, G; default 8G)\n");
 }
 

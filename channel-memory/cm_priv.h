@@ -4,14 +4,18 @@
  *   cm.c       options, listening socket, signals, the dispatcher link
  *   session.c  one accepted connection: hello, fencing, frame dispatch
  *   job.c      jobs served, per-rank state, memory accounting, stats
- *   relay.c    the message path: sends, receives, probes, cancels,
- *              deliveries and the per-receiver log
+ *   relay.c    the live message path: sends, receives, probes, cancels,
+ *              deliveries
+ *   evlog.c    the per-receiver log of ordering decisions, its memory
+ *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
+ *   replay.c   answering a restarted rank's posts from its log
  *   match.c    the MPI matching engine (match.h)
  */
 #ifndef MPIV_CM_PRIV_H
 #define MPIV_CM_PRIV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <ev.h>
@@ -30,7 +34,7 @@ struct cm {
 	struct ev_loop *loop;
 	int lfd;
 	char bound[128];
-	uint64_t max_memory;	/* cap on unexpected bytes per job */
+	uint64_t max_memory;	/* cap on bytes held per job (messages, log) */
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
 	struct job *jobs;
@@ -54,21 +58,80 @@ struct msg {
 	struct session *filler;	/* sender still streaming the payload */
 };
 
-enum log_kind { LOG_DELIVER, LOG_PROBE };
+/* A request from a rank to its home CM, as posted (RecvPost, Probe, Cancel). */
+enum post_kind { POST_RECV, POST_PROBE, POST_CANCEL };
 
-/* One ordering decision of a receiver, kept until a checkpoint frees it. */
+struct post {
+	enum post_kind kind;
+	uint64_t req_id;
+	uint64_t post_no;	/* the rank's count of posts, 0 = unnumbered */
+	uint32_t context;
+	int32_t source;
+	int32_t tag;
+	bool blocking;		/* probes */
+};
+
+enum log_kind { LOG_DELIVER, LOG_PROBE, LOG_CANCEL };
+
+/*
+ * One ordering decision of a receiver, kept until a checkpoint frees it.
+ * `count` > 1 folds identical Iprobe "not found" answers of consecutive
+ * posts and events: posts post_no .. post_no+count-1 got events
+ * event .. event+count-1.
+ */
 struct logent {
 	struct logent *next;
 	enum log_kind kind;
+	int32_t rcv;		/* the receiver whose log it is */
 	uint64_t event;
-	uint64_t req_id;
+	uint64_t post_no;
+	uint64_t count;
+	/* the request as posted */
+	uint32_t req_context;
+	int32_t req_source;
+	int32_t req_tag;
+	bool blocking;
+	/* the answer */
+	bool found;		/* probes: found; cancels: cancelled */
 	int32_t src;
 	int32_t tag;
 	uint32_t context;
 	uint64_t seq;
-	bool found;		/* probe answers */
 	uint64_t size;
+	uint64_t victim_post;	/* cancels that won: the receive's post_no */
+	bool refill;		/* sender died mid-payload: awaiting its re-send */
 	struct pbuf *pb;	/* deliveries: shares the message's buffer */
+};
+
+/* One outcome a rank decided itself (NdOutcome), stored in order. */
+struct nd_out {
+	uint64_t nd_no;
+	uint64_t repeat;
+	uint32_t kind;
+	bool flag;
+	size_t nidx;
+	int32_t *idx;
+};
+
+/* A post of a replaying rank: parked until its event's turn, or deferred
+   (no log entry) until the replay ends. */
+struct replay_wait {
+	struct replay_wait *next;
+	struct post p;
+	struct logent *e;
+	uint64_t event;
+};
+
+struct replay {
+	bool active;
+	uint32_t incarnation;
+	uint64_t end;		/* last logged event answered from the log */
+	uint64_t next;		/* next event to release */
+	double t0;
+	struct logent **index;	/* entries sorted by post_no */
+	size_t nindex;
+	struct replay_wait *parked;	/* sorted by event */
+	struct replay_wait *deferred, *deferred_tail;	/* in post order */
 };
 
 /* State of one rank of a job as this CM sees it. */
@@ -79,7 +142,14 @@ struct rank_state {
 	/* home only: */
 	struct match_queue mq;
 	uint64_t next_event;
+	uint64_t last_post;	/* highest post_no of the live session */
 	struct logent *log_head, *log_tail;
+	bool log_broken;	/* a decision could not be logged (ENOMEM) */
+	uint32_t nrefill;	/* logged deliveries awaiting a re-sent payload */
+	struct replay rp;
+	struct nd_out *nd;
+	size_t nnd, nd_cap;
+	uint64_t nd_end;	/* highest nd_no stored */
 };
 
 struct job {
@@ -87,6 +157,7 @@ struct job {
 	struct cm *cm;
 	char *id;
 	int32_t nranks, ncms, cm_index;
+	bool relay_only;	/* keep no log, no replay */
 	struct rank_state *ranks;
 	uint64_t unexpected_bytes;
 	bool throttled;
@@ -94,6 +165,8 @@ struct job {
 	/* counters (CmStats) */
 	uint64_t messages, bytes, log_entries, log_bytes;
 	uint64_t duplicates;
+	uint64_t log_meta_bytes;	/* entries and nd outcomes */
+	bool log_cap_said;	/* the log outgrew --max-memory (said once) */
 };
 
 enum session_state {
@@ -117,6 +190,7 @@ struct session {
 	/* a Send whose payload is streaming in */
 	struct pbuf *in_pb;
 	struct msg *in_msg;	/* while still unexpected */
+	struct logent *in_ent;	/* once delivered (cut-through) */
 };
 
 /* cm.c */
@@ -132,24 +206,54 @@ void session_send_hello(struct session *s);
 /* job.c */
 struct job *job_find(struct cm *cm, const char *id);
 int job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
-    int32_t cm_index, const char **err);
+    int32_t cm_index, bool relay_only, const char **err);
 void job_end(struct cm *cm, struct job *j);
 void job_free_all(struct cm *cm);
 bool job_is_home(const struct job *j, int32_t rank);
 void job_unexpected_add(struct job *j, struct session *sender, uint64_t n);
 void job_unexpected_sub(struct job *j, uint64_t n);
 void job_detach_session(struct job *j, struct session *s);
+void job_unexpected_take(struct job *j, uint64_t n);
+void job_log_grew(struct job *j);
+void job_memory_check(struct job *j);
+uint64_t job_held_bytes(const struct job *j);
 
 /* relay.c */
 int relay_send_begin(struct session *s, const Mpiv__Send *snd,
     uint32_t len);
 void relay_send_end(struct session *s);
 void relay_send_abort(struct session *s);
-void relay_recv_post(struct session *s, const Mpiv__RecvPost *rp);
-void relay_probe(struct session *s, const Mpiv__Probe *p);
-void relay_cancel(struct session *s, const Mpiv__Cancel *cn);
+void relay_live_post(struct session *s, const struct post *p);
 void relay_msg_free(struct msg *m);
 void relay_free_msg_cb(struct match_msg *mm, void *arg);
-void relay_log_free(struct rank_state *rs);
+
+/* evlog.c */
+struct logent *evlog_new(struct job *j, int32_t rcv, enum log_kind kind,
+    uint64_t event, const struct post *p);
+bool evlog_fold_probe_miss(struct job *j, struct rank_state *rs,
+    uint64_t event, const struct post *p);
+void evlog_free(struct job *j, struct rank_state *rs);
+struct logent *evlog_refill_find(struct rank_state *rs, int32_t src,
+    uint64_t seq);
+int evlog_index(struct rank_state *rs, uint64_t upto,
+    struct logent ***out, size_t *n);
+struct logent *evlog_lookup(struct logent **index, size_t n,
+    uint64_t post_no, uint64_t *event);
+int evlog_describe_post(char *buf, size_t cap, const struct post *p);
+int evlog_describe_entry(char *buf, size_t cap, const struct logent *e);
+
+/* ndstore.c */
+void nd_record(struct session *s, const Mpiv__NdRecord *r);
+void nd_send_log(struct session *s, struct rank_state *rs);
+void nd_free(struct job *j, struct rank_state *rs);
+
+/* replay.c */
+bool replay_check(const struct job *j, int32_t rank, uint32_t incarnation,
+    char *why, size_t cap);
+void replay_begin(struct session *s, struct rank_state *rs);
+void replay_reset(struct rank_state *rs);
+void replay_post(struct session *s, const struct post *p);
+void replay_refilled(struct job *j, int32_t rcv);
+uint64_t replay_log_events(const struct job *j, const struct rank_state *rs);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * job.c: the jobs a CM serves. A job knows its size, which ranks this CM
  * is home of, every rank's live connection and highest incarnation, and
- * the bytes held as unexpected messages, which drive back-pressure.
+ * the bytes it holds (unexpected messages and the log), which drive
+ * back-pressure: beyond --max-memory, senders are paused.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,7 +38,9 @@ job_free(struct job *j)
 		if (!rs->home)
 			continue;
 		match_fini(&rs->mq, relay_free_msg_cb, NULL);
-		relay_log_free(rs);
+		evlog_free(j, rs);
+		nd_free(j, rs);
+		replay_reset(rs);
 	}
 	free(j->ranks);
 	free(j->id);
@@ -50,7 +53,7 @@ job_free(struct job *j)
  */
 int
 job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
-    int32_t cm_index, const char **err)
+    int32_t cm_index, bool relay_only, const char **err)
 {
 	struct job *j;
 
@@ -65,7 +68,7 @@ job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
 	}
 	if ((j = job_find(cm, id)) != NULL) {
 		if (j->nranks == nranks && j->ncms == ncms &&
-		    j->cm_index == cm_index)
+		    j->cm_index == cm_index && j->relay_only == relay_only)
 			return 0;
 		*err = "job already set up with different parameters";
 		return -1;
@@ -78,6 +81,7 @@ job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
 	j->nranks = nranks;
 	j->ncms = ncms;
 	j->cm_index = cm_index;
+	j->relay_only = relay_only;
 	for (int32_t r = 0; r < nranks; r++) {
 		if (!job_is_home(j, r))
 			continue;
@@ -87,8 +91,8 @@ job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
 	}
 	j->next = cm->jobs;
 	cm->jobs = j;
-	log_info("cm job setup job=%s nranks=%d ncms=%d cm_index=%d", id,
-	    nranks, ncms, cm_index);
+	log_info("cm job setup job=%s nranks=%d ncms=%d cm_index=%d mode=%s",
+	    id, nranks, ncms, cm_index, relay_only ? "relay-only" : "logging");
 	return 0;
 nomem:
 	log_errorx("cm job setup job=%s: out of memory", id);
@@ -119,8 +123,12 @@ job_end(struct cm *cm, struct job *j)
 		s->state = SESS_DEAD;
 		conn_close(s->c, "job ended", true);
 	}
-	log_info("cm job end job=%s messages=%llu bytes=%llu", j->id,
-	    (unsigned long long)j->messages, (unsigned long long)j->bytes);
+	log_info("cm job end job=%s messages=%llu bytes=%llu log_entries=%llu "
+	    "log_bytes=%llu duplicates=%llu", j->id,
+	    (unsigned long long)j->messages, (unsigned long long)j->bytes,
+	    (unsigned long long)j->log_entries,
+	    (unsigned long long)j->log_bytes,
+	    (unsigned long long)j->duplicates);
 	job_free(j);
 }
 
@@ -147,9 +155,11 @@ job_throttle(struct job *j, bool on)
 			continue;
 		if (on) {
 			/* A rank with messages waiting here must still be
-			   able to post the receives that drain them. */
+			   able to post the receives that drain them, and a
+			   replaying rank to catch up with its log. */
 			if (j->ranks[s->rank].home &&
-			    j->ranks[s->rank].mq.nunexpected > 0)
+			    (j->ranks[s->rank].mq.nunexpected > 0 ||
+			    j->ranks[s->rank].rp.active))
 				continue;
 			s->paused = true;
 			conn_pause_read(s->c, true);
@@ -160,33 +170,76 @@ job_throttle(struct job *j, bool on)
 	}
 }
 
+/* Bytes the job holds: unexpected payloads, logged payloads, log entries. */
+uint64_t
+job_held_bytes(const struct job *j)
+{
+	return j->unexpected_bytes + j->log_bytes + j->log_meta_bytes;
+}
+
+/* Pauses senders beyond the cap, resumes them below 3/4 of it. */
+void
+job_memory_check(struct job *j)
+{
+	uint64_t held = job_held_bytes(j), max = j->cm->max_memory;
+
+	if (!j->throttled && held > max) {
+		if (j->throttle_episodes++ % 1000 == 0)
+			log_warnx("cm memory cap reached job=%s unexpected_bytes=%llu "
+			    "log_bytes=%llu max=%llu episodes=%llu: pausing "
+			    "senders until receivers catch up", j->id,
+			    (unsigned long long)j->unexpected_bytes,
+			    (unsigned long long)(j->log_bytes + j->log_meta_bytes),
+			    (unsigned long long)max,
+			    (unsigned long long)j->throttle_episodes);
+		job_throttle(j, true);
+	} else if (j->throttled && held <= max / 4 * 3) {
+		log_debug("cm memory below low watermark job=%s held=%llu: "
+		    "resuming senders", j->id, (unsigned long long)held);
+		job_throttle(j, false);
+	}
+}
+
 /* Accounts n more unexpected bytes; beyond the cap, senders are paused. */
 void
 job_unexpected_add(struct job *j, struct session *sender, uint64_t n)
 {
 	j->unexpected_bytes += n;
-	if (!j->throttled && j->unexpected_bytes > j->cm->max_memory) {
-		if (j->throttle_episodes++ % 1000 == 0)
-			log_warnx("cm memory cap reached job=%s unexpected_bytes=%llu "
-			    "max=%llu episodes=%llu: pausing senders until "
-			    "receivers catch up", j->id,
-			    (unsigned long long)j->unexpected_bytes,
-			    (unsigned long long)j->cm->max_memory,
-			    (unsigned long long)j->throttle_episodes);
-		job_throttle(j, true);
-	}
+	job_memory_check(j);
 }
 
+/* n unexpected bytes are gone (message dropped). */
 void
 job_unexpected_sub(struct job *j, uint64_t n)
 {
+	job_unexpected_take(j, n);
+	job_memory_check(j);
+}
+
+/* n unexpected bytes move elsewhere (the log); the caller rechecks. */
+void
+job_unexpected_take(struct job *j, uint64_t n)
+{
 	j->unexpected_bytes -= n < j->unexpected_bytes ? n : j->unexpected_bytes;
-	if (j->throttled && j->unexpected_bytes <= j->cm->max_memory / 4 * 3) {
-		log_debug("cm memory below low watermark job=%s "
-		    "unexpected_bytes=%llu: resuming senders", j->id,
-		    (unsigned long long)j->unexpected_bytes);
-		job_throttle(j, false);
+}
+
+/*
+ * The log grew. Nothing frees it before checkpoints exist: once it alone
+ * is over the cap, say so once; senders stay paused rather than the
+ * daemon growing without bound.
+ */
+void
+job_log_grew(struct job *j)
+{
+	uint64_t logged = j->log_bytes + j->log_meta_bytes;
+
+	if (!j->log_cap_said && logged > j->cm->max_memory) {
+		j->log_cap_said = true;
+		log_errorx("cm job=%s log holds %llu bytes, over --max-memory; "
+		    "raise it or enable checkpoints", j->id,
+		    (unsigned long long)logged);
 	}
+	job_memory_check(j);
 }
 
 /* A rank's session is going: forget it, and drop its posted receives. */
@@ -201,6 +254,8 @@ job_detach_session(struct job *j, struct session *s)
 	if (rs->sess != s)
 		return;
 	rs->sess = NULL;
-	if (rs->home)
+	if (rs->home) {
 		match_drop_posted(&rs->mq);
+		replay_reset(rs);
+	}
 }

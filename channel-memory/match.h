@@ -37,6 +37,7 @@ struct match_req {
 	int32_t source;		/* or MATCH_ANY */
 	int32_t tag;		/* or MATCH_ANY */
 	bool probe;		/* a blocking probe: answered, not consumed */
+	uint64_t post_no;	/* the rank's post number (opaque here) */
 };
 
 struct match_queue {

@@ -34,46 +34,39 @@ relay_free_msg_cb(struct match_msg *mm, void *arg)
 	relay_msg_free((struct msg *)mm);
 }
 
-void
-relay_log_free(struct rank_state *rs)
+/* The post a request left in the matching queue stands for. */
+static struct post
+relay_post_of(const struct match_req *r)
 {
-	struct logent *e, *next;
+	struct post p = {
+		.kind = r->probe ? POST_PROBE : POST_RECV,
+		.req_id = r->req_id,
+		.post_no = r->post_no,
+		.context = r->context,
+		.source = r->source,
+		.tag = r->tag,
+		.blocking = r->probe,
+	};
 
-	for (e = rs->log_head; e != NULL; e = next) {
-		next = e->next;
-		pbuf_unref(e->pb);
-		free(e);
-	}
-	rs->log_head = rs->log_tail = NULL;
-}
-
-static void
-relay_log_append(struct job *j, struct rank_state *rs, struct logent *e)
-{
-	if (rs->log_tail != NULL)
-		rs->log_tail->next = e;
-	else
-		rs->log_head = e;
-	rs->log_tail = e;
-	j->log_entries++;
-	if (e->pb != NULL)
-		j->log_bytes += pbuf_len(e->pb);
+	return p;
 }
 
 /*
- * Pushes a matched message to receiver rcv for request req_id: takes the
- * next event number, logs the decision, answers a synchronous sender.
- * Consumes m (its buffer moves to the log).
+ * Pushes a matched message to receiver rcv for post p: takes the next
+ * event number, logs the decision, answers a synchronous sender.
+ * Consumes m (its buffer moves to the log). Returns the log entry (NULL
+ * when nothing is logged).
  */
-static void
-relay_deliver(struct job *j, int32_t rcv, uint64_t req_id, struct msg *m)
+static struct logent *
+relay_deliver(struct job *j, int32_t rcv, const struct post *p,
+    struct msg *m)
 {
 	struct rank_state *rs = &j->ranks[rcv];
 	Mpiv__Deliver d = MPIV__DELIVER__INIT;
 	struct session *sender;
 	struct logent *e;
 
-	d.req_id = req_id;
+	d.req_id = p->req_id;
 	d.src = m->m.src;
 	d.tag = m->m.tag;
 	d.event = ++rs->next_event;
@@ -83,9 +76,10 @@ relay_deliver(struct job *j, int32_t rcv, uint64_t req_id, struct msg *m)
 		(void)conn_send_pbuf(rs->sess->c, MPIV__MSG_TYPE__MSG_DELIVER,
 		    &d.base, m->pb);
 	log_debug("cm deliver job=%s rcv=%d event=%llu src=%d tag=%d seq=%llu "
-	    "bytes=%u req=%llu", j->id, rcv, (unsigned long long)d.event,
-	    d.src, d.tag, (unsigned long long)d.seq, pbuf_len(m->pb),
-	    (unsigned long long)req_id);
+	    "bytes=%u req=%llu post=%llu", j->id, rcv,
+	    (unsigned long long)d.event, d.src, d.tag,
+	    (unsigned long long)d.seq, pbuf_len(m->pb),
+	    (unsigned long long)p->req_id, (unsigned long long)p->post_no);
 	if (m->sync) {
 		Mpiv__SyncAck a = MPIV__SYNC_ACK__INIT;
 		a.send_id = m->send_id;
@@ -98,16 +92,11 @@ relay_deliver(struct job *j, int32_t rcv, uint64_t req_id, struct msg *m)
 			log_info("cm sync ack lost job=%s src=%d dst=%d: "
 			    "sender not connected", j->id, m->m.src, rcv);
 	}
-	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		log_errorx("cm out of memory logging delivery job=%s rcv=%d "
-		    "event=%llu: not logged", j->id, rcv,
-		    (unsigned long long)d.event);
+	if (j->relay_only ||
+	    (e = evlog_new(j, rcv, LOG_DELIVER, d.event, p)) == NULL) {
 		relay_msg_free(m);
-		return;
+		return NULL;
 	}
-	e->kind = LOG_DELIVER;
-	e->event = d.event;
-	e->req_id = req_id;
 	e->src = d.src;
 	e->tag = d.tag;
 	e->context = d.context;
@@ -116,20 +105,24 @@ relay_deliver(struct job *j, int32_t rcv, uint64_t req_id, struct msg *m)
 	e->size = pbuf_len(m->pb);
 	e->pb = m->pb;		/* the message's reference moves here */
 	m->pb = NULL;
-	relay_log_append(j, rs, e);
+	j->log_bytes += e->size;
+	if (m->filler != NULL)	/* still streaming in: the sender's entry */
+		m->filler->in_ent = e;
 	relay_msg_free(m);
+	job_log_grew(j);
+	return e;
 }
 
 /* Answers a probe (found or not), numbered and logged like a delivery. */
 static void
-relay_probe_answer(struct job *j, int32_t rcv, uint64_t req_id,
+relay_probe_answer(struct job *j, int32_t rcv, const struct post *p,
     const struct msg *m)
 {
 	struct rank_state *rs = &j->ranks[rcv];
 	Mpiv__ProbeReply pr = MPIV__PROBE_REPLY__INIT;
 	struct logent *e;
 
-	pr.req_id = req_id;
+	pr.req_id = p->req_id;
 	pr.found = m != NULL;
 	if (m != NULL) {
 		pr.src = m->m.src;
@@ -141,18 +134,16 @@ relay_probe_answer(struct job *j, int32_t rcv, uint64_t req_id,
 		(void)conn_send(rs->sess->c, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
 		    &pr.base, NULL, 0);
 	log_debug("cm probe job=%s rcv=%d event=%llu found=%d src=%d tag=%d "
-	    "bytes=%llu req=%llu", j->id, rcv, (unsigned long long)pr.event,
-	    pr.found, pr.src, pr.tag, (unsigned long long)pr.size,
-	    (unsigned long long)req_id);
-	if ((e = calloc(1, sizeof(*e))) == NULL) {
-		log_errorx("cm out of memory logging probe job=%s rcv=%d "
-		    "event=%llu: not logged", j->id, rcv,
-		    (unsigned long long)pr.event);
+	    "bytes=%llu req=%llu post=%llu", j->id, rcv,
+	    (unsigned long long)pr.event, pr.found, pr.src, pr.tag,
+	    (unsigned long long)pr.size, (unsigned long long)p->req_id,
+	    (unsigned long long)p->post_no);
+	if (j->relay_only)
 		return;
-	}
-	e->kind = LOG_PROBE;
-	e->event = pr.event;
-	e->req_id = req_id;
+	if (m == NULL && evlog_fold_probe_miss(j, rs, pr.event, p))
+		return;
+	if ((e = evlog_new(j, rcv, LOG_PROBE, pr.event, p)) == NULL)
+		return;
 	e->src = pr.src;
 	e->tag = pr.tag;
 	e->found = pr.found;
@@ -161,7 +152,49 @@ relay_probe_answer(struct job *j, int32_t rcv, uint64_t req_id,
 		e->context = m->m.context;
 		e->seq = m->seq;
 	}
-	relay_log_append(j, rs, e);
+	job_log_grew(j);
+}
+
+/*
+ * The re-sent copy of a logged delivery whose payload died with its
+ * sender: the new bytes go to the log entry, nothing is matched again.
+ */
+static int
+relay_refill(struct session *s, struct rank_state *rs, struct logent *e,
+    const Mpiv__Send *snd, uint32_t len)
+{
+	char why[200];
+
+	if (len != e->size || snd->tag != e->tag ||
+	    snd->context != e->context) {
+		snprintf(why, sizeof(why), "re-sent message seq=%llu to rank %d "
+		    "differs from the logged copy (tag %d/%d, %u/%llu bytes)",
+		    (unsigned long long)snd->seq, snd->dst, snd->tag, e->tag,
+		    len, (unsigned long long)e->size);
+		session_error(s, why);
+		return -1;
+	}
+	pbuf_unref(e->pb);
+	if ((e->pb = pbuf_new(len)) == NULL) {
+		log_errorx("cm out of memory job=%s src=%d dst=%d bytes=%u: "
+		    "refusing the re-sent message", s->job->id, snd->src,
+		    snd->dst, len);
+		e->pb = NULL;
+		e->size = 0;
+		rs->log_broken = true;
+		session_error(s, "channel memory out of memory");
+		return -1;
+	}
+	e->refill = false;
+	rs->nrefill--;
+	s->in_pb = e->pb;
+	pbuf_ref(s->in_pb);
+	s->in_ent = e;
+	log_info("cm logged payload re-sent job=%s src=%d dst=%d seq=%llu "
+	    "event=%llu", s->job->id, snd->src, snd->dst,
+	    (unsigned long long)snd->seq, (unsigned long long)e->event);
+	replay_refilled(s->job, snd->dst);
+	return 0;
 }
 
 /*
@@ -211,6 +244,11 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 		    (unsigned long long)match_seq_last(&rs->mq, snd->src));
 		return 0;
 	}
+	if (rs->nrefill > 0) {
+		struct logent *e = evlog_refill_find(rs, snd->src, snd->seq);
+		if (e != NULL)
+			return relay_refill(s, rs, e, snd, len);
+	}
 	if ((m = calloc(1, sizeof(*m))) == NULL ||
 	    (m->pb = pbuf_new(len)) == NULL) {
 		log_errorx("cm out of memory job=%s src=%d dst=%d bytes=%u: "
@@ -236,13 +274,18 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 
 	r = match_arrive(&rs->mq, &m->m, &probes);
 	for (; probes != NULL; probes = next) {
+		struct post pp = relay_post_of(probes);
 		next = probes->next;
-		relay_probe_answer(j, snd->dst, probes->req_id, m);
+		relay_probe_answer(j, snd->dst, &pp, m);
 		free(probes);
 	}
 	if (r != NULL) {
-		relay_deliver(j, snd->dst, r->req_id, m);
+		struct post rp = relay_post_of(r);
+		struct logent *e;
 		free(r);
+		e = relay_deliver(j, snd->dst, &rp, m);
+		if (len > 0)
+			s->in_ent = e;
 		return 0;
 	}
 	if (len > 0) {
@@ -261,6 +304,7 @@ relay_send_end(struct session *s)
 		s->in_msg->filler = NULL;
 		s->in_msg = NULL;
 	}
+	s->in_ent = NULL;
 	pbuf_unref(s->in_pb);
 	s->in_pb = NULL;
 }
@@ -269,7 +313,8 @@ relay_send_end(struct session *s)
  * The sender went away mid-payload. A message still unexpected is
  * forgotten (and its sequence number with it, so the restarted sender's
  * copy is accepted); one already being relayed fails its receiver's
- * connection, since a frame cannot be cut short.
+ * connection, since a frame cannot be cut short, and stays in the log
+ * waiting for the restarted sender's copy (its sequence is rewound too).
  */
 void
 relay_send_abort(struct session *s)
@@ -289,45 +334,89 @@ relay_send_abort(struct session *s)
 		s->in_msg = NULL;
 		m->filler = NULL;
 		relay_msg_free(m);
+	} else if (s->in_ent != NULL && s->job != NULL) {
+		struct logent *e = s->in_ent;
+		struct rank_state *rs = &s->job->ranks[e->rcv];
+		log_info("cm payload lost with its sender job=%s src=%d dst=%d "
+		    "seq=%llu event=%llu: kept in the log until the sender "
+		    "re-sends it", s->job->id, e->src, e->rcv,
+		    (unsigned long long)e->seq, (unsigned long long)e->event);
+		e->refill = true;
+		rs->nrefill++;
+		match_seq_rewind(&rs->mq, e->src, e->seq);
+		s->in_ent = NULL;
 	}
 	pbuf_fail(s->in_pb);
 	pbuf_unref(s->in_pb);
 	s->in_pb = NULL;
 }
 
-/* Checks that s is a rank session whose home CM is this one. */
-static bool
-relay_is_home_session(struct session *s, const char *what)
-{
-	char why[160];
-
-	if (job_is_home(s->job, s->rank))
-		return true;
-	snprintf(why, sizeof(why), "%s from rank %d, which this CM (index %d "
-	    "of %d) is not home of", what, s->rank, s->job->cm_index,
-	    s->job->ncms);
-	session_error(s, why);
-	return false;
-}
-
-void
-relay_recv_post(struct session *s, const Mpiv__RecvPost *rp)
+static void
+relay_live_cancel(struct session *s, const struct post *p)
 {
 	struct job *j = s->job;
+	struct rank_state *rs = &j->ranks[s->rank];
+	Mpiv__CancelReply cr = MPIV__CANCEL_REPLY__INIT;
+	struct match_req *r;
+	struct logent *e;
+
+	r = match_cancel(&rs->mq, p->req_id);
+	cr.req_id = p->req_id;
+	cr.cancelled = r != NULL;
+	cr.event = ++rs->next_event;
+	log_debug("cm cancel job=%s rank=%d event=%llu req=%llu cancelled=%d "
+	    "post=%llu", j->id, s->rank, (unsigned long long)cr.event,
+	    (unsigned long long)p->req_id, cr.cancelled,
+	    (unsigned long long)p->post_no);
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CANCEL_REPLY, &cr.base,
+	    NULL, 0);
+	if (!j->relay_only &&
+	    (e = evlog_new(j, s->rank, LOG_CANCEL, cr.event, p)) != NULL) {
+		e->found = cr.cancelled;
+		e->victim_post = r != NULL ? r->post_no : 0;
+		job_log_grew(j);
+	}
+	free(r);
+}
+
+/*
+ * A receive, probe or cancel of rank session s (whose home CM this is)
+ * matched live against the unexpected messages, or posted.
+ */
+void
+relay_live_post(struct session *s, const struct post *p)
+{
+	struct job *j = s->job;
+	struct match_queue *mq = &j->ranks[s->rank].mq;
 	struct match_req r = { 0 };
 	struct match_msg *mm;
 	struct msg *m;
+	uint32_t len;
 	int rc;
 
-	if (!relay_is_home_session(s, "receive"))
+	switch (p->kind) {
+	case POST_CANCEL:
+		relay_live_cancel(s, p);
 		return;
-	r.req_id = rp->req_id;
-	r.context = rp->context;
-	r.source = rp->source;
-	r.tag = rp->tag;
-	rc = match_post(&j->ranks[s->rank].mq, &r, &mm);
+	case POST_PROBE:
+		mm = match_probe(mq, p->context, p->source, p->tag);
+		if (mm != NULL || !p->blocking) {
+			relay_probe_answer(j, s->rank, p, (struct msg *)mm);
+			return;
+		}
+		break;
+	case POST_RECV:
+		break;
+	}
+	r.req_id = p->req_id;
+	r.context = p->context;
+	r.source = p->source;
+	r.tag = p->tag;
+	r.probe = p->kind == POST_PROBE;
+	r.post_no = p->post_no;
+	rc = match_post(mq, &r, &mm);
 	if (rc < 0) {
-		log_errorx("cm out of memory posting a receive job=%s rank=%d",
+		log_errorx("cm out of memory posting a request job=%s rank=%d",
 		    j->id, s->rank);
 		session_error(s, "channel memory out of memory");
 		return;
@@ -335,53 +424,8 @@ relay_recv_post(struct session *s, const Mpiv__RecvPost *rp)
 	if (rc == 0)
 		return;
 	m = (struct msg *)mm;
-	job_unexpected_sub(j, pbuf_len(m->pb));
-	relay_deliver(j, s->rank, rp->req_id, m);
-}
-
-void
-relay_probe(struct session *s, const Mpiv__Probe *p)
-{
-	struct job *j = s->job;
-	struct match_req r = { 0 };
-	struct match_msg *mm;
-	int rc;
-
-	if (!relay_is_home_session(s, "probe"))
-		return;
-	mm = match_probe(&j->ranks[s->rank].mq, p->context, p->source, p->tag);
-	if (mm != NULL || !p->blocking) {
-		relay_probe_answer(j, s->rank, p->req_id, (struct msg *)mm);
-		return;
-	}
-	r.req_id = p->req_id;
-	r.context = p->context;
-	r.source = p->source;
-	r.tag = p->tag;
-	r.probe = true;
-	rc = match_post(&j->ranks[s->rank].mq, &r, &mm);
-	if (rc < 0) {
-		log_errorx("cm out of memory posting a probe job=%s rank=%d",
-		    j->id, s->rank);
-		session_error(s, "channel memory out of memory");
-	}
-}
-
-void
-relay_cancel(struct session *s, const Mpiv__Cancel *cn)
-{
-	struct job *j = s->job;
-	Mpiv__CancelReply cr = MPIV__CANCEL_REPLY__INIT;
-	struct match_req *r;
-
-	if (!relay_is_home_session(s, "cancel"))
-		return;
-	r = match_cancel(&j->ranks[s->rank].mq, cn->req_id);
-	cr.req_id = cn->req_id;
-	cr.cancelled = r != NULL;
-	free(r);
-	log_debug("cm cancel job=%s rank=%d req=%llu cancelled=%d", j->id,
-	    s->rank, (unsigned long long)cn->req_id, cr.cancelled);
-	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CANCEL_REPLY, &cr.base,
-	    NULL, 0);
+	len = pbuf_len(m->pb);
+	job_unexpected_take(j, len);	/* moves to the log: no recheck yet */
+	(void)relay_deliver(j, s->rank, p, m);
+	job_memory_check(j);
 }

@@ -87,6 +87,10 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 		session_refuse(s, why);
 		return;
 	}
+	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why))) {
+		session_refuse(s, why);
+		return;
+	}
 	if ((seqs = calloc((size_t)j->nranks, sizeof(*seqs))) == NULL) {
 		log_errorx("cm out of memory answering hello job=%s rank=%d",
 		    j->id, h->rank);
@@ -121,11 +125,18 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	hr.cm_index = j->cm_index;
 	hr.n_last_seq = (size_t)j->nranks;
 	hr.last_seq = seqs;
+	hr.log_events = replay_log_events(j, rs);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
 	    0);
 	free(seqs);
-	log_info("cm rank connected job=%s rank=%d incarnation=%u peer=%s",
-	    j->id, h->rank, h->incarnation, conn_peer(s->c));
+	log_info("cm rank connected job=%s rank=%d incarnation=%u peer=%s "
+	    "log_events=%llu", j->id, h->rank, h->incarnation, conn_peer(s->c),
+	    (unsigned long long)hr.log_events);
+	if (rs->home) {
+		nd_send_log(s, rs);
+		if (s->state == SESS_RANK)
+			replay_begin(s, rs);
+	}
 }
 
 static void
@@ -176,7 +187,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 	case MPIV__MSG_TYPE__MSG_JOB_SETUP: {
 		Mpiv__JobSetup *js = (Mpiv__JobSetup *)m;
 		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
-		    js->cm_index, &err) < 0) {
+		    js->cm_index, js->relay_only, &err) < 0) {
 			log_warnx("cm job setup refused job=%s reason=\"%s\"",
 			    js->job_id, err);
 			e.code = 1;
@@ -209,6 +220,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			cs.bytes += j->bytes;
 			cs.log_entries += j->log_entries;
 			cs.log_bytes += j->log_bytes;
+			cs.duplicates += j->duplicates;
 		}
 		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CM_STATS, &cs.base,
 		    NULL, 0);
@@ -232,14 +244,32 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 			return;
 		relay_send_end(s);
 		return;
-	case MPIV__MSG_TYPE__MSG_RECV_POST:
-		relay_recv_post(s, (Mpiv__RecvPost *)m);
+	case MPIV__MSG_TYPE__MSG_RECV_POST: {
+		const Mpiv__RecvPost *rp = (Mpiv__RecvPost *)m;
+		struct post p = { .kind = POST_RECV, .req_id = rp->req_id,
+		    .post_no = rp->post_no, .context = rp->context,
+		    .source = rp->source, .tag = rp->tag };
+		replay_post(s, &p);
 		return;
-	case MPIV__MSG_TYPE__MSG_PROBE:
-		relay_probe(s, (Mpiv__Probe *)m);
+	}
+	case MPIV__MSG_TYPE__MSG_PROBE: {
+		const Mpiv__Probe *pr = (Mpiv__Probe *)m;
+		struct post p = { .kind = POST_PROBE, .req_id = pr->req_id,
+		    .post_no = pr->post_no, .context = pr->context,
+		    .source = pr->source, .tag = pr->tag,
+		    .blocking = pr->blocking };
+		replay_post(s, &p);
 		return;
-	case MPIV__MSG_TYPE__MSG_CANCEL:
-		relay_cancel(s, (Mpiv__Cancel *)m);
+	}
+	case MPIV__MSG_TYPE__MSG_CANCEL: {
+		const Mpiv__Cancel *cn = (Mpiv__Cancel *)m;
+		struct post p = { .kind = POST_CANCEL, .req_id = cn->req_id,
+		    .post_no = cn->post_no };
+		replay_post(s, &p);
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_ND_RECORD:
+		nd_record(s, (Mpiv__NdRecord *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ:
 		(void)session_control_frame(s, h->type, m);

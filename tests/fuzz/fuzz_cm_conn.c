@@ -59,7 +59,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	cm.loop = fuzz_loop;
 	strcpy(cm.bound, "fuzz:0");
-	if (job_setup(&cm, "f", 4, 1, 0, &err) < 0)
+	if (job_setup(&cm, "f", 4, 1, 0, false, &err) < 0)
 		abort();
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) < 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM, 0, b) < 0)

@@ -1,0 +1,186 @@
+/*
+ * ndstore.c: outcomes a rank decided itself (Test*, Wait{any,some}, ...)
+ * stored at its home CM, in nd_no order, next to its delivery log.
+ * NdRecord adds to them (duplicates of a re-execution ignored, a gap is a
+ * protocol error) and is answered with NdAck; a connecting incarnation
+ * gets them all back in NdLog chunks right after its HelloReply.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm_priv.h"
+#include "log.h"
+
+#define ND_CHUNK_OUTCOMES 4096
+#define ND_CHUNK_BYTES	  (256u << 10)	/* estimated meta bytes per NdLog */
+
+void
+nd_free(struct job *j, struct rank_state *rs)
+{
+	for (size_t i = 0; i < rs->nnd; i++) {
+		if (j != NULL)
+			j->log_meta_bytes -= sizeof(rs->nd[i]) +
+			    rs->nd[i].nidx * sizeof(int32_t);
+		free(rs->nd[i].idx);
+	}
+	free(rs->nd);
+	rs->nd = NULL;
+	rs->nnd = rs->nd_cap = 0;
+	rs->nd_end = 0;
+}
+
+/* Stores one outcome covering nd_no .. nd_no+repeat-1. 0, or -1 ENOMEM. */
+static int
+nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
+    uint64_t nd_no, uint64_t repeat)
+{
+	struct nd_out *t = rs->nnd > 0 ? &rs->nd[rs->nnd - 1] : NULL;
+	struct nd_out *n;
+
+	/* a run of "nothing completed" continues the last one */
+	if (t != NULL && !o->flag && o->n_indices == 0 && !t->flag &&
+	    t->nidx == 0 && t->kind == o->kind &&
+	    t->nd_no + t->repeat == nd_no) {
+		t->repeat += repeat;
+		rs->nd_end = nd_no + repeat - 1;
+		return 0;
+	}
+	if (rs->nnd == rs->nd_cap) {
+		size_t cap = rs->nd_cap ? rs->nd_cap * 2 : 64;
+		if ((n = realloc(rs->nd, cap * sizeof(*n))) == NULL)
+			return -1;
+		rs->nd = n;
+		rs->nd_cap = cap;
+	}
+	n = &rs->nd[rs->nnd];
+	memset(n, 0, sizeof(*n));
+	if (o->n_indices > 0) {
+		if ((n->idx = malloc(o->n_indices * sizeof(int32_t))) == NULL)
+			return -1;
+		memcpy(n->idx, o->indices, o->n_indices * sizeof(int32_t));
+	}
+	n->nd_no = nd_no;
+	n->repeat = repeat;
+	n->kind = o->kind;
+	n->flag = o->flag;
+	n->nidx = o->n_indices;
+	rs->nnd++;
+	rs->nd_end = nd_no + repeat - 1;
+	j->log_meta_bytes += sizeof(*n) + n->nidx * sizeof(int32_t);
+	return 0;
+}
+
+/* NdRecord from a rank: store its outcomes in order, then NdAck. */
+void
+nd_record(struct session *s, const Mpiv__NdRecord *r)
+{
+	struct job *j = s->job;
+	struct rank_state *rs = &j->ranks[s->rank];
+	Mpiv__NdAck a = MPIV__ND_ACK__INIT;
+	uint64_t dups = 0;
+	char why[200];
+
+	if (!rs->home) {
+		snprintf(why, sizeof(why), "nd record from rank %d, which this "
+		    "CM (index %d of %d) is not home of", s->rank, j->cm_index,
+		    j->ncms);
+		session_error(s, why);
+		return;
+	}
+	for (size_t i = 0; i < r->n_outcomes && !j->relay_only; i++) {
+		const Mpiv__NdOutcome *o = r->outcomes[i];
+		uint64_t rep = o->repeat ? o->repeat : 1, first = o->nd_no, last;
+
+		if (first == 0 || rep > UINT64_MAX - first) {
+			snprintf(why, sizeof(why), "nd record with nd_no=%llu "
+			    "repeat=%llu (nd_no counts from 1)",
+			    (unsigned long long)first, (unsigned long long)rep);
+			session_error(s, why);
+			return;
+		}
+		last = first + rep - 1;
+		if (last <= rs->nd_end) {	/* a re-execution's duplicate */
+			dups++;
+			continue;
+		}
+		if (first > rs->nd_end + 1) {
+			snprintf(why, sizeof(why), "nd record gap: outcome "
+			    "nd_no=%llu, expected %llu", (unsigned long long)first,
+			    (unsigned long long)rs->nd_end + 1);
+			session_error(s, why);
+			return;
+		}
+		if (first <= rs->nd_end) {	/* overlap of a folded run */
+			rep = last - rs->nd_end;
+			first = rs->nd_end + 1;
+		}
+		if (nd_store(j, rs, o, first, rep) < 0) {
+			log_errorx("cm out of memory storing nd outcomes job=%s "
+			    "rank=%d nd_no=%llu", j->id, s->rank,
+			    (unsigned long long)first);
+			rs->log_broken = true;
+			session_error(s, "channel memory out of memory");
+			return;
+		}
+		log_debug("cm nd outcome job=%s rank=%d nd_no=%llu repeat=%llu "
+		    "kind=%u flag=%d indices=%zu", j->id, s->rank,
+		    (unsigned long long)first, (unsigned long long)rep, o->kind,
+		    o->flag, o->n_indices);
+	}
+	if (dups > 0)
+		log_debug("cm nd duplicates ignored job=%s rank=%d count=%llu "
+		    "stored_upto=%llu", j->id, s->rank,
+		    (unsigned long long)dups, (unsigned long long)rs->nd_end);
+	job_log_grew(j);
+	a.ack_id = r->ack_id;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ND_ACK, &a.base, NULL, 0);
+}
+
+/* NdLog chunks of every stored outcome, the last one with last=true. */
+void
+nd_send_log(struct session *s, struct rank_state *rs)
+{
+	Mpiv__NdOutcome *outs = NULL, **ptrs = NULL;
+	Mpiv__NdLog lg = MPIV__ND_LOG__INIT;
+	size_t i = 0, chunk = rs->nnd < ND_CHUNK_OUTCOMES ? rs->nnd :
+	    ND_CHUNK_OUTCOMES;
+
+	if (chunk > 0 && ((outs = calloc(chunk, sizeof(*outs))) == NULL ||
+	    (ptrs = calloc(chunk, sizeof(*ptrs))) == NULL)) {
+		free(outs);
+		log_errorx("cm out of memory sending the nd log job=%s rank=%d",
+		    s->job->id, s->rank);
+		session_error(s, "channel memory out of memory");
+		return;
+	}
+	do {
+		size_t n = 0, bytes = 0;
+
+		while (i < rs->nnd && n < chunk && (n == 0 ||
+		    bytes + 32 + rs->nd[i].nidx * 6 <= ND_CHUNK_BYTES)) {
+			const struct nd_out *d = &rs->nd[i++];
+			Mpiv__NdOutcome *o = &outs[n];
+
+			mpiv__nd_outcome__init(o);
+			o->nd_no = d->nd_no;
+			o->kind = d->kind;
+			o->repeat = d->repeat;
+			o->flag = d->flag;
+			o->n_indices = d->nidx;
+			o->indices = d->idx;
+			ptrs[n++] = o;
+			bytes += 32 + d->nidx * 6;
+		}
+		lg.n_outcomes = n;
+		lg.outcomes = ptrs;
+		lg.last = i >= rs->nnd;
+		if (conn_send(s->c, MPIV__MSG_TYPE__MSG_ND_LOG, &lg.base, NULL,
+		    0) < 0)
+			break;
+	} while (i < rs->nnd);
+	log_debug("cm nd log sent job=%s rank=%d records=%zu upto=%llu",
+	    s->job->id, s->rank, rs->nnd, (unsigned long long)rs->nd_end);
+	free(outs);
+	free(ptrs);
+}
