@@ -1,0 +1,43 @@
+/* flt_ring: a token travels ROUNDS times around the ring with blocking
+ * Send/Recv; each rank folds some work into it.
+ *   flt_ring [ROUNDS=1500] [WORK=3000]
+ * Rank 0 prints the token every ROUNDS/10 rounds. */
+#include "flt.h"
+
+int main(int argc, char **argv)
+{
+	flt_init(&argc, &argv);
+	long rounds = flt_arg(argc, argv, 1, 1500), work = flt_arg(argc, argv, 2, 3000);
+	int next = (me + 1) % np, prev = (me + np - 1) % np;
+	uint64_t tok = 12345;
+	long every = rounds / 10 > 0 ? rounds / 10 : 1;
+	for (long r = 1; r <= rounds; r++) {
+		int tag = (int)(r % 30000);
+		if (me == 0) {
+			tok = flt_mix(tok, (uint64_t)r);
+			if (np > 1) {
+				FLT_MPI(MPI_Send(&tok, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD));
+				FLT_MPI(MPI_Recv(&tok, 1, MPI_UINT64_T, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			}
+			if (r % every == 0)
+				FLT_SAY("ring: round %ld token %016llx\n", r, (unsigned long long)tok);
+		} else {
+			FLT_MPI(MPI_Recv(&tok, 1, MPI_UINT64_T, prev, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+			tok = flt_burn(tok ^ (uint64_t)me, work);
+			FLT_MPI(MPI_Send(&tok, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD));
+		}
+	}
+	/* serial check at rank 0 */
+	if (me == 0) {
+		uint64_t w = 12345;
+		for (long r = 1; r <= rounds; r++) {
+			w = flt_mix(w, (uint64_t)r);
+			for (int k = 1; k < np; k++)
+				w = flt_burn(w ^ (uint64_t)k, work);
+		}
+		FLT_ASSERT(w == tok, "token %016llx, serial %016llx", (unsigned long long)tok, (unsigned long long)w);
+		FLT_SAY("ring: done %ld rounds\n", rounds);
+	}
+	FLT_MPI(MPI_Finalize());
+	return 0;
+}
