@@ -16,10 +16,10 @@ cat "$out/ref.txt"
 
 if "$B/bin/mpiv" run --help 2>&1 | grep -q -- '--chaos'; then
 	echo
-	echo "== the same job while ranks are killed at random (SIGKILL, mean every 700ms)"
-	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 --chaos 700ms \
-		--report "$out/chaos.json" "$out/heat" 1200 > "$out/chaos.txt"
-	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 "$out/heat" 1200 > "$out/ref2.txt"
+	echo "== the same job while ranks are killed at random (SIGKILL, mean every second)"
+	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 --chaos 1s \
+		--report "$out/chaos.json" "$out/heat" 20000 > "$out/chaos.txt"
+	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 "$out/heat" 20000 > "$out/ref2.txt"
 	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("kills: %d  restarts: %d  exit code: %d" % (r["kills"], r["restarts"], r["exit_code"]))' "$out/chaos.json"
 	if cmp -s "$out/chaos.txt" "$out/ref2.txt"; then
 		echo "output identical to the failure-free run: OK"

@@ -48,7 +48,7 @@ main(int argc, char **argv)
 			v[i] = u[i] + 0.25 * (u[i - 1] - 2 * u[i] + u[i + 1]);
 		for (int i = 1; i <= n; i++)
 			u[i] = v[i];
-		if (s % 50 == 0) {
+		if (s % (steps >= 500 ? steps / 10 : 50) == 0) {
 			local = 0;
 			for (int i = 1; i <= n; i++)
 				local += u[i] * (rank * n + i);
