@@ -248,7 +248,8 @@ job_detach_session(struct job *j, struct session *s)
 {
 	struct rank_state *rs;
 
-	if (s->state != SESS_RANK || s->rank < 0 || s->rank >= j->nranks)
+	/* by rank, not state: a session closed for an error is DEAD already */
+	if (s->rank < 0 || s->rank >= j->nranks)
 		return;
 	rs = &j->ranks[s->rank];
 	if (rs->sess != s)
