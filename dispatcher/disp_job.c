@@ -160,7 +160,8 @@ djob_send_kill(struct djob *j, int r, int sig)
 	k.signal = sig;
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_KILL, &k.base, NULL,
 	    0);
-	rk->kill_sent = true;
+	if (sig == SIGKILL)	/* surely dying: chaos picks another */
+		rk->kill_sent = true;
 	j->kills++;
 }
 
