@@ -7,7 +7,7 @@
 #
 # Builds every bench/*.c twice, into build/bench/mpiv/ (build/bin/mpivcc -O2)
 # and build/bench/ompi/ (Open MPI's mpicc -O2), then runs each benchmark
-# with both, interleaved: R rounds (5; 1 with --quick), each round runs
+# with both, interleaved: R rounds (3; 1 with --quick), each round runs
 # every configuration (ping-pong: one job per size) with mpiv and with
 # Open MPI back to back, the order alternating between rounds. Each
 # program reports the median of its own repetitions; the tables give the
@@ -53,7 +53,7 @@ if [ "$QUICK" = 1 ]; then
 	ROUNDS=${ROUNDS:-1}; TMO=${TMO:-120}; QARG=--quick
 	PP_SIZES="0 8 1024 65536 1048576 4194304"
 else
-	ROUNDS=${ROUNDS:-5}; TMO=${TMO:-300}; QARG=
+	ROUNDS=${ROUNDS:-3}; TMO=${TMO:-300}; QARG=
 	PP_SIZES="0 1 8 64 1024 8192 65536 1048576 4194304 16777216"
 fi
 RING_N="2 4 8 16"
@@ -183,13 +183,14 @@ LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 # ---- report ---------------------------------------------------------------
 CPU=$(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//')
 COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' + uncommitted changes')
 {
 	echo "# mpiv benchmarks: mpiv vs Open MPI (TCP)"
 	echo
 	echo "- date: $START"
 	echo "- machine: $(nproc) cores (nproc), $CPU, kernel $(uname -r), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 	echo "- load average before / after: $LOAD0 / $LOAD1"
-	echo "- mpiv: commit $COMMIT, \`mpiv run -n N --cms 1\`"
+	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1\`"
 	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
 	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), mpiv and Open MPI interleaved; value = median over rounds of each run's median; ratio = median over rounds of mpiv / Open MPI, each pair run back to back"
 	echo
