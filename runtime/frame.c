@@ -50,6 +50,16 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_ND_ACK, "nd_ack", &mpiv__nd_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_ND_LOG, "nd_log", &mpiv__nd_log__descriptor },
 	{ MPIV__MSG_TYPE__MSG_REPLAY_DONE, "replay_done", &mpiv__replay_done__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CKPT_MARK, "ckpt_mark", &mpiv__ckpt_mark__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CKPT_DURABLE, "ckpt_durable", &mpiv__ckpt_durable__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CKPT_REQUEST, "ckpt_request", &mpiv__ckpt_request__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CKPT_TAKEN, "ckpt_taken", &mpiv__ckpt_taken__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_PUT, "image_put", &mpiv__image_put__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_DATA, "image_data", &mpiv__image_data__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_END, "image_end", &mpiv__image_end__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_ACK, "image_ack", &mpiv__image_ack__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_GET, "image_get", &mpiv__image_get__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_INFO, "image_info", &mpiv__image_info__descriptor },
 };
 
 static const struct frame_type *
