@@ -76,9 +76,10 @@ end_job() {
 # started RANK INC: that incarnation of that rank ran (and said so).
 started() { grep -qx "$1 $2" started.log; }
 
-# Each rank appends "RANK INCARNATION" to started.log, then prints
-# LINES lines "rR line I ... end" to stdout (each in two writes, apart
-# in time, so a kill can cut one) and "rR e I" to stderr, slowly.
+# rtslow LINES [EXIT0_RANK [MID_MS]]: each rank appends "RANK
+# INCARNATION" to started.log, then prints LINES lines "rR line I end"
+# to stdout (each in two writes MID_MS apart, default 40, so a kill can
+# cut one) and "rR e I" to stderr, slowly; rank EXIT0_RANK exits at once.
 cat > rtslow.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ int main(int argc, char **argv)
 	const char *rank = getenv("MPIV_RANK");
 	int lines = argc > 1 ? atoi(argv[1]) : 20;
 	int exit0 = argc > 2 ? atoi(argv[2]) : -1;
+	int mid_us = argc > 3 ? atoi(argv[3]) * 1000 : 40000;
 	FILE *f = fopen("started.log", "a");
 
 	fprintf(f, "%s %s\n", rank, getenv("MPIV_INCARNATION"));
@@ -97,7 +99,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i <= lines; i++) {
 		printf("r%s line %d", rank, i);
 		fflush(stdout);
-		usleep(40000);
+		usleep(mid_us);
 		printf(" end\n");
 		fflush(stdout);
 		fprintf(stderr, "r%s e %d\n", rank, i);
@@ -183,7 +185,7 @@ fi
 half_line() { [ "$(tail -c 9 out 2> /dev/null)" = "r0 line 5" ]; }
 rm -f out err rc started.log
 : > started.log
-( MPIV_PRINT_DISPATCHER=1 timeout -k 5 60 "$MPIV" run -n 1 ./rtslow 10 \
+( MPIV_PRINT_DISPATCHER=1 timeout -k 5 60 "$MPIV" run -n 1 ./rtslow 10 -1 400 \
     < /dev/null > out 2> err; echo $? > rc ) &
 RUNPID=$!
 if wait_for 15 has err '^mpiv: dispatcher .* job ' && wait_for 15 half_line; then
