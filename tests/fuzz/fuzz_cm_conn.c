@@ -4,8 +4,11 @@
  * of 4 ranks; rank 1 is connected on a socketpair as a receiver; the
  * fuzz input is written on another socketpair as one peer's bytes, then
  * that peer hangs up. The first input byte picks a prefix: none (raw
- * bytes), a valid rank-0 Hello, or a control Hello, so the fuzzer spends
- * its time past the handshake. Everything must close cleanly, leak-free.
+ * bytes), a valid rank-0 Hello, a control Hello, or a first incarnation
+ * of rank 0 that leaves a log (self-sends, receives, probes, an nd
+ * record) and dies, then a rank-0 Hello of incarnation 2, so that the
+ * input is answered by the replay. Everything must close cleanly,
+ * leak-free.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -22,7 +25,7 @@
 static struct ev_loop *fuzz_loop;
 
 static void
-fuzz_write_hello(int fd, Mpiv__Role role, int rank)
+fuzz_write_hello(int fd, Mpiv__Role role, int rank, uint32_t inc)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 
@@ -30,7 +33,7 @@ fuzz_write_hello(int fd, Mpiv__Role role, int rank)
 	h.role = role;
 	h.job_id = "f";
 	h.rank = rank;
-	h.incarnation = 1;
+	h.incarnation = inc;
 	(void)frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0,
 	    100);
 }
@@ -40,6 +43,54 @@ fuzz_spin(int rounds)
 {
 	for (int i = 0; i < rounds; i++)
 		ev_run(fuzz_loop, EVRUN_NOWAIT);
+}
+
+/* Incarnation 1 of rank 0: a few logged decisions, then it dies. */
+static void
+fuzz_first_life(struct cm *cm)
+{
+	Mpiv__Send snd = MPIV__SEND__INIT;
+	Mpiv__RecvPost rp = MPIV__RECV_POST__INIT;
+	Mpiv__Probe pr = MPIV__PROBE__INIT;
+	Mpiv__NdOutcome o = MPIV__ND_OUTCOME__INIT, *op = &o;
+	Mpiv__NdRecord nr = MPIV__ND_RECORD__INIT;
+	int c[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, c) < 0)
+		abort();
+	(void)session_new(cm, c[0], false);
+	fuzz_write_hello(c[1], MPIV__ROLE__ROLE_RANK, 0, 1);
+	snd.dst = 0;
+	snd.tag = 1;
+	for (uint64_t i = 1; i <= 2; i++) {
+		snd.seq = i;
+		(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_SEND, &snd.base,
+		    "xy", 2, 100);
+	}
+	rp.source = -1;
+	rp.tag = -1;
+	rp.post_no = 1;
+	(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_RECV_POST, &rp.base, NULL,
+	    0, 100);
+	pr.source = -1;
+	pr.tag = 7;
+	for (uint64_t i = 2; i <= 4; i++) {
+		pr.post_no = i;
+		(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_PROBE, &pr.base,
+		    NULL, 0, 100);
+	}
+	rp.post_no = 5;
+	(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_RECV_POST, &rp.base, NULL,
+	    0, 100);
+	o.nd_no = 1;
+	o.repeat = 3;
+	nr.n_outcomes = 1;
+	nr.outcomes = &op;
+	(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_ND_RECORD, &nr.base, NULL,
+	    0, 100);
+	fuzz_spin(10);
+	close(c[1]);
+	fuzz_spin(5);
 }
 
 int
@@ -66,14 +117,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	/* rank 1, a well-behaved receiver */
 	(void)session_new(&cm, b[0], false);
-	fuzz_write_hello(b[1], MPIV__ROLE__ROLE_RANK, 1);
+	fuzz_write_hello(b[1], MPIV__ROLE__ROLE_RANK, 1, 1);
 	(void)session_new(&cm, a[0], false);
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 1:
-		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_RANK, 0);
+		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_RANK, 0, 1);
 		break;
 	case 2:
-		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_CONTROL, -1);
+		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_CONTROL, -1, 0);
+		break;
+	case 3:
+		fuzz_first_life(&cm);
+		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_RANK, 0, 2);
 		break;
 	}
 	off = 1;
