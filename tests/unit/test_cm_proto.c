@@ -439,6 +439,15 @@ test_stats_and_wrong_home(void **state)
 	setup_job("home", 2, 2, 0);	/* this CM is home of rank 0 only */
 	r0 = rank_conn("home", 0, 1);
 	do_send(r0, 0, 0, 1, 1, false, 0, "x", 1);
+	{	/* an answer on r0 proves the CM has taken the send */
+		Mpiv__Probe pr = MPIV__PROBE__INIT;
+		pr.source = 0;
+		pr.tag = 1;
+		assert_int_equal(frame_write(r0, MPIV__MSG_TYPE__MSG_PROBE,
+		    &pr.base, NULL, 0, TMO), 0);
+		frame_free_meta(expect(r0, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
+		    NULL, NULL));
+	}
 	rq.job_id = "home";
 	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_CM_STATS_REQ,
 	    &rq.base, NULL, 0, TMO), 0);
