@@ -20,7 +20,9 @@
 # Results (tables + machine facts) go to stdout and build/bench/results.md;
 # every run's output is kept in build/bench/logs/.
 #
-# Environment: MPIV_BUILD (default build), OMPI_MPICC, OMPI_MPIRUN.
+# Environment: MPIV_BUILD (default build), OMPI_MPICC, OMPI_MPIRUN,
+# MPIV_RUN_OPTS (extra `mpiv run` options, e.g. --relay-only for the
+# no-logging baseline).
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TMO=$2; shift ;;
 	--no-mpiv) DO_MPIV=0 ;;
 	--no-ompi) DO_OMPI=0 ;;
-	-h|--help) sed -n "2,24p" "$0"; exit 0 ;;
+	-h|--help) sed -n "2,26p" "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -132,7 +134,7 @@ run() {
 	[ -x "$exe" ] || return 0
 	# shellcheck disable=SC2086
 	case $ri in
-	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 --timeout "$TMO" "$exe" $ra ;;
+	mpiv) set -- "$MPIV" run -n "$rn" --cms 1 --timeout "$TMO" ${MPIV_RUN_OPTS:-} "$exe" $ra ;;
 	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $ra ;;
 	esac
 	echo "\$ $*" > "$log"
@@ -190,7 +192,10 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 	echo "- date: $START"
 	echo "- machine: $(nproc) cores (nproc), $CPU, kernel $(uname -r), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 	echo "- load average before / after: $LOAD0 / $LOAD1"
-	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1\`"
+	if awk -v l="${LOAD0%% *}" 'BEGIN { exit !(l > 1.0) }'; then
+		echo "- **warning: the 1-minute load average was ${LOAD0%% *} when the run started: other work shared the 2 cores. Open MPI busy-polls and loses more to such contention than mpiv (which sleeps in poll), so these ratios flatter mpiv; prefer a run on an idle machine.**"
+	fi
+	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1${MPIV_RUN_OPTS:+ $MPIV_RUN_OPTS}\`"
 	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
 	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), mpiv and Open MPI interleaved; value = median over rounds of each run's median; ratio = median over rounds of mpiv / Open MPI, each pair run back to back"
 	echo
