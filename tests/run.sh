@@ -22,6 +22,7 @@
 #                           (OPTS: the line's mpiv run options, squeezed);
 #                           when tests/mpi/expected.txt has "PROG N: ..."
 #                           lines, stdout must equal them exactly
+#   mpi/env/no-launcher     a program run without mpiv: exit 1, says "mpiv run"
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
 #   fuzz/run-short          tests/fuzz/run-short.sh, if present
@@ -167,6 +168,25 @@ run_mpi() {
 	done < "$cases"
 }
 
+# A program started without mpiv run: MPI_Init fails, exit 1, a message
+# naming "mpiv run" on stderr (docs/CONTRACTS.md).
+run_no_launcher() {
+	local build=$1 prefix=$2
+	shift 2
+	local prog=$build/tests/mpi/env name="${prefix}mpi/env/no-launcher"
+	t_selected "$name" || return 0
+	if [ "$LIST_ONLY" = 0 ] && [ ! -x "$prog" ]; then
+		t_notok "$name" "$prog not built"
+		return 0
+	fi
+	t_run "$name" 30 0 env -u MPIV_CMS -u MPIV_RANK -u MPIV_SIZE "$@" sh -c '
+		out=$("$1" 2>&1); rc=$?
+		printf "%s\n" "$out"
+		[ "$rc" -eq 1 ] || { echo "exit $rc, want 1"; exit 1; }
+		printf "%s\n" "$out" | grep -q "mpiv run" || { echo "no \"mpiv run\" in the message"; exit 1; }' \
+		no-launcher "$prog"
+}
+
 run_scripts() {
 	local dir=$1 f
 	for f in "$dir"/*.sh; do
@@ -184,6 +204,7 @@ echo "# mpiv tests: MPIV_BUILD=$B${T_PATTERN:+, pattern '$T_PATTERN'}"
 
 run_unit "$B" ""
 run_mpi "$B" "" ""
+run_no_launcher "$B" ""
 run_scripts tests/integration
 run_scripts tests/fault
 if [ -f tests/fuzz/run-short.sh ]; then
