@@ -1,0 +1,174 @@
+/*
+ * tcp_floor.c: not an MPI program. The floor of mpiv's architecture on
+ * this machine: TCP ping-pong half round trip between two processes,
+ * directly and through a third relay process (epoll, read/write of up to
+ * 64 KiB, like a Channel Memory that does nothing else). Every wait is a
+ * blocking poll/epoll_wait, as in libmpi-lite and the CM; no spinning.
+ *
+ *   cc -O2 -o tcp_floor bench/tcp_floor.c
+ *   ./tcp_floor MODE SIZE ITERS      MODE 0 = direct, 1 = through a relay
+ *
+ * Prints "direct|relay size=<bytes> half_rtt_us=<µs>".
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void
+nodelay(int s)
+{
+	int one = 1;
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static int
+listen_any(int *port)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in a = { .sin_family = AF_INET,
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t l = sizeof a;
+
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(s, (void *)&a, sizeof a) || listen(s, 8))
+		perror("listen"), exit(1);
+	getsockname(s, (void *)&a, &l);
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+static int
+dial(int port)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+	if (connect(s, (void *)&a, sizeof a))
+		perror("connect"), exit(1);
+	nodelay(s);
+	return s;
+}
+
+static void
+recv_all(int s, char *b, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		struct pollfd p = { s, POLLIN, 0 };
+		poll(&p, 1, -1);
+		ssize_t r = recv(s, b + got, n - got, MSG_DONTWAIT);
+		if (r > 0)
+			got += r;
+		else if (r == 0)
+			exit(0);
+	}
+}
+
+static void
+send_all(int s, const char *b, size_t n)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t w = send(s, b + put, n - put, 0);
+		if (w > 0)
+			put += w;
+	}
+}
+
+static double
+now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void
+echo(int port, char *buf, size_t n, int iters)
+{
+	int s = dial(port);
+
+	for (int i = 0; i < iters; i++) {
+		recv_all(s, buf, n);
+		send_all(s, buf, n);
+	}
+	exit(0);
+}
+
+static void
+relay(int ls)
+{
+	int a = accept(ls, 0, 0), b = accept(ls, 0, 0), ep = epoll_create1(0);
+	struct epoll_event e = { .events = EPOLLIN };
+	static char rb[1 << 16];
+
+	nodelay(a);
+	nodelay(b);
+	e.data.u32 = 0;
+	epoll_ctl(ep, EPOLL_CTL_ADD, a, &e);
+	e.data.u32 = 1;
+	epoll_ctl(ep, EPOLL_CTL_ADD, b, &e);
+	for (;;) {
+		struct epoll_event ev[2];
+		int k = epoll_wait(ep, ev, 2, -1);
+		for (int j = 0; j < k; j++) {
+			int from = ev[j].data.u32 ? b : a, to = ev[j].data.u32 ? a : b;
+			ssize_t r = read(from, rb, sizeof rb);
+			if (r <= 0)
+				exit(0);
+			send_all(to, rb, r);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	int through = argc > 1 && atoi(argv[1]);
+	size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
+	int iters = argc > 3 ? atoi(argv[3]) : 5000, port, s;
+	char *buf = calloc(1, n + 1);
+	int ls = listen_any(&port);
+
+	if (fork() == 0) {
+		if (through)
+			relay(ls);
+		int c = accept(ls, 0, 0);
+		nodelay(c);
+		for (int i = 0; i < iters; i++) {
+			recv_all(c, buf, n);
+			send_all(c, buf, n);
+		}
+		exit(0);
+	}
+	if (through && fork() == 0)
+		echo(port, buf, n, iters);
+	s = dial(port);
+	if (through)
+		usleep(1000);	/* both ends connected before timing */
+	double t0 = now();
+	for (int i = 0; i < iters; i++) {
+		send_all(s, buf, n);
+		recv_all(s, buf, n);
+	}
+	printf("%s size=%zu half_rtt_us=%.2f\n", through ? "relay " : "direct", n,
+	    (now() - t0) / iters / 2 * 1e6);
+	close(s);
+	while (wait(NULL) > 0)
+		;
+	return 0;
+}
