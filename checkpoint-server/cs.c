@@ -1,0 +1,281 @@
+/*
+ * cs.c: `mpiv cs`, the checkpoint server. Parses options, opens and
+ * repairs the store, listens, optionally registers with a dispatcher,
+ * runs one libev loop until SIGTERM/SIGINT, then closes every connection
+ * (uploads in progress lose their temp files) and frees everything.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cs.h"
+#include "cs_priv.h"
+#include "log.h"
+#include "net.h"
+
+#define CS_ACCEPT_RETRY 0.5	/* seconds, after running out of fds */
+
+static void
+cs_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv cs [-h] --store DIR [--listen HOST:PORT] [--keep N]\n"
+	    "               [--max-image BYTES] [--dispatcher HOST:PORT]\n"
+	    "               [--log-level error|warn|info|debug]\n"
+	    "  --store DIR             where images are kept (created if "
+	    "missing)\n"
+	    "  --listen HOST:PORT      address to serve (port 0 picks one; "
+	    "default 0.0.0.0:0)\n"
+	    "  --keep N                images kept per rank (default %u)\n"
+	    "  --max-image BYTES       largest image accepted (suffixes K, M, "
+	    "G; default 4G)\n"
+	    "  --dispatcher HOST:PORT  register with this dispatcher\n"
+	    "  --log-level LEVEL       default info\n", CS_DEFAULT_KEEP);
+}
+
+/* "4096", "64K", "512M", "4G" -> bytes. 0 or -1. */
+static int
+cs_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMG";
+	const char *u;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *s == '-')
+		return -1;
+	if (*end != '\0') {
+		if ((u = strchr(units, *end & ~0x20)) == NULL || *end == '\0' ||
+		    end[1] != '\0')
+			return -1;
+		for (int shift = (int)(u - units + 1) * 10; shift > 0;
+		    shift -= 10) {
+			if (v > (~0ull >> 10))
+				return -1;
+			v <<= 10;
+		}
+	}
+	if (v == 0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void
+cs_on_accept_retry(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct cs *cs = w->data;
+
+	if (!cs->stopping)
+		ev_io_start(loop, &cs->accept_w);
+}
+
+static void
+cs_on_accept(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct cs *cs = w->data;
+	int fd;
+
+	for (;;) {
+		fd = accept4(cs->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			(void)cs_peer_new(cs, fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			/* Level-triggered: pause, or the loop would spin. */
+			log_warn("cs accept, pausing %.1f s", CS_ACCEPT_RETRY);
+			ev_io_stop(loop, &cs->accept_w);
+			ev_timer_start(loop, &cs->accept_retry_w);
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			log_warn("cs accept");
+		}
+		return;
+	}
+}
+
+static void
+cs_on_prepare(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	struct cs *cs = w->data;
+
+	cs_peer_pump_all(cs);
+	cs_notify_pump(cs);
+}
+
+/* Stops accepting and closes everything; ev_run returns once all is gone. */
+static void
+cs_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	struct cs *cs = w->data;
+
+	if (cs->stopping)
+		return;
+	log_info("cs stopping signal=%d", w->signum);
+	cs->stopping = true;
+	ev_io_stop(loop, &cs->accept_w);
+	ev_timer_stop(loop, &cs->accept_retry_w);
+	ev_signal_stop(loop, &cs->sigint_w);
+	ev_signal_stop(loop, &cs->sigterm_w);
+	ev_prepare_stop(loop, &cs->pump_w);
+	close(cs->lfd);
+	cs->lfd = -1;
+	cs_disp_stop(cs);
+	cs_notify_close_all(cs);
+	cs_peer_kill_all(cs);
+}
+
+/* Options into cs; 0, or the exit code of a usage error (or -h). */
+static int
+cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
+    enum log_level *level, bool *help)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "log-level", required_argument, NULL, 'L' },
+		{ "max-image", required_argument, NULL, 'm' },
+		{ "store", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t v;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:s:", opts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			cs->dispatcher = optarg;
+			break;
+		case 'h':
+			*help = true;
+			return 0;
+		case 'k':
+			if (cs_parse_size(optarg, &v) < 0 || v > 1000000) {
+				fprintf(stderr, "mpiv cs: bad --keep \"%s\"\n",
+				    optarg);
+				return 2;
+			}
+			cs->keep = (unsigned)v;
+			break;
+		case 'l':
+			*listen_addr = optarg;
+			break;
+		case 'L':
+			if (log_parse_level(optarg, level) < 0) {
+				fprintf(stderr, "mpiv cs: bad log level "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			if (cs_parse_size(optarg, &cs->max_image) < 0) {
+				fprintf(stderr, "mpiv cs: bad --max-image "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			cs->store = optarg;
+			break;
+		default:
+			cs_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc || cs->store == NULL) {
+		if (cs->store == NULL)
+			fprintf(stderr, "mpiv cs: --store DIR is required\n");
+		cs_usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+int
+cs_main(int argc, char **argv)
+{
+	struct cs cs = {
+		.lfd = -1, .store_fd = -1, .keep = CS_DEFAULT_KEEP,
+		.max_image = CS_DEFAULT_MAX_IMAGE,
+		.idle_timeout = CS_IDLE_TIMEOUT,
+	};
+	const char *listen_addr = "0.0.0.0:0";
+	enum log_level level = LOG_LEVEL_INFO;
+	bool help = false;
+	int rc = 1;
+
+	if ((rc = cs_parse_args(&cs, argc, argv, &listen_addr, &level,
+	    &help)) != 0 || help) {
+		if (help)
+			cs_usage(stdout);
+		return rc;
+	}
+	rc = 1;
+	log_init("cs", level);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (cs_store_open(&cs) < 0)
+		return 1;
+	cs_store_recover(&cs);
+	if ((cs.chunk = malloc(CS_CHUNK)) == NULL) {
+		log_errorx("cs out of memory");
+		goto out_store;
+	}
+	if ((cs.lfd = net_listen(listen_addr, cs.bound, sizeof(cs.bound))) < 0) {
+		log_warn("cs cannot listen on %s", listen_addr);
+		goto out_chunk;
+	}
+	if ((cs.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
+		log_errorx("cs cannot create an event loop");
+		goto out_listen;
+	}
+	printf("listening on %s\n", cs.bound);
+	fflush(stdout);
+	log_info("cs listening addr=%s store=%s keep=%u max_image=%llu",
+	    cs.bound, cs.store, cs.keep, (unsigned long long)cs.max_image);
+
+	ev_io_init(&cs.accept_w, cs_on_accept, cs.lfd, EV_READ);
+	cs.accept_w.data = &cs;
+	ev_io_start(cs.loop, &cs.accept_w);
+	ev_timer_init(&cs.accept_retry_w, cs_on_accept_retry, CS_ACCEPT_RETRY,
+	    0.);
+	cs.accept_retry_w.data = &cs;
+	ev_signal_init(&cs.sigint_w, cs_on_signal, SIGINT);
+	cs.sigint_w.data = &cs;
+	ev_signal_start(cs.loop, &cs.sigint_w);
+	ev_signal_init(&cs.sigterm_w, cs_on_signal, SIGTERM);
+	cs.sigterm_w.data = &cs;
+	ev_signal_start(cs.loop, &cs.sigterm_w);
+	ev_prepare_init(&cs.pump_w, cs_on_prepare);
+	cs.pump_w.data = &cs;
+	ev_prepare_start(cs.loop, &cs.pump_w);
+	cs_disp_start(&cs);
+
+	ev_run(cs.loop, 0);
+
+	ev_loop_destroy(cs.loop);
+	log_info("cs stopped");
+	rc = 0;
+out_listen:
+	if (cs.lfd >= 0)
+		close(cs.lfd);
+out_chunk:
+	free(cs.chunk);
+out_store:
+	close(cs.store_fd);
+	return rc;
+}

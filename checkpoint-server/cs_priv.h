@@ -1,0 +1,127 @@
+/*
+ * cs_priv.h: checkpoint server internals, prototypes grouped by file.
+ *
+ *   cs.c           options, listening socket, signals, the pump watcher
+ *   cs_disp.c      the link to the dispatcher (register, redial)
+ *   cs_dial.c      non-blocking connect on the loop
+ *   cs_peer.c      one accepted connection: hello, state machine, dispatch
+ *   cs_upload.c    an image arriving: temp file, limits, commit
+ *   cs_download.c  an image leaving: info, chunks with back-pressure, end
+ *   cs_store.c     the on-disk layout: names, current, commit, prune,
+ *                  crash recovery
+ *   cs_notify.c    CkptDurable to home CMs: one link per (CM, job), retries
+ *
+ * Store layout: STORE/JOB/RANK/{ckpt-K.img, ckpt-K.meta (packed ImageMeta),
+ * ckpt-K.sum ("BYTES CHECKSUM"), current ("K"), tmp-*}. The rename of
+ * tmp-* to ckpt-K.img is the commit point; meta and sum are written and
+ * synced before it. Anything named tmp-* is garbage after a crash.
+ */
+#ifndef MPIV_CS_PRIV_H
+#define MPIV_CS_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <ev.h>
+
+#include "conn.h"
+
+#define CS_DEFAULT_KEEP	     3u
+#define CS_DEFAULT_MAX_IMAGE (4ull << 30)
+#define CS_CHUNK	     (256u * 1024)	/* download chunk */
+#define CS_MAX_CHUNK	     (16u << 20)	/* largest ImageData accepted */
+#define CS_MAX_NAME	     128u		/* job id length */
+#define CS_MAX_RANK	     (1 << 24)
+#define CS_HELLO_TIMEOUT     10.0	/* seconds to say Hello */
+#define CS_IDLE_TIMEOUT	     60.0	/* seconds a transfer may stall */
+
+struct cs_peer;
+struct cs_cmlink;
+struct cs_dial;
+
+struct cs {
+	struct ev_loop *loop;
+	int lfd;
+	char bound[128];
+	const char *store;
+	int store_fd;
+	unsigned keep;
+	uint64_t max_image;
+	double idle_timeout;
+	uint8_t *chunk;		/* CS_CHUNK bytes, read buffer of downloads */
+	ev_io accept_w;
+	ev_timer accept_retry_w;	/* after EMFILE */
+	ev_signal sigint_w, sigterm_w;
+	ev_prepare pump_w;	/* downloads and notices, once per iteration */
+	struct cs_peer *peers;
+	struct cs_cmlink *cmlinks;
+	bool stopping;
+
+	/* --dispatcher: the link we dial and keep up */
+	const char *dispatcher;
+	struct conn *disp;
+	struct cs_dial *disp_dial;
+	ev_timer disp_redial_w;
+	double disp_backoff;
+};
+
+/* cs_dial.c: fd >= 0 and err 0 when connected, else fd -1 and errno err. */
+typedef void cs_dial_cb(void *arg, int fd, int err);
+struct cs_dial *cs_dial_start(struct ev_loop *loop, const char *addr,
+    double timeout, cs_dial_cb *cb, void *arg);
+void cs_dial_cancel(struct cs_dial *d);
+
+/* cs_disp.c */
+void cs_disp_start(struct cs *cs);
+void cs_disp_stop(struct cs *cs);
+
+/* cs_peer.c */
+struct cs_peer *cs_peer_new(struct cs *cs, int fd);
+void cs_peer_pump_all(struct cs *cs);
+void cs_peer_kill_all(struct cs *cs);
+struct conn *cs_peer_conn(struct cs_peer *p);
+void cs_peer_touch(struct cs_peer *p);
+
+/* cs_upload.c */
+struct cs_upload;
+struct cs_upload *cs_upload_begin(struct cs *cs, const Mpiv__ImagePut *put,
+    char *why, size_t whylen);
+int cs_upload_data(struct cs *cs, struct cs_upload *u, const uint8_t *p,
+    size_t n, char *why, size_t whylen);
+int cs_upload_end(struct cs *cs, struct cs_upload *u,
+    const Mpiv__ImageEnd *e, char *why, size_t whylen);
+uint64_t cs_upload_ckpt_no(const struct cs_upload *u);
+/* Deletes the temp file (if still there) and frees. */
+void cs_upload_abort(struct cs_upload *u, const char *why);
+
+/* cs_download.c */
+struct cs_download;
+/* Answers ImageInfo; NULL when nothing follows (not found). */
+struct cs_download *cs_download_begin(struct cs *cs, struct conn *c,
+    const Mpiv__ImageGet *g);
+/* Queues chunks while the write queue is small; true once ImageEnd left. */
+bool cs_download_pump(struct cs *cs, struct cs_download *d, struct conn *c);
+void cs_download_free(struct cs_download *d);
+
+/* cs_store.c */
+int cs_store_open(struct cs *cs);
+bool cs_store_name_ok(const char *s);
+int cs_store_rank_dir(struct cs *cs, const char *job, int32_t rank,
+    bool create);
+int cs_store_current(int rdfd, uint64_t *k);
+int cs_store_tmp_create(int rdfd, uint64_t k, char *name, size_t namelen);
+int cs_store_commit(struct cs *cs, int rdfd, const char *tmpname, uint64_t k,
+    const uint8_t *meta, size_t metalen, uint64_t bytes, uint64_t sum,
+    char *why, size_t whylen);
+int cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
+    uint64_t *bytes, uint64_t *sum, char *why, size_t whylen);
+void cs_store_recover(struct cs *cs);
+
+/* cs_notify.c */
+void cs_notify_durable(struct cs *cs, const char *cm, const char *job,
+    int32_t rank, uint64_t ckpt_no, uint32_t incarnation);
+void cs_notify_pump(struct cs *cs);
+void cs_notify_close_all(struct cs *cs);
+
+#endif

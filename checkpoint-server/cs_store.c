@@ -1,0 +1,579 @@
+/*
+ * cs_store.c: the checkpoint store on disk (layout in cs_priv.h). Every
+ * path is relative to a directory fd (the store, or one rank's directory)
+ * so that names from the wire are only ever single, checked components.
+ *
+ * Commit of checkpoint K: the temp image is synced by the upload; here
+ * ckpt-K.meta and ckpt-K.sum are written and synced, the directory is
+ * synced, tmp -> ckpt-K.img is renamed (the commit point), the directory
+ * is synced again, `current` is replaced atomically, old images beyond
+ * --keep are deleted. On start, temp files and orphans a crash left are
+ * removed and `current` is made to name the newest complete image.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cs_priv.h"
+#include "frame.h"
+#include "log.h"
+
+#define CS_STORE_SMALL 64	/* bytes of `current` and ckpt-K.sum */
+
+enum cs_store_kind { CSK_OTHER, CSK_TMP, CSK_IMG, CSK_META, CSK_SUM };
+
+/*
+ * A job id is safe as one path component: 1..CS_MAX_NAME characters out
+ * of [A-Za-z0-9._-], not starting with a dot (so never "." or "..").
+ */
+bool
+cs_store_name_ok(const char *s)
+{
+	size_t n;
+
+	if (s == NULL || *s == '\0' || *s == '.')
+		return false;
+	for (n = 0; s[n] != '\0'; n++) {
+		char ch = s[n];
+		if (n >= CS_MAX_NAME)
+			return false;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' ||
+		    ch == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Parses a decimal number that is the whole string. */
+static bool
+cs_store_parse_u64(const char *s, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == end || end - s > 19)
+		return false;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/* Classifies a file name of a rank directory; *k for ckpt-K.*. */
+static enum cs_store_kind
+cs_store_kind_of(const char *name, uint64_t *k)
+{
+	const char *dot;
+
+	if (strncmp(name, "tmp-", 4) == 0)
+		return CSK_TMP;
+	if (strncmp(name, "ckpt-", 5) != 0 || (dot = strchr(name, '.')) == NULL)
+		return CSK_OTHER;
+	if (!cs_store_parse_u64(name + 5, dot, k) || *k == 0)
+		return CSK_OTHER;
+	if (strcmp(dot, ".img") == 0)
+		return CSK_IMG;
+	if (strcmp(dot, ".meta") == 0)
+		return CSK_META;
+	if (strcmp(dot, ".sum") == 0)
+		return CSK_SUM;
+	return CSK_OTHER;
+}
+
+static int
+cs_store_write_all(int fd, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t w;
+
+	while (len > 0) {
+		if ((w = write(fd, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Creates (or replaces) dfd/name with buf, synced. 0 or -1/errno. */
+static int
+cs_store_write_file(int dfd, const char *name, const void *buf, size_t len)
+{
+	int fd, saved;
+
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (cs_store_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
+		saved = errno;
+		close(fd);
+		(void)unlinkat(dfd, name, 0);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Reads a small file into buf (NUL-terminated). Bytes read or -1. */
+static ssize_t
+cs_store_read_small(int dfd, const char *name, char *buf, size_t cap)
+{
+	int fd;
+	ssize_t n;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+static void
+cs_store_ckpt_name(char *out, size_t cap, uint64_t k, const char *ext)
+{
+	snprintf(out, cap, "ckpt-%" PRIu64 ".%s", k, ext);
+}
+
+/* mkdir that tolerates an existing directory; syncs the parent if new. */
+static int
+cs_store_mkdir(int pfd, const char *name)
+{
+	if (mkdirat(pfd, name, 0755) == 0)
+		return fsync(pfd);
+	return errno == EEXIST ? 0 : -1;
+}
+
+/*
+ * Opens (optionally creating) STORE/JOB/RANK. Returns a directory fd, or
+ * -1 with errno (ENOENT when it does not exist and create is false).
+ */
+int
+cs_store_rank_dir(struct cs *cs, const char *job, int32_t rank, bool create)
+{
+	char rname[16];
+	int jfd, rfd, saved;
+
+	if (!cs_store_name_ok(job) || rank < 0 || rank > CS_MAX_RANK) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(rname, sizeof(rname), "%" PRId32, rank);
+	if (create && cs_store_mkdir(cs->store_fd, job) < 0)
+		return -1;
+	jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (jfd < 0)
+		return -1;
+	if (create && cs_store_mkdir(jfd, rname) < 0) {
+		saved = errno;
+		close(jfd);
+		errno = saved;
+		return -1;
+	}
+	rfd = openat(jfd, rname, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	saved = errno;
+	close(jfd);
+	errno = saved;
+	return rfd;
+}
+
+/* The current checkpoint number of a rank, 0 if none. 0, or -1 if corrupt. */
+int
+cs_store_current(int rdfd, uint64_t *k)
+{
+	char buf[CS_STORE_SMALL];
+	char *end;
+	ssize_t n;
+
+	*k = 0;
+	if ((n = cs_store_read_small(rdfd, "current", buf, sizeof(buf))) < 0)
+		return errno == ENOENT ? 0 : -1;
+	end = buf + n;
+	while (end > buf && end[-1] == '\n')
+		end--;
+	if (!cs_store_parse_u64(buf, end, k)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Replaces `current` atomically (temp file, rename, directory sync). */
+static int
+cs_store_set_current(int rdfd, uint64_t k)
+{
+	char buf[CS_STORE_SMALL];
+	int n = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", k);
+
+	if (cs_store_write_file(rdfd, "tmp-current", buf, (size_t)n) < 0)
+		return -1;
+	if (renameat(rdfd, "tmp-current", rdfd, "current") < 0)
+		return -1;
+	return fsync(rdfd);
+}
+
+/* Creates tmp-K-RANDOM for writing; its name goes to `name`. fd or -1. */
+int
+cs_store_tmp_create(int rdfd, uint64_t k, char *name, size_t namelen)
+{
+	uint64_t rnd;
+	int fd;
+
+	for (int tries = 0; tries < 8; tries++) {
+		if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) !=
+		    (ssize_t)sizeof(rnd))
+			rnd = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^
+			    (uint64_t)tries;
+		snprintf(name, namelen, "tmp-%" PRIu64 "-%016" PRIx64, k, rnd);
+		fd = openat(rdfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+		    0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+static int
+cs_store_cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Lists the numbers of the ckpt-K.img of a rank directory, newest first,
+ * into a malloc'ed array. Also reports the other kinds through the
+ * optional callback (recovery). Returns the count, or -1.
+ */
+static ssize_t
+cs_store_list(int rdfd, uint64_t **out,
+    void (*other)(int rdfd, const char *name, enum cs_store_kind kind,
+    uint64_t k, void *arg), void *arg)
+{
+	DIR *d;
+	struct dirent *de;
+	uint64_t *v = NULL, *nv, k = 0;
+	size_t n = 0, cap = 0;
+	enum cs_store_kind kind;
+	int fd;
+
+	*out = NULL;
+	if ((fd = dup(rdfd)) < 0)
+		return -1;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	rewinddir(d);
+	while ((de = readdir(d)) != NULL) {
+		kind = cs_store_kind_of(de->d_name, &k);
+		if (kind != CSK_IMG) {
+			if (other != NULL)
+				other(rdfd, de->d_name, kind, k, arg);
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((nv = realloc(v, cap * sizeof(*v))) == NULL) {
+				free(v);
+				closedir(d);
+				return -1;
+			}
+			v = nv;
+		}
+		v[n++] = k;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cs_store_cmp_desc);
+	*out = v;
+	return (ssize_t)n;
+}
+
+static void
+cs_store_unlink_ckpt(int rdfd, uint64_t k)
+{
+	char name[64];
+
+	cs_store_ckpt_name(name, sizeof(name), k, "img");
+	(void)unlinkat(rdfd, name, 0);
+	cs_store_ckpt_name(name, sizeof(name), k, "meta");
+	(void)unlinkat(rdfd, name, 0);
+	cs_store_ckpt_name(name, sizeof(name), k, "sum");
+	(void)unlinkat(rdfd, name, 0);
+}
+
+/* Deletes images beyond the newest `keep` (never `current`). */
+static void
+cs_store_prune(struct cs *cs, int rdfd, uint64_t current)
+{
+	uint64_t *v;
+	ssize_t n;
+
+	if ((n = cs_store_list(rdfd, &v, NULL, NULL)) < 0) {
+		log_warn("cs prune: cannot list a rank directory");
+		return;
+	}
+	for (ssize_t i = (ssize_t)cs->keep; i < n; i++) {
+		if (v[i] == current)
+			continue;
+		log_debug("cs prune ckpt=%" PRIu64, v[i]);
+		cs_store_unlink_ckpt(rdfd, v[i]);
+	}
+	free(v);
+}
+
+int
+cs_store_commit(struct cs *cs, int rdfd, const char *tmpname, uint64_t k,
+    const uint8_t *meta, size_t metalen, uint64_t bytes, uint64_t sum,
+    char *why, size_t whylen)
+{
+	char name[64], buf[CS_STORE_SMALL];
+	int n;
+
+	cs_store_ckpt_name(name, sizeof(name), k, "meta");
+	if (cs_store_write_file(rdfd, name, meta, metalen) < 0)
+		goto fail_meta;
+	cs_store_ckpt_name(name, sizeof(name), k, "sum");
+	n = snprintf(buf, sizeof(buf), "%" PRIu64 " %016" PRIx64 "\n", bytes,
+	    sum);
+	if (cs_store_write_file(rdfd, name, buf, (size_t)n) < 0)
+		goto fail_meta;
+	if (fsync(rdfd) < 0)
+		goto fail_meta;
+	cs_store_ckpt_name(name, sizeof(name), k, "img");
+	if (renameat(rdfd, tmpname, rdfd, name) < 0)
+		goto fail_meta;
+	/* Committed: from here on the image is the rank's newest. */
+	if (fsync(rdfd) < 0)
+		log_warn("cs commit ckpt=%" PRIu64 ": directory sync", k);
+	if (cs_store_set_current(rdfd, k) < 0)
+		log_warn("cs commit ckpt=%" PRIu64 ": cannot update current "
+		    "(repaired on restart)", k);
+	cs_store_prune(cs, rdfd, k);
+	return 0;
+
+fail_meta:
+	snprintf(why, whylen, "store: %s", strerror(errno));
+	cs_store_ckpt_name(name, sizeof(name), k, "meta");
+	(void)unlinkat(rdfd, name, 0);
+	cs_store_ckpt_name(name, sizeof(name), k, "sum");
+	(void)unlinkat(rdfd, name, 0);
+	return -1;
+}
+
+/*
+ * Opens ckpt-K.img for reading with its metadata and recorded size and
+ * checksum, all checked against each other. Returns the fd, or -1 with a
+ * reason in why.
+ */
+int
+cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
+    uint64_t *bytes, uint64_t *sum, char *why, size_t whylen)
+{
+	char name[64], buf[CS_STORE_SMALL];
+	uint8_t *mbuf = NULL;
+	struct stat st;
+	int fd = -1, mfd = -1;
+	ssize_t n;
+
+	*meta = NULL;
+	cs_store_ckpt_name(name, sizeof(name), k, "img");
+	if ((fd = openat(rdfd, name, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(why, whylen, "checkpoint %" PRIu64 " is not stored%s",
+		    k, errno == ENOENT ? "" : " (cannot open it)");
+		return -1;
+	}
+	cs_store_ckpt_name(name, sizeof(name), k, "sum");
+	if (cs_store_read_small(rdfd, name, buf, sizeof(buf)) < 0 ||
+	    sscanf(buf, "%" SCNu64 " %" SCNx64, bytes, sum) != 2) {
+		snprintf(why, whylen, "checkpoint %" PRIu64 ": checksum record "
+		    "missing or corrupt", k);
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != *bytes) {
+		snprintf(why, whylen, "checkpoint %" PRIu64 ": image size does "
+		    "not match its record", k);
+		goto fail;
+	}
+	cs_store_ckpt_name(name, sizeof(name), k, "meta");
+	if ((mfd = openat(rdfd, name, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    fstat(mfd, &st) < 0 || st.st_size > FRAME_MAX_META ||
+	    (mbuf = malloc((size_t)st.st_size + 1)) == NULL ||
+	    (n = pread(mfd, mbuf, (size_t)st.st_size, 0)) != st.st_size ||
+	    (*meta = mpiv__image_meta__unpack(NULL, (size_t)n, mbuf)) == NULL) {
+		snprintf(why, whylen, "checkpoint %" PRIu64 ": metadata missing "
+		    "or corrupt", k);
+		goto fail;
+	}
+	free(mbuf);
+	close(mfd);
+	return fd;
+
+fail:
+	free(mbuf);
+	if (mfd >= 0)
+		close(mfd);
+	close(fd);
+	return -1;
+}
+
+struct cs_store_scan {
+	uint64_t *img;		/* complete images, newest first */
+	ssize_t nimg;
+	int pass;		/* 1: temp files, 2: orphans */
+};
+
+static bool
+cs_store_has(const struct cs_store_scan *sc, uint64_t k)
+{
+	for (ssize_t i = 0; i < sc->nimg; i++)
+		if (sc->img[i] == k)
+			return true;
+	return false;
+}
+
+static void
+cs_store_scan_other(int rdfd, const char *name, enum cs_store_kind kind,
+    uint64_t k, void *arg)
+{
+	struct cs_store_scan *sc = arg;
+
+	if (sc->pass == 1 && kind == CSK_TMP) {
+		log_info("cs recovery: removing temp file name=%s", name);
+		(void)unlinkat(rdfd, name, 0);
+	} else if (sc->pass == 2 && (kind == CSK_META || kind == CSK_SUM) &&
+	    !cs_store_has(sc, k)) {
+		log_info("cs recovery: removing orphan name=%s", name);
+		(void)unlinkat(rdfd, name, 0);
+	}
+}
+
+/* Repairs one rank directory after a crash (see the head of the file). */
+static void
+cs_store_recover_rank(struct cs *cs, int rdfd, const char *where)
+{
+	struct cs_store_scan sc = { .pass = 1 };
+	char name[64];
+	uint64_t cur = 0, newest = 0;
+	ssize_t i, j;
+
+	if ((sc.nimg = cs_store_list(rdfd, &sc.img, cs_store_scan_other,
+	    &sc)) < 0) {
+		log_warn("cs recovery: cannot list dir=%s", where);
+		return;
+	}
+	/* An image whose meta or sum is missing is not complete. */
+	for (i = 0, j = 0; i < sc.nimg; i++) {
+		bool ok = true;
+		cs_store_ckpt_name(name, sizeof(name), sc.img[i], "meta");
+		ok = ok && faccessat(rdfd, name, F_OK, 0) == 0;
+		cs_store_ckpt_name(name, sizeof(name), sc.img[i], "sum");
+		ok = ok && faccessat(rdfd, name, F_OK, 0) == 0;
+		if (ok) {
+			sc.img[j++] = sc.img[i];
+			continue;
+		}
+		log_warnx("cs recovery: dir=%s ckpt=%" PRIu64 " incomplete, "
+		    "removed", where, sc.img[i]);
+		cs_store_unlink_ckpt(rdfd, sc.img[i]);
+	}
+	sc.nimg = j;
+	sc.pass = 2;
+	free(sc.img);
+	sc.img = NULL;
+	if ((sc.nimg = cs_store_list(rdfd, &sc.img, cs_store_scan_other,
+	    &sc)) < 0)
+		return;
+	/* The image renamed last is committed even if `current` lags. */
+	newest = sc.nimg > 0 ? sc.img[0] : 0;
+	if (cs_store_current(rdfd, &cur) < 0 || cur != newest) {
+		log_info("cs recovery: dir=%s current=%" PRIu64, where, newest);
+		if (newest == 0)
+			(void)unlinkat(rdfd, "current", 0);
+		else if (cs_store_set_current(rdfd, newest) < 0)
+			log_warn("cs recovery: dir=%s cannot set current",
+			    where);
+	}
+	free(sc.img);
+	if (newest > 0)
+		cs_store_prune(cs, rdfd, newest);
+}
+
+/* Every STORE/JOB/RANK directory: temp files and orphans out. */
+void
+cs_store_recover(struct cs *cs)
+{
+	DIR *sd, *jd;
+	struct dirent *je, *re;
+	char where[2 * 256 + 2];
+	uint64_t rank;
+	int fd, jfd, rfd;
+
+	if ((fd = dup(cs->store_fd)) < 0 || (sd = fdopendir(fd)) == NULL) {
+		log_warn("cs recovery: cannot read store=%s", cs->store);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((je = readdir(sd)) != NULL) {
+		if (!cs_store_name_ok(je->d_name))
+			continue;
+		jfd = openat(cs->store_fd, je->d_name,
+		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (jfd < 0)
+			continue;
+		if ((jd = fdopendir(jfd)) == NULL) {
+			close(jfd);
+			continue;
+		}
+		while ((re = readdir(jd)) != NULL) {
+			if (!cs_store_parse_u64(re->d_name,
+			    re->d_name + strlen(re->d_name), &rank))
+				continue;
+			rfd = openat(jfd, re->d_name,
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (rfd < 0)
+				continue;
+			snprintf(where, sizeof(where), "%s/%s", je->d_name,
+			    re->d_name);
+			cs_store_recover_rank(cs, rfd, where);
+			close(rfd);
+		}
+		closedir(jd);
+	}
+	closedir(sd);
+}
+
+/* Creates the store directory if needed and opens it. 0 or -1. */
+int
+cs_store_open(struct cs *cs)
+{
+	if (mkdir(cs->store, 0755) < 0 && errno != EEXIST) {
+		log_warn("cs cannot create store=%s", cs->store);
+		return -1;
+	}
+	cs->store_fd = open(cs->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cs->store_fd < 0) {
+		log_warn("cs cannot open store=%s", cs->store);
+		return -1;
+	}
+	return 0;
+}
