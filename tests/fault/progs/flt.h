@@ -34,11 +34,23 @@ static inline long flt_arg(int argc, char **argv, int i, long dflt)
 	return v > 0 ? v : dflt;
 }
 
+/* MPI_Init etc. With FLT_MARK_DIR set (tests), each process then
+   creates DIR/rank.R.inc.I (I = MPIV_INCARNATION): the scripts wait on
+   these files to know that a relaunch happened and with which
+   incarnation. */
 static inline void flt_init(int *argc, char ***argv)
 {
 	FLT_MPI(MPI_Init(argc, argv));
 	FLT_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &me));
 	FLT_MPI(MPI_Comm_size(MPI_COMM_WORLD, &np));
+	const char *dir = getenv("FLT_MARK_DIR"), *inc = getenv("MPIV_INCARNATION");
+	if (dir != NULL && *dir != '\0') {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/rank.%d.inc.%s", dir, me, inc != NULL ? inc : "none");
+		FILE *f = fopen(path, "w");
+		if (f != NULL)
+			fclose(f);
+	}
 }
 
 /* 64-bit mixing step (splitmix64 finaliser). */
