@@ -2,12 +2,15 @@
  * cs_peer.c: one accepted connection, an explicit state machine:
  *
  *   HELLO --Hello{ROLE_NODE}--> IDLE --ImagePut--> UPLOAD --ImageEnd--> IDLE
+ *                               UPLOAD --failure--> DRAIN --ImageEnd--> IDLE
  *                               IDLE --ImageGet--> DOWNLOAD --(sent)--> IDLE
  *
- * One transfer at a time per connection. A failed upload is answered
- * ImageAck{ok=false} and the connection closed (the peer may still be
- * streaming); any protocol error closes it. A stalled transfer times out.
- * Closing always goes through conn_close, on_close frees the rest.
+ * One transfer at a time per connection. A failed upload (refused, over
+ * the limit, store error) is answered ImageAck{ok=false} at once; the
+ * ImageData still in flight is read and dropped until ImageEnd, so the
+ * peer reliably reads the answer and may reuse the connection. Protocol
+ * errors (wrong frame, oversized chunk) close it. A stalled transfer
+ * times out. Closing always goes through conn_close, on_close frees.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,10 +21,12 @@
 #include "frame.h"
 #include "log.h"
 
-enum cs_peer_state { CSP_HELLO, CSP_IDLE, CSP_UPLOAD, CSP_DOWNLOAD, CSP_DEAD };
+enum cs_peer_state {
+	CSP_HELLO, CSP_IDLE, CSP_UPLOAD, CSP_DRAIN, CSP_DOWNLOAD, CSP_DEAD
+};
 
 static const char *const cs_peer_state_names[] = {
-	"hello", "idle", "upload", "download", "dead",
+	"hello", "idle", "upload", "drain", "download", "dead",
 };
 
 struct cs_peer {
@@ -44,8 +49,7 @@ cs_peer_conn(struct cs_peer *p)
 void
 cs_peer_touch(struct cs_peer *p)
 {
-	if (p->state == CSP_HELLO || p->state == CSP_UPLOAD ||
-	    p->state == CSP_DOWNLOAD)
+	if (p->state != CSP_IDLE && p->state != CSP_DEAD)
 		ev_timer_again(p->cs->loop, &p->idle_w);
 }
 
@@ -59,7 +63,10 @@ cs_peer_set_state(struct cs_peer *p, enum cs_peer_state to)
 	switch (to) {
 	case CSP_IDLE:
 		ok = from == CSP_HELLO || from == CSP_UPLOAD ||
-		    from == CSP_DOWNLOAD;
+		    from == CSP_DRAIN || from == CSP_DOWNLOAD;
+		break;
+	case CSP_DRAIN:
+		ok = from == CSP_IDLE || from == CSP_UPLOAD;
 		break;
 	case CSP_UPLOAD:
 	case CSP_DOWNLOAD:
@@ -113,9 +120,13 @@ cs_peer_ack(struct cs_peer *p, bool ok, uint64_t k, const char *why)
 	(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &a.base, NULL, 0);
 }
 
-/* A failed upload: temp file gone, ImageAck{ok=false}, close. */
+/*
+ * A failed upload: temp file gone, ImageAck{ok=false}. At ImageEnd the
+ * connection is idle again; before it, what the peer still sends of this
+ * upload is dropped (DRAIN).
+ */
 static void
-cs_peer_upload_failed(struct cs_peer *p, const char *why)
+cs_peer_upload_failed(struct cs_peer *p, const char *why, bool at_end)
 {
 	uint64_t k = 0;
 
@@ -128,8 +139,7 @@ cs_peer_upload_failed(struct cs_peer *p, const char *why)
 		    conn_peer(p->c), why);
 	}
 	cs_peer_ack(p, false, k, why);
-	cs_peer_set_state(p, CSP_DEAD);
-	conn_close(p->c, why, true);
+	cs_peer_set_state(p, at_end ? CSP_IDLE : CSP_DRAIN);
 }
 
 static void
@@ -171,7 +181,7 @@ cs_peer_idle_frame(struct cs_peer *p, uint16_t type, ProtobufCMessage *m)
 		p->up = cs_upload_begin(p->cs, (Mpiv__ImagePut *)m, why,
 		    sizeof(why));
 		if (p->up == NULL) {
-			cs_peer_upload_failed(p, why);
+			cs_peer_upload_failed(p, why, false);
 			return;
 		}
 		cs_peer_set_state(p, CSP_UPLOAD);
@@ -204,13 +214,13 @@ cs_peer_upload_frame(struct cs_peer *p, uint16_t type, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_IMAGE_DATA:
 		if (cs_upload_data(p->cs, p->up, payload, len, why,
 		    sizeof(why)) < 0)
-			cs_peer_upload_failed(p, why);
+			cs_peer_upload_failed(p, why, false);
 		return;
 	case MPIV__MSG_TYPE__MSG_IMAGE_END:
 		k = cs_upload_ckpt_no(p->up);
 		if (cs_upload_end(p->cs, p->up, (Mpiv__ImageEnd *)m, why,
 		    sizeof(why)) < 0) {
-			cs_peer_upload_failed(p, why);
+			cs_peer_upload_failed(p, why, true);
 			return;
 		}
 		p->up = NULL;	/* committed and freed */
@@ -220,9 +230,26 @@ cs_peer_upload_frame(struct cs_peer *p, uint16_t type, ProtobufCMessage *m,
 	default:
 		snprintf(why, sizeof(why), "unexpected %s frame during an "
 		    "upload", frame_type_name(type));
-		cs_peer_upload_failed(p, why);
+		cs_peer_error(p, why);
 		return;
 	}
+}
+
+/* After a refused upload: its data is dropped until its ImageEnd. */
+static void
+cs_peer_drain_frame(struct cs_peer *p, uint16_t type)
+{
+	char why[128];
+
+	if (type == MPIV__MSG_TYPE__MSG_IMAGE_DATA)
+		return;
+	if (type == MPIV__MSG_TYPE__MSG_IMAGE_END) {
+		cs_peer_set_state(p, CSP_IDLE);
+		return;
+	}
+	snprintf(why, sizeof(why), "unexpected %s frame after a refused "
+	    "upload", frame_type_name(type));
+	cs_peer_error(p, why);
 }
 
 static void
@@ -245,6 +272,9 @@ cs_peer_on_frame(struct conn *c, const struct frame_hdr *h,
 		break;
 	case CSP_UPLOAD:
 		cs_peer_upload_frame(p, h->type, m, payload, h->payload_len);
+		break;
+	case CSP_DRAIN:
+		cs_peer_drain_frame(p, h->type);
 		break;
 	case CSP_DOWNLOAD:
 		snprintf(why, sizeof(why), "unexpected %s frame during a "
@@ -270,17 +300,14 @@ cs_peer_on_header(struct conn *c, const struct frame_hdr *h,
 	char why[128];
 
 	if (h->type != MPIV__MSG_TYPE__MSG_IMAGE_DATA ||
-	    p->state != CSP_UPLOAD) {
+	    (p->state != CSP_UPLOAD && p->state != CSP_DRAIN)) {
 		snprintf(why, sizeof(why), "unexpected payload on a %s frame",
 		    frame_type_name(h->type));
-		if (p->state == CSP_UPLOAD)
-			cs_peer_upload_failed(p, why);
-		else
-			cs_peer_error(p, why);
+		cs_peer_error(p, why);
 	} else if (h->payload_len > CS_MAX_CHUNK) {
 		snprintf(why, sizeof(why), "image chunk of %" PRIu32 " bytes "
 		    "(at most %u)", h->payload_len, CS_MAX_CHUNK);
-		cs_peer_upload_failed(p, why);
+		cs_peer_error(p, why);
 	}
 	return NULL;
 }
@@ -327,10 +354,7 @@ cs_peer_on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 	snprintf(why, sizeof(why), "%s stalled for %.0f s",
 	    cs_peer_state_names[p->state], w->repeat);
 	ev_timer_stop(loop, w);
-	if (p->state == CSP_UPLOAD)
-		cs_peer_upload_failed(p, why);
-	else
-		cs_peer_error(p, why);
+	cs_peer_error(p, why);
 }
 
 /* Wraps an accepted socket; the peer must say Hello within a while. */

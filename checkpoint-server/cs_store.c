@@ -472,7 +472,7 @@ cs_store_recover_rank(struct cs *cs, int rdfd, const char *where)
 {
 	struct cs_store_scan sc = { .pass = 1 };
 	char name[64];
-	uint64_t cur = 0, newest = 0;
+	uint64_t cur = 0, newest = 0, *again;
 	ssize_t i, j;
 
 	if ((sc.nimg = cs_store_list(rdfd, &sc.img, cs_store_scan_other,
@@ -497,11 +497,12 @@ cs_store_recover_rank(struct cs *cs, int rdfd, const char *where)
 	}
 	sc.nimg = j;
 	sc.pass = 2;
-	free(sc.img);
-	sc.img = NULL;
-	if ((sc.nimg = cs_store_list(rdfd, &sc.img, cs_store_scan_other,
-	    &sc)) < 0)
+	/* Orphans: meta or sum of an image not (or no longer) there. */
+	if (cs_store_list(rdfd, &again, cs_store_scan_other, &sc) < 0) {
+		free(sc.img);
 		return;
+	}
+	free(again);
 	/* The image renamed last is committed even if `current` lags. */
 	newest = sc.nimg > 0 ? sc.img[0] : 0;
 	if (cs_store_current(rdfd, &cur) < 0 || cur != newest) {

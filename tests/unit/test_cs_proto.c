@@ -1,0 +1,851 @@
+/*
+ * test_cs_proto.c: the checkpoint server over its wire protocol. Starts
+ * the real CS (cs_main in a forked child on 127.0.0.1:0, a fresh temp
+ * store per test), speaks raw frames to it as a node agent would, and
+ * plays a tiny fake CM (a listening socket in this process) to see the
+ * CkptDurable notices. Every wait is bounded.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../checkpoint-server/cs.h"
+#include "cksum.h"
+#include "frame.h"
+#include "net.h"
+
+#define TMO 5000	/* ms, every wait */
+
+static pid_t cs_pid;
+static char cs_addr[128];
+static char store[256];
+static int fakecm_fd = -1;
+static char fakecm_addr[128];
+
+/* ---------------- the daemon ---------------- */
+
+static int
+start_cs(const char *extra1, const char *extra2)
+{
+	int p[2];
+	char line[256];
+	size_t n = 0;
+	struct pollfd pf;
+
+	if (pipe(p) < 0)
+		return -1;
+	if ((cs_pid = fork()) < 0)
+		return -1;
+	if (cs_pid == 0) {
+		char *argv[] = { "cs", "--listen", "127.0.0.1:0", "--store",
+		    store, "--log-level",
+		    getenv("CS_TEST_DEBUG") ? "debug" : "error",
+		    (char *)extra1, (char *)extra2, NULL };
+		/* cmocka's crash handlers would run the tests on in here */
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGABRT, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		signal(SIGFPE, SIG_DFL);
+		close(p[0]);
+		dup2(p[1], 1);
+		close(p[1]);
+		alarm(120);	/* never outlive a wedged test run */
+		exit(cs_main(extra1 != NULL ? 9 : 7, argv));
+	}
+	close(p[1]);
+	pf.fd = p[0];
+	pf.events = POLLIN;
+	while (n < sizeof(line) - 1) {
+		if (poll(&pf, 1, TMO) <= 0 || read(p[0], line + n, 1) != 1)
+			break;
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = '\0';
+	close(p[0]);
+	if (sscanf(line, "listening on %127s", cs_addr) != 1) {
+		fprintf(stderr, "cs did not say where it listens: \"%s\"\n",
+		    line);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+stop_cs(void)
+{
+	int st = 0;
+	pid_t r = 0;
+
+	kill(cs_pid, SIGTERM);
+	for (int i = 0; i < 500 && r == 0; i++) {
+		r = waitpid(cs_pid, &st, WNOHANG);
+		if (r == 0)
+			usleep(10000);
+	}
+	if (r == 0) {
+		kill(cs_pid, SIGKILL);
+		waitpid(cs_pid, &st, 0);
+		fprintf(stderr, "cs did not exit on SIGTERM\n");
+		return -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "cs exit status %d (leak or crash?)\n", st);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+kill_cs_hard(void)
+{
+	int st;
+
+	kill(cs_pid, SIGKILL);
+	waitpid(cs_pid, &st, 0);
+}
+
+static int
+setup(void **state)
+{
+	snprintf(store, sizeof(store), "/tmp/mpiv-cs-test-XXXXXX");
+	if (mkdtemp(store) == NULL)
+		return -1;
+	fakecm_fd = net_listen("127.0.0.1:0", fakecm_addr,
+	    sizeof(fakecm_addr));
+	if (fakecm_fd < 0)
+		return -1;
+	/* prestate: an extra option, its value fixed here */
+	if (*state == NULL)
+		return start_cs(NULL, NULL);
+	return start_cs(*state, strcmp(*state, "--keep") == 0 ? "2" :
+	    "100000");
+}
+
+static int
+teardown(void **state)
+{
+	char cmd[300];
+	int r = stop_cs();
+
+	close(fakecm_fd);
+	fakecm_fd = -1;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", store);
+	if (system(cmd) != 0)
+		r = -1;
+	return r;
+}
+
+/* ---------------- a node agent, by hand ---------------- */
+
+static int
+node_dial(void)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	Mpiv__HelloReply *r;
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl;
+	const char *err;
+	int fd = net_dial(cs_addr, TMO);
+
+	assert_true(fd >= 0);
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_NODE;
+	h.rank = -1;
+	h.name = "test";
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base,
+	    NULL, 0, TMO), 0);
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_HELLO_REPLY);
+	r = (Mpiv__HelloReply *)m;
+	assert_true(r->ok);
+	frame_free_meta(m);
+	free(pl);
+	return fd;
+}
+
+static void
+fill(uint8_t *buf, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static void
+put_begin(int fd, const char *job, int32_t rank, uint64_t k, const char *cm)
+{
+	Mpiv__ImagePut put = MPIV__IMAGE_PUT__INIT;
+	Mpiv__ImageMeta meta = MPIV__IMAGE_META__INIT;
+	Mpiv__PipeInode pi = MPIV__PIPE_INODE__INIT, *pis[1] = { &pi };
+
+	meta.job_id = (char *)job;
+	meta.rank = rank;
+	meta.ckpt_no = k;
+	meta.incarnation = 7;
+	meta.event = 100 + k;
+	meta.nd_no = 3;
+	meta.out_base = 55;
+	pi.fd = 1;
+	pi.inode = 4242;
+	meta.n_pipes = 1;
+	meta.pipes = pis;
+	meta.cm = (char *)(cm != NULL ? cm : "");
+	put.meta = &meta;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT,
+	    &put.base, NULL, 0, TMO), 0);
+}
+
+static int
+put_data(int fd, const uint8_t *data, size_t len)
+{
+	Mpiv__ImageData d = MPIV__IMAGE_DATA__INIT;
+
+	return frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA, &d.base, data,
+	    (uint32_t)len, TMO);
+}
+
+static void
+put_end(int fd, uint64_t bytes, uint64_t sum)
+{
+	Mpiv__ImageEnd e = MPIV__IMAGE_END__INIT;
+
+	e.bytes = bytes;
+	e.checksum = sum;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_END,
+	    &e.base, NULL, 0, TMO), 0);
+}
+
+/* Reads the ImageAck; returns ok, copies the error. */
+static bool
+read_ack(int fd, uint64_t *k, char *why, size_t whylen)
+{
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl;
+	const char *err;
+	Mpiv__ImageAck *a;
+	bool ok;
+
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_IMAGE_ACK);
+	a = (Mpiv__ImageAck *)m;
+	ok = a->ok;
+	if (k != NULL)
+		*k = a->ckpt_no;
+	if (why != NULL)
+		snprintf(why, whylen, "%s", a->error);
+	frame_free_meta(m);
+	free(pl);
+	return ok;
+}
+
+/* A whole upload on a fresh connection in chunks; returns ImageAck.ok. */
+static bool
+upload(const char *job, int32_t rank, uint64_t k, const uint8_t *data,
+    size_t len, const char *cm, char *why, size_t whylen)
+{
+	int fd = node_dial();
+	size_t off = 0, chunk = 65536 + 17;
+	bool ok;
+
+	put_begin(fd, job, rank, k, cm);
+	while (off < len) {
+		size_t n = len - off < chunk ? len - off : chunk;
+		if (put_data(fd, data + off, n) < 0)
+			break;	/* refused early: the ack says why */
+		off += n;
+	}
+	if (off == len)
+		put_end(fd, len, cksum_update(CKSUM_INIT, data, len));
+	ok = read_ack(fd, NULL, why, whylen);
+	close(fd);
+	return ok;
+}
+
+/*
+ * ImageGet; returns found. The data land in a malloc'ed *out; the
+ * ImageEnd must match them; the meta's ckpt_no goes to *k.
+ */
+static bool
+download(int fd, const char *job, int32_t rank, uint64_t want, uint8_t **out,
+    size_t *outlen, uint64_t *k, char *why, size_t whylen)
+{
+	Mpiv__ImageGet g = MPIV__IMAGE_GET__INIT;
+	Mpiv__ImageInfo *info;
+	Mpiv__ImageEnd *e;
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl, *buf = NULL;
+	size_t len = 0;
+	const char *err;
+	bool found;
+
+	g.job_id = (char *)job;
+	g.rank = rank;
+	g.ckpt_no = want;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET,
+	    &g.base, NULL, 0, TMO), 0);
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_IMAGE_INFO);
+	info = (Mpiv__ImageInfo *)m;
+	found = info->found;
+	if (why != NULL)
+		snprintf(why, whylen, "%s", info->error);
+	if (found) {
+		assert_non_null(info->meta);
+		assert_string_equal(info->meta->job_id, job);
+		assert_int_equal(info->meta->rank, rank);
+		assert_int_equal(info->meta->event, 100 + info->meta->ckpt_no);
+		assert_int_equal(info->meta->n_pipes, 1);
+		assert_int_equal(info->meta->pipes[0]->inode, 4242);
+		if (k != NULL)
+			*k = info->meta->ckpt_no;
+	}
+	frame_free_meta(m);
+	free(pl);
+	if (!found)
+		return false;
+	for (;;) {
+		assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+		if (fh.type == MPIV__MSG_TYPE__MSG_IMAGE_END)
+			break;
+		assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_IMAGE_DATA);
+		assert_true(fh.payload_len <= 256 * 1024);
+		buf = realloc(buf, len + fh.payload_len + 1);
+		assert_non_null(buf);
+		memcpy(buf + len, pl, fh.payload_len);
+		len += fh.payload_len;
+		frame_free_meta(m);
+		free(pl);
+	}
+	e = (Mpiv__ImageEnd *)m;
+	assert_int_equal(e->bytes, len);
+	assert_int_equal(e->checksum, cksum_update(CKSUM_INIT, buf, len));
+	frame_free_meta(m);
+	free(pl);
+	*out = buf;
+	*outlen = len;
+	return true;
+}
+
+/* Downloads (job, rank, want) and compares with data. */
+static void
+expect_image(const char *job, int32_t rank, uint64_t want, uint64_t k,
+    const uint8_t *data, size_t len)
+{
+	int fd = node_dial();
+	uint8_t *got = NULL;
+	size_t glen = 0;
+	uint64_t gk = 0;
+	char why[256];
+
+	assert_true(download(fd, job, rank, want, &got, &glen, &gk, why,
+	    sizeof(why)));
+	assert_int_equal(gk, k);
+	assert_int_equal(glen, len);
+	assert_memory_equal(got, data, len);
+	free(got);
+	close(fd);
+}
+
+static int
+count_files(const char *job, int rank, const char *prefix)
+{
+	char path[512];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s/%d", store, job, rank);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static bool
+file_exists(const char *job, int rank, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s/%d/%s", store, job, rank, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Waits (bounded) until a rank directory holds `want` tmp-* files. */
+static void
+wait_tmp(const char *job, int rank, int want)
+{
+	for (int i = 0; i < TMO / 10; i++) {
+		if (count_files(job, rank, "tmp-") == want)
+			return;
+		usleep(10000);
+	}
+	fail_msg("rank dir still has %d temp files, want %d",
+	    count_files(job, rank, "tmp-"), want);
+}
+
+static void
+assert_cs_alive(void)
+{
+	assert_int_equal(waitpid(cs_pid, NULL, WNOHANG), 0);
+	close(node_dial());
+}
+
+/* ---------------- tests ---------------- */
+
+static void
+test_roundtrip(void **state)
+{
+	size_t len = (1 << 20) + 13;
+	uint8_t *data = malloc(len);
+	char why[256], cur[32] = "";
+	FILE *f;
+	char path[512];
+
+	fill(data, len, 1);
+	assert_true(upload("j1", 0, 1, data, len, NULL, why, sizeof(why)));
+	expect_image("j1", 0, 0, 1, data, len);
+	expect_image("j1", 0, 1, 1, data, len);
+	assert_true(file_exists("j1", 0, "ckpt-1.img"));
+	assert_true(file_exists("j1", 0, "ckpt-1.meta"));
+	snprintf(path, sizeof(path), "%s/j1/0/current", store);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(cur, sizeof(cur), f));
+	fclose(f);
+	assert_string_equal(cur, "1\n");
+	assert_int_equal(count_files("j1", 0, "tmp-"), 0);
+	/* An empty image is an image too. */
+	assert_true(upload("j1", 1, 1, data, 0, NULL, why, sizeof(why)));
+	expect_image("j1", 1, 0, 1, data, 0);
+	free(data);
+}
+
+/* Four ranks upload at once, their frames interleaved. */
+static void
+test_concurrent(void **state)
+{
+	enum { N = 4, LEN = 300000, CH = 10000 };
+	static uint8_t data[N][LEN];
+	int fd[N];
+	size_t off = 0;
+
+	for (int r = 0; r < N; r++) {
+		fill(data[r], LEN, 100 + r);
+		fd[r] = node_dial();
+		put_begin(fd[r], "jc", r, 5, NULL);
+	}
+	while (off < LEN) {
+		size_t n = LEN - off < CH ? LEN - off : CH;
+		for (int r = 0; r < N; r++)
+			assert_int_equal(put_data(fd[r], data[r] + off, n), 0);
+		off += n;
+	}
+	for (int r = N - 1; r >= 0; r--)
+		put_end(fd[r], LEN, cksum_update(CKSUM_INIT, data[r], LEN));
+	for (int r = 0; r < N; r++) {
+		uint64_t k = 0;
+		assert_true(read_ack(fd[r], &k, NULL, 0));
+		assert_int_equal(k, 5);
+		close(fd[r]);
+	}
+	for (int r = 0; r < N; r++)
+		expect_image("jc", r, 0, 5, data[r], LEN);
+}
+
+/* A connection cut mid-upload: temp file gone, current untouched. */
+static void
+test_truncated(void **state)
+{
+	static uint8_t a[200000], b[200000];
+	char why[256];
+	int fd;
+
+	fill(a, sizeof(a), 1);
+	fill(b, sizeof(b), 2);
+	assert_true(upload("jt", 3, 1, a, sizeof(a), NULL, why, sizeof(why)));
+	fd = node_dial();
+	put_begin(fd, "jt", 3, 2, NULL);
+	assert_int_equal(put_data(fd, b, 50000), 0);
+	wait_tmp("jt", 3, 1);
+	/* Half a frame, then hang up. */
+	assert_int_equal(write(fd, "\x4d\x56\x00\x47\x00\x00", 6), 6);
+	close(fd);
+	wait_tmp("jt", 3, 0);
+	assert_false(file_exists("jt", 3, "ckpt-2.img"));
+	expect_image("jt", 3, 0, 1, a, sizeof(a));
+	assert_cs_alive();
+}
+
+static void
+test_checksum_and_size_mismatch(void **state)
+{
+	static uint8_t a[5000];
+	char why[256];
+	int fd;
+
+	fill(a, sizeof(a), 3);
+	assert_true(upload("jm", 0, 1, a, sizeof(a), NULL, why, sizeof(why)));
+
+	fd = node_dial();
+	put_begin(fd, "jm", 0, 2, NULL);
+	assert_int_equal(put_data(fd, a, sizeof(a)), 0);
+	put_end(fd, sizeof(a), cksum_update(CKSUM_INIT, a, sizeof(a)) ^ 1);
+	assert_false(read_ack(fd, NULL, why, sizeof(why)));
+	assert_non_null(strstr(why, "checksum"));
+	close(fd);
+
+	fd = node_dial();
+	put_begin(fd, "jm", 0, 2, NULL);
+	assert_int_equal(put_data(fd, a, sizeof(a)), 0);
+	put_end(fd, sizeof(a) + 1, cksum_update(CKSUM_INIT, a, sizeof(a)));
+	assert_false(read_ack(fd, NULL, why, sizeof(why)));
+	assert_non_null(strstr(why, "size"));
+	close(fd);
+
+	wait_tmp("jm", 0, 0);
+	assert_false(file_exists("jm", 0, "ckpt-2.img"));
+	assert_false(file_exists("jm", 0, "ckpt-2.meta"));
+	expect_image("jm", 0, 0, 1, a, sizeof(a));
+}
+
+static void
+test_missing(void **state)
+{
+	static uint8_t a[100];
+	char why[256];
+	uint8_t *got;
+	size_t glen;
+	int fd = node_dial();
+
+	assert_false(download(fd, "nojob", 0, 0, &got, &glen, NULL, why,
+	    sizeof(why)));
+	assert_true(strlen(why) > 0);
+	/* The connection stays usable after a miss. */
+	assert_true(upload("jx", 0, 1, a, sizeof(a), NULL, why, sizeof(why)));
+	assert_false(download(fd, "jx", 0, 9, &got, &glen, NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "not stored"));
+	assert_false(download(fd, "jx", 1, 0, &got, &glen, NULL, why,
+	    sizeof(why)));
+	assert_false(download(fd, "../jx", 0, 0, &got, &glen, NULL, why,
+	    sizeof(why)));
+	close(fd);
+}
+
+static void
+test_stale(void **state)
+{
+	static uint8_t a[1000];
+	char why[256];
+
+	fill(a, sizeof(a), 4);
+	assert_true(upload("js", 0, 2, a, sizeof(a), NULL, why, sizeof(why)));
+	assert_false(upload("js", 0, 2, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "stale"));
+	assert_false(upload("js", 0, 1, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "stale"));
+	assert_false(upload("js", 0, 0, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_true(upload("js", 0, 3, a, sizeof(a), NULL, why, sizeof(why)));
+	wait_tmp("js", 0, 0);
+}
+
+/* Runs with --keep 2 (see main). */
+static void
+test_keep(void **state)
+{
+	static uint8_t a[4][3000];
+	char why[256];
+	uint8_t *got;
+	size_t glen;
+	int fd;
+
+	for (int k = 1; k <= 4; k++) {
+		fill(a[k - 1], sizeof(a[0]), 10 + k);
+		assert_true(upload("jk", 1, k, a[k - 1], sizeof(a[0]), NULL,
+		    why, sizeof(why)));
+	}
+	assert_int_equal(count_files("jk", 1, "ckpt-"), 2 * 3);
+	assert_false(file_exists("jk", 1, "ckpt-1.img"));
+	assert_false(file_exists("jk", 1, "ckpt-2.meta"));
+	assert_true(file_exists("jk", 1, "ckpt-3.img"));
+	expect_image("jk", 1, 3, 3, a[2], sizeof(a[0]));
+	expect_image("jk", 1, 0, 4, a[3], sizeof(a[0]));
+	fd = node_dial();
+	assert_false(download(fd, "jk", 1, 1, &got, &glen, NULL, why,
+	    sizeof(why)));
+	close(fd);
+}
+
+/* Accepts the CS on the fake CM and reads one frame (bounded). */
+static int
+fakecm_accept(void)
+{
+	struct pollfd pf = { .fd = fakecm_fd, .events = POLLIN };
+	int fd;
+
+	if (poll(&pf, 1, TMO) != 1)
+		return -1;
+	fd = accept(fakecm_fd, NULL, NULL);
+	return fd;
+}
+
+static void
+test_durable(void **state)
+{
+	static uint8_t a[70000];
+	Mpiv__CkptDurable *d;
+	Mpiv__Hello *h;
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl;
+	const char *err;
+	char why[256];
+	struct pollfd pf = { .fd = fakecm_fd, .events = POLLIN };
+	int fd, cfd;
+
+	fill(a, sizeof(a), 5);
+	/* A failed upload says nothing to the CM. */
+	fd = node_dial();
+	put_begin(fd, "jd", 2, 4, fakecm_addr);
+	assert_int_equal(put_data(fd, a, sizeof(a)), 0);
+	put_end(fd, sizeof(a), 12345);
+	assert_false(read_ack(fd, NULL, NULL, 0));
+	close(fd);
+	assert_int_equal(poll(&pf, 1, 300), 0);
+
+	assert_true(upload("jd", 2, 4, a, sizeof(a), fakecm_addr, why,
+	    sizeof(why)));
+	assert_true((cfd = fakecm_accept()) >= 0);
+	assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_HELLO);
+	h = (Mpiv__Hello *)m;
+	assert_int_equal(h->role, MPIV__ROLE__ROLE_CS);
+	assert_int_equal(h->version, FRAME_VERSION);
+	assert_string_equal(h->job_id, "jd");
+	frame_free_meta(m);
+	free(pl);
+	assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_CKPT_DURABLE);
+	d = (Mpiv__CkptDurable *)m;
+	assert_string_equal(d->job_id, "jd");
+	assert_int_equal(d->rank, 2);
+	assert_int_equal(d->ckpt_no, 4);
+	assert_int_equal(d->incarnation, 7);
+	frame_free_meta(m);
+	free(pl);
+
+	/* The next one reuses the link. */
+	assert_true(upload("jd", 2, 5, a, 10, fakecm_addr, why, sizeof(why)));
+	assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_CKPT_DURABLE);
+	assert_int_equal(((Mpiv__CkptDurable *)m)->ckpt_no, 5);
+	frame_free_meta(m);
+	free(pl);
+
+	/* The CM goes away: the CS redials and sends the next one. */
+	close(cfd);
+	usleep(100000);
+	assert_true(upload("jd", 2, 6, a, 10, fakecm_addr, why, sizeof(why)));
+	assert_true((cfd = fakecm_accept()) >= 0);
+	assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_HELLO);
+	frame_free_meta(m);
+	free(pl);
+	for (;;) {
+		assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
+		assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_CKPT_DURABLE);
+		d = (Mpiv__CkptDurable *)m;
+		uint64_t k = d->ckpt_no;
+		frame_free_meta(m);
+		free(pl);
+		if (k == 6)
+			break;
+	}
+	close(cfd);
+}
+
+static void
+test_bad_names(void **state)
+{
+	static const char *const bad[] = {
+		"../x", "a/b", "", ".", "..", ".hidden", "a b", "x\n",
+	};
+	static uint8_t a[10];
+	char why[256], lng[300];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_false(upload(bad[i], 0, 1, a, sizeof(a), NULL, why,
+		    sizeof(why)));
+		assert_non_null(strstr(why, "job id"));
+	}
+	memset(lng, 'a', sizeof(lng) - 1);
+	lng[sizeof(lng) - 1] = '\0';
+	assert_false(upload(lng, 0, 1, a, sizeof(a), NULL, why, sizeof(why)));
+	assert_false(upload("ok", -1, 1, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "rank"));
+	assert_false(upload("ok", 0, 1, a, sizeof(a), "no-port", why,
+	    sizeof(why)));
+	/* Nothing was created for any of them. */
+	DIR *d = opendir(store);
+	struct dirent *de;
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		assert_true(de->d_name[0] == '.');
+	closedir(d);
+	assert_cs_alive();
+}
+
+/* Runs with --max-image 100000 (see main). */
+static void
+test_limits(void **state)
+{
+	static uint8_t a[150000];
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl;
+	const char *err;
+	char why[256];
+	int fd;
+
+	assert_false(upload("jl", 0, 1, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "limit"));
+	wait_tmp("jl", 0, 0);
+	assert_true(upload("jl", 0, 1, a, 100000, NULL, why, sizeof(why)));
+	/* A rank may not talk to a CS. */
+	fd = net_dial(cs_addr, TMO);
+	assert_true(fd >= 0);
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_RANK;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base,
+	    NULL, 0, TMO), 0);
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_false(((Mpiv__HelloReply *)m)->ok);
+	frame_free_meta(m);
+	free(pl);
+	close(fd);
+	/* ImageData outside an upload. */
+	fd = node_dial();
+	assert_int_equal(put_data(fd, a, 10), 0);
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_ERROR);
+	frame_free_meta(m);
+	free(pl);
+	close(fd);
+	assert_cs_alive();
+}
+
+static void
+test_garbage(void **state)
+{
+	uint8_t junk[4096], b;
+	struct pollfd pf;
+	static uint8_t a[1000];
+	char why[256];
+	int fd;
+
+	for (int round = 0; round < 3; round++) {
+		fd = round == 2 ? node_dial() : net_dial(cs_addr, TMO);
+		assert_true(fd >= 0);
+		fill(junk, sizeof(junk), 77 + round);
+		if (round == 1)
+			memcpy(junk, "\x4d\x56\x00\x46\xff\xff\xff\xff", 8);
+		(void)write(fd, junk, sizeof(junk));
+		pf.fd = fd;
+		pf.events = POLLIN;
+		/* The CS closes on us (after an Error frame, maybe). */
+		for (;;) {
+			assert_int_equal(poll(&pf, 1, TMO), 1);
+			ssize_t n = read(fd, &b, 1);
+			if (n <= 0)
+				break;
+		}
+		close(fd);
+	}
+	assert_cs_alive();
+	assert_true(upload("jg", 0, 1, a, sizeof(a), NULL, why, sizeof(why)));
+}
+
+/* SIGKILL mid-upload, restart: the old image is served, temp file gone. */
+static void
+test_sigkill_restart(void **state)
+{
+	static uint8_t a[100000], b[100000];
+	char why[256];
+	int fd;
+
+	fill(a, sizeof(a), 8);
+	fill(b, sizeof(b), 9);
+	assert_true(upload("jr", 0, 1, a, sizeof(a), NULL, why, sizeof(why)));
+	fd = node_dial();
+	put_begin(fd, "jr", 0, 2, NULL);
+	assert_int_equal(put_data(fd, b, 30000), 0);
+	wait_tmp("jr", 0, 1);
+	kill_cs_hard();
+	close(fd);
+	assert_int_equal(count_files("jr", 0, "tmp-"), 1);
+	assert_int_equal(start_cs(NULL, NULL), 0);
+	assert_int_equal(count_files("jr", 0, "tmp-"), 0);
+	expect_image("jr", 0, 0, 1, a, sizeof(a));
+	/* And the store goes on from there. */
+	assert_true(upload("jr", 0, 2, b, sizeof(b), NULL, why, sizeof(why)));
+	expect_image("jr", 0, 0, 2, b, sizeof(b));
+}
+
+int
+main(void)
+{
+	static char keep[] = "--keep", maximg[] = "--max-image";
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_checksum_and_size_mismatch,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_keep, setup,
+		    teardown, keep),
+		cmocka_unit_test_setup_teardown(test_durable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_limits, setup,
+		    teardown, maximg),
+		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_restart, setup,
+		    teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
