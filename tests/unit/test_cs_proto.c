@@ -282,8 +282,10 @@ upload(const char *job, int32_t rank, uint64_t k, const uint8_t *data,
 	return ok;
 }
 
+static const char *slow_job;
+
 /*
- * ImageGet; returns found. The data land in a malloc'ed *out; the
+ * ImageGet (unless job is NULL: already sent for slow_job); returns found. The data land in a malloc'ed *out; the
  * ImageEnd must match them; the meta's ckpt_no goes to *k.
  */
 static bool
@@ -303,8 +305,11 @@ download(int fd, const char *job, int32_t rank, uint64_t want, uint8_t **out,
 	g.job_id = (char *)job;
 	g.rank = rank;
 	g.ckpt_no = want;
-	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET,
-	    &g.base, NULL, 0, TMO), 0);
+	if (job != NULL)
+		assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET,
+		    &g.base, NULL, 0, TMO), 0);
+	else
+		job = slow_job;	/* the caller sent the ImageGet */
 	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
 	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_IMAGE_INFO);
 	info = (Mpiv__ImageInfo *)m;
@@ -822,6 +827,102 @@ test_sigkill_restart(void **state)
 	expect_image("jr", 0, 0, 2, b, sizeof(b));
 }
 
+
+static void
+write_store_file(const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", store, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * A crash after the commit rename but before `current` moved, plus
+ * leftovers of other crashes: recovery serves the newest complete image
+ * and removes the rest.
+ */
+static void
+test_recovery(void **state)
+{
+	static uint8_t a[20000], b[30000];
+	char why[256];
+	FILE *f;
+	char path[512], cur[32] = "";
+
+	fill(a, sizeof(a), 20);
+	fill(b, sizeof(b), 21);
+	assert_true(upload("jv", 4, 1, a, sizeof(a), NULL, why, sizeof(why)));
+	assert_true(upload("jv", 4, 2, b, sizeof(b), NULL, why, sizeof(why)));
+	kill_cs_hard();
+	write_store_file("jv/4/current", "1\n");	/* lagging */
+	write_store_file("jv/4/tmp-current", "9\n");
+	write_store_file("jv/4/ckpt-7.meta", "orphan");
+	write_store_file("jv/4/ckpt-6.img", "no meta, no sum");
+	write_store_file("jv/4/tmp-3-0123456789abcdef", "half an image");
+	assert_int_equal(start_cs(NULL, NULL), 0);
+	assert_int_equal(count_files("jv", 4, "tmp-"), 0);
+	assert_false(file_exists("jv", 4, "ckpt-7.meta"));
+	assert_false(file_exists("jv", 4, "ckpt-6.img"));
+	snprintf(path, sizeof(path), "%s/jv/4/current", store);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(cur, sizeof(cur), f));
+	fclose(f);
+	assert_string_equal(cur, "2\n");
+	expect_image("jv", 4, 0, 2, b, sizeof(b));
+	expect_image("jv", 4, 1, 1, a, sizeof(a));
+}
+
+/* A home CM nobody listens on: the upload still succeeds, the CS lives. */
+static void
+test_cm_unreachable(void **state)
+{
+	static uint8_t a[1000];
+	char why[256], dead[128];
+	int lfd = net_listen("127.0.0.1:0", dead, sizeof(dead));
+
+	assert_true(lfd >= 0);
+	close(lfd);	/* nobody there any more */
+	assert_true(upload("ju", 0, 1, a, sizeof(a), dead, why, sizeof(why)));
+	usleep(700000);	/* a few redials */
+	assert_true(upload("ju", 0, 2, a, sizeof(a), dead, why, sizeof(why)));
+	assert_cs_alive();
+}
+
+/* A large image to a reader that stalls: back-pressure, then it all comes. */
+static void
+test_slow_reader(void **state)
+{
+	size_t len = 6u << 20;
+	uint8_t *data = malloc(len), *got = NULL;
+	char why[256];
+	size_t glen = 0;
+	int fd, rcv = 64 * 1024;
+	Mpiv__ImageGet g = MPIV__IMAGE_GET__INIT;
+
+	g.job_id = "jw";
+	fill(data, len, 30);
+	assert_true(upload("jw", 0, 1, data, len, NULL, why, sizeof(why)));
+	fd = node_dial();
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET,
+	    &g.base, NULL, 0, TMO), 0);
+	usleep(300000);	/* read nothing: the CS must stop queueing */
+	slow_job = "jw";
+	assert_true(download(fd, NULL, 0, 0, &got, &glen, NULL, why,
+	    sizeof(why)));
+	assert_int_equal(glen, len);
+	assert_memory_equal(got, data, len);
+	free(got);
+	close(fd);
+	free(data);
+}
+
 int
 main(void)
 {
@@ -843,6 +944,11 @@ main(void)
 		    teardown, maximg),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_restart, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cm_unreachable, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_slow_reader, setup,
 		    teardown),
 	};
 
