@@ -1,7 +1,8 @@
 /* flt_exit: a job whose failure-free result is a non-zero exit code.
  *   flt_exit [ROUNDS=800] [CODE=3]
  * A ring Allreduce loop, then every rank prints one stderr line, and the
- * last rank exits with CODE after MPI_Finalize (the others with 0). */
+ * last rank exits with CODE after a Barrier and MPI_Finalize (the others
+ * with 0). */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -18,6 +19,9 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "exit: rank %d leaving, acc %ld\n", me, acc);
 	fflush(stderr);
+	/* everything is printed before any rank can exit (a non-zero exit
+	   ends the job, as with mpirun) */
+	FLT_MPI(MPI_Barrier(MPI_COMM_WORLD));
 	FLT_MPI(MPI_Finalize());
 	return me == np - 1 ? (int)code : 0;
 }
