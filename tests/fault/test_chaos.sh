@@ -135,7 +135,7 @@ done
 # the kills counted over the whole group.
 group_kills=0
 group_runs=0
-for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split; do
+for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large; do
 	[ -n "${FLT_ONLY:-}" ] && ! [[ $p =~ $FLT_ONLY ]] && continue
 	bin=$FLT_B/tests/mpi/$p
 	if [ ! -x "$bin" ]; then
