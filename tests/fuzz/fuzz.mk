@@ -14,9 +14,11 @@ GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/conn.c runtime/frame.c runtime/net.c runtime/log.c \
 	$(wildcard channel-memory/*.c) $(GEN_C)
+CS_SRCS := runtime/conn.c runtime/frame.c runtime/net.c runtime/log.c \
+	runtime/cksum.c $(wildcard checkpoint-server/*.c) $(GEN_C)
 
 .PHONY: all
-all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn
+all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cs_conn
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -28,4 +30,9 @@ $(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
 $(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) \
+		-lev -lprotobuf-c
+
+$(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h checkpoint-server/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) \
 		-lev -lprotobuf-c
