@@ -661,9 +661,11 @@ out_free:
 
 /* ---------------- argument checks ---------------- */
 
+/* Every collective starts here: also the "coll" fault point. */
 static int
 coll_check_comm(MPI_Comm comm, const char *fn, int *err)
 {
+	mpiv_fault_point("coll");
 	if (mpiv_comm_check(comm) != MPI_SUCCESS) {
 		*err = mpiv_err(NULL, MPI_ERR_COMM, fn);
 		return -1;

@@ -16,6 +16,7 @@
  * sending each other large messages cannot deadlock.
  */
 #include <errno.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -584,6 +585,12 @@ tp_read(struct tp_conn *c)
 /*
  * Marks c lost and keeps the first reason: every later MPI call returns
  * MPI_ERR_PROC_FAILED and the error handler can show mpiv_tp_error().
+ *
+ * With message logging on, a connection that drops without an Error from
+ * the CM (e.g. the CM closed it because the sender of a message it was
+ * relaying to us died mid-payload) is survivable: this rank kills itself
+ * with SIGKILL, the dispatcher relaunches it and it replays from the log.
+ * If the CM itself is gone the dispatcher fails the job instead.
  */
 static void
 tp_fail(struct tp_conn *c, const char *what, const char *why)
@@ -596,6 +603,8 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
 		    "lost Channel Memory %d (%s): %s: %s", c->index, c->addr,
 		    what, why);
 		tp_err = tp_errbuf;
+		if (mpiv_ndlog_enabled())
+			raise(SIGKILL);
 	}
 }
 
