@@ -3,7 +3,10 @@
  * durable (CkptDurable). One link per (CM address, job): the CS dials it
  * with Hello{ROLE_CS, job} and keeps it open; a notice waits in `pending`
  * until a connection takes it, then in `inflight` until its bytes have
- * left (the write queue drained). A connection lost with notices in
+ * left (the write queue drained) and CS_NOTIFY_GRACE more seconds passed
+ * (a write to a CM that just closed still succeeds once: if the close
+ * shows up within the grace, the notice is sent again). A connection
+ * lost with notices in
  * flight puts them back and redials, with backoff, up to CS_NOTIFY_TRIES
  * failed dials in a row; then the notices are dropped, loudly (the CM
  * then keeps its log longer: a cost, never a wrong result). Only the
@@ -25,12 +28,14 @@
 #define CS_NOTIFY_TRIES	       6
 #define CS_NOTIFY_BACKOFF      0.2	/* seconds, doubled per failure */
 #define CS_NOTIFY_DIAL_TIMEOUT 3.0
+#define CS_NOTIFY_GRACE	       2.0	/* seconds a sent notice is kept */
 
 struct cs_notice {
 	struct cs_notice *next;
 	int32_t rank;
 	uint64_t ckpt_no;
 	uint32_t incarnation;
+	ev_tstamp drained;	/* inflight: when its bytes had left, or 0 */
 };
 
 struct cs_cmlink {
@@ -138,6 +143,7 @@ cs_notify_send(struct cs_cmlink *l)
 		    NULL, 0) < 0)
 			return;	/* closing: on_close puts them back */
 		l->pending = n->next;
+		n->drained = 0;
 		n->next = l->inflight;
 		l->inflight = n;
 		log_info("cs ckpt durable sent cm=%s job=%s rank=%" PRId32
@@ -320,15 +326,29 @@ cs_notify_durable(struct cs *cs, const char *cm, const char *job,
 		cs_notify_dial(l);
 }
 
-/* Once per loop iteration: notices whose bytes left are done. */
+/*
+ * Once per loop iteration: notices whose bytes left the queue are stamped;
+ * those stamped more than CS_NOTIFY_GRACE ago are done.
+ */
 void
 cs_notify_pump(struct cs *cs)
 {
+	ev_tstamp now = ev_now(cs->loop);
+	struct cs_notice **pp, *n;
+
 	for (struct cs_cmlink *l = cs->cmlinks; l != NULL; l = l->next) {
-		if (l->c != NULL && l->inflight != NULL &&
-		    conn_queued(l->c) == 0) {
-			cs_notify_free_list(l->inflight);
-			l->inflight = NULL;
+		if (l->c == NULL || l->inflight == NULL ||
+		    conn_queued(l->c) > 0)
+			continue;
+		for (pp = &l->inflight; (n = *pp) != NULL;) {
+			if (n->drained == 0)
+				n->drained = now;
+			if (now - n->drained < CS_NOTIFY_GRACE) {
+				pp = &n->next;
+				continue;
+			}
+			*pp = n->next;
+			free(n);
 		}
 	}
 }

@@ -33,6 +33,7 @@
 #define CS_MAX_CHUNK	     (16u << 20)	/* largest ImageData accepted */
 #define CS_MAX_NAME	     128u		/* job id length */
 #define CS_MAX_RANK	     (1 << 24)
+#define CS_MAX_CKPT	     999999999999999999ull	/* 18 digits in names */
 #define CS_HELLO_TIMEOUT     10.0	/* seconds to say Hello */
 #define CS_IDLE_TIMEOUT	     60.0	/* seconds a transfer may stall */
 

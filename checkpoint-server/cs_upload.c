@@ -85,8 +85,9 @@ cs_upload_meta_ok(const Mpiv__ImageMeta *m, char *why, size_t whylen)
 		snprintf(why, whylen, "bad rank %" PRId32, m->rank);
 		return false;
 	}
-	if (m->ckpt_no == 0) {
-		snprintf(why, whylen, "checkpoint number 0 is not valid");
+	if (m->ckpt_no == 0 || m->ckpt_no > CS_MAX_CKPT) {
+		snprintf(why, whylen, "bad checkpoint number %" PRIu64,
+		    m->ckpt_no);
 		return false;
 	}
 	if (*m->cm != '\0' && net_split_hostport(m->cm, host, sizeof(host),

@@ -578,6 +578,9 @@ test_stale(void **state)
 	assert_non_null(strstr(why, "stale"));
 	assert_false(upload("js", 0, 0, a, sizeof(a), NULL, why,
 	    sizeof(why)));
+	assert_false(upload("js", 0, UINT64_MAX, a, sizeof(a), NULL, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "checkpoint number"));
 	assert_true(upload("js", 0, 3, a, sizeof(a), NULL, why, sizeof(why)));
 	wait_tmp("js", 0, 0);
 }
@@ -675,9 +678,11 @@ test_durable(void **state)
 	frame_free_meta(m);
 	free(pl);
 
-	/* The CM goes away: the CS redials and sends the next one. */
+	/*
+	 * The CM goes away: the CS redials and sends the next one (and the
+	 * previous, still within its grace), at once, no pause needed.
+	 */
 	close(cfd);
-	usleep(100000);
 	assert_true(upload("jd", 2, 6, a, 10, fakecm_addr, why, sizeof(why)));
 	assert_true((cfd = fakecm_accept()) >= 0);
 	assert_int_equal(frame_read(cfd, &fh, &m, &pl, TMO, &err), 0);
