@@ -449,6 +449,9 @@ session_new(struct cm *cm, int fd, bool dispatcher)
 		free(s);
 		return NULL;
 	}
+	/* Everything a read makes the CM send (a Deliver and its payload,
+	   several answers to one peer) leaves in one sendmsg per peer. */
+	conn_set_batching(s->c, true);
 	s->next = cm->sessions;
 	if (cm->sessions != NULL)
 		cm->sessions->prev = s;

@@ -33,6 +33,10 @@
 #define CONN_RBUF	  (16u * 1024)
 #define CONN_IOV_MAX	  64
 #define CONN_READS_PER_CB 16
+/* Largest read() straight into a payload: a relayed payload is forwarded
+   in pieces of at most this size, so that the relay's copy out overlaps
+   the receiver's copy in (cut-through) instead of following it. */
+#define CONN_PAYLOAD_CHUNK (256u * 1024)
 #define CONN_FLUSH_TMO	  2.0	/* seconds a flushing close may take */
 
 struct pbuf {
@@ -90,6 +94,9 @@ struct conn {
 	size_t queued;
 	struct pbuf *wait_pb;
 	struct conn *wait_prev, *wait_next;
+	bool batch;		/* conn_set_batching */
+	bool pending;		/* on the batch's list of conns to flush */
+	struct conn *pend_next;
 
 	/* closing */
 	bool closing;
@@ -99,6 +106,82 @@ struct conn {
 
 static void conn_flush(struct conn *c);
 static void conn_schedule(struct conn *c);
+
+/*
+ * Batching (conn_set_batching): while a connection's input is being
+ * processed (one read() and the frames it completes), flushes of batching
+ * connections are deferred to the end of that processing, so that every
+ * frame queued for one peer because of one read, and the payload bytes
+ * the same read delivered, leave in one sendmsg. Per thread: a loop and
+ * its connections live in one thread.
+ */
+static _Thread_local struct {
+	int depth;
+	struct conn *head, *tail;
+} conn_batch;
+
+static void
+conn_batch_begin(void)
+{
+	conn_batch.depth++;
+}
+
+static void
+conn_batch_remove(struct conn *c)
+{
+	struct conn *p, **pp;
+
+	if (!c->pending)
+		return;
+	p = NULL;
+	for (pp = &conn_batch.head; *pp != NULL; pp = &(*pp)->pend_next) {
+		if (*pp == c) {
+			*pp = c->pend_next;
+			if (conn_batch.tail == c)
+				conn_batch.tail = p;
+			break;
+		}
+		p = *pp;
+	}
+	c->pending = false;
+	c->pend_next = NULL;
+}
+
+static void
+conn_batch_end(void)
+{
+	struct conn *c;
+
+	if (--conn_batch.depth > 0)
+		return;
+	while ((c = conn_batch.head) != NULL) {
+		conn_batch.head = c->pend_next;
+		if (conn_batch.head == NULL)
+			conn_batch.tail = NULL;
+		c->pending = false;
+		c->pend_next = NULL;
+		conn_flush(c);
+	}
+}
+
+/* Flushes now, or at the end of the current batch. */
+static void
+conn_want_flush(struct conn *c)
+{
+	if (!c->batch || conn_batch.depth == 0) {
+		conn_flush(c);
+		return;
+	}
+	if (c->pending)
+		return;
+	c->pending = true;
+	c->pend_next = NULL;
+	if (conn_batch.tail != NULL)
+		conn_batch.tail->pend_next = c;
+	else
+		conn_batch.head = c;
+	conn_batch.tail = c;
+}
 
 /* ---------------- pbuf ---------------- */
 
@@ -196,7 +279,7 @@ pbuf_wake(struct pbuf *pb)
 		next = c->wait_next;
 		c->wait_pb = NULL;
 		c->wait_prev = c->wait_next = NULL;
-		conn_flush(c);
+		conn_want_flush(c);
 	}
 }
 
@@ -300,6 +383,16 @@ conn_set_udata(struct conn *c, void *udata)
 	c->udata = udata;
 }
 
+void
+conn_set_batching(struct conn *c, bool on)
+{
+	c->batch = on;
+	if (!on && c->pending) {
+		conn_batch_remove(c);
+		conn_flush(c);
+	}
+}
+
 int
 conn_fd(struct conn *c)
 {
@@ -356,6 +449,7 @@ conn_destroy(struct conn *c)
 	ev_idle_stop(c->loop, &c->idle);
 	ev_timer_stop(c->loop, &c->flush_tmr);
 	pbuf_wait_del(c);
+	conn_batch_remove(c);
 	close(c->fd);
 	c->fd = -1;
 	if (c->ops->on_close != NULL)
@@ -380,6 +474,14 @@ conn_close(struct conn *c, const char *reason, bool flush)
 			conn_schedule(c);
 		}
 		return;
+	}
+	if (!flush && c->pending) {
+		/* What an unbatched conn would already have written goes out
+		   before a hard close, as it would have without batching. */
+		conn_batch_remove(c);
+		conn_flush(c);
+		if (c->closing)
+			return;		/* the flush failed and closed it */
 	}
 	c->closing = true;
 	snprintf(c->reason, sizeof(c->reason), "%s",
@@ -419,7 +521,9 @@ conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 	}
 	if (c->resume_pending && !c->paused) {
 		c->resume_pending = false;
+		conn_batch_begin();
 		conn_drain(c);
+		conn_batch_end();
 		if (!c->closing && !c->paused)
 			ev_io_start(loop, &c->rio);
 	}
@@ -595,16 +699,22 @@ conn_drain(struct conn *c)
  * 0 when nothing more for now, -1 when the connection is closing.
  */
 static ssize_t
-conn_read_once(struct conn *c)
+conn_read_once(struct conn *c, bool *drained)
 {
 	ssize_t n;
+	size_t want;
 	bool direct = c->rstate == CONN_R_PAYLOAD && c->r_off == c->r_len;
 
-	if (direct)
-		n = read(c->fd, c->payload + c->p_have,
-		    c->h.payload_len - c->p_have);
-	else
-		n = read(c->fd, c->rbuf, sizeof(c->rbuf));
+	*drained = false;
+	if (direct) {
+		want = c->h.payload_len - c->p_have;
+		if (want > CONN_PAYLOAD_CHUNK)
+			want = CONN_PAYLOAD_CHUNK;
+		n = read(c->fd, c->payload + c->p_have, want);
+	} else {
+		want = sizeof(c->rbuf);
+		n = read(c->fd, c->rbuf, want);
+	}
 	if (n == 0) {
 		if (c->rstate == CONN_R_HDR && c->hdr_have == 0)
 			conn_close(c, "peer closed", false);
@@ -618,6 +728,9 @@ conn_read_once(struct conn *c)
 		conn_fail(c, "read", strerror(errno));
 		return -1;
 	}
+	/* A short read emptied the socket: the read that would say EAGAIN
+	   is saved (level-triggered, the loop calls again when more comes). */
+	*drained = (size_t)n < want;
 	if (direct) {
 		conn_payload_got(c, (size_t)n);
 	} else {
@@ -633,11 +746,18 @@ conn_on_read(struct ev_loop *loop, ev_io *w, int revents)
 {
 	struct conn *c = w->data;
 
-	/* A bounded number of reads so one busy peer cannot starve others. */
+	ssize_t n;
+	bool drained;
+
+	/* A bounded number of reads so one busy peer cannot starve others.
+	   What each read made us send leaves before the next read. */
 	for (int i = 0; i < CONN_READS_PER_CB; i++) {
 		if (c->closing || c->paused)
 			return;
-		if (conn_read_once(c) <= 0)
+		conn_batch_begin();
+		n = conn_read_once(c, &drained);
+		conn_batch_end();
+		if (n <= 0 || drained)
 			return;
 	}
 }
@@ -653,7 +773,7 @@ conn_enqueue(struct conn *c, struct conn_wbuf *wb)
 	c->wq_tail = &wb->next;
 	c->queued += wb->len + (wb->pb ? wb->pb->len : 0);
 	if (was_empty)
-		conn_flush(c);
+		conn_want_flush(c);
 }
 
 int

@@ -100,4 +100,17 @@ bool pbuf_failed(const struct pbuf *pb);
 bool conn_is_closing(const struct conn *c);
 bool conn_read_paused(const struct conn *c);
 
+/*
+ * Batching (off by default): frames queued on c while any connection of
+ * this thread is processing its input (one read() and the frames it
+ * completes, including payload bytes relayed through a pbuf) are written
+ * when that processing ends, in one gathered sendmsg, instead of one
+ * write per frame or per payload piece. conn_queued() counts them until
+ * then. Sends from outside input processing (timers, idle, writability)
+ * are written at once as before; a hard conn_close writes what was
+ * waiting for the batch first. Meant for relays that answer reads (the
+ * CM); leave it off where code pumps data while conn_queued() is low.
+ */
+void conn_set_batching(struct conn *c, bool on);
+
 #endif
