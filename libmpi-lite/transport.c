@@ -79,6 +79,7 @@ static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static long tp_spin_us = -1;		/* bounded spin before sleeping */
 
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
+static void tp_lost(struct tp_conn *c, const char *what, const char *why);
 static bool tp_is_fencing(const char *text);
 static void tp_fenced(struct tp_conn *c, const char *text)
     __attribute__((noreturn));
@@ -145,7 +146,7 @@ tp_write(struct tp_conn *c)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			tp_fail(c, "write", strerror(errno));
+			tp_lost(c, "write", strerror(errno));
 			return -1;
 		}
 		while (c->qhead != NULL) {
@@ -567,14 +568,14 @@ tp_read(struct tp_conn *c)
 			}
 		}
 		if (n == 0) {
-			tp_fail(c, "read", "connection closed by the CM");
+			tp_lost(c, "read", "connection closed by the CM");
 			return -1;
 		}
 		if (errno == EINTR)
 			continue;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return 0;
-		tp_fail(c, "read", strerror(errno));
+		tp_lost(c, "read", strerror(errno));
 		return -1;
 	}
 	return -1;
@@ -585,12 +586,6 @@ tp_read(struct tp_conn *c)
 /*
  * Marks c lost and keeps the first reason: every later MPI call returns
  * MPI_ERR_PROC_FAILED and the error handler can show mpiv_tp_error().
- *
- * With message logging on, a connection that drops without an Error from
- * the CM (e.g. the CM closed it because the sender of a message it was
- * relaying to us died mid-payload) is survivable: this rank kills itself
- * with SIGKILL, the dispatcher relaunches it and it replays from the log.
- * If the CM itself is gone the dispatcher fails the job instead.
  */
 static void
 tp_fail(struct tp_conn *c, const char *what, const char *why)
@@ -603,9 +598,26 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
 		    "lost Channel Memory %d (%s): %s: %s", c->index, c->addr,
 		    what, why);
 		tp_err = tp_errbuf;
-		if (mpiv_ndlog_enabled())
-			raise(SIGKILL);
 	}
+}
+
+/*
+ * The connection dropped (EOF, reset) without an Error from the CM, e.g.
+ * the CM closed it because the sender of a message it was relaying to us
+ * died mid-payload. With message logging on this is survivable: the rank
+ * kills itself with SIGKILL, the dispatcher relaunches it and it replays
+ * from the log (if the CM itself is gone the dispatcher fails the job).
+ * An Error frame (divergence, fencing) or a protocol error is not
+ * survivable and goes through tp_fail alone.
+ */
+static void
+tp_lost(struct tp_conn *c, const char *what, const char *why)
+{
+	bool first = !c->dead && tp_err == NULL;
+
+	tp_fail(c, what, why);
+	if (first && mpiv_ndlog_enabled())
+		raise(SIGKILL);
 }
 
 void
