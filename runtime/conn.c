@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,8 +40,11 @@
 #define CONN_PAYLOAD_CHUNK (256u * 1024)
 #define CONN_FLUSH_TMO	  2.0	/* seconds a flushing close may take */
 
+struct pb_region;
+
 struct pbuf {
 	uint8_t *data;
+	struct pb_region *region;	/* big payloads: where data lives */
 	uint32_t len;
 	uint32_t avail;
 	unsigned refs;
@@ -183,6 +187,164 @@ conn_want_flush(struct conn *c)
 	conn_batch.tail = c;
 }
 
+/* ---------------- big payload memory ---------------- */
+
+/*
+ * Payloads of PB_BIG_MIN bytes and more do not come from malloc: a fresh
+ * malloc of a big buffer is a fresh mapping, faulted in 4 KiB page by
+ * page while the payload is read into it (256 faults per MiB, and a
+ * Channel Memory that logs keeps every payload, so it never reuses
+ * memory). They are carved from PB_ARENA arenas, 2 MiB-aligned and
+ * advised for transparent huge pages (one fault per 2 MiB), or, above
+ * PB_ARENA / 4, get a mapping of their own rounded to 2 MiB. An arena
+ * whose buffers are all freed starts over (the current one) or is kept
+ * as a spare (up to PB_SPARE_BYTES), so a relay that frees what it
+ * forwarded keeps reusing warm memory. A buffer freed in an arena that
+ * is no longer carved returns its whole pages at once, so one long-lived
+ * buffer cannot pin a whole arena. Like the pbuf refcounts, this is not
+ * thread-safe: pbufs belong to the thread of their loop.
+ */
+#define PB_BIG_MIN	(32u * 1024)
+#define PB_ARENA	((size_t)16 << 20)
+#define PB_HUGE		((size_t)2 << 20)
+#define PB_ALIGN	64
+#define PB_SPARE_BYTES	((size_t)64 << 20)
+
+struct pb_region {
+	uint8_t *base;
+	size_t size;
+	size_t used;		/* arenas: bytes carved */
+	size_t live;		/* buffers not yet freed */
+	bool dedicated;		/* one buffer's own mapping */
+	bool retired;		/* an arena no longer carved */
+	struct pb_region *next;	/* spares */
+};
+
+static struct pb_region *pb_cur;	/* the arena being carved */
+static struct pb_region *pb_spares;
+static size_t pb_spare_bytes;
+
+/* A 2 MiB-aligned anonymous mapping of size bytes, advised for THP. */
+static uint8_t *
+pb_map(size_t size)
+{
+	uint8_t *raw, *base;
+	size_t head;
+
+	raw = mmap(NULL, size + PB_HUGE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	base = (uint8_t *)(((uintptr_t)raw + PB_HUGE - 1) &
+	    ~(uintptr_t)(PB_HUGE - 1));
+	head = (size_t)(base - raw);
+	if (head > 0)
+		(void)munmap(raw, head);
+	if (PB_HUGE - head > 0)
+		(void)munmap(base + size, PB_HUGE - head);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(base, size, MADV_HUGEPAGE);
+#endif
+	return base;
+}
+
+static void
+pb_region_drop(struct pb_region *r)
+{
+	if (pb_spare_bytes + r->size <= PB_SPARE_BYTES) {
+		r->used = 0;
+		r->live = 0;
+		r->retired = false;
+		r->next = pb_spares;
+		pb_spares = r;
+		pb_spare_bytes += r->size;
+		return;
+	}
+	(void)munmap(r->base, r->size);
+	free(r);
+}
+
+/* A spare of exactly size bytes and the same kind, or a new mapping. */
+static struct pb_region *
+pb_region_get(size_t size, bool dedicated)
+{
+	struct pb_region *r, **rp;
+
+	for (rp = &pb_spares; (r = *rp) != NULL; rp = &r->next) {
+		if (r->size == size && r->dedicated == dedicated) {
+			*rp = r->next;
+			pb_spare_bytes -= r->size;
+			r->next = NULL;
+			return r;
+		}
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	if ((r->base = pb_map(size)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->size = size;
+	r->dedicated = dedicated;
+	return r;
+}
+
+static uint8_t *
+pb_big_alloc(size_t len, struct pb_region **out)
+{
+	struct pb_region *r;
+	size_t need;
+	uint8_t *p;
+
+	if (len > PB_ARENA / 4) {
+		need = (len + PB_HUGE - 1) & ~(PB_HUGE - 1);
+		if ((r = pb_region_get(need, true)) == NULL)
+			return NULL;
+		r->live = 1;
+		*out = r;
+		return r->base;
+	}
+	need = (len + PB_ALIGN - 1) & ~(size_t)(PB_ALIGN - 1);
+	if (pb_cur == NULL || pb_cur->size - pb_cur->used < need) {
+		if ((r = pb_region_get(PB_ARENA, false)) == NULL)
+			return NULL;
+		if (pb_cur != NULL) {
+			if (pb_cur->live == 0)
+				pb_region_drop(pb_cur);
+			else
+				pb_cur->retired = true;
+		}
+		pb_cur = r;
+	}
+	r = pb_cur;
+	p = r->base + r->used;
+	r->used += need;
+	r->live++;
+	*out = r;
+	return p;
+}
+
+static void
+pb_big_free(struct pb_region *r, uint8_t *p, size_t len)
+{
+	uintptr_t lo, hi;
+
+	if (--r->live == 0) {
+		if (r == pb_cur)
+			r->used = 0;	/* start over in warm memory */
+		else
+			pb_region_drop(r);
+		return;
+	}
+	if (!r->retired)
+		return;
+	/* Others still live here: give back this buffer's whole pages. */
+	lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	hi = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* ---------------- pbuf ---------------- */
 
 struct pbuf *
@@ -192,7 +354,11 @@ pbuf_new(uint32_t len)
 
 	if (pb == NULL)
 		return NULL;
-	if ((pb->data = malloc(len ? len : 1)) == NULL) {
+	if (len >= PB_BIG_MIN)
+		pb->data = pb_big_alloc(len, &pb->region);
+	else
+		pb->data = malloc(len ? len : 1);
+	if (pb->data == NULL) {
 		free(pb);
 		return NULL;
 	}
@@ -236,7 +402,10 @@ pbuf_unref(struct pbuf *pb)
 {
 	if (pb == NULL || --pb->refs > 0)
 		return;
-	free(pb->data);
+	if (pb->region != NULL)
+		pb_big_free(pb->region, pb->data, pb->len);
+	else
+		free(pb->data);
 	free(pb);
 }
 
