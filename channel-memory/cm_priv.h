@@ -40,6 +40,11 @@ struct cm {
 	struct job *jobs;
 	struct session *sessions;	/* every live session */
 	bool stopping;
+	uint64_t activity;	/* frames and payload pieces received */
+	long spin_us;		/* --spin: busy-poll this long after activity */
+	long ncpu;
+	long spin_eval_us;	/* when spin_ok was last decided */
+	bool spin_ok;		/* not oversubscribed at the last look */
 
 	/* --dispatcher: the link we dial and keep up */
 	char *dispatcher;
@@ -187,6 +192,8 @@ struct session {
 	int32_t rank;
 	uint32_t incarnation;
 	bool paused;		/* reading paused by back-pressure */
+	uint64_t frames;	/* frames received (busy-poll back-off) */
+	uint64_t frames_seen;	/* frames at the last back-off look */
 	/* a Send whose payload is streaming in */
 	struct pbuf *in_pb;
 	struct msg *in_msg;	/* while still unexpected */

@@ -322,6 +322,8 @@ session_on_frame(struct conn *c, const struct frame_hdr *h,
 	struct session *s = conn_udata(c);
 	char why[120];
 
+	s->cm->activity++;
+	s->frames++;
 	/* Cut-through payloads live in the message's pbuf; others are ours. */
 	if (payload != NULL &&
 	    (s->in_pb == NULL || payload != pbuf_data(s->in_pb))) {
@@ -378,6 +380,7 @@ session_on_progress(struct conn *c, size_t have)
 {
 	struct session *s = conn_udata(c);
 
+	s->cm->activity++;
 	if (s->in_pb != NULL)
 		pbuf_advance(s->in_pb, (uint32_t)have);
 }
