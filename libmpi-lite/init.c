@@ -92,6 +92,8 @@ MPI_Init(int *argc, char ***argv)
 		init_die("rank %ld: cannot set up the communicators (error %d)",
 		    rank, rc);
 	mpiv_state.initialized = true;
+	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them. */
+	mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
 	if (mpiv_state.thread_level == 0)
 		mpiv_state.thread_level = MPI_THREAD_SINGLE;
 	(void)argc;
@@ -148,6 +150,7 @@ MPI_Finalize(void)
 	if (!mpiv_state.initialized || mpiv_state.finalized)
 		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
 	mpiv_fault_point("finalize");
+	mpiv_ckpt_fini();	/* no checkpoint of a finalizing rank */
 	rc = mpiv_ndlog_flush();
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_tp_flush();

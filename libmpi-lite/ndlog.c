@@ -328,3 +328,37 @@ mpiv_ndlog_ack(uint64_t ack_id)
 	if (ack_id > nd_ack_got && ack_id <= nd_ack_sent)
 		nd_ack_got = ack_id;
 }
+
+/* ---------------- checkpoints ---------------- */
+
+int
+mpiv_ndlog_sync(void)
+{
+	int rc;
+
+	if (!nd_logging)
+		return MPI_SUCCESS;
+	if (nd_npend > 0 && (rc = ndlog_send()) != MPI_SUCCESS)
+		return rc;
+	while (nd_ack_got < nd_ack_sent)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
+	return MPI_SUCCESS;
+}
+
+uint64_t
+mpiv_ndlog_done(void)
+{
+	return nd_no;
+}
+
+void
+mpiv_ndlog_restore_reset(void)
+{
+	for (size_t i = 0; i < nd_npend; i++)
+		free(nd_pend[i].idx);
+	nd_npend = 0;
+	ndlog_release_log();
+	/* The new home session acks from whatever ack_id comes next. */
+	nd_ack_got = nd_ack_sent;
+}

@@ -170,9 +170,13 @@ p2p_start_recv(struct mpiv_request *r)
 	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
 	    mpiv_comm_world_rank(r->comm, r->peer);
 	m.tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
+	r->post_src = m.source;
+	r->post_tag = m.tag;
 	rc = p2p_post(MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, &m.post_no);
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
+		r->post_no = m.post_no;
 		mpiv_fault_point("post");
+	}
 	return rc;
 }
 
@@ -181,10 +185,12 @@ mpiv_p2p_start(struct mpiv_request *r)
 {
 	int rc;
 
+	mpiv_ckpt_point();	/* entry of every send and receive */
 	r->active = true;
 	r->complete = false;
 	r->written = r->need_ack = r->acked = false;
 	r->cancel_wait = false;
+	r->post_no = r->cancel_post_no = 0;
 	mpiv_req_empty_status(&r->status);
 	if (r->peer == MPI_PROC_NULL) {
 		r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -712,6 +718,7 @@ p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	struct mpiv_request *r;
 	int rc;
 
+	mpiv_ckpt_point();
 	if ((r = mpiv_req_alloc(MPIV_REQ_PROBE)) == NULL)
 		return MPI_ERR_NO_MEM;
 	r->comm = comm;
@@ -722,7 +729,12 @@ p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	    mpiv_comm_world_rank(comm, source);
 	m.tag = tag == MPI_ANY_TAG ? -1 : tag;
 	m.blocking = blocking;
+	r->context = m.context;
+	r->post_src = m.source;
+	r->post_tag = m.tag;
+	r->post_blocking = blocking;
 	rc = p2p_post(MPIV__MSG_TYPE__MSG_PROBE, &m.base, &m.post_no);
+	r->post_no = m.post_no;
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_req_wait_complete(r);
 	if (rc == MPI_SUCCESS) {
@@ -805,10 +817,142 @@ MPI_Cancel(MPI_Request *request)
 	r = *request;
 	if (r->kind != MPIV_REQ_RECV || !r->active || r->peer == MPI_PROC_NULL)
 		return MPI_SUCCESS;
+	mpiv_ckpt_point();
 	m.req_id = r->id;
 	r->cancel_wait = true;
 	rc = p2p_post(MPIV__MSG_TYPE__MSG_CANCEL, &m.base, &m.post_no);
+	r->cancel_post_no = m.post_no;
 	while (rc == MPI_SUCCESS && r->cancel_wait)
 		rc = mpiv_tp_progress(-1);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(r->comm, rc, "MPI_Cancel");
+}
+
+/* ---------------- restore from a checkpoint ---------------- */
+
+uint64_t
+mpiv_p2p_post_count(void)
+{
+	return p2p_post_no;
+}
+
+struct p2p_repost {
+	uint64_t post_no;
+	uint16_t type;
+	struct mpiv_request *r;
+};
+
+struct p2p_collect {
+	struct p2p_repost *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void
+p2p_add_repost(struct p2p_collect *cl, uint64_t post_no, uint16_t type,
+    struct mpiv_request *r)
+{
+	if (cl->n == cl->cap) {
+		size_t cap = cl->cap ? 2 * cl->cap : 16;
+		struct p2p_repost *v = realloc(cl->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			cl->nomem = true;
+			return;
+		}
+		cl->v = v;
+		cl->cap = cap;
+	}
+	cl->v[cl->n].post_no = post_no;
+	cl->v[cl->n].type = type;
+	cl->v[cl->n++].r = r;
+}
+
+/* Pending posts are collected; written Ssends become acknowledged (the
+   SyncAck went to the connection of the dead parent). */
+static void
+p2p_restore_one(struct mpiv_request *r, void *arg)
+{
+	struct p2p_collect *cl = arg;
+
+	if (!r->active)
+		return;
+	if (r->kind == MPIV_REQ_RECV && r->cancel_wait &&
+	    r->cancel_post_no != 0)
+		p2p_add_repost(cl, r->cancel_post_no,
+		    MPIV__MSG_TYPE__MSG_CANCEL, r);
+	if (r->complete)
+		return;
+	if (r->kind == MPIV_REQ_SEND) {
+		if (r->need_ack && !r->acked && r->written) {
+			r->acked = true;
+			mpiv_p2p_pending_acks--;
+			mpiv_req_complete(r);
+		}
+		return;
+	}
+	if (r->post_no == 0)
+		return;
+	if (r->kind == MPIV_REQ_RECV)
+		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_RECV_POST,
+		    r);
+	else if (r->kind == MPIV_REQ_PROBE)
+		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_PROBE, r);
+}
+
+static int
+p2p_repost_cmp(const void *a, const void *b)
+{
+	const struct p2p_repost *x = a, *y = b;
+
+	return x->post_no < y->post_no ? -1 : x->post_no > y->post_no;
+}
+
+int
+mpiv_p2p_restore(void)
+{
+	int home = mpiv_tp_home(mpiv_state.world_rank);
+	struct p2p_collect cl = { 0 };
+	int rc = MPI_SUCCESS;
+
+	mpiv_req_foreach(p2p_restore_one, &cl);
+	if (cl.nomem) {
+		free(cl.v);
+		return MPI_ERR_NO_MEM;
+	}
+	qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
+	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++) {
+		struct mpiv_request *r = cl.v[i].r;
+
+		if (cl.v[i].type == MPIV__MSG_TYPE__MSG_RECV_POST) {
+			Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
+
+			m.req_id = r->id;
+			m.context = r->context;
+			m.source = r->post_src;
+			m.tag = r->post_tag;
+			m.post_no = r->post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		} else if (cl.v[i].type == MPIV__MSG_TYPE__MSG_PROBE) {
+			Mpiv__Probe m = MPIV__PROBE__INIT;
+
+			m.req_id = r->id;
+			m.context = r->context;
+			m.source = r->post_src;
+			m.tag = r->post_tag;
+			m.blocking = r->post_blocking;
+			m.post_no = r->post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		} else {
+			Mpiv__Cancel m = MPIV__CANCEL__INIT;
+
+			m.req_id = r->id;
+			m.post_no = r->cancel_post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		}
+	}
+	free(cl.v);
+	return rc;
 }

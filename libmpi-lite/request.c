@@ -128,6 +128,14 @@ mpiv_req_live(void)
 }
 
 void
+mpiv_req_foreach(void (*fn)(struct mpiv_request *r, void *arg), void *arg)
+{
+	for (uint32_t i = 0; i < req_nslots; i++)
+		if (req_slots[i]->magic == MPIV_REQ_MAGIC)
+			fn(req_slots[i], arg);
+}
+
+void
 mpiv_req_empty_status(MPI_Status *st)
 {
 	st->MPI_SOURCE = MPI_ANY_SOURCE;
@@ -150,9 +158,15 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 {
 	int rc;
 
-	while (!r->complete)
+	/* A safe point: the caller started r and now only waits (also
+	   while asleep: a checkpoint request wakes the poll). */
+	while (!r->complete) {
+		mpiv_ckpt_point();
+		if (r->complete)
+			break;
 		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
 			return rc;
+	}
 	return MPI_SUCCESS;
 }
 
@@ -278,6 +292,7 @@ nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 	const Mpiv__NdOutcome *o = NULL;
 	int rc;
 
+	mpiv_ckpt_point();	/* before the call takes its nd_no */
 	rc = mpiv_ndlog_next(kind, &o);
 	if (rc < 0)
 		return MPI_ERR_INTERN;

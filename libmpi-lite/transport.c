@@ -16,6 +16,7 @@
  * sending each other large messages cannot deadlock.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -77,6 +78,10 @@ static char tp_errbuf[512];
 static const char *tp_err;
 static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static long tp_spin_us = -1;		/* bounded spin before sleeping */
+static char *tp_job;			/* for a Hello again after a restore */
+static int tp_rank;
+static uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
+static uint64_t tp_last_event;		/* last event fully received */
 
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
 static void tp_lost(struct tp_conn *c, const char *what, const char *why);
@@ -366,6 +371,31 @@ tp_deliver_done(struct tp_conn *c)
 	mpiv_req_complete(r);
 }
 
+/* An answer of the home CM carrying an event is fully received (events
+   come in order on the home connection). */
+static void
+tp_saw_event(uint64_t event)
+{
+	if (event > tp_last_event)
+		tp_last_event = event;
+}
+
+uint64_t
+mpiv_tp_last_event(void)
+{
+	return tp_last_event;
+}
+
+bool
+mpiv_tp_reading_frame(void)
+{
+	for (int i = 0; i < tp_nconns; i++)
+		if (tp_conns[i].in_payload || tp_conns[i].inlen >
+		    tp_conns[i].inpos)
+			return true;
+	return false;
+}
+
 /* Dispatches a complete incoming frame (header, meta, payload). */
 static void
 tp_frame_done(struct tp_conn *c)
@@ -376,6 +406,7 @@ tp_frame_done(struct tp_conn *c)
 	switch (c->h.type) {
 	case MPIV__MSG_TYPE__MSG_DELIVER:
 		tp_deliver_done(c);
+		tp_saw_event(((const Mpiv__Deliver *)c->meta)->event);
 		break;
 	case MPIV__MSG_TYPE__MSG_SYNC_ACK:
 		mpiv_p2p_sync_ack(((Mpiv__SyncAck *)c->meta)->send_id);
@@ -383,6 +414,7 @@ tp_frame_done(struct tp_conn *c)
 	case MPIV__MSG_TYPE__MSG_PROBE_REPLY: {
 		const Mpiv__ProbeReply *p = (const Mpiv__ProbeReply *)c->meta;
 
+		tp_saw_event(p->event);
 		r = mpiv_req_lookup(p->req_id);
 		if (r == NULL || r->kind != MPIV_REQ_PROBE || r->complete)
 			break;
@@ -402,6 +434,7 @@ tp_frame_done(struct tp_conn *c)
 	case MPIV__MSG_TYPE__MSG_CANCEL_REPLY: {
 		const Mpiv__CancelReply *p = (const Mpiv__CancelReply *)c->meta;
 
+		tp_saw_event(p->event);
 		r = mpiv_req_lookup(p->req_id);
 		if (r == NULL)
 			break;
@@ -703,8 +736,8 @@ tp_now_us(void)
 int
 mpiv_tp_progress(int timeout_ms)
 {
-	struct pollfd pfd[tp_nconns > 0 ? tp_nconns : 1];
-	int i, n, rc;
+	struct pollfd pfd[tp_nconns + 1];
+	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd();
 	long spin, t0 = 0;
 
 	if (tp_err != NULL)
@@ -715,6 +748,13 @@ mpiv_tp_progress(int timeout_ms)
 		pfd[i].events = POLLIN |
 		    (tp_conns[i].qhead != NULL ? POLLOUT : 0);
 		pfd[i].revents = 0;
+	}
+	/* The node's ctrl pipe (checkpoint requests, go) rides along. */
+	if (ctrl >= 0) {
+		pfd[nfds].fd = ctrl;
+		pfd[nfds].events = POLLIN;
+		pfd[nfds].revents = 0;
+		nfds++;
 	}
 	if (spin > 0)
 		t0 = tp_now_us();
@@ -727,7 +767,7 @@ mpiv_tp_progress(int timeout_ms)
 			t = 0;
 		else
 			spin = 0;
-		rc = poll(pfd, (nfds_t)tp_nconns, t);
+		rc = poll(pfd, (nfds_t)nfds, t);
 		if (rc < 0 && errno == EINTR) {
 			if (timeout_ms == 0)
 				return MPI_SUCCESS;
@@ -740,6 +780,8 @@ mpiv_tp_progress(int timeout_ms)
 	}
 	if (rc == 0)
 		return MPI_SUCCESS;
+	if (nfds > tp_nconns && pfd[tp_nconns].revents != 0)
+		mpiv_ckpt_ctrl_input();
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 
@@ -879,6 +921,8 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	hello.job_id = (char *)job;
 	hello.rank = rank;
 	hello.incarnation = incarnation;
+	hello.resume_event = tp_resume_event;
+	hello.resume_nd = tp_resume_nd;
 	if (gethostname(name, sizeof(name)) == 0) {
 		name[sizeof(name) - 1] = '\0';
 		hello.name = name;
@@ -928,10 +972,16 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 		if (*p == ',')
 			n++;
 	tp_world_size = size;
+	tp_rank = rank;
+	free(tp_job);
+	tp_job = strdup(job);
+	tp_last_event = 0;
+	tp_resume_event = tp_resume_nd = 0;
 	tp_conns = calloc((size_t)n, sizeof(*tp_conns));
 	tp_last_seq = calloc((size_t)size, sizeof(*tp_last_seq));
 	list = strdup(cms);
-	if (tp_conns == NULL || tp_last_seq == NULL || list == NULL) {
+	if (tp_conns == NULL || tp_last_seq == NULL || list == NULL ||
+	    tp_job == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out_free;
 	}
@@ -981,6 +1031,8 @@ out_free:
 	free(list);
 	free(tp_conns);
 	free(tp_last_seq);
+	free(tp_job);
+	tp_job = NULL;
 	tp_conns = NULL;
 	tp_last_seq = NULL;
 	tp_nconns = 0;
@@ -1048,7 +1100,125 @@ mpiv_tp_close(int exit_code)
 	}
 	free(tp_conns);
 	free(tp_last_seq);
+	free(tp_job);
+	tp_job = NULL;
 	tp_conns = NULL;
 	tp_last_seq = NULL;
 	tp_nconns = 0;
+}
+
+/* ---------------- checkpoints ---------------- */
+
+int
+mpiv_tp_send_now(int cm, uint16_t type, const ProtobufCMessage *m)
+{
+	struct tp_conn *c;
+	int rc;
+
+	if (cm < 0 || cm >= tp_nconns)
+		return MPI_ERR_INTERN;
+	c = &tp_conns[cm];
+	if ((rc = tp_send(cm, type, m, NULL, 0, NULL, NULL, false)) !=
+	    MPI_SUCCESS)
+		return rc;
+	while (c->qhead != NULL) {
+		struct pollfd p = { .fd = c->fd, .events = POLLOUT };
+
+		if (poll(&p, 1, -1) < 0 && errno != EINTR)
+			return MPI_ERR_INTERN;
+		if (tp_write(c) < 0)
+			return MPI_ERR_PROC_FAILED;
+	}
+	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+
+void
+mpiv_tp_clone_detach(void)
+{
+	for (int i = 0; i < tp_nconns; i++) {
+		if (tp_conns[i].fd >= 0)
+			close(tp_conns[i].fd);
+		tp_conns[i].fd = -1;
+	}
+}
+
+void
+mpiv_tp_set_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tp_err != NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(tp_errbuf, sizeof(tp_errbuf), fmt, ap);
+	va_end(ap);
+	tp_err = tp_errbuf;
+}
+
+/* Forgets whatever c was in the middle of, in and out. */
+static void
+tp_reset_conn(struct tp_conn *c)
+{
+	struct tp_frame *f, *next;
+
+	if (c->in_payload && c->preq != NULL && c->preq->tmp != NULL) {
+		free(c->preq->tmp);
+		c->preq->tmp = NULL;
+	}
+	if (c->meta != NULL)
+		frame_free_meta(c->meta);
+	c->meta = NULL;
+	c->preq = NULL;
+	c->pdst = NULL;
+	c->in_payload = false;
+	c->pkeep = c->pgot = c->prest = 0;
+	c->inpos = c->inlen = 0;
+	for (f = c->qhead; f != NULL; f = next) {
+		next = f->next;
+		tp_frame_put(f);
+	}
+	c->qhead = c->qtail = c->utail = NULL;
+	c->nurgent = 0;
+	c->dead = false;
+}
+
+int
+mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
+    uint64_t resume_nd, char *err, size_t errlen)
+{
+	int i, home = tp_rank % tp_nconns;
+
+	tp_resume_event = resume_event;
+	tp_resume_nd = resume_nd;
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+
+		tp_reset_conn(c);
+		if (c->fd >= 0)
+			close(c->fd);
+		c->fd = -1;
+	}
+	for (i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+
+		c->fd = tp_dial(c->addr);
+		if (c->fd < 0) {
+			snprintf(err, errlen, "cannot reach CM %s: %s",
+			    c->addr, strerror(errno));
+			goto fail;
+		}
+		if (tp_hello(c, tp_job, tp_rank, incarnation, i == home, err,
+		    errlen) < 0) {
+			if (tp_is_fencing(err))
+				tp_fenced(c, err);
+			goto fail;
+		}
+	}
+	return 0;
+
+fail:
+	for (i = 0; i < tp_nconns; i++)
+		if (tp_conns[i].fd < 0)
+			tp_conns[i].dead = true;
+	return -1;
 }

@@ -14,6 +14,8 @@
  *   ndlog.c      logging and replay of the outcomes the rank decides
  *                itself (docs/REPLAY.md).
  *   init.c       MPI_Init/Finalize/Abort and the small environment calls.
+ *   ckpt.c       checkpoints of this rank (docs/CHECKPOINT.md): the ctrl
+ *                pipes, the trigger, the forked clone and its restore.
  */
 #ifndef MPIV_TRANSPORT_H
 #define MPIV_TRANSPORT_H
@@ -71,6 +73,13 @@ struct mpiv_request {
 	/* probe answer */
 	bool found;
 
+	/* What was posted at the home CM, kept so that a clone restored
+	   from a checkpoint can post it again with the same numbers. */
+	uint64_t post_no;	/* RecvPost/Probe of the current start, 0: none */
+	uint64_t cancel_post_no;	/* Cancel in flight (cancel_wait) */
+	int32_t post_src, post_tag;	/* world source / tag as posted (-1 any) */
+	bool post_blocking;	/* Probe (not Iprobe) */
+
 	MPI_Status status;
 	struct mpiv_request *next_free;
 };
@@ -92,6 +101,9 @@ int mpiv_req_wait_complete(struct mpiv_request *r);
 bool mpiv_nd_iprobe(bool found);
 /* Number of live requests (Finalize checks nothing is pending). */
 int mpiv_req_live(void);
+/* Calls fn on every live request, in slot order. */
+void mpiv_req_foreach(void (*fn)(struct mpiv_request *r, void *arg),
+    void *arg);
 
 /* ---------------- non-deterministic outcomes (ndlog.c) ---------------- */
 
@@ -136,6 +148,15 @@ int mpiv_ndlog_before_frame(int cm);
 int mpiv_ndlog_flush(void);
 /* NdAck from the home CM. */
 void mpiv_ndlog_ack(uint64_t ack_id);
+/* Checkpoint: sends what is pending and waits until the home CM acked
+   every record. MPI code. */
+int mpiv_ndlog_sync(void);
+/* nd_no of the last call recorded or replayed (at a safe point). */
+uint64_t mpiv_ndlog_done(void);
+/* A restored clone: forgets the replay log it had in memory (the home
+   CM sends the outcomes after the checkpoint again) and anything
+   pending. */
+void mpiv_ndlog_restore_reset(void);
 
 /* ---------------- p2p (p2p.c) ---------------- */
 
@@ -148,6 +169,12 @@ void mpiv_p2p_send_written(struct mpiv_request *r);
 void mpiv_p2p_sync_ack(uint64_t send_id);
 /* Synchronous sends still waiting for their SyncAck. */
 extern int mpiv_p2p_pending_acks;
+/* RecvPost/Probe/Cancel issued so far (the last post_no). */
+uint64_t mpiv_p2p_post_count(void);
+/* A restored clone: posts again every receive, probe and cancel still
+   pending (original post numbers, in their order) and treats written
+   synchronous sends as acknowledged. MPI code. */
+int mpiv_p2p_restore(void);
 
 /* ---------------- transport (transport.c) ---------------- */
 
@@ -201,5 +228,57 @@ uint64_t mpiv_tp_last_seq(int dst);
    transport error (later calls fail with it) like a lost connection. */
 void mpiv_tp_diverged(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/* Last event number (Deliver, ProbeReply, CancelReply) fully received. */
+uint64_t mpiv_tp_last_event(void);
+/* True while some connection is in the middle of an incoming frame. */
+bool mpiv_tp_reading_frame(void);
+/* Sends `m` to CM `cm` and waits until it is in the kernel, without
+   reading anything (the state a checkpoint mark describes must not move).
+   Every queue must be empty. MPI code. */
+int mpiv_tp_send_now(int cm, uint16_t type, const ProtobufCMessage *m);
+/* The clone of a checkpoint: closes every CM socket (close only: the
+   parent goes on using the connections). */
+void mpiv_tp_clone_detach(void);
+/*
+ * A restored clone: drops the read state (a half-read frame is lost, the
+ * CM sends it again), dials every CM again with Hello{incarnation,
+ * resume_event, resume_nd} and reads the home CM's NdLog. -1 with the
+ * reason in err; a fenced clone exits.
+ */
+int mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
+    uint64_t resume_nd, char *err, size_t errlen);
+/* Fails every later call with this reason (like a lost connection). */
+void mpiv_tp_set_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* ---------------- checkpoints (ckpt.c) ---------------- */
+
+/* Reads MPIV_CTRL_FD, MPIV_CTRL_IN_FD, MPIV_CKPT_INTERVAL (after the
+   transport is open). */
+void mpiv_ckpt_init(int rank, int size, uint32_t incarnation);
+void mpiv_ckpt_fini(void);
+/* The node -> rank ctrl pipe while checkpoints are possible, else -1:
+   the progress engine polls it and calls mpiv_ckpt_ctrl_input(). */
+int mpiv_ckpt_ctrl_fd(void);
+void mpiv_ckpt_ctrl_input(void);
+
+extern bool mpiv_ckpt_armed;
+void mpiv_ckpt_check(void);
+/*
+ * A safe point: at the entry of an MPI operation (and while a Wait
+ * sleeps), nothing of the rank's own is half done. Takes a checkpoint
+ * when one is due or was asked for. Errors surface through the
+ * transport (later calls fail). One branch when checkpoints are off.
+ */
+static inline void
+mpiv_ckpt_point(void)
+{
+	if (__builtin_expect(mpiv_ckpt_armed, 0))
+		mpiv_ckpt_check();
+}
+
+/* fault.c: forget the parsed MPIV_FAULT (a restored clone reads it
+   again for its new incarnation; hits count from 0). */
+void mpiv_fault_reset(void);
 
 #endif

@@ -1,0 +1,498 @@
+/*
+ * ckpt.c: the rank's side of uncoordinated checkpoints
+ * (docs/CHECKPOINT.md).
+ *
+ * The node agent and the rank talk over two pipes: MPIV_CTRL_FD (rank ->
+ * node: "ckpt-sync k", "ckpt-clone k pid event nd post", "ckpt-skip k
+ * why", and init.c's "abort code") and MPIV_CTRL_IN_FD (node -> rank:
+ * "ckpt", "go k", "inc n"). The progress engine polls the second one
+ * with the CM sockets, so a request wakes a rank asleep in a Wait.
+ *
+ * A checkpoint is taken at a safe point (mpiv_ckpt_point(): the entry of
+ * a send, receive, probe, cancel, non-deterministic call, and a Wait
+ * that sleeps), never with an incoming frame half read:
+ *
+ *   1. drain: pending outcomes go to the home CM and are acked, every
+ *      output queue is written out;
+ *   2. "ckpt-sync k" to the node, which empties our stdout/stderr pipes
+ *      and answers "go k" (the sockets are serviced meanwhile);
+ *   3. CkptMark{k, event, nd_no, post_no} is written on the home
+ *      connection without reading anything more, so the mark describes
+ *      exactly the memory about to be copied;
+ *   4. fork twice: the middle child exits at once (the clone is
+ *      reparented to the node agent, a subreaper); the parent reaps it,
+ *      writes "ckpt-clone ..." and returns to the application. Its stall
+ *      is steps 1-4.
+ *
+ * The clone closes its CM sockets (close only: the parent shares them)
+ * and stops itself. The node dumps it with CRIU and kills it. If it is
+ * ever continued without a restore (the dump failed), it exits quietly:
+ * a restored clone has a new ctrl-in pipe and a new PID namespace, a
+ * merely continued one has neither. A restored clone reads "inc n", dials
+ * every CM again as incarnation n with Hello{resume_event, resume_nd},
+ * takes the outcomes logged after its mark, posts again every receive
+ * and probe still pending in its memory, and returns from the MPI call
+ * that checkpointed. The CM answers those posts from its log.
+ *
+ * Off unless message logging is on and both ctrl pipes are given;
+ * MPIV_CKPT_INTERVAL (seconds, may be fractional) adds periodic ones,
+ * the first at interval * (0.5 + rank / size) after MPI_Init so ranks
+ * do not all checkpoint at once. MPIV_CKPT_LOG names a file that gets
+ * one line of timings per checkpoint (for measurements).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport.h"
+
+#define CK_GO_MS	30000	/* the node answers ckpt-sync within this */
+#define CK_INC_MS	30000	/* a restored clone gets inc within this */
+#define CK_LINE_MAX	128
+
+bool mpiv_ckpt_armed;
+
+static int ck_in = -1, ck_out = -1;
+static int ck_rank;
+static long ck_interval_us;	/* 0: only on request */
+static long ck_next_us;		/* next periodic one is due (monotonic) */
+static bool ck_requested;	/* "ckpt" arrived */
+static bool ck_busy;
+static uint64_t ck_no;		/* last checkpoint number used */
+static uint64_t ck_go;		/* highest "go k" seen */
+static uint64_t ck_inc_line;	/* "inc n" seen (restored clone), 0: none */
+static char ck_line[CK_LINE_MAX];
+static size_t ck_linelen;
+static bool ck_line_skip;	/* inside an overlong line: dropped */
+
+static long
+ck_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+/* An open fd number from the environment, or -1. */
+static int
+ck_env_fd(const char *name)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT_MAX)
+		return -1;
+	if (fcntl((int)v, F_GETFD) < 0)
+		return -1;
+	return (int)v;
+}
+
+static void
+ck_disable(void)
+{
+	mpiv_ckpt_armed = false;
+	ck_in = -1;
+}
+
+void
+mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
+{
+	const char *iv = getenv("MPIV_CKPT_INTERVAL");
+	int fl;
+
+	(void)incarnation;
+	ck_disable();
+	ck_out = -1;
+	ck_rank = rank;
+	ck_requested = ck_busy = false;
+	ck_no = ck_go = ck_inc_line = 0;
+	ck_linelen = 0;
+	ck_line_skip = false;
+	ck_interval_us = 0;
+	ck_next_us = 0;
+	if (!mpiv_ndlog_enabled())
+		return;		/* relay only: nothing to restore from */
+	if ((ck_out = ck_env_fd("MPIV_CTRL_FD")) < 0 ||
+	    (ck_in = ck_env_fd("MPIV_CTRL_IN_FD")) < 0) {
+		ck_in = -1;
+		return;
+	}
+	if ((fl = fcntl(ck_in, F_GETFL)) >= 0)
+		fcntl(ck_in, F_SETFL, fl | O_NONBLOCK);
+	if (iv != NULL && *iv != '\0') {
+		char *end;
+		double s = strtod(iv, &end);
+
+		if (*end == '\0' && isfinite(s) && s > 0 && s < 1e9)
+			ck_interval_us = (long)(s * 1e6);
+	}
+	if (ck_interval_us > 0)
+		ck_next_us = ck_now_us() + (long)((double)ck_interval_us *
+		    (0.5 + (double)rank / (double)(size > 0 ? size : 1)));
+	mpiv_ckpt_armed = true;
+}
+
+void
+mpiv_ckpt_fini(void)
+{
+	ck_disable();
+}
+
+int
+mpiv_ckpt_ctrl_fd(void)
+{
+	return mpiv_ckpt_armed ? ck_in : -1;
+}
+
+/* ---------------- the ctrl pipes ---------------- */
+
+static void
+ck_line_done(void)
+{
+	unsigned long long v;
+	char word[8];
+
+	ck_line[ck_linelen] = '\0';
+	if (strcmp(ck_line, "ckpt") == 0)
+		ck_requested = true;
+	else if (sscanf(ck_line, "%7s %llu", word, &v) == 2) {
+		if (strcmp(word, "go") == 0 && v > ck_go)
+			ck_go = v;
+		else if (strcmp(word, "inc") == 0 && v > 0 && v <= UINT32_MAX)
+			ck_inc_line = v;
+	}
+	/* anything else: a newer node's line, ignored */
+}
+
+void
+mpiv_ckpt_ctrl_input(void)
+{
+	char buf[256];
+
+	while (ck_in >= 0) {
+		ssize_t n = read(ck_in, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			ck_disable();	/* the node closed it: no more */
+			return;
+		}
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				if (!ck_line_skip)
+					ck_line_done();
+				ck_linelen = 0;
+				ck_line_skip = false;
+			} else if (ck_linelen < sizeof(ck_line) - 1) {
+				ck_line[ck_linelen++] = buf[i];
+			} else {
+				ck_line_skip = true;
+			}
+		}
+	}
+}
+
+/* One line to the node (pipe writes under PIPE_BUF are atomic). */
+static int __attribute__((format(printf, 1, 2)))
+ck_write(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		return -1;
+	for (;;) {
+		ssize_t w = write(ck_out, line, (size_t)n);
+
+		if (w == n)
+			return 0;
+		if (w < 0 && errno == EINTR)
+			continue;
+		return -1;
+	}
+}
+
+/* Appends one line of timings to $MPIV_CKPT_LOG, if set. */
+static void
+ck_log(uint64_t k, long drain, long sync, long fork, pid_t clone)
+{
+	const char *path = getenv("MPIV_CKPT_LOG");
+	char line[256];
+	int fd, n;
+
+	if (path == NULL || *path == '\0')
+		return;
+	n = snprintf(line, sizeof(line), "ckpt %llu rank %d clone %ld "
+	    "drain_us %ld sync_us %ld fork_us %ld stall_us %ld\n",
+	    (unsigned long long)k, ck_rank, (long)clone, drain, sync, fork,
+	    drain + sync + fork);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (n > 0 && write(fd, line, (size_t)n) < 0) {
+		/* measurements only */
+	}
+	close(fd);
+}
+
+/* ---------------- the clone ---------------- */
+
+/* What tells a restored clone from one merely continued. */
+struct ck_ident {
+	dev_t dev;
+	ino_t ino;
+	char pidns[64];
+};
+
+static void
+ck_ident_get(struct ck_ident *id)
+{
+	struct stat st;
+	ssize_t n;
+
+	memset(id, 0, sizeof(*id));
+	if (fstat(ck_in, &st) == 0) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	n = readlink("/proc/self/ns/pid", id->pidns, sizeof(id->pidns) - 1);
+	if (n > 0)
+		id->pidns[n] = '\0';
+}
+
+/* A restored clone waits for "inc n"; no answer means no restore. */
+static uint32_t
+ck_wait_inc(void)
+{
+	long deadline = ck_now_us() + CK_INC_MS * 1000L;
+	int fl;
+
+	if ((fl = fcntl(ck_in, F_GETFL)) >= 0)
+		fcntl(ck_in, F_SETFL, fl | O_NONBLOCK);
+	ck_linelen = 0;
+	ck_line_skip = false;
+	ck_inc_line = 0;
+	while (ck_inc_line == 0 && ck_in >= 0) {
+		struct pollfd p = { .fd = ck_in, .events = POLLIN };
+		long left = (deadline - ck_now_us()) / 1000;
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)left) > 0)
+			mpiv_ckpt_ctrl_input();
+	}
+	return (uint32_t)ck_inc_line;
+}
+
+/*
+ * The restored clone reconnects as incarnation inc and puts back what
+ * the CMs must know about its pending requests. A failure makes every
+ * later call fail through the error handler with the reason.
+ */
+static void
+ck_restore(const Mpiv__CkptMark *mark, uint32_t inc)
+{
+	char err[512], num[16];
+	int rc;
+
+	snprintf(num, sizeof(num), "%u", inc);
+	setenv("MPIV_INCARNATION", num, 1);
+	mpiv_fault_reset();	/* MPIV_FAULT again, for this incarnation */
+	mpiv_fault_point("restore-woken");
+	mpiv_ndlog_restore_reset();
+	if (mpiv_tp_reopen(inc, mark->event, mark->nd_no, err,
+	    sizeof(err)) < 0) {
+		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: %s",
+		    ck_rank, (unsigned long long)mark->ckpt_no, err);
+		return;
+	}
+	if ((rc = mpiv_p2p_restore()) != MPI_SUCCESS)
+		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: "
+		    "cannot post pending requests again (error %d)", ck_rank,
+		    (unsigned long long)mark->ckpt_no, rc);
+}
+
+/*
+ * Runs in the clone: drops the CM sockets and stops. Returns only in a
+ * restored clone, with its new incarnation.
+ */
+static uint32_t
+ck_clone(void)
+{
+	struct ck_ident before, after;
+	uint32_t inc;
+
+	ck_ident_get(&before);
+	mpiv_tp_clone_detach();
+	raise(SIGSTOP);
+	/* Continued: by a restore, or after a failed dump. */
+	ck_ident_get(&after);
+	if (after.ino == before.ino && after.dev == before.dev &&
+	    strcmp(after.pidns, before.pidns) == 0)
+		_exit(0);	/* never restored: the parent lives on */
+	if ((inc = ck_wait_inc()) == 0) {
+		/* Restored but the node never said who we are: die like a
+		   killed rank so the dispatcher starts it again. */
+		raise(SIGKILL);
+		_exit(137);
+	}
+	return inc;
+}
+
+/*
+ * Forks the clone (through a middle child that exits at once). Returns
+ * the clone's pid in the parent, 0 in the restored clone (with *inc),
+ * -1 with errno when no clone exists.
+ */
+static pid_t
+ck_fork(uint32_t *inc)
+{
+	int p[2], st;
+	pid_t a, b = -1;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if ((a = fork()) < 0) {
+		int e = errno;
+
+		close(p[0]);
+		close(p[1]);
+		errno = e;
+		return -1;
+	}
+	if (a == 0) {
+		b = fork();
+		if (b == 0) {
+			close(p[0]);
+			close(p[1]);
+			*inc = ck_clone();
+			return 0;
+		}
+		n = write(p[1], &b, sizeof(b));
+		_exit(n == (ssize_t)sizeof(b) && b > 0 ? 0 : 1);
+	}
+	close(p[1]);
+	while (waitpid(a, &st, 0) < 0 && errno == EINTR)
+		;
+	do
+		n = read(p[0], &b, sizeof(b));
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n != (ssize_t)sizeof(b) || b <= 0) {
+		errno = ECHILD;
+		return -1;
+	}
+	return b;
+}
+
+/* ---------------- taking one ---------------- */
+
+static void
+ck_take(void)
+{
+	Mpiv__CkptMark mark = MPIV__CKPT_MARK__INIT;
+	int home = mpiv_tp_home(mpiv_state.world_rank);
+	long t0, t1, t2, t3, deadline;
+	uint64_t k = ++ck_no;
+	uint32_t inc = 0;
+	pid_t clone;
+	int rc;
+
+	ck_busy = true;
+	ck_requested = false;
+	t0 = ck_now_us();
+	/* 1. Nothing of ours is on the way: outcomes stored, queues out. */
+	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS ||
+	    (rc = mpiv_tp_flush()) != MPI_SUCCESS)
+		goto out;
+	t1 = ck_now_us();
+	/* 2. The node empties our output pipes and says go. */
+	if (ck_write("ckpt-sync %llu\n", (unsigned long long)k) < 0) {
+		ck_disable();
+		goto out;
+	}
+	deadline = ck_now_us() + CK_GO_MS * 1000L;
+	while (ck_go < k) {
+		long left = (deadline - ck_now_us()) / 1000;
+
+		if (ck_in < 0)
+			goto out;	/* the node went away */
+		if (left <= 0) {
+			ck_write("ckpt-skip %llu no go from the node\n",
+			    (unsigned long long)k);
+			goto out;
+		}
+		if ((rc = mpiv_tp_progress((int)left)) != MPI_SUCCESS)
+			goto out;
+	}
+	t2 = ck_now_us();
+	/* 3. The mark: from here on nothing is read until the fork. */
+	mark.ckpt_no = k;
+	mark.event = mpiv_tp_last_event();
+	mark.nd_no = mpiv_ndlog_done();
+	mark.post_no = mpiv_p2p_post_count();
+	if (mpiv_tp_send_now(home, MPIV__MSG_TYPE__MSG_CKPT_MARK,
+	    &mark.base) != MPI_SUCCESS)
+		goto out;
+	mpiv_fault_point("ckpt-before-fork");
+	/* 4. The clone. */
+	clone = ck_fork(&inc);
+	if (clone == 0) {
+		ck_restore(&mark, inc);
+		goto out;
+	}
+	if (clone < 0) {
+		ck_write("ckpt-skip %llu fork: %s\n", (unsigned long long)k,
+		    strerror(errno));
+		goto out;
+	}
+	t3 = ck_now_us();
+	if (ck_write("ckpt-clone %llu %ld %llu %llu %llu\n",
+	    (unsigned long long)k, (long)clone,
+	    (unsigned long long)mark.event, (unsigned long long)mark.nd_no,
+	    (unsigned long long)mark.post_no) < 0)
+		ck_disable();
+	mpiv_fault_point("ckpt-after-fork");
+	ck_log(k, t1 - t0, t2 - t1, t3 - t2, clone);
+out:
+	if (ck_interval_us > 0)
+		ck_next_us = ck_now_us() + ck_interval_us;
+	ck_busy = false;
+}
+
+void
+mpiv_ckpt_check(void)
+{
+	if (ck_busy || !mpiv_state.initialized || mpiv_state.finalized)
+		return;
+	if (!ck_requested && (ck_interval_us == 0 || ck_now_us() < ck_next_us))
+		return;
+	if (mpiv_tp_error() != NULL || mpiv_tp_reading_frame())
+		return;		/* not now: at a later safe point */
+	ck_take();
+}
