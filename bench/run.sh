@@ -21,6 +21,8 @@
 # every run's output is kept in build/bench/logs/.
 #
 # Environment: MPIV_BUILD (default build), OMPI_MPICC, OMPI_MPIRUN,
+# IDLE_MIN (80) / IDLE_WAIT (10): before each pair wait up to IDLE_WAIT s
+# for the CPUs to be IDLE_MIN % idle (IDLE_WAIT=0: never wait),
 # MPIV_RUN_OPTS (extra `mpiv run` options, e.g. --relay-only for the
 # no-logging baseline).
 set -u
@@ -46,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TMO=$2; shift ;;
 	--no-mpiv) DO_MPIV=0 ;;
 	--no-ompi) DO_OMPI=0 ;;
-	-h|--help) sed -n "2,26p" "$0"; exit 0 ;;
+	-h|--help) sed -n "2,28p" "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -157,9 +159,42 @@ run() {
 	fi
 }
 
+# Idle share of the CPUs over the next 0.5 s, in percent (from /proc/stat).
+idle_pct() {
+	a=$(awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6; exit}' /proc/stat)
+	sleep 0.5
+	b=$(awk '/^cpu /{print $2+$3+$4+$5+$6+$7+$8+$9, $5+$6; exit}' /proc/stat)
+	echo "$a $b" | awk '{ t = $3 - $1; print (t > 0 ? int(100 * ($4 - $2) / t) : 100) }'
+}
+
+# Before each pair: wait (at most IDLE_WAIT s) until the machine is at
+# least IDLE_MIN % idle, since other work on the 2 cores distorts the
+# comparison (Open MPI busy-polls and suffers most). Pairs that had to
+# start busy are counted in the report.
+IDLE_MIN=${IDLE_MIN:-80}
+IDLE_WAIT=${IDLE_WAIT:-10}
+BUSY_PAIRS=0
+PAIRS=0
+wait_idle() {
+	waited=0
+	while :; do
+		idle=$(idle_pct)
+		[ "$idle" -ge "$IDLE_MIN" ] && return 0
+		if [ "$waited" -ge "$IDLE_WAIT" ]; then
+			BUSY_PAIRS=$((BUSY_PAIRS + 1))
+			echo "  (machine only $idle% idle after ${IDLE_WAIT}s: running anyway)" >&2
+			return 0
+		fi
+		sleep 2
+		waited=$((waited + 3))
+	done
+}
+
 # pair BENCH N ROUND TAG [ARGS]: both implementations back to back, the
 # order alternating by round
 pair() {
+	PAIRS=$((PAIRS + 1))
+	[ "$IDLE_WAIT" -gt 0 ] && wait_idle
 	if [ $(($3 % 2)) = 1 ]; then first=mpiv second=ompi; else first=ompi second=mpiv; fi
 	for impl in $first $second; do
 		case $impl in
@@ -192,8 +227,9 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 	echo "- date: $START"
 	echo "- machine: $(nproc) cores (nproc), $CPU, kernel $(uname -r), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 	echo "- load average before / after: $LOAD0 / $LOAD1"
-	if awk -v l="${LOAD0%% *}" 'BEGIN { exit !(l > 1.0) }'; then
-		echo "- **warning: the 1-minute load average was ${LOAD0%% *} when the run started: other work shared the 2 cores. Open MPI busy-polls and loses more to such contention than mpiv (which sleeps in poll), so these ratios flatter mpiv; prefer a run on an idle machine.**"
+	echo "- before each mpiv/Open MPI pair the script waited up to ${IDLE_WAIT}s for the CPUs to be ${IDLE_MIN}% idle; $BUSY_PAIRS of $PAIRS pairs started on a busier machine"
+	if [ "$BUSY_PAIRS" -gt 0 ]; then
+		echo "- **warning: $BUSY_PAIRS of $PAIRS pairs ran while other work used the cores. Open MPI busy-polls and loses more to such contention than mpiv (which sleeps in poll), so those ratios flatter mpiv; prefer a run on an idle machine.**"
 	fi
 	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1${MPIV_RUN_OPTS:+ $MPIV_RUN_OPTS}\`"
 	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
