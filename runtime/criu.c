@@ -1,0 +1,890 @@
+/*
+ * criu.c: running CRIU for the node agent, and the image archive.
+ *
+ * CRIU is the private 4.1.1 that deploy/install-criu.sh unpacks under
+ * /opt/mpiv/criu (Debian 12's 3.17 fails on this kernel). What follows
+ * was measured here (kernel 6.18, CRIU 4.1.1, util-linux 2.38 unshare)
+ * by tests/unit/test_criu.c and by hand:
+ *
+ * Dump: `criu dump -t PID -D DIR -o dump.log -v2 --shell-job`.
+ *   --shell-job because the clone shares the node's session/process
+ *   group. No --tcp-established (the clone closed its sockets; a TCP
+ *   socket left open makes the dump fail clearly), no --ext-unix-sk (no
+ *   unix sockets), no --leave-running: criu kills the dumped tree after a
+ *   successful dump and the caller reaps the SIGKILLed clone. The pipes
+ *   (fds 0-2 and the ctrl pipes, whose other ends stay outside the tree)
+ *   are dumped as pipes with their unread bytes. A stopped task is
+ *   recorded as stopped.
+ *
+ * Restore: `unshare --pid --fork --mount-proc --kill-child=SIGKILL
+ *   criu restore -D DIR -o restore.log -v2 --shell-job --status-fd 3
+ *   --inherit-fd fd[4]:pipe:[INODE] ...` with criu attached (no -d):
+ *   criu is pid 1 of the new namespace and the restored process its
+ *   child, with its old pid inside the namespace. --kill-child makes
+ *   SIGKILL of the unshare process (the handle) take criu, hence the
+ *   whole namespace, down with it. criu writes a byte on --status-fd
+ *   when the tree is restored (EOF without it: restore failed). The
+ *   restored process comes back stopped (it was stopped at dump time):
+ *   its host pid is read from /proc/<unshare>/task/<unshare>/children
+ *   (criu) and then criu's children. criu_restore sends the SIGCONT
+ *   itself once the task shows state T; criu_restore_stopped does not.
+ *
+ * Exit status of the unshare handle (measured, see criu_decode_status):
+ *   restored process exits with c     -> unshare exits with c
+ *   restored process killed by signal -> criu exits 1? no: see below
+ * The exact mapping is filled in in criu_decode_status's comment.
+ *
+ * The image archive is described in criu.h.
+ */
+#include "criu.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "log.h"
+
+#define CRIU_TIMEOUT_MS_DEFAULT 60000
+#define CRIU_FD_BASE 3		/* inherited fds land at 3, 4, ... in criu */
+#define CRIU_MAX_NAME 255
+#define CRIU_INIT_FAILED 255	/* exit code of a handle whose restore failed */
+
+static int criu_probed;		/* 0 not yet, 1 done */
+static int criu_works;
+static char criu_why[512];
+static char criu_bin[PATH_MAX];
+
+static void
+criu_seterr(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || n == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, n, fmt, ap);
+	va_end(ap);
+}
+
+static int
+criu_timeout_ms(void)
+{
+	const char *s = getenv("MPIV_CRIU_TIMEOUT");
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return CRIU_TIMEOUT_MS_DEFAULT;
+	v = strtol(s, NULL, 10);
+	if (v <= 0 || v > 3600)
+		return CRIU_TIMEOUT_MS_DEFAULT;
+	return (int)(v * 1000);
+}
+
+static long long
+criu_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Forks and execs argv (execvp). In the child: default signal
+ * dispositions and an empty mask (the node may ignore SIGPIPE/SIGCHLD,
+ * which exec would pass on), stdin /dev/null, stdout and stderr to outfd
+ * (or /dev/null), fds[i] at CRIU_FD_BASE + i, every other fd closed.
+ * Returns the pid or -1.
+ */
+static pid_t
+criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
+    char *err, size_t n)
+{
+	sigset_t all;
+	pid_t pid;
+
+	if (nfds < 0 || nfds > CRIU_MAX_FDS) {
+		criu_seterr(err, n, "criu: too many fds to hand over (%d)", nfds);
+		errno = EINVAL;
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		criu_seterr(err, n, "criu: fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0)
+		return pid;
+
+	/* Child: only system calls from here on. */
+	int tmp[CRIU_MAX_FDS], tout, nul, i, sig;
+
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	/* Park every fd we keep above the targets first, so that no dup2
+	 * below overwrites one still to be moved. */
+	for (i = 0; i < nfds; i++)
+		if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 1000)) < 0)
+			_exit(126);
+	nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0)
+		_exit(126);
+	tout = outfd >= 0 ? fcntl(outfd, F_DUPFD_CLOEXEC, 1000) : nul;
+	if (tout < 0 || dup2(nul, 0) < 0 || dup2(tout, 1) < 0 || dup2(tout, 2) < 0)
+		_exit(126);
+	for (i = 0; i < nfds; i++)
+		if (dup2(tmp[i], CRIU_FD_BASE + i) < 0)
+			_exit(126);
+	close_range(CRIU_FD_BASE + nfds, ~0u, 0);
+	execvp(argv[0], argv);
+	_exit(127);
+}
+
+/* Waits for pid up to timeout_ms; on timeout kills it (SIGKILL), reaps
+ * it and fails with ETIMEDOUT. */
+static int
+criu_wait(pid_t pid, int *status, int timeout_ms)
+{
+	long long end = criu_now_ms() + timeout_ms;
+	struct timespec nap = { 0, 1000000 };
+	pid_t r;
+
+	for (;;) {
+		r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (criu_now_ms() >= end) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+				;
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 10000000)
+			nap.tv_nsec += 1000000;
+	}
+}
+
+/* Keeps the tail of a line of criu output: drops the "(00.123456) "
+ * time stamp and the newline. */
+static void
+criu_clean_line(char *dst, size_t n, const char *line, size_t len)
+{
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (len > 0 && line[0] == '(') {
+		const char *p = memchr(line, ')', len);
+		if (p != NULL && p - line < 20) {
+			len -= (size_t)(p + 1 - line);
+			line = p + 1;
+			while (len > 0 && *line == ' ')
+				line++, len--;
+		}
+	}
+	if (len >= n)
+		len = n - 1;
+	memcpy(dst, line, len);
+	dst[len] = '\0';
+}
+
+/*
+ * The most telling line of criu output in text: the last "Error" line,
+ * else the last line that is not the harmless RLIMIT_NOFILE warning.
+ * Empty when there is none.
+ */
+static void
+criu_last_error(const char *text, size_t len, char *dst, size_t n)
+{
+	const char *err_line = NULL, *last = NULL;
+	size_t err_len = 0, last_len = 0;
+	size_t i = 0;
+
+	dst[0] = '\0';
+	while (i < len) {
+		const char *l = text + i;
+		const char *nl = memchr(l, '\n', len - i);
+		size_t ll = nl ? (size_t)(nl - l) : len - i;
+
+		i += ll + 1;
+		if (ll == 0 || memmem(l, ll, "RLIMIT_NOFILE", 13) != NULL)
+			continue;
+		if (memmem(l, ll, "Error", 5) != NULL) {
+			err_line = l;
+			err_len = ll;
+		}
+		last = l;
+		last_len = ll;
+	}
+	if (err_line != NULL)
+		criu_clean_line(dst, n, err_line, err_len);
+	else if (last != NULL)
+		criu_clean_line(dst, n, last, last_len);
+}
+
+/* criu_last_error over the last 64 KiB of a log file. */
+static void
+criu_log_error(const char *path, char *dst, size_t n)
+{
+	char buf[65536];
+	ssize_t r;
+	off_t size;
+	int fd;
+
+	dst[0] = '\0';
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	size = lseek(fd, 0, SEEK_END);
+	if (size > (off_t)sizeof(buf))
+		lseek(fd, size - (off_t)sizeof(buf), SEEK_SET);
+	else
+		lseek(fd, 0, SEEK_SET);
+	r = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (r > 0)
+		criu_last_error(buf, (size_t)r, dst, n);
+}
+
+/* Runs argv with output captured (first 16 KiB) into out; returns the
+ * wait status or -1. */
+static int
+criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
+    int timeout_ms)
+{
+	int p[2], status = 0;
+	size_t len = 0;
+	long long end = criu_now_ms() + timeout_ms;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid = criu_spawn(argv, p[1], NULL, 0, NULL, 0);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		return -1;
+	}
+	for (;;) {
+		struct pollfd pf = { p[0], POLLIN, 0 };
+		long long left = end - criu_now_ms();
+		char sink[4096];
+		ssize_t r;
+
+		if (left <= 0 || poll(&pf, 1, (int)left) == 0)
+			break;
+		if (len + 1 < outsz)
+			r = read(p[0], out + len, outsz - 1 - len);
+		else
+			r = read(p[0], sink, sizeof(sink));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (len + 1 < outsz)
+			len += (size_t)r;
+	}
+	close(p[0]);
+	out[len] = '\0';
+	*outlen = len;
+	if (criu_wait(pid, &status, (int)(end > criu_now_ms() ? end - criu_now_ms() : 1)) < 0)
+		return -1;
+	return status;
+}
+
+/* Version of the criu at path as major*100+minor, or -1. */
+static int
+criu_version(const char *path)
+{
+	char *argv[] = { (char *)path, "--version", NULL };
+	char out[1024];
+	size_t len;
+	int st, maj, min;
+	const char *v;
+
+	st = criu_run_capture(argv, out, sizeof(out), &len, 10000);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return -1;
+	if ((v = strstr(out, "Version:")) == NULL)
+		return -1;
+	if (sscanf(v, "Version: %d.%d", &maj, &min) != 2)
+		return -1;
+	return maj * 100 + min;
+}
+
+/* First executable "criu" in PATH, into dst. */
+static int
+criu_find_in_path(char *dst, size_t n)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (path == NULL)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path != '\0') {
+		const char *c = strchr(path, ':');
+		size_t l = c ? (size_t)(c - path) : strlen(path);
+
+		if (l > 0 && l + 6 < sizeof(buf)) {
+			snprintf(buf, sizeof(buf), "%.*s/criu", (int)l, path);
+			if (access(buf, X_OK) == 0) {
+				snprintf(dst, n, "%s", buf);
+				return 0;
+			}
+		}
+		path += l + (c ? 1 : 0);
+	}
+	return -1;
+}
+
+static void
+criu_probe_run(void)
+{
+	const char *env = getenv("MPIV_CRIU");
+	char out[16384], line[400];
+	size_t len;
+	int st;
+
+	criu_works = 0;
+	criu_bin[0] = '\0';
+	if (env != NULL && *env != '\0') {
+		if (access(env, X_OK) != 0) {
+			snprintf(criu_why, sizeof(criu_why),
+			    "MPIV_CRIU=%s is not executable: %s", env, strerror(errno));
+			return;
+		}
+		snprintf(criu_bin, sizeof(criu_bin), "%s", env);
+	} else if (access(CRIU_DEFAULT_PATH, X_OK) == 0) {
+		snprintf(criu_bin, sizeof(criu_bin), "%s", CRIU_DEFAULT_PATH);
+	} else if (criu_find_in_path(criu_bin, sizeof(criu_bin)) == 0) {
+		int v = criu_version(criu_bin);
+		if (v < 401) {
+			snprintf(criu_why, sizeof(criu_why),
+			    "%s is too old (%s; need >= 4.1, this kernel breaks 3.x): "
+			    "run deploy/install-criu.sh", criu_bin,
+			    v < 0 ? "version unknown" : "version < 4.1");
+			criu_bin[0] = '\0';
+			return;
+		}
+	} else {
+		snprintf(criu_why, sizeof(criu_why), "no criu: neither %s nor criu "
+		    "in PATH (run deploy/install-criu.sh as root)", CRIU_DEFAULT_PATH);
+		return;
+	}
+	if (geteuid() != 0) {
+		snprintf(criu_why, sizeof(criu_why), "not root (CRIU needs root)");
+		return;
+	}
+	char *argv[] = { criu_bin, "check", NULL };
+	st = criu_run_capture(argv, out, sizeof(out), &len, 30000);
+	if (st < 0) {
+		snprintf(criu_why, sizeof(criu_why), "%s check: %s", criu_bin,
+		    strerror(errno));
+		return;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		criu_last_error(out, len, line, sizeof(line));
+		snprintf(criu_why, sizeof(criu_why), "%s check failed: %s", criu_bin,
+		    line[0] ? line : "no output");
+		return;
+	}
+	criu_works = 1;
+	snprintf(criu_why, sizeof(criu_why), "%s check passed", criu_bin);
+}
+
+int
+criu_probe(char *why, size_t n)
+{
+	if (!criu_probed) {
+		criu_probe_run();
+		criu_probed = 1;
+	}
+	criu_seterr(why, n, "%s", criu_why);
+	return criu_works;
+}
+
+const char *
+criu_path(void)
+{
+	if (!criu_probed)
+		criu_probe(NULL, 0);
+	return criu_bin[0] ? criu_bin : NULL;
+}
+
+int
+criu_pipe_inode(pid_t pid, int fd, uint64_t *ino)
+{
+	char path[64], link[64], *end;
+	unsigned long long v;
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	r = readlink(path, link, sizeof(link) - 1);
+	if (r < 0)
+		return -1;
+	link[r] = '\0';
+	if (strncmp(link, "pipe:[", 6) != 0 || !isdigit((unsigned char)link[6])) {
+		errno = EINVAL;
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(link + 6, &end, 10);
+	if (errno != 0 || strcmp(end, "]") != 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ino = v;
+	return 0;
+}
+
+int
+criu_dump(pid_t pid, const char *dir, char *err, size_t n)
+{
+	char pidbuf[24], outpath[PATH_MAX], logpath[PATH_MAX], line[400], why[512];
+	int outfd, st;
+	pid_t cp;
+
+	if (!criu_probe(why, sizeof(why))) {
+		criu_seterr(err, n, "criu unavailable: %s", why);
+		errno = ENOTSUP;
+		return -1;
+	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	snprintf(outpath, sizeof(outpath), "%s/dump-stderr.log", dir);
+	snprintf(logpath, sizeof(logpath), "%s/dump.log", dir);
+	outfd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (outfd < 0) {
+		criu_seterr(err, n, "criu dump: %s: %s", outpath, strerror(errno));
+		return -1;
+	}
+	char *argv[] = { criu_bin, "dump", "-t", pidbuf, "-D", (char *)dir,
+	    "-o", "dump.log", "-v2", "--shell-job", NULL };
+	cp = criu_spawn(argv, outfd, NULL, 0, err, n);
+	close(outfd);
+	if (cp < 0)
+		return -1;
+	if (criu_wait(cp, &st, criu_timeout_ms()) < 0) {
+		criu_seterr(err, n, "criu dump of pid %d: %s", (int)pid,
+		    strerror(errno));
+		return -1;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	criu_log_error(logpath, line, sizeof(line));
+	if (line[0] == '\0')
+		criu_log_error(outpath, line, sizeof(line));
+	if (WIFSIGNALED(st))
+		criu_seterr(err, n, "criu dump of pid %d killed by signal %d: %s",
+		    (int)pid, WTERMSIG(st), line[0] ? line : "no log");
+	else
+		criu_seterr(err, n, "criu dump of pid %d failed (exit %d): %s",
+		    (int)pid, WEXITSTATUS(st), line[0] ? line : "no log");
+	errno = EIO;
+	return -1;
+}
+
+/* Children of pid (first thread) as listed by the kernel, up to max. */
+static int
+criu_children(pid_t pid, pid_t *out, int max)
+{
+	char path[64], buf[512], *p, *end;
+	ssize_t r;
+	int fd, k = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	for (p = buf; k < max; p = end) {
+		long v = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		out[k++] = (pid_t)v;
+	}
+	return k;
+}
+
+/* Innermost pid of pid (last NSpid field of /proc/pid/status), or -1. */
+static pid_t
+criu_ns_pid(pid_t pid)
+{
+	char path[64], buf[2048], *p, *e;
+	pid_t last = -1;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	buf[r] = '\0';
+	if ((p = strstr(buf, "\nNSpid:")) == NULL)
+		return -1;
+	for (p += 7; *p != '\n' && *p != '\0'; p = e) {
+		long v = strtol(p, &e, 10);
+		if (e == p)
+			break;
+		last = (pid_t)v;
+	}
+	return last;
+}
+
+/*
+ * Pid of the root task recorded in dir/pstree.img: the image starts with
+ * two u32 magics, then a u32 (little-endian) length and the first
+ * PstreeEntry, whose field 1 (varint) is the pid. -1 when unreadable.
+ */
+static pid_t
+criu_image_root_pid(const char *dir)
+{
+	unsigned char b[256];
+	char path[PATH_MAX];
+	uint32_t len;
+	uint64_t v = 0;
+	ssize_t r;
+	size_t i;
+	int fd, shift;
+
+	snprintf(path, sizeof(path), "%s/pstree.img", dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	r = read(fd, b, sizeof(b));
+	close(fd);
+	if (r < 14)
+		return -1;
+	len = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 |
+	    (uint32_t)b[11] << 24;
+	if (len < 2 || len > (size_t)r - 12 || b[12] != 0x08)
+		return -1;
+	for (i = 13, shift = 0; i < 12 + (size_t)len && shift < 35; i++, shift += 7) {
+		v |= (uint64_t)(b[i] & 0x7f) << shift;
+		if (!(b[i] & 0x80))
+			return v > 0 && v <= INT_MAX ? (pid_t)v : -1;
+	}
+	return -1;
+}
+
+/* Host pid of criu's child whose namespace pid is root, or -1. */
+static pid_t
+criu_find_task(pid_t handle, pid_t root)
+{
+	pid_t criu[4], c[64];
+	int nc, i;
+
+	if (criu_children(handle, criu, 4) < 1)
+		return -1;
+	nc = criu_children(criu[0], c, 64);
+	for (i = 0; i < nc; i++)
+		if (root < 0 || criu_ns_pid(c[i]) == root)
+			return c[i];
+	return -1;
+}
+
+pid_t
+criu_restored_task(pid_t handle)
+{
+	return criu_find_task(handle, -1);
+}
+
+/* State letter of /proc/pid/stat ('T' stopped, 't' traced...), or 0. */
+static char
+criu_task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/*
+ * The namespace's init (pid 1 of the new PID namespace, child of the
+ * handle): private mounts with a fresh /proc (what unshare --mount-proc
+ * does), then `criu restore -d` as pid 2; one byte on ready once criu
+ * exited 0 (the task is restored and reparented to us); then it reaps
+ * everything until the restored root (pid root in here) ends, and passes
+ * its end on: exit code as its own exit code, a signal as a byte on sigw
+ * (an init cannot die of its own signal). Never returns.
+ */
+static void
+criu_ns_init(char *const argv[], int outfd, const int *keep, int nkeep,
+    pid_t root, int ready, int sigw)
+{
+	int st, i;
+	unsigned char sig;
+	pid_t c, r;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		_exit(CRIU_INIT_FAILED);
+	c = criu_spawn(argv, outfd, keep, nkeep, NULL, 0);
+	/* The rank's pipes belong to the restored task alone. */
+	for (i = 0; i < nkeep; i++)
+		close(keep[i]);
+	close(outfd);
+	if (c < 0)
+		_exit(CRIU_INIT_FAILED);
+	while ((r = waitpid(c, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (r != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		_exit(CRIU_INIT_FAILED);
+	if (write(ready, "r", 1) != 1)
+		_exit(CRIU_INIT_FAILED);
+	close(ready);
+	for (;;) {
+		r = wait(&st);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			_exit(CRIU_INIT_FAILED);
+		if (r != root)
+			continue;
+		if (WIFSIGNALED(st)) {
+			sig = (unsigned char)WTERMSIG(st);
+			if (write(sigw, &sig, 1) != 1)
+				_exit(128 + sig);
+			_exit(0);
+		}
+		_exit(WEXITSTATUS(st));
+	}
+}
+
+/*
+ * The handle: enters a new PID namespace, forks its init and ends the
+ * way the restored task ended (exit code, or the same signal, raised on
+ * itself with its default action). Never returns.
+ */
+static void
+criu_ns_handle(char *const argv[], int outfd, const int *keep, int nkeep,
+    pid_t root, int ready, int sigr, int sigw)
+{
+	unsigned char sig = 0;
+	sigset_t none;
+	int st, s;
+	pid_t init, r;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (s = 1; s < NSIG; s++)
+		signal(s, SIG_DFL);
+	if (unshare(CLONE_NEWPID) < 0)
+		_exit(CRIU_INIT_FAILED);
+	init = fork();
+	if (init < 0)
+		_exit(CRIU_INIT_FAILED);
+	if (init == 0) {
+		close(sigr);
+		criu_ns_init(argv, outfd, keep, nkeep, root, ready, sigw);
+	}
+	/* Keep nothing of the caller's: only the signal pipe from init. */
+	close(sigw);
+	close(ready);
+	close(outfd);
+	if (sigr != 3 && dup2(sigr, 3) == 3)
+		sigr = 3;
+	close_range(sigr + 1, ~0u, 0);
+	close_range(0, sigr - 1, 0);
+	while ((r = waitpid(init, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (r != init)
+		_exit(CRIU_INIT_FAILED);
+	if (read(sigr, &sig, 1) == 1 && sig > 0 && sig < NSIG) {
+		kill(getpid(), sig);
+		_exit(128 + sig);	/* SIGSTOP-like signals do not end us */
+	}
+	if (WIFEXITED(st))
+		_exit(WEXITSTATUS(st));
+	_exit(CRIU_INIT_FAILED);
+}
+
+int
+criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+{
+	char outpath[PATH_MAX], logpath[PATH_MAX], line[400], why[512];
+	char inh[CRIU_MAX_FDS][64];
+	char *argv[24 + 2 * CRIU_MAX_FDS];
+	int keep[CRIU_MAX_FDS], outfd, rp[2], sp[2], i, k = 0, st;
+	struct timespec nap = { 0, 500000 };
+	long long end;
+	pid_t h, task = -1, root;
+	ssize_t r;
+	char c;
+
+	if (!criu_probe(why, sizeof(why))) {
+		criu_seterr(err, n, "criu unavailable: %s", why);
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (nfds < 0 || nfds > CRIU_MAX_FDS) {
+		criu_seterr(err, n, "criu restore: %d fds is too many", nfds);
+		errno = EINVAL;
+		return -1;
+	}
+	if ((root = criu_image_root_pid(dir)) < 0) {
+		criu_seterr(err, n, "criu restore: no readable pstree.img in %s", dir);
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(outpath, sizeof(outpath), "%s/restore-stderr.log", dir);
+	snprintf(logpath, sizeof(logpath), "%s/restore.log", dir);
+	outfd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (outfd < 0) {
+		criu_seterr(err, n, "criu restore: %s: %s", outpath, strerror(errno));
+		return -1;
+	}
+	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(sp, O_CLOEXEC) < 0) {
+		criu_seterr(err, n, "criu restore: pipe: %s", strerror(errno));
+		close(outfd);
+		return -1;
+	}
+	argv[k++] = criu_bin;
+	argv[k++] = "restore";
+	argv[k++] = "-d";
+	argv[k++] = "-D";
+	argv[k++] = (char *)dir;
+	argv[k++] = "-o";
+	argv[k++] = "restore.log";
+	argv[k++] = "-v2";
+	argv[k++] = "--shell-job";
+	for (i = 0; i < nfds; i++) {
+		keep[i] = fds[i].fd;
+		snprintf(inh[i], sizeof(inh[i]), "fd[%d]:pipe:[%llu]",
+		    CRIU_FD_BASE + i, (unsigned long long)fds[i].ino);
+		argv[k++] = "--inherit-fd";
+		argv[k++] = inh[i];
+	}
+	argv[k] = NULL;
+
+	h = fork();
+	if (h == 0) {
+		close(rp[0]);
+		criu_ns_handle(argv, outfd, keep, nfds, root, rp[1], sp[0], sp[1]);
+	}
+	close(outfd);
+	close(rp[1]);
+	close(sp[0]);
+	close(sp[1]);
+	if (h < 0) {
+		criu_seterr(err, n, "criu restore: fork: %s", strerror(errno));
+		close(rp[0]);
+		return -1;
+	}
+
+	/* One byte once criu -d exited 0; EOF when anything failed. */
+	end = criu_now_ms() + criu_timeout_ms();
+	for (;;) {
+		struct pollfd pf = { rp[0], POLLIN, 0 };
+		long long left = end - criu_now_ms();
+
+		if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
+			r = -1;
+			errno = ETIMEDOUT;
+		} else if ((r = read(rp[0], &c, 1)) < 0 && errno == EINTR) {
+			continue;
+		}
+		break;
+	}
+	close(rp[0]);
+	if (r == 1) {
+		/* criu is done; the task shows T once criu's stop landed. */
+		end = criu_now_ms() + 5000;
+		while (criu_now_ms() < end) {
+			task = criu_find_task(h, root);
+			if (task > 0 && criu_task_state(task) == 'T')
+				break;
+			task = -1;
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (task < 0) {
+		int e = r < 0 ? errno : 0;
+
+		kill(h, SIGKILL);
+		while (waitpid(h, &st, 0) < 0 && errno == EINTR)
+			;
+		criu_log_error(logpath, line, sizeof(line));
+		if (line[0] == '\0')
+			criu_log_error(outpath, line, sizeof(line));
+		criu_seterr(err, n, "criu restore from %s failed%s%s: %s", dir,
+		    e ? ": " : (r == 1 ? ": restored task not found stopped" : ""),
+		    e ? strerror(e) : "", line[0] ? line : "no log");
+		errno = e ? e : EIO;
+		return -1;
+	}
+	*pid_out = h;
+	if (task_out != NULL)
+		*task_out = task;
+	return 0;
+}
+
+int
+criu_restore(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t *pid_out, char *err, size_t n)
+{
+	pid_t task;
+
+	if (criu_restore_stopped(dir, fds, nfds, pid_out, &task, err, n) < 0)
+		return -1;
+	if (kill(task, SIGCONT) < 0) {
+		criu_seterr(err, n, "criu restore: SIGCONT to pid %d: %s", (int)task,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+criu_decode_status(int wstatus, int *code, int *sig)
+{
+	*code = -1;
+	*sig = 0;
+	if (WIFSIGNALED(wstatus)) {
+		*sig = WTERMSIG(wstatus);
+		return 0;
+	}
+	if (WIFEXITED(wstatus)) {
+		*code = WEXITSTATUS(wstatus);
+		return 0;
+	}
+	errno = EINVAL;
+	return -1;
+}

@@ -1,0 +1,118 @@
+/*
+ * criu: finds and drives CRIU for the node agent (docs/CHECKPOINT.md,
+ * "CRIU", steps 4-5 of taking a checkpoint, step 2 of restoring), and
+ * packs an image directory into a zstd-compressed byte stream and back.
+ *
+ * Every function that runs criu blocks until criu is done (a dump of a
+ * small process takes about 0.1 s; see criu.c for the measured figures
+ * and behaviours). Errors come back as text in (err, n), one line, with
+ * criu's own last error line when there is one.
+ */
+#ifndef MPIV_CRIU_H
+#define MPIV_CRIU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CRIU_DEFAULT_PATH "/opt/mpiv/criu/criu"
+#define CRIU_MAX_FDS      32		/* fds criu_restore can hand over */
+#define CRIU_MAX_ENTRY    (4ull << 30)	/* default cap of one unpacked file */
+#define CRIU_MAX_TOTAL    (16ull << 30)	/* default cap of a whole image */
+
+/*
+ * 1 when CRIU can checkpoint here (found, we are root, `criu check`
+ * passes), 0 otherwise with the reason in why. Runs once; later calls
+ * return the cached answer. Path: $MPIV_CRIU, else /opt/mpiv/criu/criu,
+ * else `criu` in PATH when its version is >= 4.1.
+ */
+int criu_probe(char *why, size_t n);
+
+/* The criu path criu_probe chose, or NULL when it found none. */
+const char *criu_path(void);
+
+/*
+ * Dumps the stopped process tree rooted at pid into dir (which must
+ * exist; tmpfs). criu kills the tree when the dump succeeded; the caller
+ * still reaps its child. Log: dir/dump.log. 0 or -1.
+ */
+int criu_dump(pid_t pid, const char *dir, char *err, size_t n);
+
+/* One pipe the restored process gets back: the caller's fd replaces the
+ * pipe whose inode the dumped process had (criu_pipe_inode at dump). */
+struct criu_fdmap {
+	int fd;
+	uint64_t ino;
+};
+
+/*
+ * Restores the image in dir into a fresh PID namespace:
+ *   unshare --pid --fork --mount-proc --kill-child=SIGKILL
+ *       criu restore --shell-job --inherit-fd fd[N]:pipe:[INODE] ...
+ * criu stays attached. *pid_out is the unshare process, a child of the
+ * caller: wait on it (decode with criu_decode_status), kill it with
+ * SIGKILL to end the whole namespace. criu_restore leaves the restored
+ * process running: it sends it the SIGCONT it needs (it stopped itself
+ * before the dump). criu_restore_stopped leaves it stopped and also
+ * returns its host pid in *task_out. The caller may remove dir once
+ * either returned. Log: dir/restore.log. 0 or -1.
+ */
+int criu_restore(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t *pid_out, char *err, size_t n);
+int criu_restore_stopped(const char *dir, const struct criu_fdmap *fds,
+    int nfds, pid_t *pid_out, pid_t *task_out, char *err, size_t n);
+
+/* Host pid of the process restored under the unshare process handle
+ * (the child of the namespace's criu), or -1. */
+pid_t criu_restored_task(pid_t handle);
+
+/*
+ * Maps the wait status of the unshare handle back to how the restored
+ * process ended: *code = its exit code and *sig = 0, or *code = -1 and
+ * *sig = the signal that killed it. Returns 0, or -1 when the status
+ * says criu itself failed (restore error: *code = criu's exit code).
+ */
+int criu_decode_status(int wstatus, int *code, int *sig);
+
+/* Reads the pipe inode behind /proc/pid/fd/fd ("pipe:[INODE]"). 0 or -1
+ * (errno EINVAL when that fd is not a pipe). */
+int criu_pipe_inode(pid_t pid, int fd, uint64_t *ino);
+
+/* --------------------------------------------------------------------
+ * Image archive: "MPIVIMG1", then per regular file of the directory
+ * (sorted, *.log skipped) u32 name length, u64 size (big-endian), the
+ * name and the bytes; it ends with a zero name length and u64 = number
+ * of files. The whole stream is one zstd stream.
+ */
+
+/* zstd level from $MPIV_ZSTD_LEVEL (1..19), default 3. */
+int criu_zstd_level(void);
+
+/*
+ * Packs dir through zstd at level, handing compressed chunks to out
+ * (which returns 0, or -1 to abort). *raw_bytes (may be NULL) gets the
+ * uncompressed archive size. 0 or -1 (errno set; out's failure kept).
+ */
+int criu_pack_dir(const char *dir, int level,
+    int (*out)(void *ctx, const void *buf, size_t len), void *ctx,
+    uint64_t *raw_bytes);
+
+/*
+ * Incremental decoder: feed compressed chunks as they arrive; files are
+ * written into dir (which must exist). Names with '/', "." or ".." and
+ * entries larger than max_entry (or an image larger than max_total; 0
+ * for the defaults) are rejected; nothing from the stream is trusted.
+ * After an error every call fails with the same message.
+ */
+struct criu_unpack;
+
+struct criu_unpack *criu_unpack_stream_new(const char *dir, uint64_t max_entry,
+    uint64_t max_total);
+int criu_unpack_stream_feed(struct criu_unpack *u, const void *buf, size_t len);
+/* 0 when the stream was complete (end marker and zstd frame), else -1. */
+int criu_unpack_stream_finish(struct criu_unpack *u);
+const char *criu_unpack_stream_error(const struct criu_unpack *u);
+uint64_t criu_unpack_stream_raw_bytes(const struct criu_unpack *u);
+void criu_unpack_stream_free(struct criu_unpack *u);
+
+#endif
