@@ -124,7 +124,8 @@ demo: deps
 
 bench: deps
 	$(MAKE) all
-	sh bench/run.sh
+	sh bench/run.sh $(BENCH_ARGS)
+	bash bench/ft.sh
 
 fuzz:
 	$(MAKE) -f tests/fuzz/fuzz.mk BUILD=$(BUILD)

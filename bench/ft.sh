@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench/ft.sh: what fault tolerance costs (issue 3). Part of `make bench`.
+#
+#   1. failure-free overhead of message logging: the same ping-pong with
+#      mpiv logging (the default), mpiv relay-only (--relay-only: no log, no
+#      rank-side records) and Open MPI (TCP), back to back, R rounds;
+#   2. the rank-side record: a ping-pong whose receives complete through
+#      MPI_Waitany (one logged outcome per message), logging vs relay-only;
+#   3. re-execution speed: rank 1 receives M messages, is killed as it
+#      enters MPI_Finalize (MPIV_FAULT=finalize:1:1) and replays them all
+#      from the CM's log; the report's replay time against the original
+#      receive phase.
+# Prints markdown tables; also written to $B/bench/ft.md. Only ratios from
+# the same run mean anything on this noisy 2-core machine.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=${MPIV_BUILD:-build}
+R=${FT_ROUNDS:-3}
+OUT=$B/bench/ft
+mkdir -p "$OUT"
+OMPICC=$(command -v mpicc.openmpi || true)
+OMPIRUN=$(command -v mpirun.openmpi || true)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OMPI_OPTS="--oversubscribe --bind-to none --mca pml ob1 --mca btl tcp,self"
+fail=0
+
+for p in pingpong waitany replay; do
+	"$B/bin/mpivcc" -O2 -o "$OUT/$p.mpiv" "bench/$p.c" || exit 1
+	if [ -n "$OMPICC" ]; then
+		"$OMPICC" -O2 -o "$OUT/$p.ompi" "bench/$p.c" || exit 1
+	fi
+done
+
+# run_mpiv NAME OPTS... -- prog args: prints the RESULT line's field $FIELD
+field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | head -1; }
+median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+mpiv_run() { timeout 300 "$B/bin/mpiv" run -n 2 --cms 1 "$@" 2>>"$OUT/err.log"; }
+ompi_run() {
+	[ -n "$OMPIRUN" ] || return 1
+	timeout 300 "$OMPIRUN" $OMPI_OPTS -n 2 "$@" 2>>"$OUT/err.log"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'; }
+
+{
+echo "## Fault-tolerance costs ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
+echo
+echo "### Failure-free overhead of logging (2-rank ping-pong, half round trip µs, median of $R rounds)"
+echo
+echo "| size | mpiv logging | mpiv relay-only | Open MPI | logging / relay-only | logging / Open MPI |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for size in 8 65536 1048576; do
+	: > "$OUT/l" ; : > "$OUT/r" ; : > "$OUT/o"
+	for _ in $(seq "$R"); do
+		mpiv_run "$OUT/pingpong.mpiv" --size "$size" | field lat_us >> "$OUT/l"
+		mpiv_run --relay-only "$OUT/pingpong.mpiv" --size "$size" | field lat_us >> "$OUT/r"
+		ompi_run "$OUT/pingpong.ompi" --size "$size" | field lat_us >> "$OUT/o"
+	done
+	l=$(median < "$OUT/l"); r=$(median < "$OUT/r"); o=$(median < "$OUT/o")
+	[ "$l" = nan ] || [ "$r" = nan ] && fail=1
+	echo "| $size | $l | $r | $o | $(ratio "$l" "$r") | $(ratio "$l" "$o") |"
+done
+echo
+echo "### Rank-side records (receives completed by MPI_Waitany, 8 B, half round trip µs)"
+echo
+echo "| mpiv logging | mpiv relay-only | Open MPI | logging / relay-only |"
+echo "|---:|---:|---:|---:|"
+: > "$OUT/l" ; : > "$OUT/r" ; : > "$OUT/o"
+for _ in $(seq "$R"); do
+	mpiv_run "$OUT/waitany.mpiv" 2000 8 | field lat_us >> "$OUT/l"
+	mpiv_run --relay-only "$OUT/waitany.mpiv" 2000 8 | field lat_us >> "$OUT/r"
+	ompi_run "$OUT/waitany.ompi" 2000 8 | field lat_us >> "$OUT/o"
+done
+l=$(median < "$OUT/l"); r=$(median < "$OUT/r"); o=$(median < "$OUT/o")
+echo "| $l | $r | $o | $(ratio "$l" "$r") |"
+echo
+echo "### Re-execution speed (rank 1 killed at MPI_Finalize, replays every receive)"
+echo
+echo "| messages x size | original receive phase (s) | replay (s) | replay / original |"
+echo "|---|---:|---:|---:|"
+for ms in "20000 64" "2000 65536"; do
+	set -- $ms
+	: > "$OUT/o" ; : > "$OUT/p"
+	for _ in $(seq "$R"); do
+		MPIV_FAULT=finalize:1:1 mpiv_run --report "$OUT/rep.json" \
+			"$OUT/replay.mpiv" "$1" "$2" | field recv_phase_s >> "$OUT/o"
+		python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["restart_log"]; print(l[0]["replay_s"] if l else "nan")' \
+			"$OUT/rep.json" >> "$OUT/p" 2>/dev/null || echo nan >> "$OUT/p"
+	done
+	o=$(median < "$OUT/o"); p=$(median < "$OUT/p")
+	[ "$p" = nan ] && fail=1
+	echo "| $1 x $2 B | $o | $p | $(ratio "$p" "$o") |"
+done
+} | tee "$B/bench/ft.md"
+[ "$fail" = 0 ] || { echo "ft.sh: some runs failed, see $OUT/err.log" >&2; exit 1; }
