@@ -1,0 +1,460 @@
+/*
+ * test_criu: the image archive (round trip through zstd fed in small
+ * chunks, truncated and corrupted streams, unsafe names, oversize
+ * entries) and, when CRIU works here, a real dump of a stopped child and
+ * two restores into fresh PID namespaces with new pipes: one exits 7, one
+ * is killed with SIGKILL; the handle's status must say so.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "criu.h"
+
+struct membuf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static int
+mem_out(void *ctx, const void *buf, size_t len)
+{
+	struct membuf *m = ctx;
+
+	if (m->len + len > m->cap) {
+		size_t cap = (m->len + len) * 2;
+		unsigned char *np = realloc(m->p, cap);
+		if (np == NULL)
+			return -1;
+		m->p = np;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+static void
+rm_rf(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+write_file(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+}
+
+static size_t
+read_file(const char *dir, const char *name, unsigned char *buf, size_t cap)
+{
+	char path[512];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return (size_t)-1;
+	n = fread(buf, 1, cap, f);
+	fclose(f);
+	return n;
+}
+
+/* A source dir: a 300 KB file, an empty one, a .log (skipped), a
+ * subdirectory (skipped). Packs it into m. */
+static void
+make_packed(char *src, struct membuf *m, unsigned char *big, size_t bigsz)
+{
+	uint64_t raw = 0;
+	size_t i;
+
+	strcpy(src, "/dev/shm/mpiv-test-criu-src-XXXXXX");
+	assert_non_null(mkdtemp(src));
+	for (i = 0; i < bigsz; i++)
+		big[i] = (unsigned char)((i * 7919u) >> 5 ^ i);
+	write_file(src, "pages-1.img", big, bigsz);
+	write_file(src, "empty.img", "", 0);
+	write_file(src, "dump.log", "log", 3);
+	char sub[512];
+	snprintf(sub, sizeof(sub), "%s/sub", src);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	memset(m, 0, sizeof(*m));
+	assert_int_equal(criu_pack_dir(src, criu_zstd_level(), mem_out, m, &raw), 0);
+	assert_true(raw > bigsz);
+	assert_true(m->len > 0 && m->len < raw);
+}
+
+static void
+test_pack_roundtrip(void **state)
+{
+	static unsigned char big[300000], back[400000];
+	char src[64], dst[64];
+	struct membuf m;
+	struct criu_unpack *u;
+	size_t off;
+
+	make_packed(src, &m, big, sizeof(big));
+	strcpy(dst, "/dev/shm/mpiv-test-criu-dst-XXXXXX");
+	assert_non_null(mkdtemp(dst));
+	u = criu_unpack_stream_new(dst, 0, 0);
+	assert_non_null(u);
+	for (off = 0; off < m.len; off += 7) {	/* network-sized dribbles */
+		size_t n = m.len - off < 7 ? m.len - off : 7;
+		assert_int_equal(criu_unpack_stream_feed(u, m.p + off, n), 0);
+	}
+	assert_int_equal(criu_unpack_stream_finish(u), 0);
+	assert_true(criu_unpack_stream_raw_bytes(u) > sizeof(big));
+	criu_unpack_stream_free(u);
+	assert_int_equal(read_file(dst, "pages-1.img", back, sizeof(back)), sizeof(big));
+	assert_memory_equal(back, big, sizeof(big));
+	assert_int_equal(read_file(dst, "empty.img", back, sizeof(back)), 0);
+	assert_int_equal(read_file(dst, "dump.log", back, sizeof(back)), (size_t)-1);
+	rm_rf(src);
+	rm_rf(dst);
+	free(m.p);
+}
+
+/* Feeds buf[0..len) in 1000-byte chunks then finishes; returns 0 when the
+ * whole thing was accepted, -1 (with the error text in why) otherwise. */
+static int
+unpack_all(const unsigned char *buf, size_t len, uint64_t max_entry, char *why,
+    size_t n)
+{
+	char dst[64];
+	struct criu_unpack *u;
+	size_t off;
+	int rc = 0;
+
+	strcpy(dst, "/dev/shm/mpiv-test-criu-bad-XXXXXX");
+	assert_non_null(mkdtemp(dst));
+	u = criu_unpack_stream_new(dst, max_entry, 0);
+	assert_non_null(u);
+	for (off = 0; off < len && rc == 0; off += 1000)
+		rc = criu_unpack_stream_feed(u, buf + off, len - off < 1000 ? len - off : 1000);
+	if (rc == 0)
+		rc = criu_unpack_stream_finish(u);
+	snprintf(why, n, "%s", criu_unpack_stream_error(u));
+	if (rc < 0) {
+		assert_true(why[0] != '\0');
+		/* every later call fails the same way */
+		assert_int_equal(criu_unpack_stream_feed(u, "x", 1), -1);
+	}
+	criu_unpack_stream_free(u);
+	rm_rf(dst);
+	return rc;
+}
+
+static void
+test_pack_truncated_corrupt(void **state)
+{
+	static unsigned char big[300000];
+	char src[64], why[256];
+	struct membuf m;
+	size_t cut;
+
+	make_packed(src, &m, big, sizeof(big));
+	for (cut = 0; cut < m.len; cut += m.len / 13 + 1) {
+		assert_int_equal(unpack_all(m.p, cut, 0, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, cut == 0 ? "truncated" : ""));
+	}
+	assert_int_equal(unpack_all(m.p, m.len - 1, 0, why, sizeof(why)), -1);
+	printf("truncated: %s\n", why);
+	/* flip bytes at several places: must fail, never crash */
+	for (cut = 20; cut < m.len; cut += m.len / 11 + 1) {
+		m.p[cut] ^= 0x5a;
+		assert_int_equal(unpack_all(m.p, m.len, 0, why, sizeof(why)), -1);
+		m.p[cut] ^= 0x5a;
+	}
+	printf("corrupt: %s\n", why);
+	/* trailing garbage after a complete stream */
+	assert_int_equal(mem_out(&m, "junkjunk", 8), 0);
+	assert_int_equal(unpack_all(m.p, m.len, 0, why, sizeof(why)), -1);
+	rm_rf(src);
+	free(m.p);
+}
+
+/* A hand-made archive holding one entry named name of size bytes
+ * (declared), with data bytes actually present. */
+static size_t
+forge(unsigned char *z, size_t zcap, const char *name, uint64_t size, size_t data)
+{
+	unsigned char raw[4096];
+	size_t nl = strlen(name), k = 0, i;
+
+	memcpy(raw, "MPIVIMG1", 8);
+	k = 8;
+	for (i = 0; i < 4; i++)
+		raw[k++] = (unsigned char)(nl >> (24 - 8 * i));
+	for (i = 0; i < 8; i++)
+		raw[k++] = (unsigned char)(size >> (56 - 8 * i));
+	memcpy(raw + k, name, nl);
+	k += nl;
+	memset(raw + k, 'A', data);
+	k += data;
+	memset(raw + k, 0, 11);	/* end: 0 name, 1 file */
+	raw[k + 11] = 1;
+	k += 12;
+	size_t r = ZSTD_compress(z, zcap, raw, k, 3);
+	assert_false(ZSTD_isError(r));
+	return r;
+}
+
+static void
+test_unpack_rejects(void **state)
+{
+	unsigned char z[8192];
+	char why[256];
+	size_t n;
+
+	n = forge(z, sizeof(z), "ok.img", 10, 10);
+	assert_int_equal(unpack_all(z, n, 0, why, sizeof(why)), 0);
+
+	const char *bad[] = { "../evil", "/etc/evil", "a/b", "..", "." };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = forge(z, sizeof(z), bad[i], 10, 10);
+		assert_int_equal(unpack_all(z, n, 0, why, sizeof(why)), -1);
+		assert_non_null(strstr(why, "unsafe"));
+	}
+	assert_int_equal(access("/dev/shm/evil", F_OK), -1);
+	/* a declared size over the cap is refused before anything is written */
+	n = forge(z, sizeof(z), "big.img", 1ull << 40, 10);
+	assert_int_equal(unpack_all(z, n, 0, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "exceeds"));
+	n = forge(z, sizeof(z), "big.img", 100, 100);
+	assert_int_equal(unpack_all(z, n, 50, why, sizeof(why)), -1);
+	assert_non_null(strstr(why, "exceeds"));
+	/* a size larger than the bytes present: truncated */
+	n = forge(z, sizeof(z), "short.img", 1000, 10);
+	assert_int_equal(unpack_all(z, n, 0, why, sizeof(why)), -1);
+	/* not zstd at all */
+	assert_int_equal(unpack_all((const unsigned char *)"hello world", 11, 0, why,
+	    sizeof(why)), -1);
+}
+
+/* ---------------- CRIU ---------------- */
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static ssize_t
+read_timeout(int fd, char *buf, size_t n, int ms)
+{
+	struct pollfd pf = { fd, POLLIN, 0 };
+	ssize_t r;
+
+	if (poll(&pf, 1, ms) <= 0)
+		return -1;
+	r = read(fd, buf, n - 1);
+	if (r >= 0)
+		buf[r] = '\0';
+	return r;
+}
+
+/*
+ * The clone: stdin /dev/null, stdout and stderr a pipe, ctrl-in a pipe
+ * at fd 3. Prints, stops itself, then after SIGCONT waits for a line on
+ * ctrl-in, prints "after restore" and exits 7 (or waits to be killed).
+ */
+static void
+clone_body(int out, int in)
+{
+	int nul = open("/dev/null", O_RDONLY);
+	char line[32];
+
+	dup2(nul, 0);
+	dup2(out, 1);
+	dup2(out, 2);
+	dup2(in, 3);
+	close_range(4, ~0u, 0);
+	if (write(1, "before\n", 7) != 7)
+		_exit(1);
+	raise(SIGSTOP);
+	if (read(3, line, sizeof(line)) <= 0)
+		_exit(2);
+	if (write(1, "after restore\n", 14) != 14)
+		_exit(3);
+	if (line[0] == 'k')
+		pause();
+	_exit(7);
+}
+
+static void
+test_criu_dump_restore(void **state)
+{
+	char why[512], err[512], dir[64], buf[128];
+	int out[2], in[2], st, code, sig, round;
+	uint64_t ino_out, ino_in;
+	pid_t c, h, task;
+	double t0;
+
+	if (!criu_probe(why, sizeof(why))) {
+		printf("CRIU part skipped: %s\n", why);
+		skip();
+	}
+	printf("criu: %s\n", why);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(in), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		close(out[0]);
+		close(in[1]);
+		clone_body(out[1], in[0]);
+	}
+	close(out[1]);
+	close(in[0]);
+	assert_true(read_timeout(out[0], buf, sizeof(buf), 5000) > 0);
+	assert_string_equal(buf, "before\n");
+	assert_int_equal(waitpid(c, &st, WUNTRACED), c);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(criu_pipe_inode(c, 1, &ino_out), 0);
+	assert_int_equal(criu_pipe_inode(c, 3, &ino_in), 0);
+	assert_int_equal(criu_pipe_inode(c, 0, &ino_in) == -1 && errno == EINVAL, 1);
+	assert_int_equal(criu_pipe_inode(c, 3, &ino_in), 0);
+
+	strcpy(dir, "/dev/shm/mpiv-test-criu-img-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	t0 = now_s();
+	if (criu_dump(c, dir, err, sizeof(err)) < 0)
+		fail_msg("dump: %s", err);
+	printf("dump: %.3f s\n", now_s() - t0);
+	assert_int_equal(waitpid(c, &st, 0), c);	/* criu killed it */
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	close(out[0]);
+	close(in[1]);
+
+	struct membuf m = { 0 };
+	uint64_t raw;
+	assert_int_equal(criu_pack_dir(dir, criu_zstd_level(), mem_out, &m, &raw), 0);
+	printf("image: %llu bytes raw, %zu bytes zstd\n", (unsigned long long)raw, m.len);
+	free(m.p);
+
+	for (round = 0; round < 2; round++) {
+		int o2[2], i2[2];
+
+		assert_int_equal(pipe(o2), 0);
+		assert_int_equal(pipe(i2), 0);
+		struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+		t0 = now_s();
+		if (criu_restore_stopped(dir, fm, 2, &h, &task, err, sizeof(err)) < 0)
+			fail_msg("restore: %s", err);
+		printf("restore: %.3f s (handle %d, task %d)\n", now_s() - t0, (int)h,
+		    (int)task);
+		close(o2[1]);
+		close(i2[0]);
+		assert_int_equal(criu_restored_task(h), task);
+		assert_int_equal(kill(task, SIGCONT), 0);
+		assert_int_equal(write(i2[1], round == 0 ? "inc 2\n" : "kill\n", 5 + (round == 0)),
+		    5 + (round == 0));
+		assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+		assert_string_equal(buf, "after restore\n");
+		if (round == 1)
+			assert_int_equal(kill(task, SIGKILL), 0);
+		assert_int_equal(waitpid(h, &st, 0), h);
+		assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+		if (round == 0) {
+			assert_int_equal(code, 7);
+			assert_int_equal(sig, 0);
+		} else {
+			assert_int_equal(code, -1);
+			assert_int_equal(sig, SIGKILL);
+		}
+		/* the stdout pipe is at EOF: no process of the namespace is left */
+		assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+		close(o2[0]);
+		close(i2[1]);
+	}
+
+	/* criu_restore (continues the task itself); killing the handle ends it all */
+	{
+		int o2[2], i2[2];
+
+		assert_int_equal(pipe(o2), 0);
+		assert_int_equal(pipe(i2), 0);
+		struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+		if (criu_restore(dir, fm, 2, &h, err, sizeof(err)) < 0)
+			fail_msg("restore: %s", err);
+		close(o2[1]);
+		close(i2[0]);
+		assert_int_equal(kill(h, SIGKILL), 0);
+		assert_int_equal(waitpid(h, &st, 0), h);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+		close(o2[0]);
+		close(i2[1]);
+	}
+	/* a broken image: restore fails with criu's reason */
+	{
+		char p[128];
+		snprintf(p, sizeof(p), "%s/pstree.img", dir);
+		unlink(p);
+		assert_int_equal(criu_restore(dir, NULL, 0, &h, err, sizeof(err)), -1);
+		printf("broken image: %s\n", err);
+	}
+	rm_rf(dir);
+}
+
+static void
+test_criu_dump_errors(void **state)
+{
+	char why[512], err[512], dir[64];
+
+	if (!criu_probe(why, sizeof(why)))
+		skip();
+	strcpy(dir, "/dev/shm/mpiv-test-criu-err-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	/* no such process: a clear error, not a hang */
+	assert_int_equal(criu_dump(999999, dir, err, sizeof(err)), -1);
+	printf("dump of a missing pid: %s\n", err);
+	assert_true(strlen(err) > 10);
+	rm_rf(dir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pack_roundtrip),
+		cmocka_unit_test(test_pack_truncated_corrupt),
+		cmocka_unit_test(test_unpack_rejects),
+		cmocka_unit_test(test_criu_dump_restore),
+		cmocka_unit_test(test_criu_dump_errors),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
