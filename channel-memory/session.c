@@ -102,6 +102,14 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 		log_info("cm fencing job=%s rank=%d old_incarnation=%u "
 		    "new_incarnation=%u", j->id, h->rank, old->incarnation,
 		    h->incarnation);
+		/*
+		 * A Send the old incarnation left half-read is dropped (its
+		 * sequence rewound) now, before last_seq is answered below:
+		 * done later, from the old connection's close, the new
+		 * incarnation would have been told that the CM holds it, skip
+		 * re-sending it, and the receiver would wait forever.
+		 */
+		relay_send_abort(old);
 		job_detach_session(j, old);
 		session_set_state(old, SESS_DEAD);
 		conn_close(old->c, "replaced by a newer incarnation", false);
