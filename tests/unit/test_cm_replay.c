@@ -753,6 +753,61 @@ test_sender_dies_mid_payload(void **state)
 }
 
 /*
+ * A restarted sender whose Hello is read before its old connection's end
+ * (both can be ready in one loop iteration), while that connection is
+ * mid-payload of an unexpected Send: the half-read message is dropped
+ * before last_seq is answered, so the new incarnation re-sends it
+ * (before the fix the reply said 1, the re-send was skipped as already
+ * held, and the receiver waited forever).
+ */
+static void
+test_fenced_mid_payload(void **state)
+{
+	enum { SZ = 4096 };
+	uint8_t buf[SZ], *meta;
+	Mpiv__Send s = MPIV__SEND__INIT;
+	Mpiv__HelloReply *hr;
+	size_t mlen;
+	int r0, r0b, r1;
+	char *want = malloc(SZ + 1);
+
+	for (int i = 0; i < SZ; i++)
+		buf[i] = (uint8_t)('a' + i % 26);
+	memcpy(want, buf, SZ);
+	want[SZ] = '\0';
+	setup("fmp", 2, false);
+	r0 = rank_conn("fmp", 0, 1);
+	r1 = rank_conn("fmp", 1, 1);
+	s.src = 0;
+	s.dst = 1;
+	s.tag = 4;
+	s.seq = 1;
+	meta = frame_encode(MPIV__MSG_TYPE__MSG_SEND, &s.base, SZ, &mlen);
+	assert_non_null(meta);
+	assert_int_equal(write(r0, meta, mlen), (ssize_t)mlen);
+	assert_int_equal(write(r0, buf, 100), 100);
+	free(meta);
+	usleep(50000);			/* the CM holds 100 bytes of it */
+
+	r0b = dial();			/* old connection still open */
+	hr = hello(r0b, MPIV__ROLE__ROLE_RANK, "fmp", 0, 2, FRAME_VERSION);
+	assert_true(hr->ok);
+	assert_int_equal(hr->last_seq[1], 0);	/* dropped: send it again */
+	frame_free_meta(&hr->base);
+	skip_nd_log(r0b);
+	frame_free_meta(&expect_replay_done(0, 2, 0)->base);
+	expect_closed(r0);		/* fenced */
+	close(r0);
+
+	do_send(r0b, 0, 1, 4, 1, buf, SZ);
+	post_recv(r1, 1, 0, 4);
+	expect_deliver(r1, 1, 1, 0, want, false);
+	free(want);
+	close(r0b);
+	close(r1);
+}
+
+/*
  * Run against a CM with --max-memory 64K: a logging job whose log
  * outgrows the cap keeps the sender paused (the log cannot shrink before
  * checkpoints), and the daemon stays up and answering.
@@ -829,6 +884,7 @@ main(void)
 		cmocka_unit_test(test_probe_folding),
 		cmocka_unit_test(test_relay_only),
 		cmocka_unit_test(test_sender_dies_mid_payload),
+		cmocka_unit_test(test_fenced_mid_payload),
 	};
 	const struct CMUnitTest small[] = {
 		cmocka_unit_test(test_log_over_cap),
