@@ -119,7 +119,7 @@ done
 rm -rf "$ROOT.old"
 [ -d "$ROOT" ] && mv "$ROOT" "$ROOT.old"
 mv "$ROOT.new" "$ROOT"
-rm -rf "$ROOT.old"
+rm -rf "$ROOT.old" "$APTDIR"/debs/*.deb "$APTDIR"/cache/archives/*.deb
 
 # Debian 13 is merged-/usr: /lib64 is a symlink to usr/lib64 inside the
 # package, so look for the real files.

@@ -16,6 +16,7 @@ for p in $PKGS; do
 	fi
 done
 
+[ "$(id -u)" -ne 0 ] || sh "$(dirname "$0")/install-criu.sh" || true
 if [ -z "$missing" ]; then
 	[ "${1:-}" = "--if-missing" ] || echo "install-deps: all packages present"
 	exit 0

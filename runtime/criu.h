@@ -46,16 +46,16 @@ struct criu_fdmap {
 };
 
 /*
- * Restores the image in dir into a fresh PID namespace:
- *   unshare --pid --fork --mount-proc --kill-child=SIGKILL
- *       criu restore --shell-job --inherit-fd fd[N]:pipe:[INODE] ...
- * criu stays attached. *pid_out is the unshare process, a child of the
- * caller: wait on it (decode with criu_decode_status), kill it with
- * SIGKILL to end the whole namespace. criu_restore leaves the restored
- * process running: it sends it the SIGCONT it needs (it stopped itself
- * before the dump). criu_restore_stopped leaves it stopped and also
- * returns its host pid in *task_out. The caller may remove dir once
- * either returned. Log: dir/restore.log. 0 or -1.
+ * Restores the image in dir into a fresh PID namespace (criu restore -d
+ * --shell-job --inherit-fd fd[N]:pipe:[INODE] ... under an init of our
+ * own: see criu.c for why not unshare + attached criu). *pid_out is the
+ * handle, a child of the caller: it ends exactly as the restored process
+ * does (exit code, or the same signal; criu_decode_status), and SIGKILL
+ * to it ends the whole namespace. criu_restore sends the restored
+ * process the SIGCONT it needs (it stopped itself before the dump);
+ * criu_restore_stopped leaves it stopped and returns its host pid in
+ * *task_out. The caller may remove dir once either returned. Log:
+ * dir/restore.log. 0 or -1.
  */
 int criu_restore(const char *dir, const struct criu_fdmap *fds, int nfds,
     pid_t *pid_out, char *err, size_t n);
