@@ -29,6 +29,12 @@
  *                 Iprobe ...) was decided, before it is recorded
  *   coll          entering a collective operation
  *   finalize      entering MPI_Finalize
+ *   ckpt-before-fork  checkpoint: the mark was sent, the clone not forked
+ *   ckpt-after-fork   checkpoint: the parent, once the clone exists and
+ *                 the node was told (ckpt-clone)
+ *   restore-woken a clone restored from a checkpoint, once it knows its
+ *                 new incarnation, before it reconnects (MPIV_FAULT is
+ *                 read again for that incarnation)
  *
  * A malformed entry or an unknown point name is reported once on stderr
  * ("mpiv: MPIV_FAULT: ...") and ignored. The variable is parsed on the
@@ -48,10 +54,11 @@
 
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
+	"ckpt-before-fork", "ckpt-after-fork", "restore-woken",
 };
 
 struct fault_entry {
-	char name[16];
+	char name[24];
 	unsigned long n;	/* fire at this hit */
 	unsigned long hits;
 };
@@ -220,11 +227,19 @@ mpiv_fault_point(const char *name)
 	}
 }
 
-/* Tests only: forget the parsed state so the next call reads the
-   environment again. */
-__attribute__((unused)) static void
+/* Forget the parsed state so the next call reads the environment again
+   (tests; a clone restored from a checkpoint with a new incarnation). */
+static void
 fault_reset(void)
 {
 	fault_mode = FAULT_UNPARSED;
 	fault_count = 0;
+}
+
+void mpiv_fault_reset(void);
+
+void
+mpiv_fault_reset(void)
+{
+	fault_reset();
 }
