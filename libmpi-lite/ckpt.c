@@ -75,6 +75,7 @@ static uint64_t ck_inc_line;	/* "inc n" seen (restored clone), 0: none */
 static char ck_line[CK_LINE_MAX];
 static size_t ck_linelen;
 static bool ck_line_skip;	/* inside an overlong line: dropped */
+static pid_t ck_middle = -1;	/* middle child not reaped yet */
 
 static long
 ck_now_us(void)
@@ -149,9 +150,23 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 	mpiv_ckpt_armed = true;
 }
 
+/* Reaps the middle child of the last checkpoint (it exits at once). */
+static void
+ck_reap_middle(void)
+{
+	int st;
+
+	if (ck_middle <= 0)
+		return;
+	while (waitpid(ck_middle, &st, 0) < 0 && errno == EINTR)
+		;
+	ck_middle = -1;
+}
+
 void
 mpiv_ckpt_fini(void)
 {
+	ck_reap_middle();
 	ck_disable();
 }
 
@@ -397,12 +412,15 @@ ck_fork(uint32_t *inc)
 		_exit(n == (ssize_t)sizeof(b) && b > 0 ? 0 : 1);
 	}
 	close(p[1]);
-	while (waitpid(a, &st, 0) < 0 && errno == EINTR)
-		;
+	/* The clone's pid comes as soon as it exists; the middle child's
+	   exit (the teardown of its copy of our memory) is not waited for:
+	   it is reaped at the next checkpoint or at MPI_Finalize. */
 	do
 		n = read(p[0], &b, sizeof(b));
 	while (n < 0 && errno == EINTR);
 	close(p[0]);
+	if (waitpid(a, &st, WNOHANG) == 0)
+		ck_middle = a;
 	if (n != (ssize_t)sizeof(b) || b <= 0) {
 		errno = ECHILD;
 		return -1;
@@ -425,6 +443,7 @@ ck_take(void)
 
 	ck_busy = true;
 	ck_requested = false;
+	ck_reap_middle();
 	t0 = ck_now_us();
 	/* 1. Nothing of ours is on the way: outcomes stored, queues out. */
 	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS ||
