@@ -18,6 +18,7 @@
 
 static void djob_finish(struct djob *j);
 static void djob_relaunch(struct djob *j, int r);
+static void djob_fail(struct djob *j, int code, const char *reason);
 
 struct djob *
 djob_find(struct disp *d, const char *id)
@@ -66,6 +67,7 @@ djob_free(struct djob *j)
 	djob_strvfree(j->env);
 	free(j->cwd);
 	free(j->cms);
+	free(j->css);
 	free(j->cm_ready);
 	free(j->ranks);
 	free(j);
@@ -216,6 +218,14 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		*err = "number of channel memories out of range";
 		return NULL;
 	}
+	if (js->ncs < 0 || js->ncs > DISP_MAX_CMS) {
+		*err = "number of checkpoint servers out of range";
+		return NULL;
+	}
+	if (!(js->ckpt_interval >= 0) || js->ckpt_interval > 1e9) {
+		*err = "checkpoint interval out of range";
+		return NULL;
+	}
 	if (js->chaos_nodes) {
 		*err = "killing whole nodes (chaos_nodes) is not supported yet";
 		return NULL;
@@ -234,6 +244,8 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->chaos_mtbf_ms = js->chaos_mtbf_ms;
 	j->chaos_max = js->chaos_max > 0 ? js->chaos_max : 0;
 	j->chaos_rng = js->chaos_seed;
+	j->ckpt_interval = js->relay_only ? 0. : js->ckpt_interval;
+	j->ncs = js->relay_only ? 0 : js->ncs;
 	ev_timer_init(&j->grace_w, djob_on_grace, DISP_KILL_GRACE, 0.);
 	j->grace_w.data = j;
 	ev_timer_init(&j->chaos_w, djob_on_chaos, 1., 0.);
@@ -253,10 +265,11 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	*tail = j;
 	log_info("dispatcher job submitted job=%s nranks=%d ncms=%d prog=%s "
 	    "mode=%s max_restarts=%d chaos_mtbf_ms=%u chaos_seed=%llu "
-	    "chaos_max=%d", j->id, j->nranks, j->ncms, j->argv[0],
-	    j->relay_only ? "relay" : "logging", j->max_restarts,
-	    j->chaos_mtbf_ms, (unsigned long long)js->chaos_seed,
-	    j->chaos_max);
+	    "chaos_max=%d ckpt_interval=%.3f ncs=%d", j->id, j->nranks,
+	    j->ncms, j->argv[0], j->relay_only ? "relay" : "logging",
+	    j->max_restarts, j->chaos_mtbf_ms,
+	    (unsigned long long)js->chaos_seed, j->chaos_max,
+	    j->ckpt_interval, j->ncs);
 	djob_schedule(d);
 	return j;
 
@@ -289,7 +302,7 @@ static bool
 djob_try_place(struct disp *d, struct djob *j)
 {
 	struct dpeer *p, *best, *node;
-	int ncm = 0, free_slots = 0, r;
+	int ncm = 0, ncs = 0, free_slots = 0, r;
 	char msg[128];
 
 	for (p = d->peers; p != NULL; p = p->next) {
@@ -297,12 +310,17 @@ djob_try_place(struct disp *d, struct djob *j)
 			continue;
 		if (p->role == DPEER_CM && *p->addr != '\0')
 			ncm++;
+		else if (p->role == DPEER_CS && *p->addr != '\0')
+			ncs++;
 		else if (p->role == DPEER_NODE && p->slots > p->used)
 			free_slots += p->slots - p->used;
 	}
 	if (ncm < j->ncms)
 		snprintf(msg, sizeof(msg), "need %d channel memories, have %d",
 		    j->ncms, ncm);
+	else if (ncs < j->ncs)
+		snprintf(msg, sizeof(msg), "need %d checkpoint servers, have "
+		    "%d", j->ncs, ncs);
 	else if (free_slots < j->nranks)
 		snprintf(msg, sizeof(msg), "need %d slots, have %d",
 		    j->nranks, free_slots);
@@ -333,6 +351,26 @@ djob_try_place(struct disp *d, struct djob *j)
 		j->cms[i] = best;
 		best->njobs++;
 	}
+	/* CSs (none for relay-only jobs): the least loaded first. */
+	j->ncss = j->relay_only ? 0 : j->ncs > 0 ? j->ncs : ncs;
+	if (j->ncss > 0 && (j->css = calloc(j->ncss, sizeof(*j->css))) ==
+	    NULL)
+		j->ncss = 0;
+	for (int i = 0; i < j->ncss; i++) {
+		best = NULL;
+		for (p = d->peers; p != NULL; p = p->next) {
+			bool taken = false;
+			if (p->role != DPEER_CS || *p->addr == '\0' ||
+			    conn_is_closing(p->c))
+				continue;
+			for (int k = 0; k < i; k++)
+				taken |= j->css[k] == p;
+			if (!taken && (best == NULL || p->njobs < best->njobs))
+				best = p;
+		}
+		j->css[i] = best;
+		best->njobs++;
+	}
 	/* Ranks: fill each node's free slots in turn. */
 	node = d->peers;
 	for (r = 0; r < j->nranks; r++) {
@@ -343,6 +381,7 @@ djob_try_place(struct disp *d, struct djob *j)
 		j->ranks[r].incarnation = 1;
 		j->ranks[r].exit_code = -1;
 		j->ranks[r].restart_idx = -1;
+		j->ranks[r].cs = j->ncss > 0 ? r % j->ncss : -1;
 		node->used++;
 	}
 	j->state = DJOB_SETUP;
@@ -389,6 +428,12 @@ djob_launch_rank(struct djob *j, int r)
 	l.n_cms = j->ncms;
 	l.rank = r;
 	l.incarnation = rk->incarnation;
+	if (rk->cs >= 0 && j->css[rk->cs] != NULL) {
+		l.cs = j->css[rk->cs]->addr;
+		if (rk->node->criu)
+			l.ckpt_interval = j->ckpt_interval;
+	}
+	l.restore = rk->restoring;
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
 	    NULL, 0);
 	rk->launched = true;
@@ -396,15 +441,52 @@ djob_launch_rank(struct djob *j, int r)
 	rk->kill_sent = false;
 }
 
+/*
+ * Why this job's checkpoints cannot work ("" when they can): no CS, or
+ * a node of its ranks without a working CRIU.
+ */
+static void
+djob_ckpt_why(const struct djob *j, char *why, size_t n)
+{
+	bool have_cs = false;
+
+	why[0] = '\0';
+	if (j->relay_only)
+		return;
+	for (int i = 0; i < j->ncss; i++)
+		have_cs |= j->css[i] != NULL;
+	if (!have_cs) {
+		snprintf(why, n, "no checkpoint server");
+		return;
+	}
+	for (int r = 0; r < j->nranks; r++) {
+		const struct dpeer *p = j->ranks[r].node;
+		if (p != NULL && !p->criu) {
+			snprintf(why, n, "node %s has no working CRIU", p->name);
+			return;
+		}
+	}
+}
+
 static void
 djob_launch(struct djob *j)
 {
+	char why[200], msg[240];
+
 	for (int r = 0; r < j->nranks; r++)
 		djob_launch_rank(j, r);
 	j->state = DJOB_RUNNING;
-	log_info("dispatcher job running job=%s nranks=%d mode=%s", j->id,
-	    j->nranks, j->relay_only ? "relay" : "logging");
-	djob_status(j, "running", "");
+	djob_ckpt_why(j, why, sizeof(why));
+	log_info("dispatcher job running job=%s nranks=%d mode=%s "
+	    "ckpt_interval=%.3f css=%d%s%s", j->id, j->nranks,
+	    j->relay_only ? "relay" : "logging", j->ckpt_interval, j->ncss,
+	    why[0] ? " checkpoints_disabled=" : "", why);
+	msg[0] = '\0';
+	if (j->ckpt_interval > 0 && why[0] != '\0') {
+		snprintf(msg, sizeof(msg), "checkpoints disabled: %s", why);
+		j->ckpt_warned = true;
+	}
+	djob_status(j, "running", msg);
 	if (j->chaos_mtbf_ms > 0)
 		djob_chaos_arm(j);
 }
@@ -427,9 +509,16 @@ djob_relaunch(struct djob *j, int r)
 {
 	struct drank *rk = &j->ranks[r];
 	struct dpeer *p = NULL;
+	bool want_criu = rk->last_ckpt > 0;
+	char why[300];
 
-	if (rk->prev_node != NULL && djob_node_free(rk->prev_node))
+	if (rk->prev_node != NULL && djob_node_free(rk->prev_node) &&
+	    (!want_criu || rk->prev_node->criu))
 		p = rk->prev_node;
+	for (struct dpeer *q = j->d->peers; p == NULL && want_criu &&
+	    q != NULL; q = q->next)
+		if (djob_node_free(q) && q->criu)
+			p = q;
 	for (struct dpeer *q = j->d->peers; p == NULL && q != NULL;
 	    q = q->next)
 		if (djob_node_free(q))
@@ -439,12 +528,35 @@ djob_relaunch(struct djob *j, int r)
 		    "a free slot", j->id, r, rk->incarnation);
 		return;
 	}
+	/*
+	 * A durable checkpoint may have let the home CM free the log a
+	 * restart from the beginning needs: it must be restored.
+	 */
+	rk->restoring = false;
+	if (rk->last_ckpt > 0) {
+		if (!p->criu || rk->cs < 0 || j->css[rk->cs] == NULL) {
+			snprintf(why, sizeof(why), "rank %d: cannot restore "
+			    "checkpoint %llu (%s) and its log may be freed",
+			    r, (unsigned long long)rk->last_ckpt, !p->criu ?
+			    "no node with a working CRIU" :
+			    "its checkpoint server is gone");
+			rk->relaunch = false;
+			rk->exited = true;
+			rk->exit_code = 1;
+			j->nexited++;
+			djob_fail(j, 1, why);
+			return;
+		}
+		rk->restoring = true;
+	}
 	rk->relaunch = false;
 	rk->node = p;
 	rk->prev_node = p;
 	p->used++;
 	log_info("dispatcher relaunching job=%s rank=%d inc=%u node=%s "
-	    "restarts=%u", j->id, r, rk->incarnation, p->name, rk->restarts);
+	    "restarts=%u restore_ckpt=%llu", j->id, r, rk->incarnation,
+	    p->name, rk->restarts, rk->restoring ?
+	    (unsigned long long)rk->last_ckpt : 0ull);
 	djob_launch_rank(j, r);
 }
 
@@ -500,6 +612,7 @@ djob_finish(struct djob *j)
 	Mpiv__JobEnd je = MPIV__JOB_END__INIT;
 	Mpiv__RankResult *rr = NULL, **rrp = NULL;
 	Mpiv__RestartInfo *ri = NULL, **rip = NULL;
+	char why[200];
 
 	if (j->client != NULL) {
 		rr = calloc(j->nranks, sizeof(*rr));
@@ -517,6 +630,7 @@ djob_finish(struct djob *j)
 				ri[i].replayed_events =
 				    j->rlog[i].replayed_events;
 				ri[i].replay_s = j->rlog[i].replay_s;
+				ri[i].from_ckpt = j->rlog[i].from_ckpt;
 				rip[i] = &ri[i];
 			}
 			jd.restart_log = rip;
@@ -528,6 +642,7 @@ djob_finish(struct djob *j)
 				rr[r].rank = r;
 				rr[r].incarnations = j->ranks[r].incarnation;
 				rr[r].restarts = j->ranks[r].restarts;
+				rr[r].checkpoints = j->ranks[r].checkpoints;
 				rr[r].exit_code = j->ranks[r].exited ?
 				    j->ranks[r].exit_code : -1;
 				rrp[r] = &rr[r];
@@ -540,7 +655,10 @@ djob_finish(struct djob *j)
 		jd.reason = j->failed ? j->reason : "";
 		jd.kills = j->kills;
 		jd.restarts = j->restarts;
-		jd.mode = j->relay_only ? "relay" : "logging";
+		djob_ckpt_why(j, why, sizeof(why));
+		jd.mode = j->relay_only ? "relay" : why[0] == '\0' &&
+		    (j->ckpt_interval > 0 || j->checkpoints > 0) ?
+		    "checkpoint" : "logging";
 		(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_DONE,
 		    &jd.base, NULL, 0);
 		free(rr);
@@ -558,14 +676,18 @@ djob_finish(struct djob *j)
 			    MPIV__MSG_TYPE__MSG_JOB_END, &je.base, NULL, 0);
 		j->cms[i]->njobs--;
 	}
+	for (int i = 0; i < j->ncss; i++)
+		if (j->css[i] != NULL)
+			j->css[i]->njobs--;
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 		if (rk->node != NULL && !rk->launched && rk->node->used > 0)
 			rk->node->used--;
 	}
 	log_info("dispatcher job done job=%s exit_code=%d kills=%u "
-	    "restarts=%u reason=\"%s\"", j->id, j->failed ? j->exit_code : 0,
-	    j->kills, j->restarts, j->failed ? j->reason : "");
+	    "restarts=%u checkpoints=%u reason=\"%s\"", j->id,
+	    j->failed ? j->exit_code : 0, j->kills, j->restarts,
+	    j->checkpoints, j->failed ? j->reason : "");
 	if (j->prev != NULL)
 		j->prev->next = j->next;
 	else
@@ -754,6 +876,42 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 	}
 }
 
+/*
+ * The node could not restore rank r's checkpoint (TaskStarted.error; no
+ * TaskExit follows). A restart from the beginning is safe only while no
+ * checkpoint of the rank was durable: after one, its home CM may have
+ * freed the log such a replay needs, so the job fails clearly.
+ */
+static void
+djob_restore_failed(struct djob *j, int r, const char *error)
+{
+	struct drank *rk = &j->ranks[r];
+	char why[600];
+
+	log_warnx("dispatcher restore failed job=%s rank=%d inc=%u ckpt=%llu "
+	    "error=\"%s\"", j->id, r, rk->incarnation,
+	    (unsigned long long)rk->last_ckpt, error);
+	if (rk->node != NULL && rk->node->used > 0)
+		rk->node->used--;
+	if (rk->last_ckpt == 0 && j->state == DJOB_RUNNING && !j->failed) {
+		rk->launched = false;
+		rk->restoring = false;
+		rk->node = NULL;
+		rk->relaunch = true;
+		djob_relaunch(j, r);
+		return;
+	}
+	rk->launched = false;
+	rk->exited = true;
+	rk->exit_code = 1;
+	j->nexited++;
+	snprintf(why, sizeof(why), "rank %d: %s", r, error);
+	if (!j->failed)
+		djob_fail(j, 1, why);
+	else if (j->state == DJOB_FINISHING && !djob_ranks_pending(j))
+		djob_finish(j);
+}
+
 void
 djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
 {
@@ -770,13 +928,33 @@ djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
 	if (rk->node != node || rk->incarnation != ts->incarnation ||
 	    !rk->launched || rk->started)
 		return;
+	if (*ts->error != '\0') {
+		djob_restore_failed(j, ts->rank, ts->error);
+		return;
+	}
 	rk->started = true;
+	if (ts->restored_ckpt > 0) {
+		/*
+		 * Exactly-once output: the restored incarnation's bytes are
+		 * counted from what its image had already written.
+		 */
+		rk->out_inc[0] = rk->out_inc[1] = ts->incarnation;
+		rk->out_off[0] = ts->out_base;
+		rk->out_off[1] = ts->err_base;
+		log_info("dispatcher restored job=%s rank=%d inc=%u ckpt=%llu "
+		    "out_base=%llu err_base=%llu", j->id, ts->rank,
+		    ts->incarnation, (unsigned long long)ts->restored_ckpt,
+		    (unsigned long long)ts->out_base,
+		    (unsigned long long)ts->err_base);
+	}
 	if (rk->restart_idx < 0)
 		return;
 	e = &j->rlog[rk->restart_idx];
 	e->relaunch_ms = (ev_time() - e->t_exit) * 1000.;
+	e->from_ckpt = ts->restored_ckpt;
 	log_info("dispatcher relaunch job=%s rank=%d inc=%u latency_ms=%.1f "
-	    "node=%s", j->id, ts->rank, ts->incarnation, e->relaunch_ms,
+	    "from_ckpt=%llu node=%s", j->id, ts->rank, ts->incarnation,
+	    e->relaunch_ms, (unsigned long long)ts->restored_ckpt,
 	    node->name);
 }
 
@@ -862,8 +1040,8 @@ djob_kill_reply(struct dpeer *client, const char *job, bool ok,
 	st.job_id = (char *)job;
 	st.state = ok ? "ok" : "error";
 	st.message = (char *)msg;
-	log_info("dispatcher kill request job=%s ok=%d message=\"%s\"", job,
-	    ok, msg);
+	log_info("dispatcher client request job=%s ok=%d message=\"%s\"",
+	    job, ok, msg);
 	(void)conn_send(client->c, MPIV__MSG_TYPE__MSG_JOB_STATUS, &st.base,
 	    NULL, 0);
 }
@@ -932,6 +1110,105 @@ djob_client_kill(struct dpeer *client, const Mpiv__Kill *k)
 	return;
 fail:
 	djob_kill_reply(client, k->job_id, false, msg);
+}
+
+/*
+ * A checkpoint of a rank became durable (or failed): counted for the
+ * report; the last durable one is what a restart restores.
+ */
+void
+djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
+{
+	struct djob *j = djob_find(node->d, ct->job_id);
+	struct drank *rk;
+
+	if (!ct->ok) {
+		log_warnx("dispatcher checkpoint failed job=%s rank=%d "
+		    "ckpt=%llu node=%s error=\"%s\"", ct->job_id, ct->rank,
+		    (unsigned long long)ct->ckpt_no, node->name, ct->error);
+		return;
+	}
+	log_info("dispatcher checkpoint durable job=%s rank=%d ckpt=%llu "
+	    "bytes=%llu raw_bytes=%llu dump_s=%.3f upload_s=%.3f node=%s",
+	    ct->job_id, ct->rank, (unsigned long long)ct->ckpt_no,
+	    (unsigned long long)ct->bytes, (unsigned long long)ct->raw_bytes,
+	    ct->dump_s, ct->upload_s, node->name);
+	if (j == NULL || ct->rank < 0 || ct->rank >= j->nranks)
+		return;
+	rk = &j->ranks[ct->rank];
+	rk->checkpoints++;
+	j->checkpoints++;
+	if (ct->ckpt_no > rk->last_ckpt)
+		rk->last_ckpt = ct->ckpt_no;
+}
+
+/* Asks the node of a running rank for a checkpoint now. */
+static void
+djob_send_ckpt(struct djob *j, int r)
+{
+	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
+
+	cr.job_id = j->id;
+	cr.rank = r;
+	(void)conn_send(j->ranks[r].node->c, MPIV__MSG_TYPE__MSG_CKPT_REQUEST,
+	    &cr.base, NULL, 0);
+}
+
+/*
+ * `mpiv checkpoint`: CkptRequest{job, rank or -1} forwarded to the
+ * rank's node (which writes `ckpt` to the rank's ctrl-in pipe).
+ * Answered with JobStatus{ok|error}.
+ */
+void
+djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr)
+{
+	struct djob *j = djob_find(client->d, cr->job_id);
+	char msg[240], why[200];
+	int n = 0;
+
+	if (j == NULL) {
+		snprintf(msg, sizeof(msg), "unknown job %.64s", cr->job_id);
+		goto fail;
+	}
+	if (cr->rank < -1 || cr->rank >= j->nranks) {
+		snprintf(msg, sizeof(msg), "rank %d out of range (job %s has "
+		    "%d rank%s)", cr->rank, j->id, j->nranks,
+		    j->nranks == 1 ? "" : "s");
+		goto fail;
+	}
+	if (j->state != DJOB_RUNNING) {
+		snprintf(msg, sizeof(msg), "job %s is not running", j->id);
+		goto fail;
+	}
+	djob_ckpt_why(j, why, sizeof(why));
+	if (why[0] != '\0') {
+		snprintf(msg, sizeof(msg), "checkpoints disabled for job %s: "
+		    "%s", j->id, why);
+		goto fail;
+	}
+	for (int r = 0; r < j->nranks; r++) {
+		if (cr->rank >= 0 && r != cr->rank)
+			continue;
+		if (!djob_rank_live(&j->ranks[r]) || !j->ranks[r].started)
+			continue;
+		djob_send_ckpt(j, r);
+		n++;
+	}
+	if (n == 0) {
+		if (cr->rank >= 0)
+			snprintf(msg, sizeof(msg), "rank %d of job %s is not "
+			    "running, try again", cr->rank, j->id);
+		else
+			snprintf(msg, sizeof(msg), "job %s has no running "
+			    "rank", j->id);
+		goto fail;
+	}
+	snprintf(msg, sizeof(msg), "checkpoint requested from %d rank%s of "
+	    "job %s", n, n == 1 ? "" : "s", j->id);
+	djob_kill_reply(client, cr->job_id, true, msg);
+	return;
+fail:
+	djob_kill_reply(client, cr->job_id, false, msg);
 }
 
 /* A node's ranks are lost with it (relaunch is issue 5). */
@@ -1004,6 +1281,21 @@ djob_peer_lost(struct dpeer *p)
 				break;
 			}
 		}
+		return;
+	case DPEER_CS:
+		/*
+		 * Its images are out of reach: ranks whose checkpoint was
+		 * durable there cannot be restarted any more (djob_relaunch
+		 * fails the job if one must be); new checkpoints stop.
+		 */
+		for (j = d->jobs; j != NULL; j = j->next)
+			for (int i = 0; i < j->ncss; i++)
+				if (j->css[i] == p) {
+					j->css[i] = NULL;
+					log_warnx("dispatcher job=%s lost "
+					    "checkpoint server %s", j->id,
+					    p->addr);
+				}
 		return;
 	default:
 		return;

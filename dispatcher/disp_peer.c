@@ -13,7 +13,7 @@
 #include "net.h"
 
 static const char *const dpeer_role_names[] = {
-	"new", "cm", "node", "client", "dead",
+	"new", "cm", "node", "client", "cs", "dead",
 };
 
 static void
@@ -76,6 +76,9 @@ dpeer_hello(struct dpeer *p, const Mpiv__Hello *h)
 	case MPIV__ROLE__ROLE_CLIENT:
 		p->role = DPEER_CLIENT;
 		break;
+	case MPIV__ROLE__ROLE_CS:
+		p->role = DPEER_CS;
+		break;
 	default:
 		snprintf(why, sizeof(why), "role %d cannot talk to the "
 		    "dispatcher", (int)h->role);
@@ -95,7 +98,8 @@ dpeer_hello(struct dpeer *p, const Mpiv__Hello *h)
 	dpeer_hello_reply(p, true, NULL);
 }
 
-/* A CM that listens on a wildcard address is reached at its peer IP. */
+/* A CM (or CS) that listens on a wildcard address is reached at its
+   peer IP. */
 static void
 dpeer_cm_register(struct dpeer *p, const Mpiv__ServiceRegister *sr)
 {
@@ -115,7 +119,8 @@ dpeer_cm_register(struct dpeer *p, const Mpiv__ServiceRegister *sr)
 		snprintf(p->addr, sizeof(p->addr), "[%s]:%s", host, port);
 	else
 		snprintf(p->addr, sizeof(p->addr), "%s:%s", host, port);
-	log_info("dispatcher cm registered addr=%s", p->addr);
+	log_info("dispatcher %s registered addr=%s",
+	    p->role == DPEER_CS ? "cs" : "cm", p->addr);
 	djob_schedule(p->d);
 }
 
@@ -152,6 +157,28 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 }
 
 static void
+dpeer_cs_frame(struct dpeer *p, const struct frame_hdr *h,
+    ProtobufCMessage *m)
+{
+	switch (h->type) {
+	case MPIV__MSG_TYPE__MSG_SERVICE_REGISTER: {
+		Mpiv__ServiceRegister *sr = (Mpiv__ServiceRegister *)m;
+		if (sr->role != MPIV__ROLE__ROLE_CS) {
+			dpeer_error(p, "only checkpoint servers register here");
+			return;
+		}
+		dpeer_cm_register(p, sr);
+		return;
+	}
+	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		return;
+	default:
+		break;
+	}
+	dpeer_error(p, "unexpected frame from a checkpoint server");
+}
+
+static void
 dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
     ProtobufCMessage *m, uint8_t *payload)
 {
@@ -166,6 +193,7 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 		if (*nr->name != '\0')
 			snprintf(p->name, sizeof(p->name), "%s", nr->name);
 		p->slots = nr->slots;
+		p->criu = nr->criu;
 		log_info("dispatcher node registered name=%s slots=%d criu=%d",
 		    p->name, p->slots, nr->criu);
 		djob_schedule(p->d);
@@ -181,6 +209,9 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
 		djob_output(p, (Mpiv__Output *)m, payload, h->payload_len);
+		return;
+	case MPIV__MSG_TYPE__MSG_CKPT_TAKEN:
+		djob_ckpt_taken(p, (Mpiv__CkptTaken *)m);
 		return;
 	default:
 		break;
@@ -205,6 +236,9 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_KILL:
 		djob_client_kill(p, (Mpiv__Kill *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_CKPT_REQUEST:
+		djob_client_ckpt(p, (Mpiv__CkptRequest *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);
@@ -238,6 +272,9 @@ dpeer_on_frame(struct conn *c, const struct frame_hdr *h,
 		break;
 	case DPEER_CLIENT:
 		dpeer_client_frame(p, h, m);
+		break;
+	case DPEER_CS:
+		dpeer_cs_frame(p, h, m);
 		break;
 	case DPEER_DEAD:
 		break;

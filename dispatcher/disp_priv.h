@@ -28,6 +28,7 @@ enum disp_role {
 	DPEER_CM,
 	DPEER_NODE,
 	DPEER_CLIENT,
+	DPEER_CS,		/* checkpoint server */
 	DPEER_DEAD,		/* closing */
 };
 
@@ -39,11 +40,12 @@ struct dpeer {
 	enum disp_role role;
 	char name[64];
 	ev_timer hello_w;	/* Hello deadline, then node heartbeat idle */
-	/* CM */
+	/* CM, CS */
 	char addr[128];		/* host:port ranks dial; "" until registered */
 	int njobs;		/* jobs it serves (for spreading) */
 	/* node */
 	int slots;		/* 0 until NodeRegister */
+	bool criu;		/* NodeRegister.criu: can dump and restore */
 	int used;		/* launched or assigned ranks not yet exited */
 	/* client */
 	struct djob *job;
@@ -70,6 +72,11 @@ struct drank {
 	int exit_code;
 	int restart_idx;	/* restart_log entry of the current
 				   incarnation, -1 for the first */
+	/* checkpoints (docs/CHECKPOINT.md) */
+	int cs;			/* index into djob.css, -1: none */
+	uint64_t last_ckpt;	/* last durable checkpoint (0: none) */
+	uint32_t checkpoints;	/* durable ones, from CkptTaken{ok} */
+	bool restoring;		/* current incarnation launched with restore */
 	struct dpeer *prev_node;	/* where it ran last (relaunch there) */
 	/*
 	 * Exactly-once output, per stream (0 stdout, 1 stderr): bytes
@@ -89,6 +96,7 @@ struct drestart {
 	double relaunch_ms;	/* to its TaskStarted; -1 until then */
 	uint64_t replayed_events;
 	double replay_s;
+	uint64_t from_ckpt;	/* restored checkpoint (0: from the start) */
 };
 
 struct djob {
@@ -125,6 +133,13 @@ struct djob {
 	uint32_t chaos_kills;
 	uint64_t chaos_rng;	/* splitmix64 state */
 	ev_timer chaos_w;
+	/* checkpoints */
+	double ckpt_interval;	/* seconds, 0: only on request */
+	int ncs;		/* CSs the job waits for (0: any there are) */
+	int ncss;		/* CSs assigned (css[0 .. ncss-1]) */
+	struct dpeer **css;	/* NULL once lost */
+	uint32_t checkpoints;
+	bool ckpt_warned;	/* "no criu/cs" said once */
 	struct djob *prev, *next;
 };
 
@@ -159,6 +174,8 @@ void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
 void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);
 void djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd);
 void djob_client_kill(struct dpeer *client, const Mpiv__Kill *k);
+void djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr);
+void djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct);
 void djob_output(struct dpeer *node, const Mpiv__Output *o,
     const uint8_t *payload, uint32_t len);
 void djob_peer_lost(struct dpeer *p);

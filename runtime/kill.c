@@ -5,6 +5,9 @@
  * which is printed. Exit 0 when the signal was sent, 1 when refused or
  * unreachable, 2 on a usage error. A rank killed with SIGKILL or SIGTERM
  * is relaunched by the dispatcher (docs/REPLAY.md).
+ *
+ * `mpiv checkpoint --dispatcher HOST:PORT JOB [RANK]` is the same kind
+ * of session with CkptRequest{job, rank or -1} (docs/CHECKPOINT.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -65,6 +68,74 @@ kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
 	}
 }
 
+/*
+ * One request to the dispatcher: Hello{ROLE_CLIENT}, the request, then
+ * HelloReply and JobStatus{ok|error, message}, printed. Exit code.
+ */
+static int
+kill_session(const char *cmd, const char *disp, uint16_t type,
+    const ProtobufCMessage *req)
+{
+	Mpiv__Hello hello = MPIV__HELLO__INIT;
+	Mpiv__HelloReply *hr;
+	Mpiv__JobStatus *st;
+	ProtobufCMessage *m;
+	char why[400], name[32];
+	int fd, rc;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((fd = net_dial(disp, KILL_TIMEOUT_MS)) < 0) {
+		fprintf(stderr, "mpiv %s: cannot reach the dispatcher at %s: "
+		    "%s\n", cmd, disp, strerror(errno));
+		return 1;
+	}
+	snprintf(name, sizeof(name), "mpiv %s", cmd);
+	hello.version = FRAME_VERSION;
+	hello.role = MPIV__ROLE__ROLE_CLIENT;
+	hello.rank = -1;
+	hello.name = name;
+	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
+	    KILL_TIMEOUT_MS) < 0 ||
+	    frame_write(fd, type, req, NULL, 0, KILL_TIMEOUT_MS) < 0) {
+		fprintf(stderr, "mpiv %s: cannot talk to the dispatcher at "
+		    "%s: %s\n", cmd, disp, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, why,
+	    sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
+		close(fd);
+		return 1;
+	}
+	hr = (Mpiv__HelloReply *)m;
+	if (!hr->ok) {
+		fprintf(stderr, "mpiv %s: dispatcher refused us: %s\n", cmd,
+		    hr->error);
+		frame_free_meta(m);
+		close(fd);
+		return 1;
+	}
+	frame_free_meta(m);
+	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_JOB_STATUS, &m, why,
+	    sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
+		close(fd);
+		return 1;
+	}
+	st = (Mpiv__JobStatus *)m;
+	if (strcmp(st->state, "ok") == 0) {
+		printf("mpiv %s: %s\n", cmd, st->message);
+		rc = 0;
+	} else {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, st->message);
+		rc = 1;
+	}
+	frame_free_meta(m);
+	close(fd);
+	return rc;
+}
+
 int
 kill_main(int argc, char **argv)
 {
@@ -74,15 +145,11 @@ kill_main(int argc, char **argv)
 		{ "signal", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__Kill k = MPIV__KILL__INIT;
-	Mpiv__HelloReply *hr;
-	Mpiv__JobStatus *st;
-	ProtobufCMessage *m;
 	const char *disp = NULL;
-	char why[400], *end;
+	char *end;
 	long v;
-	int ch, fd, rc;
+	int ch;
 
 	k.signal = SIGKILL;
 	optind = 1;
@@ -130,55 +197,69 @@ kill_main(int argc, char **argv)
 		}
 		k.rank = (int)v;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	if ((fd = net_dial(disp, KILL_TIMEOUT_MS)) < 0) {
-		fprintf(stderr, "mpiv kill: cannot reach the dispatcher at %s: "
-		    "%s\n", disp, strerror(errno));
-		return 1;
+	return kill_session("kill", disp, MPIV__MSG_TYPE__MSG_KILL, &k.base);
+}
+
+static void
+checkpoint_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv checkpoint --dispatcher HOST:PORT JOB [RANK]\n"
+	    "  --dispatcher HOST:PORT  the dispatcher running the job "
+	    "(mpiv run -v prints it)\n"
+	    "  RANK                    a rank of the job, or \"all\" "
+	    "(default)\n"
+	    "Asks the rank(s) to take a checkpoint at their next MPI call; "
+	    "mpiv run --report\ncounts the checkpoints that became durable.\n");
+}
+
+int
+checkpoint_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
+	const char *disp = NULL;
+	char *end;
+	long v;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			disp = optarg;
+			break;
+		case 'h':
+			checkpoint_usage(stdout);
+			return 0;
+		default:
+			checkpoint_usage(stderr);
+			return 2;
+		}
 	}
-	hello.version = FRAME_VERSION;
-	hello.role = MPIV__ROLE__ROLE_CLIENT;
-	hello.rank = -1;
-	hello.name = "mpiv kill";
-	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
-	    KILL_TIMEOUT_MS) < 0 ||
-	    frame_write(fd, MPIV__MSG_TYPE__MSG_KILL, &k.base, NULL, 0,
-	    KILL_TIMEOUT_MS) < 0) {
-		fprintf(stderr, "mpiv kill: cannot talk to the dispatcher at "
-		    "%s: %s\n", disp, strerror(errno));
-		close(fd);
-		return 1;
+	if (disp == NULL || argc - optind < 1 || argc - optind > 2) {
+		fprintf(stderr, "mpiv checkpoint: %s\n", disp == NULL ?
+		    "missing --dispatcher HOST:PORT" : "want JOB [RANK]");
+		checkpoint_usage(stderr);
+		return 2;
 	}
-	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, why,
-	    sizeof(why)) < 0) {
-		fprintf(stderr, "mpiv kill: %s\n", why);
-		close(fd);
-		return 1;
+	cr.job_id = argv[optind];
+	cr.rank = -1;
+	if (argc - optind == 2 && strcmp(argv[optind + 1], "all") != 0) {
+		errno = 0;
+		v = strtol(argv[optind + 1], &end, 10);
+		if (errno != 0 || end == argv[optind + 1] || *end != '\0' ||
+		    v < 0 || v > 0x7fffffffL) {
+			fprintf(stderr, "mpiv checkpoint: bad rank \"%s\" (a "
+			    "number or \"all\")\n", argv[optind + 1]);
+			return 2;
+		}
+		cr.rank = (int)v;
 	}
-	hr = (Mpiv__HelloReply *)m;
-	if (!hr->ok) {
-		fprintf(stderr, "mpiv kill: dispatcher refused us: %s\n",
-		    hr->error);
-		frame_free_meta(m);
-		close(fd);
-		return 1;
-	}
-	frame_free_meta(m);
-	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_JOB_STATUS, &m, why,
-	    sizeof(why)) < 0) {
-		fprintf(stderr, "mpiv kill: %s\n", why);
-		close(fd);
-		return 1;
-	}
-	st = (Mpiv__JobStatus *)m;
-	if (strcmp(st->state, "ok") == 0) {
-		printf("mpiv kill: %s\n", st->message);
-		rc = 0;
-	} else {
-		fprintf(stderr, "mpiv kill: %s\n", st->message);
-		rc = 1;
-	}
-	frame_free_meta(m);
-	close(fd);
-	return rc;
+	return kill_session("checkpoint", disp,
+	    MPIV__MSG_TYPE__MSG_CKPT_REQUEST, &cr.base);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../channel-memory/cm.h"
+#include "../checkpoint-server/cs.h"
 #include "../dispatcher/dispatcher.h"
 #include "frame.h"
 #include "front.h"
@@ -20,9 +21,11 @@ main_usage(FILE *f)
 	    "  dispatcher --listen HOST:PORT       run the job dispatcher\n"
 	    "  cm --dispatcher HOST:PORT           run a Channel Memory server\n"
 	    "  node --dispatcher HOST:PORT         run a node agent\n"
-	    "  cs                                  run a checkpoint server\n"
+	    "  cs --store DIR [--listen HOST:PORT] run a checkpoint server\n"
 	    "  kill --dispatcher HOST:PORT JOB RANK  kill a rank of a running "
 	    "job\n"
+	    "  checkpoint --dispatcher HOST:PORT JOB [RANK]  checkpoint a job's "
+	    "ranks now\n"
 	    "  version                             print the version\n"
 	    "  help                                this text\n");
 }
@@ -47,10 +50,10 @@ main(int argc, char **argv)
 		return node_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "kill") == 0)
 		return kill_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "cs") == 0) {
-		fprintf(stderr, "mpiv cs: not implemented yet (issue 4)\n");
-		return 2;
-	}
+	if (strcmp(cmd, "cs") == 0)
+		return cs_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "checkpoint") == 0)
+		return checkpoint_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
 		return 0;

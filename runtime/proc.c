@@ -47,10 +47,10 @@ proc_child_fail(int errfd, int step, int err)
 /* In the child, after fork: never returns. */
 static void
 proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
-    int ctrlw, int epw)
+    int ctrlw, int ctrlr, int epw)
 {
 	sigset_t all;
-	int devnull, fd, ep, cw = -1;
+	int devnull, fd, ep, cw = -1, cr = -1;
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
@@ -65,6 +65,8 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	if ((ep = fcntl(epw, F_DUPFD_CLOEXEC, 64)) < 0)
 		_exit(127);
 	if (ctrlw >= 0 && (cw = fcntl(ctrlw, F_DUPFD, 64)) < 0)
+		proc_child_fail(ep, 2, errno);
+	if (ctrlr >= 0 && (cr = fcntl(ctrlr, F_DUPFD, 64)) < 0)
 		proc_child_fail(ep, 2, errno);
 	if (outw >= 0 && (outw = fcntl(outw, F_DUPFD, 64)) < 0)
 		proc_child_fail(ep, 2, errno);
@@ -81,6 +83,11 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 		if (dup2(cw, PROC_CTRL_FD) < 0)
 			proc_child_fail(ep, 2, errno);
 		fd = PROC_CTRL_FD + 1;
+		if (cr >= 0) {
+			if (dup2(cr, PROC_CTRL_IN_FD) < 0)
+				proc_child_fail(ep, 2, errno);
+			fd = PROC_CTRL_IN_FD + 1;
+		}
 	}
 	if (dup2(ep, fd) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
 		proc_child_fail(ep, 2, errno);
@@ -105,7 +112,7 @@ int
 proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 {
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-	int ctrlp[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int ctrlp[2] = { -1, -1 }, ep[2] = { -1, -1 }, inp[2] = { -1, -1 };
 	int outw, errw, saved;
 	struct proc_err pe;
 	pid_t parent = getpid(), pid;
@@ -113,11 +120,14 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 
 	child->pid = -1;
 	child->out_fd = child->err_fd = child->ctrl_fd = -1;
+	child->ctrl_in_fd = -1;
 	child->exec_errno = 0;
 	child->exec_step = "execute";
 	if ((spec->pipe_out && pipe2(outp, O_CLOEXEC) < 0) ||
 	    (spec->pipe_err && pipe2(errp, O_CLOEXEC) < 0) ||
 	    (spec->ctrl_pipe && pipe2(ctrlp, O_CLOEXEC) < 0) ||
+	    (spec->ctrl_pipe && spec->ctrl_in_pipe &&
+	    pipe2(inp, O_CLOEXEC) < 0) ||
 	    pipe2(ep, O_CLOEXEC) < 0)
 		goto out_close;
 	outw = spec->pipe_out ? outp[1] : spec->stdout_fd;
@@ -125,12 +135,13 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	if ((pid = fork()) < 0)
 		goto out_close;
 	if (pid == 0)
-		proc_child(spec, parent, outw, errw, ctrlp[1], ep[1]);
+		proc_child(spec, parent, outw, errw, ctrlp[1], inp[0], ep[1]);
 
 	(void)setpgid(pid, pid);	/* both sides: no race with killpg */
 	proc_close(&outp[1]);
 	proc_close(&errp[1]);
 	proc_close(&ctrlp[1]);
+	proc_close(&inp[0]);
 	proc_close(&ep[1]);
 	do
 		r = read(ep[0], &pe, sizeof(pe));
@@ -140,6 +151,7 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	child->out_fd = outp[0];
 	child->err_fd = errp[0];
 	child->ctrl_fd = ctrlp[0];
+	child->ctrl_in_fd = inp[1];
 	if (r == (ssize_t)sizeof(pe)) {
 		child->exec_errno = pe.err != 0 ? pe.err : EIO;
 		child->exec_step = pe.step == 0 ? "change directory to" :
@@ -155,6 +167,8 @@ out_close:
 	proc_close(&errp[1]);
 	proc_close(&ctrlp[0]);
 	proc_close(&ctrlp[1]);
+	proc_close(&inp[0]);
+	proc_close(&inp[1]);
 	proc_close(&ep[0]);
 	proc_close(&ep[1]);
 	errno = saved;

@@ -20,6 +20,8 @@ struct proc_spec {
 	int stdout_fd;		/* used when !pipe_out; -1 = /dev/null */
 	int stderr_fd;		/* used when !pipe_err; -1 = /dev/null */
 	bool ctrl_pipe;		/* a pipe whose write end is the child's fd 3 */
+	bool ctrl_in_pipe;	/* a pipe whose read end is the child's fd 4
+				   (needs ctrl_pipe) */
 };
 
 /* What the parent gets back. Unused fds are -1. */
@@ -28,12 +30,15 @@ struct proc_child {
 	int out_fd;		/* read end of stdout */
 	int err_fd;		/* read end of stderr */
 	int ctrl_fd;		/* read end of the ctrl pipe */
+	int ctrl_in_fd;		/* write end of the ctrl-in pipe */
 	int exec_errno;		/* 0, or errno of the failed step */
 	const char *exec_step;	/* "execute" or "change directory to" */
 };
 
 /* fd number the child sees the ctrl pipe on (MPIV_CTRL_FD). */
 #define PROC_CTRL_FD 3
+/* fd number the child sees the ctrl-in pipe on (MPIV_CTRL_IN_FD). */
+#define PROC_CTRL_IN_FD 4
 
 /*
  * Forks and execs spec->argv in its own process group with stdin from
