@@ -100,7 +100,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(RTLIB) $(LIB_OBJS) $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -Itests -o $@ $< $(RTLIB) $(DAEMON_LIBS) -lcmocka
 
-$(BUILD)/tests/mpi/%: tests/mpi/%.c all
+$(BUILD)/tests/mpi/%: tests/mpi/%.c $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) $(wildcard tests/mpi/*.h)
 	@mkdir -p $(dir $@)
 	$(MPIVCC) -O1 -g -Wall -o $@ $<
 
