@@ -13,70 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <ev.h>
 
 #include "conn.h"
+#include "criu.h"
 #include "front.h"
 #include "log.h"
 #include "net.h"
 #include "proc.h"
-
-#define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
-#define NODE_DIAL_TIMEOUT_MS	2000
-#define NODE_DRAIN_TIMEOUT	2.0	/* s to wait for pipe EOF after exit */
-#define NODE_READ_CHUNK		65536	/* bytes per Output frame at most */
-#define NODE_OUT_HIGH		(8u << 20)	/* stop reading pipes above */
-#define NODE_OUT_LOW		(1u << 20)	/* resume below */
-
-struct task;
-
-struct task_stream {
-	struct task *t;
-	int fd;
-	int stream;		/* 1 stdout, 2 stderr */
-	ev_io w;
-	bool paused;
-};
-
-struct task {
-	struct node *n;
-	char job[64];
-	int rank;
-	uint32_t incarnation;
-	pid_t pid;
-	struct task_stream out, err;
-	int ctrl_fd;
-	ev_io ctrl_w;
-	char ctrl_buf[128];
-	size_t ctrl_len;
-	ev_child child_w;
-	ev_timer drain_w;
-	bool reaped;
-	int status;
-	bool aborted;
-	int abort_code;
-	char reason[320];
-	struct task *prev, *next;
-};
-
-struct node {
-	struct ev_loop *loop;
-	const char *dispatcher;
-	char name[64];
-	int slots;
-	struct conn *c;
-	bool dial_warned;
-	uint64_t hb_seq;
-	ev_timer hb_w;		/* heartbeat, or redial while c == NULL */
-	ev_timer resume_w;	/* output back-pressure check */
-	ev_signal sigint_w, sigterm_w;
-	struct task *tasks;
-	bool stopping;
-	int exit_code;
-};
+#include "node_priv.h"
 
 static void node_dial(struct node *n);
 
@@ -124,6 +73,8 @@ task_free(struct task *t)
 	task_close_stream(&t->out);
 	task_close_stream(&t->err);
 	task_close_ctrl(t);
+	if (t->ctrl_in_fd >= 0)
+		close(t->ctrl_in_fd);
 	ev_child_stop(n->loop, &t->child_w);
 	ev_timer_stop(n->loop, &t->drain_w);
 	if (t->prev != NULL)
@@ -145,7 +96,20 @@ task_report(struct task *t)
 	te.job_id = t->job;
 	te.rank = t->rank;
 	te.incarnation = t->incarnation;
-	if (WIFEXITED(t->status))
+	if (t->restored) {
+		/* The unshare handle's status says how the rank ended. */
+		int code, sig;
+		if (criu_decode_status(t->status, &code, &sig) < 0) {
+			te.exit_code = 1;
+			if (t->reason[0] == '\0')
+				snprintf(t->reason, sizeof(t->reason), "restored "
+				    "rank ended with status 0x%x", t->status);
+		} else if (sig != 0) {
+			te.signal = sig;
+		} else {
+			te.exit_code = code;
+		}
+	} else if (WIFEXITED(t->status))
 		te.exit_code = WEXITSTATUS(t->status);
 	else if (WIFSIGNALED(t->status))
 		te.signal = WTERMSIG(t->status);
@@ -153,8 +117,9 @@ task_report(struct task *t)
 	te.abort_code = t->abort_code;
 	te.reason = t->reason;
 	log_info("node task exit job=%s rank=%d incarnation=%u pid=%d "
-	    "code=%d signal=%d aborted=%d", t->job, t->rank, t->incarnation,
-	    (int)t->pid, te.exit_code, te.signal, te.aborted);
+	    "code=%d signal=%d aborted=%d restored=%d", t->job, t->rank,
+	    t->incarnation, (int)t->task_pid, te.exit_code, te.signal,
+	    te.aborted, t->restored);
 	if (n->c != NULL)
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base,
 		    NULL, 0);
@@ -168,12 +133,16 @@ task_check_done(struct task *t)
 		task_report(t);
 }
 
-/* Parses "abort <code>" lines from the rank's control pipe. */
+/*
+ * Parses the lines of the rank's control pipe: "abort <code>" and the
+ * checkpoint lines (docs/CHECKPOINT.md).
+ */
 static void
 task_ctrl_parse(struct task *t)
 {
 	char *nl, *end;
 	long code;
+	unsigned long long k;
 
 	while ((nl = memchr(t->ctrl_buf, '\n', t->ctrl_len)) != NULL) {
 		*nl = '\0';
@@ -183,6 +152,16 @@ task_ctrl_parse(struct task *t)
 				t->aborted = true;
 				t->abort_code = (int)code;
 			}
+		} else if (strncmp(t->ctrl_buf, "ckpt-sync ", 10) == 0) {
+			k = strtoull(t->ctrl_buf + 10, &end, 10);
+			if (end != t->ctrl_buf + 10 && *end == '\0')
+				node_ckpt_sync(t, k);
+		} else if (strncmp(t->ctrl_buf, "ckpt-clone ", 11) == 0) {
+			node_ckpt_clone(t, t->ctrl_buf + 11);
+		} else if (strncmp(t->ctrl_buf, "ckpt-skip ", 10) == 0) {
+			log_info("node checkpoint skipped job=%s rank=%d "
+			    "incarnation=%u what=\"%s\"", t->job, t->rank,
+			    t->incarnation, t->ctrl_buf + 10);
 		} else {
 			log_debug("node ignoring control line \"%s\" rank=%d",
 			    t->ctrl_buf, t->rank);
@@ -238,28 +217,32 @@ task_pause_all(struct node *n, bool pause)
 	}
 }
 
-/* Reads one chunk of a rank's stdout/stderr and forwards it. */
-static void
-task_on_output(struct ev_loop *loop, ev_io *w, int revents)
+/*
+ * Reads one chunk of a rank's stdout/stderr and forwards it. Does not
+ * report a task whose stream reached EOF (the caller does).
+ */
+ssize_t
+task_read_stream(struct task_stream *s)
 {
-	struct task_stream *s = w->data;
 	struct task *t = s->t;
 	struct node *n = t->n;
 	Mpiv__Output o = MPIV__OUTPUT__INIT;
 	static uint8_t buf[NODE_READ_CHUNK];
 	ssize_t r;
 
+	if (s->fd < 0)
+		return 0;
 	r = read(s->fd, buf, sizeof(buf));
 	if (r < 0 && (errno == EINTR || errno == EAGAIN ||
 	    errno == EWOULDBLOCK))
-		return;
+		return -1;
 	if (r <= 0) {
 		task_close_stream(s);
-		task_check_done(t);
-		return;
+		return 0;
 	}
+	t->out_count[s->stream == 2] += (uint64_t)r;
 	if (n->c == NULL)
-		return;		/* dispatcher gone: nobody to tell */
+		return r;	/* dispatcher gone: nobody to tell */
 	o.job_id = t->job;
 	o.rank = t->rank;
 	o.stream = s->stream;
@@ -268,8 +251,18 @@ task_on_output(struct ev_loop *loop, ev_io *w, int revents)
 	    (uint32_t)r);
 	if (conn_queued(n->c) > NODE_OUT_HIGH && !ev_is_active(&n->resume_w)) {
 		task_pause_all(n, true);
-		ev_timer_again(loop, &n->resume_w);
+		ev_timer_again(n->loop, &n->resume_w);
 	}
+	return r;
+}
+
+static void
+task_on_output(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct task_stream *s = w->data;
+
+	if (task_read_stream(s) == 0)
+		task_check_done(s->t);
 }
 
 static void
@@ -310,7 +303,8 @@ task_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	 * stays reserved while any member lives, so this cannot hit a
 	 * stranger; ESRCH just means nothing was left.
 	 */
-	if (WIFSIGNALED(t->status) && killpg(t->pid, SIGKILL) == 0)
+	if (!t->restored && WIFSIGNALED(t->status) &&
+	    killpg(t->pid, SIGKILL) == 0)
 		log_info("node killed leftovers of job=%s rank=%d "
 		    "incarnation=%u pgid=%d", t->job, t->rank,
 		    t->incarnation, (int)t->pid);
@@ -320,7 +314,7 @@ task_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	task_check_done(t);
 }
 
-static void
+void
 task_stream_init(struct task *t, struct task_stream *s, int fd, int stream)
 {
 	s->t = t;
@@ -348,13 +342,72 @@ node_launch_failed(struct node *n, const Mpiv__Launch *l, const char *why)
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base, NULL, 0);
 }
 
-#define NODE_NENV 7
+#define NODE_NENV 9
+
+/* Starts watching a new task (ctrl pipe, child, drain timer) and links
+   it into the node's list. */
+void
+task_ctrl_start(struct task *t)
+{
+	struct node *n = t->n;
+
+	ev_io_init(&t->ctrl_w, task_on_ctrl, t->ctrl_fd, EV_READ);
+	t->ctrl_w.data = t;
+	if (t->ctrl_fd >= 0) {
+		(void)net_set_nonblock(t->ctrl_fd);
+		ev_io_start(n->loop, &t->ctrl_w);
+	}
+	if (t->ctrl_in_fd >= 0)
+		(void)net_set_nonblock(t->ctrl_in_fd);
+	ev_child_init(&t->child_w, task_on_child, t->pid, 0);
+	t->child_w.data = t;
+	ev_child_start(n->loop, &t->child_w);
+	ev_timer_init(&t->drain_w, task_on_drain_timeout, NODE_DRAIN_TIMEOUT,
+	    0.);
+	t->drain_w.data = t;
+}
+
+void
+task_insert(struct node *n, struct task *t)
+{
+	t->next = n->tasks;
+	if (n->tasks != NULL)
+		n->tasks->prev = t;
+	n->tasks = t;
+}
+
+const char *
+node_home_cm(const Mpiv__Launch *l)
+{
+	if (l->n_cms == 0 || l->rank < 0)
+		return "";
+	return l->cms[(size_t)l->rank % l->n_cms];
+}
+
+/* Kills an older incarnation of the rank still running here. */
+static void
+node_fence(struct node *n, const Mpiv__Launch *l)
+{
+	for (struct task *t = n->tasks; t != NULL; t = t->next) {
+		if (strcmp(t->job, l->job_id) != 0 || t->rank != l->rank ||
+		    t->incarnation >= l->incarnation || t->reaped)
+			continue;
+		log_warnx("node job=%s rank=%d incarnation=%u still runs at "
+		    "the launch of incarnation %u: killing it", t->job,
+		    t->rank, t->incarnation, l->incarnation);
+		if (t->restored)
+			(void)kill(t->pid, SIGKILL);
+		else
+			(void)killpg(t->pid, SIGKILL);
+	}
+}
 
 static void
 node_launch(struct node *n, const Mpiv__Launch *l)
 {
 	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
 	char vjob[96], vrank[32], vsize[32], vinc[32], vctrl[32], vnode[96];
+	char vctrlin[32], vival[64];
 	char *vcms, **env = NULL, **argv = NULL, why[320];
 	struct proc_spec spec = { 0 };
 	struct proc_child ch;
@@ -366,16 +419,11 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 		return;
 	}
 	/* Fencing: an older incarnation of this rank must not live on. */
-	for (t = n->tasks; t != NULL; t = t->next) {
-		if (strcmp(t->job, l->job_id) != 0 || t->rank != l->rank ||
-		    t->incarnation >= l->incarnation || t->reaped)
-			continue;
-		log_warnx("node job=%s rank=%d incarnation=%u still runs at "
-		    "the launch of incarnation %u: killing it", t->job,
-		    t->rank, t->incarnation, l->incarnation);
-		(void)killpg(t->pid, SIGKILL);
+	node_fence(n, l);
+	if (l->restore) {
+		(void)node_restore(n, l);
+		return;
 	}
-	t = NULL;
 	for (size_t i = 0; i < l->n_cms; i++)
 		len += strlen(l->cms[i]) + 1;
 	if ((vcms = malloc(len)) == NULL ||
@@ -400,6 +448,10 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	snprintf(vinc, sizeof(vinc), "MPIV_INCARNATION=%u", l->incarnation);
 	snprintf(vctrl, sizeof(vctrl), "MPIV_CTRL_FD=%d", PROC_CTRL_FD);
 	snprintf(vnode, sizeof(vnode), "MPIV_NODE=%s", n->name);
+	snprintf(vctrlin, sizeof(vctrlin), "MPIV_CTRL_IN_FD=%d",
+	    PROC_CTRL_IN_FD);
+	snprintf(vival, sizeof(vival), "MPIV_CKPT_INTERVAL=%.6g",
+	    n->criu && *l->cs != '\0' ? l->ckpt_interval : 0.);
 	env[k++] = vjob;
 	env[k++] = vrank;
 	env[k++] = vsize;
@@ -407,6 +459,8 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	env[k++] = vcms;
 	env[k++] = vctrl;
 	env[k++] = vnode;
+	env[k++] = vctrlin;
+	env[k++] = vival;
 
 	/* protobuf-c arrays are counted, exec wants a NULL at the end. */
 	memcpy(argv, l->argv, l->n_argv * sizeof(*argv));
@@ -414,6 +468,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	spec.cwd = l->cwd;
 	spec.setenv = env;
 	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;
+	spec.ctrl_in_pipe = true;
 	if (proc_spawn(&spec, &ch) < 0) {
 		snprintf(why, sizeof(why), "cannot start %s: %s", l->argv[0],
 		    strerror(errno));
@@ -425,30 +480,19 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	snprintf(t->job, sizeof(t->job), "%s", l->job_id);
 	t->rank = l->rank;
 	t->incarnation = l->incarnation;
-	t->pid = ch.pid;
+	t->pid = t->task_pid = ch.pid;
 	t->ctrl_fd = ch.ctrl_fd;
+	t->ctrl_in_fd = ch.ctrl_in_fd;
+	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
+	snprintf(t->cm, sizeof(t->cm), "%s", node_home_cm(l));
 	if (ch.exec_errno != 0)
 		snprintf(t->reason, sizeof(t->reason), "cannot %s %s: %s",
 		    ch.exec_step, ch.exec_step[0] == 'c' ? l->cwd : l->argv[0],
 		    strerror(ch.exec_errno));
 	task_stream_init(t, &t->out, ch.out_fd, 1);
 	task_stream_init(t, &t->err, ch.err_fd, 2);
-	ev_io_init(&t->ctrl_w, task_on_ctrl, t->ctrl_fd, EV_READ);
-	t->ctrl_w.data = t;
-	if (t->ctrl_fd >= 0) {
-		(void)net_set_nonblock(t->ctrl_fd);
-		ev_io_start(n->loop, &t->ctrl_w);
-	}
-	ev_child_init(&t->child_w, task_on_child, ch.pid, 0);
-	t->child_w.data = t;
-	ev_child_start(n->loop, &t->child_w);
-	ev_timer_init(&t->drain_w, task_on_drain_timeout, NODE_DRAIN_TIMEOUT,
-	    0.);
-	t->drain_w.data = t;
-	t->next = n->tasks;
-	if (n->tasks != NULL)
-		n->tasks->prev = t;
-	n->tasks = t;
+	task_ctrl_start(t);
+	task_insert(n, t);
 	t = NULL;
 	log_info("node launched job=%s rank=%d incarnation=%u pid=%d%s%s",
 	    l->job_id, l->rank, l->incarnation, (int)ch.pid,
@@ -478,8 +522,13 @@ node_kill(struct node *n, const Mpiv__Kill *k)
 		    (k->rank >= 0 && t->rank != k->rank) || t->reaped)
 			continue;
 		log_info("node killing job=%s rank=%d pid=%d signal=%d", t->job,
-		    t->rank, (int)t->pid, sig);
-		if (killpg(t->pid, sig) < 0 && errno != ESRCH)
+		    t->rank, (int)t->task_pid, sig);
+		if (t->restored) {
+			/* SIGKILL of the handle takes the namespace down. */
+			if (kill(sig == SIGKILL ? t->pid : t->task_pid, sig) <
+			    0 && errno != ESRCH)
+				log_warn("node kill pid=%d", (int)t->task_pid);
+		} else if (killpg(t->pid, sig) < 0 && errno != ESRCH)
 			log_warn("node killpg pid=%d", (int)t->pid);
 	}
 }
@@ -491,8 +540,12 @@ node_kill_all(struct node *n, bool wait)
 	struct task *t;
 
 	for (t = n->tasks; t != NULL; t = t->next)
-		if (!t->reaped)
-			(void)killpg(t->pid, SIGKILL);
+		if (!t->reaped) {
+			if (t->restored)
+				(void)kill(t->pid, SIGKILL);
+			else
+				(void)killpg(t->pid, SIGKILL);
+		}
 	if (!wait)
 		return;
 	while ((t = n->tasks) != NULL) {
@@ -529,6 +582,9 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_KILL:
 		node_kill(n, (Mpiv__Kill *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_CKPT_REQUEST:
+		node_ckpt_request(n, (Mpiv__CkptRequest *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_ERROR:
 		log_warnx("node dispatcher error text=\"%s\"",
 		    ((Mpiv__Error *)m)->text);
@@ -545,6 +601,7 @@ node_stop(struct node *n)
 {
 	n->stopping = true;
 	node_kill_all(n, true);
+	node_ckpt_stop(n);
 	ev_timer_stop(n->loop, &n->hb_w);
 	ev_timer_stop(n->loop, &n->resume_w);
 	ev_signal_stop(n->loop, &n->sigint_w);
@@ -598,12 +655,12 @@ node_dial(struct node *n)
 	h.name = n->name;
 	nr.name = n->name;
 	nr.slots = n->slots;
-	nr.criu = false;
+	nr.criu = n->criu;
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_NODE_REGISTER, &nr.base,
 	    NULL, 0);
-	log_info("node registered dispatcher=%s name=%s slots=%d",
-	    n->dispatcher, n->name, n->slots);
+	log_info("node registered dispatcher=%s name=%s slots=%d criu=%d",
+	    n->dispatcher, n->name, n->slots, n->criu);
 }
 
 static void
@@ -689,6 +746,10 @@ node_main(int argc, char **argv)
 		snprintf(n.name, sizeof(n.name), "node");
 	log_init("node", level);
 	signal(SIGPIPE, SIG_IGN);
+	/* Clones of ranks (double fork) are reparented to us and reaped. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn("node cannot become a child subreaper");
+	node_ckpt_init(&n);
 
 	/* ev_child needs the default loop. */
 	if ((n.loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {
@@ -712,6 +773,7 @@ node_main(int argc, char **argv)
 	ev_run(n.loop, 0);
 
 	node_kill_all(&n, true);
+	node_ckpt_stop(&n);
 	ev_loop_destroy(n.loop);
 	log_info("node stopped");
 	return n.exit_code;

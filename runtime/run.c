@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "criu.h"
 #include "front.h"
 #include "json.h"
 #include "log.h"
@@ -55,6 +56,10 @@ run_usage(FILE *f)
 	    "from the clock;\n"
 	    "                           the report says which)\n"
 	    "  --chaos-max K            stop after K kills\n"
+	    "  --ckpt-interval S        checkpoint every rank every S seconds "
+	    "(uncoordinated;\n"
+	    "                           restarts resume from the last one)\n"
+	    "  --cs K                   checkpoint servers (default 1)\n"
 	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
 	    "ID\" on stderr\n"
 	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
@@ -101,7 +106,8 @@ run_fix_np(int argc, char **argv)
 	static char dash_n[] = "-n";
 	static const char *const with_arg[] = { "-n", "--np", "--cms",
 	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
-	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max", NULL };
+	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
+	    "--ckpt-interval", "--cs", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -147,6 +153,8 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "chaos", required_argument, NULL, 'C' },
 		{ "chaos-max", required_argument, NULL, 'K' },
 		{ "chaos-seed", required_argument, NULL, 'S' },
+		{ "ckpt-interval", required_argument, NULL, 'I' },
+		{ "cs", required_argument, NULL, 'X' },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "relay-only", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -187,6 +195,20 @@ run_parse(struct run *r, int argc, char **argv)
 				return run_usage_error("bad --chaos-seed \"%s\"",
 				    optarg);
 			r->chaos_seed_set = true;
+			break;
+		case 'I': {
+			uint32_t ms;
+			if (run_parse_ms(optarg, &ms) < 0)
+				return run_usage_error("bad --ckpt-interval "
+				    "\"%s\" (want a duration: 30s, 500ms, 0.5)",
+				    optarg);
+			r->ckpt_interval = ms / 1000.;
+			break;
+		}
+		case 'X':
+			if (run_parse_int(optarg, 1, 1024, &r->ncs) < 0)
+				return run_usage_error("bad --cs \"%s\"",
+				    optarg);
 			break;
 		case 'M':
 			if (run_parse_int(optarg, 0, 1000000, &r->max_restarts) <
@@ -256,6 +278,9 @@ run_parse(struct run *r, int argc, char **argv)
 	if ((r->chaos_seed_set || r->chaos_max > 0) && r->chaos_mtbf_ms == 0)
 		return run_usage_error("%s", "--chaos-seed and --chaos-max need "
 		    "--chaos MTBF");
+	if (r->relay_only && (r->ckpt_interval > 0 || r->ncs > 0))
+		return run_usage_error("%s", "--relay-only cannot take "
+		    "checkpoints (--ckpt-interval, --cs)");
 	if (optind >= argc)
 		return run_usage_error("%s", "no program to run");
 	r->argv = argv + optind;
@@ -406,6 +431,9 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 	if (*jd->mode != '\0')
 		snprintf(r->mode, sizeof(r->mode), "%s", jd->mode);
 	r->kills = jd->kills;
+	r->checkpoints = 0;
+	for (size_t i = 0; i < jd->n_ranks; i++)
+		r->checkpoints += jd->ranks[i]->checkpoints;
 	r->restarts = jd->restarts;
 	free(r->rlog);
 	r->nrlog = 0;
@@ -418,6 +446,7 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 			r->rlog[i].relaunch_ms = ri->relaunch_ms;
 			r->rlog[i].replayed_events = ri->replayed_events;
 			r->rlog[i].replay_s = ri->replay_s;
+			r->rlog[i].from_ckpt = ri->from_ckpt;
 		}
 		r->nrlog = jd->n_restart_log;
 	}
@@ -461,6 +490,12 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		}
 		log_info("run job=%s state=%s message=\"%s\"", st->job_id,
 		    st->state, st->message);
+		if (strncmp(st->message, "checkpoints disabled: ", 22) == 0 &&
+		    !r->ckpt_said) {
+			r->ckpt_said = true;
+			fprintf(stderr, "mpiv: %s; restarts replay from the "
+			    "beginning\n", st->message);
+		}
 		break;
 	}
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
@@ -559,6 +594,8 @@ run_submit(struct run *r)
 	js.chaos_mtbf_ms = r->chaos_mtbf_ms;
 	js.chaos_seed = r->chaos_seed;
 	js.chaos_max = r->chaos_max;
+	js.ckpt_interval = r->ckpt_interval;
+	js.ncs = r->ncs;
 	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
 	if (tmp != NULL && r->dispatcher == NULL) {
 		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
@@ -600,7 +637,9 @@ run_write_report(struct run *r, double wall)
 	json_key(&j, "restarts");
 	json_int(&j, r->restarts);
 	json_key(&j, "checkpoints");
-	json_int(&j, 0);
+	json_uint(&j, r->checkpoints);
+	json_key(&j, "ckpt_interval_s");
+	json_double(&j, r->ckpt_interval);
 	json_key(&j, "kills");
 	json_int(&j, r->kills);
 	json_key(&j, "chaos_seed");
@@ -626,6 +665,8 @@ run_write_report(struct run *r, double wall)
 		json_uint(&j, e->replayed_events);
 		json_key(&j, "replay_s");
 		json_double(&j, e->replay_s);
+		json_key(&j, "from_ckpt");
+		json_uint(&j, e->from_ckpt);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -689,9 +730,13 @@ run_summary(const struct run *r)
 	qsort(lat, n, sizeof(*lat), run_cmp_double);
 	if (n > 0)
 		median = n % 2 ? lat[n / 2] : (lat[n / 2 - 1] + lat[n / 2]) / 2;
-	fprintf(stderr, "mpiv: %u kill%s, %u restart%s, relaunch median %.1f "
-	    "ms, replayed %llu event%s\n", r->kills, r->kills == 1 ? "" : "s",
-	    r->restarts, r->restarts == 1 ? "" : "s", median,
+	size_t nck = 0;
+	for (size_t i = 0; i < r->nrlog; i++)
+		nck += r->rlog[i].from_ckpt > 0;
+	fprintf(stderr, "mpiv: %u kill%s, %u restart%s (%zu from a "
+	    "checkpoint), relaunch median %.1f ms, replayed %llu event%s\n",
+	    r->kills, r->kills == 1 ? "" : "s", r->restarts,
+	    r->restarts == 1 ? "" : "s", nck, median,
 	    (unsigned long long)events, events == 1 ? "" : "s");
 	free(lat);
 }
@@ -761,6 +806,17 @@ run_main(int argc, char **argv)
 	}
 	if (r.dispatcher == NULL && (rc = run_check_program(&r)) != 0)
 		return rc;
+	if (r.dispatcher == NULL && r.ckpt_interval > 0) {
+		/* The embedded nodes run here: the same probe says why. */
+		char why[512];
+		if (!criu_probe(why, sizeof(why))) {
+			fprintf(stderr, "mpiv: checkpoints disabled: %s; "
+			    "restarts replay from the beginning\n", why);
+			r.ckpt_said = true;
+		}
+	}
+	if (r.dispatcher == NULL && r.ncs == 0 && !r.relay_only)
+		r.ncs = 1;
 	t0 = run_now();
 	r.results = calloc((size_t)r.nranks, sizeof(*r.results));
 	r.lines = calloc((size_t)r.nranks * 2, sizeof(*r.lines));

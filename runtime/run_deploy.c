@@ -1,6 +1,7 @@
 /*
  * run_deploy.c: the embedded deployment of `mpiv run`: a dispatcher, K
- * CMs and M node agents started as children of our own binary, each in
+ * CMs, the checkpoint servers (--cs, store under the temp dir) and M
+ * node agents started as children of our own binary, each in
  * its own process group with PR_SET_PDEATHSIG and a private TMPDIR under
  * one temporary directory; torn down with SIGTERM, then SIGKILL after
  * 2 s, and the directory removed.
@@ -159,7 +160,7 @@ int
 run_deploy_start(struct run *r)
 {
 	const char *tmp = getenv("TMPDIR");
-	char cmaddr[128], what[32], slots[16], *args[12];
+	char cmaddr[128], what[32], slots[16], store[PATH_MAX], *args[14];
 	ssize_t n;
 
 	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
@@ -176,7 +177,7 @@ run_deploy_start(struct run *r)
 		r->tmpdir[0] = '\0';
 		return -1;
 	}
-	r->daemons = calloc((size_t)(1 + r->ncms + r->nnodes),
+	r->daemons = calloc((size_t)(1 + r->ncms + r->ncs + r->nnodes),
 	    sizeof(*r->daemons));
 	if (r->daemons == NULL) {
 		snprintf(r->reason, sizeof(r->reason), "out of memory");
@@ -208,6 +209,25 @@ run_deploy_start(struct run *r)
 		if (run_deploy_spawn(r, what, args, cmaddr, sizeof(cmaddr)) < 0)
 			return -1;
 		log_info("run cm=%d addr=%s", i, cmaddr);
+	}
+
+	args[1] = "cs";
+	args[2] = "--listen";
+	args[3] = "127.0.0.1:0";
+	args[4] = "--dispatcher";
+	args[5] = r->disp_addr;
+	args[6] = "--log-level";
+	args[7] = (char *)r->child_level;
+	args[8] = "--store";
+	args[9] = store;
+	args[10] = NULL;
+	for (int i = 0; i < r->ncs; i++) {
+		snprintf(what, sizeof(what), "cs %d", i);
+		snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir,
+		    i);
+		if (run_deploy_spawn(r, what, args, cmaddr, sizeof(cmaddr)) < 0)
+			return -1;
+		log_info("run cs=%d addr=%s", i, cmaddr);
 	}
 
 	snprintf(slots, sizeof(slots), "%d",

@@ -44,6 +44,7 @@ struct run_restart {
 	double relaunch_ms;	/* < 0: never started */
 	uint64_t replayed_events;
 	double replay_s;
+	uint64_t from_ckpt;
 };
 
 struct run {
@@ -58,6 +59,9 @@ struct run {
 	uint64_t chaos_seed;
 	bool chaos_seed_set;
 	int chaos_max;
+	double ckpt_interval;	/* --ckpt-interval, 0: off */
+	int ncs;		/* --cs K (embedded: started) */
+	bool ckpt_said;		/* "checkpoints disabled" printed */
 	double timeout;
 	const char *timeout_arg;
 	const char *report;
@@ -83,7 +87,7 @@ struct run {
 	int exit_code;
 	/* from JobDone */
 	char mode[16];
-	uint32_t kills, restarts;
+	uint32_t kills, restarts, checkpoints;
 	struct run_restart *rlog;
 	size_t nrlog;
 	char reason[600];

@@ -1,0 +1,1002 @@
+/*
+ * node_ckpt.c: the node agent's side of checkpoints (docs/CHECKPOINT.md).
+ *
+ * Taking one: on `ckpt-sync k` the rank's stdout/stderr pipes are read
+ * empty, their byte counts noted, and `go k` answered on the ctrl-in
+ * pipe. On `ckpt-clone k pid event nd post` a helper process (forked
+ * from the agent, so the loop never waits for criu or the network)
+ * waits for the clone to stop, reads its pipe inodes, dumps it with
+ * criu into a fresh /dev/shm directory, streams the packed, zstd'ed
+ * image to the rank's checkpoint server (ImagePut, ImageData...,
+ * ImageEnd), waits for ImageAck, removes the directory and writes one
+ * result record on a pipe; the agent reaps the helper and sends
+ * CkptTaken. A failed dump kills the clone. The clone itself, a child
+ * of ours by reparenting (we are a child subreaper), is reaped by
+ * libev's SIGCHLD handler like every other child.
+ *
+ * Restoring one (Launch.restore): blocking, in the loop (a download of a
+ * few MB and criu restore take well under a second here): ImageGet,
+ * ImageInfo, ImageData..., ImageEnd unpacked into /dev/shm as they come
+ * and checked; fresh pipes for stdout, stderr and both ctrl pipes take
+ * the place of the old inodes (criu --inherit-fd; stdin is /dev/null,
+ * restored by path); `inc <n>` is written to the ctrl-in pipe before the
+ * SIGCONT, so the rank reads it as soon as it wakes. The unshare handle
+ * becomes the task's pid.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cksum.h"
+#include "criu.h"
+#include "frame.h"
+#include "log.h"
+#include "net.h"
+#include "node_priv.h"
+#include "proc.h"
+
+#define CKPT_STOP_WAIT_MS	10000	/* clone must stop within this */
+#define CKPT_IO_TIMEOUT_MS	30000	/* per frame to/from a CS */
+#define CKPT_DIAL_TIMEOUT_MS	5000
+#define CKPT_CHUNK		(256u << 10)	/* ImageData payload */
+#define CKPT_HELPER_LIMIT	300.	/* s before a helper is killed */
+#define CKPT_NFDS		5	/* fds 0-4: stdio and ctrl pipes */
+
+/* What a helper writes back (one write, < PIPE_BUF). */
+struct ckpt_result {
+	int ok;
+	uint64_t bytes, raw_bytes;
+	double dump_s, upload_s;
+	char error[400];
+};
+
+/* One dump + upload in flight. */
+struct ckpt_op {
+	struct node *n;
+	char job[64];
+	int rank;
+	uint32_t incarnation;
+	uint64_t k;
+	pid_t clone;
+	pid_t helper;
+	int resfd;		/* read end of the result pipe */
+	ev_child child_w;
+	ev_timer limit_w;
+	struct ckpt_op *next;
+};
+
+/* Everything the helper needs, copied before the fork. */
+struct ckpt_args {
+	char job[64];
+	int rank;
+	uint32_t incarnation;
+	uint64_t k, event, nd, post;
+	uint64_t out_base, err_base;
+	pid_t rank_pid;		/* host pid of the rank (its pid namespace) */
+	bool restored;
+	pid_t clone;		/* as the rank reported it */
+	char cs[128], cm[128];
+};
+
+static double
+ckpt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void
+node_ckpt_init(struct node *n)
+{
+	char why[512];
+
+	n->criu = criu_probe(why, sizeof(why)) == 1;
+	if (n->criu)
+		log_info("node criu ok: %s", why);
+	else
+		log_warnx("checkpoints disabled: %s", why);
+}
+
+/* ---------------- ckpt-sync ---------------- */
+
+static void
+ckpt_write_in(struct task *t, const char *line)
+{
+	size_t len = strlen(line), off = 0;
+	ssize_t w;
+
+	while (t->ctrl_in_fd >= 0 && off < len) {
+		w = write(t->ctrl_in_fd, line + off, len - off);
+		if (w > 0) {
+			off += (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		/* A full ctrl-in pipe means the rank stopped reading it. */
+		log_warnx("node cannot write \"%.*s\" to rank=%d job=%s: %s",
+		    (int)strcspn(line, "\n"), line, t->rank, t->job,
+		    w < 0 ? strerror(errno) : "short write");
+		return;
+	}
+}
+
+void
+node_ckpt_sync(struct task *t, uint64_t k)
+{
+	char line[48];
+	ssize_t r;
+
+	/* Whatever the rank wrote before the sync is forwarded now. */
+	do
+		r = task_read_stream(&t->out);
+	while (r > 0);
+	do
+		r = task_read_stream(&t->err);
+	while (r > 0);
+	t->sync_k = k;
+	t->sync_base[0] = t->out_count[0];
+	t->sync_base[1] = t->out_count[1];
+	log_debug("node ckpt-sync job=%s rank=%d k=%" PRIu64 " out_base=%"
+	    PRIu64 " err_base=%" PRIu64, t->job, t->rank, k, t->sync_base[0],
+	    t->sync_base[1]);
+	snprintf(line, sizeof(line), "go %" PRIu64 "\n", k);
+	ckpt_write_in(t, line);
+}
+
+void
+node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr)
+{
+	for (struct task *t = n->tasks; t != NULL; t = t->next) {
+		if (strcmp(t->job, cr->job_id) != 0 || t->reaped ||
+		    (cr->rank >= 0 && t->rank != cr->rank))
+			continue;
+		log_info("node checkpoint requested job=%s rank=%d", t->job,
+		    t->rank);
+		ckpt_write_in(t, "ckpt\n");
+	}
+}
+
+/* ---------------- the helper (a forked process) ---------------- */
+
+/* pid namespace id of a process ("pid:[N]"), or "" */
+static void
+ckpt_pidns(pid_t pid, char *out, size_t n)
+{
+	char path[64];
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	r = readlink(path, out, n - 1);
+	out[r > 0 ? r : 0] = '\0';
+}
+
+/*
+ * Host pid of the process that is `nspid` in the pid namespace of
+ * rank_pid (a restored rank lives in its own namespace), or -1.
+ */
+static pid_t
+ckpt_host_pid(pid_t rank_pid, pid_t nspid)
+{
+	char want[64], have[64], path[64], line[256];
+	struct dirent *de;
+	pid_t found = -1;
+	DIR *d;
+
+	ckpt_pidns(rank_pid, want, sizeof(want));
+	ckpt_pidns(getpid(), have, sizeof(have));
+	if (want[0] == '\0' || strcmp(want, have) == 0)
+		return nspid;
+	if ((d = opendir("/proc")) == NULL)
+		return -1;
+	while (found < 0 && (de = readdir(d)) != NULL) {
+		char *end;
+		long p = strtol(de->d_name, &end, 10);
+		FILE *f;
+		if (*end != '\0' || p <= 0)
+			continue;
+		ckpt_pidns((pid_t)p, have, sizeof(have));
+		if (strcmp(want, have) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/status", p);
+		if ((f = fopen(path, "re")) == NULL)
+			continue;
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, "NSpid:", 6) != 0)
+				continue;
+			char *last = strrchr(line, '\t');
+			if (last != NULL && strtol(last + 1, NULL, 10) == nspid)
+				found = (pid_t)p;
+			break;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
+/* State letter of /proc/pid/stat, 0 when gone. */
+static char
+ckpt_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+/* Size of the archive criu_pack_dir makes of dir (see criu.h). */
+static uint64_t
+ckpt_raw_size(const char *dir)
+{
+	struct dirent *de;
+	struct stat st;
+	uint64_t total = 8 + 4 + 8;
+	char path[PATH_MAX];
+	DIR *d;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		size_t l = strlen(de->d_name);
+		if (de->d_name[0] == '.' ||
+		    (l >= 4 && strcmp(de->d_name + l - 4, ".log") == 0))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		total += 4 + 8 + l + (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return total;
+}
+
+struct ckpt_up {
+	int fd;
+	uint64_t bytes, sum;
+	uint8_t buf[CKPT_CHUNK];
+	size_t len;
+};
+
+static int
+ckpt_up_flush(struct ckpt_up *u)
+{
+	Mpiv__ImageData d = MPIV__IMAGE_DATA__INIT;
+
+	if (u->len == 0)
+		return 0;
+	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA, &d.base, u->buf,
+	    (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
+		return -1;
+	u->len = 0;
+	return 0;
+}
+
+static int
+ckpt_up_out(void *ctx, const void *buf, size_t len)
+{
+	struct ckpt_up *u = ctx;
+	const uint8_t *p = buf;
+
+	u->sum = cksum_update(u->sum, buf, len);
+	u->bytes += len;
+	while (len > 0) {
+		size_t m = sizeof(u->buf) - u->len;
+		if (m > len)
+			m = len;
+		memcpy(u->buf + u->len, p, m);
+		u->len += m;
+		p += m;
+		len -= m;
+		if (u->len == sizeof(u->buf) && ckpt_up_flush(u) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Reads frames until one of type want; Error or EOF fail. */
+static int
+ckpt_expect(int fd, uint16_t want, ProtobufCMessage **out, char *err,
+    size_t n)
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m;
+	uint8_t *payload;
+	const char *e = NULL;
+
+	for (;;) {
+		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
+		    &e) < 0) {
+			snprintf(err, n, "checkpoint server: %s", e != NULL ?
+			    e : errno == ECONNRESET ? "connection closed" :
+			    strerror(errno));
+			return -1;
+		}
+		free(payload);
+		if (h.type == want) {
+			*out = m;
+			return 0;
+		}
+		if (h.type == MPIV__MSG_TYPE__MSG_ERROR) {
+			snprintf(err, n, "checkpoint server error: %s",
+			    ((Mpiv__Error *)m)->text);
+			frame_free_meta(m);
+			return -1;
+		}
+		frame_free_meta(m);
+	}
+}
+
+/* Dials a CS and says Hello as a node. fd or -1. */
+static int
+ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
+{
+	Mpiv__Hello h = MPIV__HELLO__INIT;
+	int fd;
+
+	if (*cs == '\0') {
+		snprintf(err, n, "no checkpoint server for this rank");
+		return -1;
+	}
+	if ((fd = net_dial(cs, CKPT_DIAL_TIMEOUT_MS)) < 0) {
+		snprintf(err, n, "cannot reach checkpoint server %s: %s", cs,
+		    strerror(errno));
+		return -1;
+	}
+	h.version = FRAME_VERSION;
+	h.role = MPIV__ROLE__ROLE_NODE;
+	h.rank = -1;
+	h.name = (char *)name;
+	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0,
+	    CKPT_IO_TIMEOUT_MS) < 0) {
+		snprintf(err, n, "checkpoint server %s: %s", cs,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Uploads dir; fills res. 0 or -1 (res->error). */
+static int
+ckpt_upload(const struct ckpt_args *a, const char *dir,
+    Mpiv__PipeInode **pipes, size_t npipes, struct ckpt_result *res)
+{
+	Mpiv__ImagePut put = MPIV__IMAGE_PUT__INIT;
+	Mpiv__ImageMeta meta = MPIV__IMAGE_META__INIT;
+	Mpiv__ImageEnd end = MPIV__IMAGE_END__INIT;
+	Mpiv__HelloReply *hr;
+	Mpiv__ImageAck *ack;
+	ProtobufCMessage *m;
+	struct ckpt_up *u;
+	int level = criu_zstd_level(), rc = -1;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		return -1;
+	}
+	u->sum = CKSUM_INIT;
+	if ((u->fd = ckpt_dial_cs(a->cs, "node", res->error,
+	    sizeof(res->error))) < 0)
+		goto out;
+	meta.job_id = (char *)a->job;
+	meta.rank = a->rank;
+	meta.ckpt_no = a->k;
+	meta.incarnation = a->incarnation;
+	meta.event = a->event;
+	meta.nd_no = a->nd;
+	meta.out_base = a->out_base;
+	meta.err_base = a->err_base;
+	meta.pipes = pipes;
+	meta.n_pipes = npipes;
+	meta.cm = (char *)a->cm;
+	meta.raw_bytes = ckpt_raw_size(dir);
+	meta.zstd_level = level;
+	put.meta = &meta;
+	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT, &put.base, NULL,
+	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
+		    a->cs, strerror(errno));
+		goto out;
+	}
+	if (criu_pack_dir(dir, level, ckpt_up_out, u, &res->raw_bytes) < 0 ||
+	    ckpt_up_flush(u) < 0) {
+		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
+		    a->cs, strerror(errno));
+		goto out;
+	}
+	end.bytes = u->bytes;
+	end.checksum = u->sum;
+	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END, &end.base, NULL,
+	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
+		    a->cs, strerror(errno));
+		goto out;
+	}
+	if (ckpt_expect(u->fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, res->error,
+	    sizeof(res->error)) < 0)
+		goto out;
+	hr = (Mpiv__HelloReply *)m;
+	if (!hr->ok) {
+		snprintf(res->error, sizeof(res->error), "checkpoint server %s "
+		    "refused us: %s", a->cs, hr->error);
+		frame_free_meta(m);
+		goto out;
+	}
+	frame_free_meta(m);
+	if (ckpt_expect(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m, res->error,
+	    sizeof(res->error)) < 0)
+		goto out;
+	ack = (Mpiv__ImageAck *)m;
+	if (!ack->ok)
+		snprintf(res->error, sizeof(res->error), "checkpoint server "
+		    "%s refused the image: %s", a->cs, ack->error);
+	else
+		rc = 0;
+	frame_free_meta(m);
+	res->bytes = u->bytes;
+	if (rc == 0) {
+		Mpiv__Bye bye = MPIV__BYE__INIT;
+		(void)frame_write(u->fd, MPIV__MSG_TYPE__MSG_BYE, &bye.base,
+		    NULL, 0, 1000);
+	}
+out:
+	if (u->fd >= 0)
+		close(u->fd);
+	free(u);
+	return rc;
+}
+
+/* The helper's work; never returns. */
+static void
+ckpt_helper(const struct ckpt_args *a, int resfd)
+{
+	static const int fds[CKPT_NFDS] = { 0, 1, 2, PROC_CTRL_FD,
+	    PROC_CTRL_IN_FD };
+	Mpiv__PipeInode pi[CKPT_NFDS], *pp[CKPT_NFDS];
+	struct ckpt_result res = { 0 };
+	char dir[] = "/dev/shm/mpiv-ckpt-XXXXXX";
+	size_t np = 0;
+	double t0, t1;
+	pid_t clone;
+	ssize_t w;
+	char st;
+
+	/* The agent's handlers are not ours (libev's would wake it). */
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	(void)setpgid(0, 0);
+	t0 = ckpt_now();
+	clone = ckpt_host_pid(a->rank_pid, a->clone);
+	if (clone <= 0) {
+		snprintf(res.error, sizeof(res.error), "clone pid %d not "
+		    "found", (int)a->clone);
+		goto done;
+	}
+	/* The clone stops itself (SIGSTOP) right after the fork. */
+	while ((st = ckpt_state(clone)) != 'T') {
+		if (st == 0 || st == 'Z' || st == 'X') {
+			snprintf(res.error, sizeof(res.error), "clone %d died "
+			    "before it stopped", (int)clone);
+			goto done;
+		}
+		if (ckpt_now() - t0 > CKPT_STOP_WAIT_MS / 1000.) {
+			snprintf(res.error, sizeof(res.error), "clone %d did "
+			    "not stop within %d s", (int)clone,
+			    CKPT_STOP_WAIT_MS / 1000);
+			goto kill_clone;
+		}
+		usleep(1000);
+	}
+	for (int i = 0; i < CKPT_NFDS; i++) {
+		uint64_t ino;
+		if (criu_pipe_inode(clone, fds[i], &ino) < 0)
+			continue;	/* not a pipe (stdin is /dev/null) */
+		mpiv__pipe_inode__init(&pi[np]);
+		pi[np].fd = fds[i];
+		pi[np].inode = ino;
+		pp[np] = &pi[np];
+		np++;
+	}
+	if (mkdtemp(dir) == NULL) {
+		snprintf(res.error, sizeof(res.error), "mkdtemp %s: %s", dir,
+		    strerror(errno));
+		goto kill_clone;
+	}
+	t0 = ckpt_now();
+	if (criu_dump(clone, dir, res.error, sizeof(res.error)) < 0) {
+		proc_rmtree(dir);
+		goto kill_clone;
+	}
+	t1 = ckpt_now();
+	res.dump_s = t1 - t0;
+	if (ckpt_upload(a, dir, pp, np, &res) == 0)
+		res.ok = 1;
+	res.upload_s = ckpt_now() - t1;
+	proc_rmtree(dir);
+	goto done;
+kill_clone:
+	(void)kill(clone, SIGKILL);
+done:
+	do
+		w = write(resfd, &res, sizeof(res));
+	while (w < 0 && errno == EINTR);
+	_exit(0);
+}
+
+/* ---------------- ckpt-clone, in the agent ---------------- */
+
+static void
+ckpt_op_free(struct ckpt_op *op)
+{
+	struct node *n = op->n;
+
+	for (struct ckpt_op **pp = &n->ckpts; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == op) {
+			*pp = op->next;
+			break;
+		}
+	ev_child_stop(n->loop, &op->child_w);
+	ev_timer_stop(n->loop, &op->limit_w);
+	if (op->resfd >= 0)
+		close(op->resfd);
+	free(op);
+}
+
+static void
+ckpt_send_taken(struct node *n, const char *job, int rank, uint64_t k,
+    const struct ckpt_result *res)
+{
+	Mpiv__CkptTaken ct = MPIV__CKPT_TAKEN__INIT;
+
+	ct.job_id = (char *)job;
+	ct.rank = rank;
+	ct.ckpt_no = k;
+	ct.ok = res->ok;
+	ct.bytes = res->bytes;
+	ct.raw_bytes = res->raw_bytes;
+	ct.dump_s = res->dump_s;
+	ct.upload_s = res->upload_s;
+	ct.error = (char *)res->error;
+	if (res->ok)
+		log_info("node checkpoint taken job=%s rank=%d k=%" PRIu64
+		    " bytes=%" PRIu64 " raw_bytes=%" PRIu64 " dump_s=%.3f "
+		    "upload_s=%.3f", job, rank, k, res->bytes, res->raw_bytes,
+		    res->dump_s, res->upload_s);
+	else
+		log_warnx("node checkpoint failed job=%s rank=%d k=%" PRIu64
+		    " error=\"%s\"", job, rank, k, res->error);
+	if (n->c != NULL)
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_CKPT_TAKEN, &ct.base,
+		    NULL, 0);
+}
+
+static void
+ckpt_on_helper(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct ckpt_op *op = w->data;
+	struct ckpt_result res = { 0 };
+	ssize_t r;
+
+	do
+		r = read(op->resfd, &res, sizeof(res));
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(res)) {
+		memset(&res, 0, sizeof(res));
+		snprintf(res.error, sizeof(res.error), "checkpoint helper "
+		    "ended without a result (status 0x%x)", w->rstatus);
+		(void)kill(op->clone, SIGKILL);
+	}
+	res.error[sizeof(res.error) - 1] = '\0';
+	ckpt_send_taken(op->n, op->job, op->rank, op->k, &res);
+	ckpt_op_free(op);
+}
+
+static void
+ckpt_on_limit(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ckpt_op *op = w->data;
+
+	log_warnx("node checkpoint helper of job=%s rank=%d k=%" PRIu64
+	    " still busy after %.0f s: killing it", op->job, op->rank, op->k,
+	    CKPT_HELPER_LIMIT);
+	(void)kill(op->helper, SIGKILL);
+}
+
+void
+node_ckpt_clone(struct task *t, const char *args)
+{
+	struct node *n = t->n;
+	struct ckpt_args a = { 0 };
+	struct ckpt_result res = { 0 };
+	unsigned long long k, ev, nd, post;
+	struct ckpt_op *op;
+	int pid, p[2];
+	pid_t h;
+
+	if (sscanf(args, "%llu %d %llu %llu %llu", &k, &pid, &ev, &nd,
+	    &post) != 5 || pid <= 0) {
+		log_warnx("node bad ckpt-clone line \"%s\" rank=%d", args,
+		    t->rank);
+		return;
+	}
+	snprintf(a.job, sizeof(a.job), "%s", t->job);
+	a.rank = t->rank;
+	a.incarnation = t->incarnation;
+	a.k = k;
+	a.event = ev;
+	a.nd = nd;
+	a.post = post;
+	a.out_base = t->sync_k == k ? t->sync_base[0] : t->out_count[0];
+	a.err_base = t->sync_k == k ? t->sync_base[1] : t->out_count[1];
+	a.rank_pid = t->task_pid;
+	a.restored = t->restored;
+	a.clone = pid;
+	snprintf(a.cs, sizeof(a.cs), "%s", t->cs);
+	snprintf(a.cm, sizeof(a.cm), "%s", t->cm);
+	log_info("node ckpt-clone job=%s rank=%d incarnation=%u k=%llu "
+	    "clone=%d event=%llu nd=%llu post=%llu out_base=%" PRIu64
+	    " err_base=%" PRIu64, t->job, t->rank, t->incarnation, k, pid,
+	    ev, nd, post, a.out_base, a.err_base);
+	if (!n->criu || *t->cs == '\0') {
+		snprintf(res.error, sizeof(res.error), "%s", !n->criu ?
+		    "no working CRIU on this node" :
+		    "no checkpoint server for this rank");
+		if (!t->restored)
+			(void)kill(pid, SIGKILL);
+		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		return;
+	}
+	if ((op = calloc(1, sizeof(*op))) == NULL ||
+	    pipe2(p, O_CLOEXEC) < 0) {
+		free(op);
+		snprintf(res.error, sizeof(res.error), "node agent: %s",
+		    strerror(errno));
+		if (!t->restored)
+			(void)kill(pid, SIGKILL);
+		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		return;
+	}
+	if ((h = fork()) < 0) {
+		snprintf(res.error, sizeof(res.error), "fork: %s",
+		    strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		free(op);
+		if (!t->restored)
+			(void)kill(pid, SIGKILL);
+		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		return;
+	}
+	if (h == 0) {
+		close(p[0]);
+		ckpt_helper(&a, p[1]);
+	}
+	close(p[1]);
+	op->n = n;
+	snprintf(op->job, sizeof(op->job), "%s", t->job);
+	op->rank = t->rank;
+	op->incarnation = t->incarnation;
+	op->k = k;
+	op->clone = t->restored ? -1 : pid;
+	op->helper = h;
+	op->resfd = p[0];
+	ev_child_init(&op->child_w, ckpt_on_helper, h, 0);
+	op->child_w.data = op;
+	ev_child_start(n->loop, &op->child_w);
+	ev_timer_init(&op->limit_w, ckpt_on_limit, CKPT_HELPER_LIMIT, 0.);
+	op->limit_w.data = op;
+	ev_timer_start(n->loop, &op->limit_w);
+	op->next = n->ckpts;
+	n->ckpts = op;
+}
+
+/* Agent stopping: helpers die (their clones are killed with the ranks'
+   process groups or stay stopped until criu is gone; kill them too). */
+void
+node_ckpt_stop(struct node *n)
+{
+	struct ckpt_op *op;
+
+	while ((op = n->ckpts) != NULL) {
+		(void)kill(op->helper, SIGKILL);
+		if (op->clone > 0)
+			(void)kill(op->clone, SIGKILL);
+		(void)waitpid(op->helper, NULL, 0);
+		ckpt_op_free(op);
+	}
+}
+
+/* ---------------- restore ---------------- */
+
+/* Downloads the current image of (job, rank) into dir. 0 or -1. */
+static int
+ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
+    ProtobufCMessage **metamsg, uint64_t *bytes, char *err, size_t n)
+{
+	Mpiv__ImageGet get = MPIV__IMAGE_GET__INIT;
+	struct criu_unpack *u = NULL;
+	ProtobufCMessage *m = NULL;
+	Mpiv__ImageInfo *info;
+	uint64_t sum = CKSUM_INIT, got = 0;
+	struct frame_hdr h;
+	uint8_t *payload;
+	const char *e = NULL;
+	int fd, rc = -1;
+
+	*metamsg = NULL;
+	if ((fd = ckpt_dial_cs(l->cs, "node", err, n)) < 0)
+		return -1;
+	get.job_id = l->job_id;
+	get.rank = l->rank;
+	if (frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET, &get.base, NULL, 0,
+	    CKPT_IO_TIMEOUT_MS) < 0) {
+		snprintf(err, n, "checkpoint server %s: %s", l->cs,
+		    strerror(errno));
+		goto out;
+	}
+	if (ckpt_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, err, n) < 0)
+		goto out;
+	if (!((Mpiv__HelloReply *)m)->ok) {
+		snprintf(err, n, "checkpoint server %s refused us: %s", l->cs,
+		    ((Mpiv__HelloReply *)m)->error);
+		frame_free_meta(m);
+		goto out;
+	}
+	frame_free_meta(m);
+	if (ckpt_expect(fd, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err, n) < 0)
+		goto out;
+	info = (Mpiv__ImageInfo *)m;
+	if (!info->found || info->meta == NULL) {
+		snprintf(err, n, "no image at %s: %s", l->cs, info->error);
+		frame_free_meta(m);
+		goto out;
+	}
+	if (strcmp(info->meta->job_id, l->job_id) != 0 ||
+	    info->meta->rank != l->rank) {
+		snprintf(err, n, "image at %s is of job %s rank %d", l->cs,
+		    info->meta->job_id, info->meta->rank);
+		frame_free_meta(m);
+		goto out;
+	}
+	*metamsg = m;
+	*meta = info->meta;
+	if ((u = criu_unpack_stream_new(dir, 0, 0)) == NULL) {
+		snprintf(err, n, "unpack: %s", strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
+		    &e) < 0) {
+			snprintf(err, n, "download from %s: %s", l->cs,
+			    e != NULL ? e : errno == ECONNRESET ?
+			    "connection closed" : strerror(errno));
+			goto out;
+		}
+		if (h.type == MPIV__MSG_TYPE__MSG_IMAGE_DATA) {
+			sum = cksum_update(sum, payload, h.payload_len);
+			got += h.payload_len;
+			rc = criu_unpack_stream_feed(u, payload,
+			    h.payload_len);
+			free(payload);
+			frame_free_meta(m);
+			if (rc < 0) {
+				snprintf(err, n, "unpack: %s",
+				    criu_unpack_stream_error(u));
+				goto out;
+			}
+			continue;
+		}
+		free(payload);
+		if (h.type == MPIV__MSG_TYPE__MSG_IMAGE_END) {
+			Mpiv__ImageEnd *ie = (Mpiv__ImageEnd *)m;
+			rc = -1;
+			if (ie->bytes != got || ie->checksum != sum)
+				snprintf(err, n, "image from %s is corrupt "
+				    "(%" PRIu64 " bytes, checksum %016" PRIx64
+				    "; expected %" PRIu64 ", %016" PRIx64 ")",
+				    l->cs, got, sum, ie->bytes, ie->checksum);
+			else if (criu_unpack_stream_finish(u) < 0)
+				snprintf(err, n, "unpack: %s",
+				    criu_unpack_stream_error(u));
+			else
+				rc = 0;
+			frame_free_meta(m);
+			break;
+		}
+		if (h.type == MPIV__MSG_TYPE__MSG_ERROR)
+			snprintf(err, n, "checkpoint server error: %s",
+			    ((Mpiv__Error *)m)->text);
+		else
+			snprintf(err, n, "unexpected %s during a download",
+			    frame_type_name(h.type));
+		frame_free_meta(m);
+		rc = -1;
+		goto out;
+	}
+	*bytes = got;
+out:
+	if (rc < 0 && *metamsg != NULL) {
+		frame_free_meta(*metamsg);
+		*metamsg = NULL;
+	}
+	criu_unpack_stream_free(u);
+	close(fd);
+	return rc;
+}
+
+static void
+ckpt_close_pair(int p[2])
+{
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	p[0] = p[1] = -1;
+}
+
+static void
+ckpt_restore_failed(struct node *n, const Mpiv__Launch *l, uint64_t k,
+    const char *why)
+{
+	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
+	char msg[700];
+
+	if (k > 0)
+		snprintf(msg, sizeof(msg), "restore of checkpoint %" PRIu64
+		    " failed: %s", k, why);
+	else
+		snprintf(msg, sizeof(msg), "restore failed: %s", why);
+	log_warnx("node job=%s rank=%d incarnation=%u %s", l->job_id, l->rank,
+	    l->incarnation, msg);
+	ts.job_id = l->job_id;
+	ts.rank = l->rank;
+	ts.incarnation = l->incarnation;
+	ts.error = msg;
+	if (n->c != NULL)
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_STARTED,
+		    &ts.base, NULL, 0);
+}
+
+int
+node_restore(struct node *n, const Mpiv__Launch *l)
+{
+	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
+	/* pipes: 0 stdout, 1 stderr, 2 ctrl (rank -> node), 3 ctrl-in */
+	int pp[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	char dir[] = "/dev/shm/mpiv-rst-XXXXXX", err[512], line[48];
+	struct criu_fdmap map[CRIU_MAX_FDS];
+	ProtobufCMessage *metamsg = NULL;
+	Mpiv__ImageMeta *meta = NULL;
+	uint64_t bytes = 0, k = 0;
+	double t0 = ckpt_now(), t1;
+	struct task *t = NULL;
+	pid_t handle, task;
+	int nmap = 0;
+
+	if (!n->criu) {
+		ckpt_restore_failed(n, l, 0, "no working CRIU on this node");
+		return -1;
+	}
+	if (mkdtemp(dir) == NULL) {
+		snprintf(err, sizeof(err), "mkdtemp %s: %s", dir,
+		    strerror(errno));
+		ckpt_restore_failed(n, l, 0, err);
+		return -1;
+	}
+	if (ckpt_download(l, dir, &meta, &metamsg, &bytes, err,
+	    sizeof(err)) < 0)
+		goto fail;
+	k = meta->ckpt_no;
+	t1 = ckpt_now();
+	for (int i = 0; i < 4; i++)
+		if (pipe2(pp[i], O_CLOEXEC) < 0) {
+			snprintf(err, sizeof(err), "pipe: %s", strerror(errno));
+			goto fail;
+		}
+	for (size_t i = 0; i < meta->n_pipes && nmap < CRIU_MAX_FDS; i++) {
+		int fd;
+		switch (meta->pipes[i]->fd) {
+		case 1: fd = pp[0][1]; break;
+		case 2: fd = pp[1][1]; break;
+		case PROC_CTRL_FD: fd = pp[2][1]; break;
+		case PROC_CTRL_IN_FD: fd = pp[3][0]; break;
+		default:
+			snprintf(err, sizeof(err), "image has a pipe at fd %d "
+			    "the node cannot provide", meta->pipes[i]->fd);
+			goto fail;
+		}
+		map[nmap].fd = fd;
+		map[nmap].ino = meta->pipes[i]->inode;
+		nmap++;
+	}
+	if (criu_restore_stopped(dir, map, nmap, &handle, &task, err,
+	    sizeof(err)) < 0)
+		goto fail;
+	/* criu holds the rank's ends now; ours go. */
+	close(pp[0][1]);
+	close(pp[1][1]);
+	close(pp[2][1]);
+	close(pp[3][0]);
+	pp[0][1] = pp[1][1] = pp[2][1] = pp[3][0] = -1;
+	proc_rmtree(dir);
+	dir[0] = '\0';
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		(void)kill(handle, SIGKILL);
+		(void)waitpid(handle, NULL, 0);
+		snprintf(err, sizeof(err), "node agent out of memory");
+		goto fail;
+	}
+	t->n = n;
+	snprintf(t->job, sizeof(t->job), "%s", l->job_id);
+	t->rank = l->rank;
+	t->incarnation = l->incarnation;
+	t->pid = handle;
+	t->task_pid = task;
+	t->restored = true;
+	t->ctrl_fd = pp[2][0];
+	t->ctrl_in_fd = pp[3][1];
+	t->out_count[0] = meta->out_base;
+	t->out_count[1] = meta->err_base;
+	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
+	snprintf(t->cm, sizeof(t->cm), "%s", node_home_cm(l));
+	task_stream_init(t, &t->out, pp[0][0], 1);
+	task_stream_init(t, &t->err, pp[1][0], 2);
+	task_ctrl_start(t);
+	task_insert(n, t);
+	/* The rank reads this as soon as it wakes from its SIGSTOP. */
+	snprintf(line, sizeof(line), "inc %u\n", l->incarnation);
+	ckpt_write_in(t, line);
+	if (kill(task, SIGCONT) < 0)
+		log_warn("node SIGCONT to restored pid=%d", (int)task);
+	log_info("node restored job=%s rank=%d incarnation=%u ckpt=%" PRIu64
+	    " pid=%d handle=%d bytes=%" PRIu64 " fetch_s=%.3f restore_s=%.3f "
+	    "out_base=%" PRIu64 " err_base=%" PRIu64, l->job_id, l->rank,
+	    l->incarnation, k, (int)task, (int)handle, bytes, t1 - t0,
+	    ckpt_now() - t1, meta->out_base, meta->err_base);
+	ts.job_id = l->job_id;
+	ts.rank = l->rank;
+	ts.incarnation = l->incarnation;
+	ts.pid = task;
+	ts.restored_ckpt = k;
+	ts.out_base = meta->out_base;
+	ts.err_base = meta->err_base;
+	if (n->c != NULL)
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_STARTED,
+		    &ts.base, NULL, 0);
+	frame_free_meta(metamsg);
+	return 0;
+fail:
+	for (int i = 0; i < 4; i++)
+		ckpt_close_pair(pp[i]);
+	if (dir[0] != '\0')
+		proc_rmtree(dir);
+	if (metamsg != NULL)
+		frame_free_meta(metamsg);
+	ckpt_restore_failed(n, l, k, err);
+	return -1;
+}

@@ -1,0 +1,104 @@
+/*
+ * node_priv.h: state of the node agent, shared by node.c (dispatcher
+ * link, ranks, output) and node_ckpt.c (checkpoints: dump + upload in a
+ * helper process, restore).
+ */
+#ifndef MPIV_NODE_PRIV_H
+#define MPIV_NODE_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "conn.h"
+
+#define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
+#define NODE_DIAL_TIMEOUT_MS	2000
+#define NODE_DRAIN_TIMEOUT	2.0	/* s to wait for pipe EOF after exit */
+#define NODE_READ_CHUNK		65536	/* bytes per Output frame at most */
+#define NODE_OUT_HIGH		(8u << 20)	/* stop reading pipes above */
+#define NODE_OUT_LOW		(1u << 20)	/* resume below */
+
+struct task;
+
+struct task_stream {
+	struct task *t;
+	int fd;
+	int stream;		/* 1 stdout, 2 stderr */
+	ev_io w;
+	bool paused;
+};
+
+struct task {
+	struct node *n;
+	char job[64];
+	int rank;
+	uint32_t incarnation;
+	pid_t pid;
+	struct task_stream out, err;
+	int ctrl_fd;
+	ev_io ctrl_w;
+	char ctrl_buf[256];
+	size_t ctrl_len;
+	int ctrl_in_fd;		/* write end of the rank's ctrl-in pipe */
+	ev_child child_w;
+	ev_timer drain_w;
+	bool reaped;
+	int status;
+	/* checkpoints (node_ckpt.c) */
+	bool restored;		/* pid is the unshare handle of a restore */
+	pid_t task_pid;		/* the rank's host pid (== pid unless restored) */
+	char cs[128];		/* Launch.cs, "" when none */
+	char cm[128];		/* home CM address */
+	uint64_t out_count[2];	/* this incarnation's stream bytes, with base */
+	uint64_t sync_k;	/* last ckpt-sync answered */
+	uint64_t sync_base[2];	/* out_count at that ckpt-sync */
+	bool aborted;
+	int abort_code;
+	char reason[320];
+	struct task *prev, *next;
+};
+
+struct node {
+	struct ev_loop *loop;
+	const char *dispatcher;
+	char name[64];
+	int slots;
+	struct conn *c;
+	bool dial_warned;
+	uint64_t hb_seq;
+	ev_timer hb_w;		/* heartbeat, or redial while c == NULL */
+	ev_timer resume_w;	/* output back-pressure check */
+	ev_signal sigint_w, sigterm_w;
+	struct task *tasks;
+	struct ckpt_op *ckpts;	/* dumps/uploads in flight */
+	bool criu;		/* criu_probe said yes */
+	bool stopping;
+	int exit_code;
+};
+
+
+/* node.c */
+void task_stream_init(struct task *t, struct task_stream *s, int fd,
+    int stream);
+/* Reads one chunk of a stream and forwards it: >0 bytes, 0 EOF (closed),
+   -1 nothing now (EAGAIN). */
+ssize_t task_read_stream(struct task_stream *s);
+void task_insert(struct node *n, struct task *t);
+void task_ctrl_start(struct task *t);
+
+/* node_ckpt.c */
+void node_ckpt_init(struct node *n);
+void node_ckpt_sync(struct task *t, uint64_t k);
+void node_ckpt_clone(struct task *t, const char *args);
+void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);
+/* Launch{restore}: 0 when the rank was restored (TaskStarted sent), -1
+   when it failed (TaskStarted{error} sent). */
+int node_restore(struct node *n, const Mpiv__Launch *l);
+void node_ckpt_stop(struct node *n);
+/* Home CM of a rank from a Launch. */
+const char *node_home_cm(const Mpiv__Launch *l);
+
+#endif
