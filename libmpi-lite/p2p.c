@@ -919,7 +919,8 @@ mpiv_p2p_restore(void)
 		free(cl.v);
 		return MPI_ERR_NO_MEM;
 	}
-	qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
+	if (cl.n > 1)
+		qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
 	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++) {
 		struct mpiv_request *r = cl.v[i].r;
 
