@@ -733,11 +733,15 @@ run_summary(const struct run *r)
 	size_t nck = 0;
 	for (size_t i = 0; i < r->nrlog; i++)
 		nck += r->rlog[i].from_ckpt > 0;
-	fprintf(stderr, "mpiv: %u kill%s, %u restart%s (%zu from a "
-	    "checkpoint), relaunch median %.1f ms, replayed %llu event%s\n",
-	    r->kills, r->kills == 1 ? "" : "s", r->restarts,
-	    r->restarts == 1 ? "" : "s", nck, median,
+	/* The line's start is what scripts match: the checkpoint count is
+	   only appended when there is one. */
+	fprintf(stderr, "mpiv: %u kill%s, %u restart%s, relaunch median %.1f "
+	    "ms, replayed %llu event%s", r->kills, r->kills == 1 ? "" : "s",
+	    r->restarts, r->restarts == 1 ? "" : "s", median,
 	    (unsigned long long)events, events == 1 ? "" : "s");
+	if (nck > 0)
+		fprintf(stderr, ", %zu from a checkpoint", nck);
+	fputc('\n', stderr);
 	free(lat);
 }
 
