@@ -9,6 +9,8 @@
  *   evlog.c    the per-receiver log of ordering decisions, its memory
  *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
  *   replay.c   answering a restarted rank's posts from its log
+ *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
+ *              freeing the log a durable checkpoint made useless
  *   match.c    the MPI matching engine (match.h)
  */
 #ifndef MPIV_CM_PRIV_H
@@ -130,6 +132,7 @@ struct replay_wait {
 struct replay {
 	bool active;
 	uint32_t incarnation;
+	uint64_t from;		/* events up to this are in the rank already */
 	uint64_t end;		/* last logged event answered from the log */
 	uint64_t next;		/* next event to release */
 	double t0;
@@ -137,6 +140,33 @@ struct replay {
 	size_t nindex;
 	struct replay_wait *parked;	/* sorted by event */
 	struct replay_wait *deferred, *deferred_tail;	/* in post order */
+};
+
+/* CkptMark of a rank, kept until a durable notice applies or drops it. */
+struct ckpt_mark {
+	struct ckpt_mark *next;
+	uint32_t incarnation;	/* the incarnation that sent it */
+	uint64_t ckpt_no;
+	uint64_t event;
+	uint64_t nd_no;
+	uint64_t post_no;
+};
+
+/* Checkpoint state of a home rank (ckpt.c). */
+struct ckpt_state {
+	struct ckpt_mark *marks, *marks_tail;	/* ckpt_no order */
+	uint32_t nmarks;
+	uint64_t last_ckpt;	/* highest ckpt_no marked by the incarnation */
+	uint64_t floor_event;	/* a mark's event and nd_no may not go below */
+	uint64_t floor_nd;
+	/* a durable notice whose mark has not arrived yet (0: none) */
+	uint64_t early_ckpt;
+	uint32_t early_inc;
+	/* what durable checkpoints freed */
+	uint64_t freed_event;	/* every log entry up to this event is gone */
+	uint64_t freed_nd;	/* every outcome up to this nd_no is gone */
+	uint64_t freed_ckpt;	/* the checkpoint that freed them */
+	uint32_t freed_inc;
 };
 
 /* State of one rank of a job as this CM sees it. */
@@ -155,6 +185,10 @@ struct rank_state {
 	struct nd_out *nd;
 	size_t nnd, nd_cap;
 	uint64_t nd_end;	/* highest nd_no stored */
+	/* the connected incarnation was restored from a checkpoint: it has
+	   every event up to resume_event and outcome up to resume_nd */
+	uint64_t resume_event, resume_nd;
+	struct ckpt_state ck;
 };
 
 struct job {
@@ -178,6 +212,7 @@ enum session_state {
 	SESS_NEW,		/* waiting for Hello */
 	SESS_RANK,
 	SESS_CONTROL,
+	SESS_CS,		/* a checkpoint server's link for one job */
 	SESS_DISPATCHER,	/* our own link to the dispatcher */
 	SESS_DEAD,		/* refused or closing */
 };
@@ -240,9 +275,11 @@ struct logent *evlog_new(struct job *j, int32_t rcv, enum log_kind kind,
 bool evlog_fold_probe_miss(struct job *j, struct rank_state *rs,
     uint64_t event, const struct post *p);
 void evlog_free(struct job *j, struct rank_state *rs);
+uint64_t evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
+    uint64_t *entries, uint64_t *bytes);
 struct logent *evlog_refill_find(struct rank_state *rs, int32_t src,
     uint64_t seq);
-int evlog_index(struct rank_state *rs, uint64_t upto,
+int evlog_index(struct rank_state *rs, uint64_t from, uint64_t upto,
     struct logent ***out, size_t *n);
 struct logent *evlog_lookup(struct logent **index, size_t n,
     uint64_t post_no, uint64_t *event);
@@ -251,8 +288,9 @@ int evlog_describe_entry(char *buf, size_t cap, const struct logent *e);
 
 /* ndstore.c */
 void nd_record(struct session *s, const Mpiv__NdRecord *r);
-void nd_send_log(struct session *s, struct rank_state *rs);
+void nd_send_log(struct session *s, struct rank_state *rs, uint64_t after);
 void nd_free(struct job *j, struct rank_state *rs);
+uint64_t nd_trim(struct job *j, struct rank_state *rs, uint64_t upto);
 
 /* replay.c */
 bool replay_check(const struct job *j, int32_t rank, uint32_t incarnation,
@@ -262,5 +300,15 @@ void replay_reset(struct rank_state *rs);
 void replay_post(struct session *s, const struct post *p);
 void replay_refilled(struct job *j, int32_t rcv);
 uint64_t replay_log_events(const struct job *j, const struct rank_state *rs);
+uint64_t replay_delivered(const struct rank_state *rs);
+
+/* ckpt.c */
+bool ckpt_resume_check(const struct job *j, int32_t rank, uint32_t inc,
+    uint64_t resume_event, uint64_t resume_nd, char *why, size_t cap);
+void ckpt_hello(struct job *j, int32_t rank, uint32_t inc,
+    uint64_t resume_event, uint64_t resume_nd);
+void ckpt_mark(struct session *s, const Mpiv__CkptMark *mk);
+void ckpt_durable(struct session *s, const Mpiv__CkptDurable *d);
+void ckpt_free(struct job *j, struct rank_state *rs);
 
 #endif

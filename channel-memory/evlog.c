@@ -4,7 +4,8 @@
  * order, keyed by the post number of the request it answered; a delivery
  * shares the message's one payload buffer. Runs of identical Iprobe
  * misses of consecutive posts fold into one entry. For a replay the
- * entries are indexed by post number (sorted array, binary search).
+ * entries are indexed by post number (sorted array, binary search). A
+ * durable checkpoint frees the entries up to its mark (evlog_trim).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -105,6 +106,88 @@ evlog_refill_find(struct rank_state *rs, int32_t src, uint64_t seq)
 	return NULL;
 }
 
+/* The last event an entry answered (a folded entry covers several). */
+static uint64_t
+evlog_last_event(const struct logent *e)
+{
+	return e->event + e->count - 1;
+}
+
+/*
+ * An entry whose payload is not all here: its sender died mid-payload
+ * (refill) or is still streaming it. Never freed by a checkpoint (a
+ * session or a replay may still point at it).
+ */
+static bool
+evlog_busy(const struct logent *e)
+{
+	return e->refill ||
+	    (e->pb != NULL && pbuf_avail(e->pb) < pbuf_len(e->pb));
+}
+
+/* Drops from the replay index the entries that end at or before upto. */
+static void
+evlog_index_prune(struct replay *rp, uint64_t upto)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < rp->nindex; i++)
+		if (evlog_last_event(rp->index[i]) > upto)
+			rp->index[k++] = rp->index[i];
+	rp->nindex = k;
+}
+
+/*
+ * A durable checkpoint made the decisions up to event `upto` useless:
+ * frees the entries that end at or before it (their payload references
+ * go; the one copy is freed when nothing else holds it) and trims a
+ * folded entry that straddles it. Stops before an entry whose payload is
+ * not complete. Returns the event up to which nothing is left in the log
+ * now; *entries and *bytes get what was freed.
+ */
+uint64_t
+evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
+    uint64_t *entries, uint64_t *bytes)
+{
+	struct logent *e;
+	uint64_t cut;
+
+	*entries = *bytes = 0;
+	for (e = rs->log_head; e != NULL && e->event <= upto; e = e->next) {
+		if (evlog_busy(e)) {
+			upto = e->event - 1;
+			break;
+		}
+	}
+	if (upto == 0)
+		return 0;
+	/* a replay in progress must not keep pointers to freed entries */
+	if (rs->rp.index != NULL)
+		evlog_index_prune(&rs->rp, upto);
+	while ((e = rs->log_head) != NULL && evlog_last_event(e) <= upto) {
+		rs->log_head = e->next;
+		if (e->pb != NULL) {
+			*bytes += pbuf_len(e->pb);
+			j->log_bytes -= pbuf_len(e->pb);
+		}
+		j->log_meta_bytes -= sizeof(*e);
+		j->log_entries--;
+		(*entries)++;
+		pbuf_unref(e->pb);
+		free(e);
+	}
+	if (rs->log_head == NULL)
+		rs->log_tail = NULL;
+	else if ((e = rs->log_head)->event <= upto) {
+		/* folded probe misses across the mark: keep the later ones */
+		cut = upto - e->event + 1;
+		e->event += cut;
+		e->post_no += cut;
+		e->count -= cut;
+	}
+	return upto;
+}
+
 static int
 evlog_cmp_post(const void *a, const void *b)
 {
@@ -115,22 +198,23 @@ evlog_cmp_post(const void *a, const void *b)
 }
 
 /*
- * Indexes the entries with events <= upto by post number. 0; -1 on
- * ENOMEM; -2 when an entry has no post number (the rank's library did
- * not number its posts: such a log cannot be replayed).
+ * Indexes by post number the entries with events in (from, upto]: a
+ * folded entry is in if any of its events is. 0; -1 on ENOMEM; -2 when
+ * an entry has no post number (the rank's library did not number its
+ * posts: such a log cannot be replayed).
  */
 int
-evlog_index(struct rank_state *rs, uint64_t upto, struct logent ***out,
-    size_t *n)
+evlog_index(struct rank_state *rs, uint64_t from, uint64_t upto,
+    struct logent ***out, size_t *n)
 {
 	struct logent *e, **ix;
 	size_t cnt = 0, i = 0;
 
 	*out = NULL;
 	*n = 0;
-	for (e = rs->log_head; e != NULL; e = e->next) {
-		if (e->event > upto)
-			break;
+	for (e = rs->log_head; e != NULL && e->event <= upto; e = e->next) {
+		if (evlog_last_event(e) <= from)
+			continue;
 		if (e->post_no == 0)
 			return -2;
 		cnt++;
@@ -140,7 +224,8 @@ evlog_index(struct rank_state *rs, uint64_t upto, struct logent ***out,
 	if ((ix = calloc(cnt, sizeof(*ix))) == NULL)
 		return -1;
 	for (e = rs->log_head; e != NULL && i < cnt; e = e->next)
-		ix[i++] = e;
+		if (evlog_last_event(e) > from)
+			ix[i++] = e;
 	qsort(ix, cnt, sizeof(*ix), evlog_cmp_post);
 	*out = ix;
 	*n = cnt;

@@ -40,6 +40,7 @@ job_free(struct job *j)
 		match_fini(&rs->mq, relay_free_msg_cb, NULL);
 		evlog_free(j, rs);
 		nd_free(j, rs);
+		ckpt_free(j, rs);
 		replay_reset(rs);
 	}
 	free(j->ranks);
@@ -224,7 +225,7 @@ job_unexpected_take(struct job *j, uint64_t n)
 }
 
 /*
- * The log grew. Nothing frees it before checkpoints exist: once it alone
+ * The log grew. Only durable checkpoints free it (ckpt.c): once it alone
  * is over the cap, say so once; senders stay paused rather than the
  * daemon growing without bound.
  */

@@ -3,7 +3,9 @@
  * stored at its home CM, in nd_no order, next to its delivery log.
  * NdRecord adds to them (duplicates of a re-execution ignored, a gap is a
  * protocol error) and is answered with NdAck; a connecting incarnation
- * gets them all back in NdLog chunks right after its HelloReply.
+ * gets them back in NdLog chunks right after its HelloReply (a restored
+ * one only those after its checkpoint). A durable checkpoint frees the
+ * outcomes up to its mark (nd_trim).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,43 @@ nd_free(struct job *j, struct rank_state *rs)
 	rs->nd = NULL;
 	rs->nnd = rs->nd_cap = 0;
 	rs->nd_end = 0;
+}
+
+/*
+ * Frees the outcomes up to nd_no `upto` (a durable checkpoint has them);
+ * a folded run across it keeps its later part. Returns how many records
+ * went.
+ */
+uint64_t
+nd_trim(struct job *j, struct rank_state *rs, uint64_t upto)
+{
+	size_t k = 0;
+
+	while (k < rs->nnd && rs->nd[k].nd_no + rs->nd[k].repeat - 1 <= upto) {
+		j->log_meta_bytes -= sizeof(rs->nd[k]) +
+		    rs->nd[k].nidx * sizeof(int32_t);
+		free(rs->nd[k].idx);
+		k++;
+	}
+	if (k > 0) {
+		memmove(rs->nd, rs->nd + k, (rs->nnd - k) * sizeof(*rs->nd));
+		rs->nnd -= k;
+	}
+	if (rs->nnd > 0 && rs->nd[0].nd_no <= upto) {
+		uint64_t cut = upto - rs->nd[0].nd_no + 1;
+		rs->nd[0].nd_no += cut;
+		rs->nd[0].repeat -= cut;
+	}
+	/* give memory back once the array is mostly empty */
+	if (rs->nd_cap > 64 && rs->nnd < rs->nd_cap / 4) {
+		size_t cap = rs->nd_cap / 2;
+		struct nd_out *n = realloc(rs->nd, cap * sizeof(*n));
+		if (n != NULL) {
+			rs->nd = n;
+			rs->nd_cap = cap;
+		}
+	}
+	return k;
 }
 
 /* Stores one outcome covering nd_no .. nd_no+repeat-1. 0, or -1 ENOMEM. */
@@ -137,15 +176,22 @@ nd_record(struct session *s, const Mpiv__NdRecord *r)
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ND_ACK, &a.base, NULL, 0);
 }
 
-/* NdLog chunks of every stored outcome, the last one with last=true. */
+/*
+ * NdLog chunks of every stored outcome after nd_no `after` (a restored
+ * rank has the earlier ones; a folded run across it is sent from
+ * after+1), the last chunk with last=true.
+ */
 void
-nd_send_log(struct session *s, struct rank_state *rs)
+nd_send_log(struct session *s, struct rank_state *rs, uint64_t after)
 {
 	Mpiv__NdOutcome *outs = NULL, **ptrs = NULL;
 	Mpiv__NdLog lg = MPIV__ND_LOG__INIT;
-	size_t i = 0, chunk = rs->nnd < ND_CHUNK_OUTCOMES ? rs->nnd :
-	    ND_CHUNK_OUTCOMES;
+	size_t i = 0, chunk, sent = 0;
 
+	while (i < rs->nnd && rs->nd[i].nd_no + rs->nd[i].repeat - 1 <= after)
+		i++;
+	chunk = rs->nnd - i < ND_CHUNK_OUTCOMES ? rs->nnd - i :
+	    ND_CHUNK_OUTCOMES;
 	if (chunk > 0 && ((outs = calloc(chunk, sizeof(*outs))) == NULL ||
 	    (ptrs = calloc(chunk, sizeof(*ptrs))) == NULL)) {
 		free(outs);
@@ -164,8 +210,12 @@ nd_send_log(struct session *s, struct rank_state *rs)
 
 			mpiv__nd_outcome__init(o);
 			o->nd_no = d->nd_no;
-			o->kind = d->kind;
 			o->repeat = d->repeat;
+			if (d->nd_no <= after) {	/* straddles: clip */
+				o->nd_no = after + 1;
+				o->repeat = d->nd_no + d->repeat - 1 - after;
+			}
+			o->kind = d->kind;
 			o->flag = d->flag;
 			o->n_indices = d->nidx;
 			o->indices = d->idx;
@@ -175,12 +225,14 @@ nd_send_log(struct session *s, struct rank_state *rs)
 		lg.n_outcomes = n;
 		lg.outcomes = ptrs;
 		lg.last = i >= rs->nnd;
+		sent += n;
 		if (conn_send(s->c, MPIV__MSG_TYPE__MSG_ND_LOG, &lg.base, NULL,
 		    0) < 0)
 			break;
 	} while (i < rs->nnd);
-	log_debug("cm nd log sent job=%s rank=%d records=%zu upto=%llu",
-	    s->job->id, s->rank, rs->nnd, (unsigned long long)rs->nd_end);
+	log_debug("cm nd log sent job=%s rank=%d records=%zu after=%llu "
+	    "upto=%llu", s->job->id, s->rank, sent,
+	    (unsigned long long)after, (unsigned long long)rs->nd_end);
 	free(outs);
 	free(ptrs);
 }

@@ -8,7 +8,9 @@
  * until the last logged event has been answered, then match live: the
  * original run never had them answered before any logged event, so this
  * cannot block. The end of the log is reported to the dispatcher
- * (ReplayDone). A newer incarnation restarts the replay from event 1.
+ * (ReplayDone). A newer incarnation restarts the replay from event 1,
+ * or, restored from a checkpoint, from the event after its resume_event
+ * (earlier entries may be freed already and are never needed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +45,16 @@ replay_reset(struct rank_state *rs)
 uint64_t
 replay_log_events(const struct job *j, const struct rank_state *rs)
 {
-	return j->relay_only || !rs->home ? 0 : rs->next_event;
+	if (j->relay_only || !rs->home || rs->next_event <= rs->resume_event)
+		return 0;
+	return rs->next_event - rs->resume_event;
+}
+
+/* The last event the connected incarnation has been sent. */
+uint64_t
+replay_delivered(const struct rank_state *rs)
+{
+	return rs->rp.active ? rs->rp.next - 1 : rs->next_event;
 }
 
 /*
@@ -93,7 +104,7 @@ replay_report(struct session *s, struct rank_state *rs)
 	rd.job_id = s->job->id;
 	rd.rank = s->rank;
 	rd.incarnation = s->incarnation;
-	rd.events = rs->rp.end;
+	rd.events = rs->rp.end - rs->rp.from;
 	rd.seconds = secs < 0 ? 0 : secs;
 	if (cm->disp != NULL && cm->disp->state == SESS_DISPATCHER)
 		(void)conn_send(cm->disp->c, MPIV__MSG_TYPE__MSG_REPLAY_DONE,
@@ -119,14 +130,15 @@ replay_begin(struct session *s, struct rank_state *rs)
 		return;
 	rp->incarnation = s->incarnation;
 	rp->t0 = ev_time();
-	rp->end = rs->next_event;
-	rp->next = 1;
-	if (rp->end == 0) {
+	rp->from = rs->resume_event;
+	rp->end = rs->next_event > rp->from ? rs->next_event : rp->from;
+	rp->next = rp->from + 1;
+	if (rp->end == rp->from) {
 		if (s->incarnation > 1)
 			replay_report(s, rs);
 		return;
 	}
-	rc = evlog_index(rs, rp->end, &rp->index, &rp->nindex);
+	rc = evlog_index(rs, rp->from, rp->end, &rp->index, &rp->nindex);
 	if (rc < 0) {
 		log_errorx("cm out of memory indexing the log job=%s rank=%d "
 		    "events=%llu", s->job->id, s->rank,
@@ -135,8 +147,9 @@ replay_begin(struct session *s, struct rank_state *rs)
 		return;
 	}
 	rp->active = true;
-	log_info("cm replay begins job=%s rank=%d inc=%u events=%llu entries=%zu",
-	    s->job->id, s->rank, s->incarnation, (unsigned long long)rp->end,
+	log_info("cm replay begins job=%s rank=%d inc=%u from_event=%llu "
+	    "events=%llu entries=%zu", s->job->id, s->rank, s->incarnation,
+	    (unsigned long long)rp->from, (unsigned long long)rp->end,
 	    rp->nindex);
 }
 
@@ -331,7 +344,7 @@ replay_post(struct session *s, const struct post *p)
 	struct replay_wait *w, **pp;
 	struct logent *e;
 	uint64_t ev = 0;
-	char why[160];
+	char why[200];
 
 	if (!replay_is_home(s, what[p->kind]))
 		return;
@@ -354,6 +367,14 @@ replay_post(struct session *s, const struct post *p)
 		return;
 	}
 	e = evlog_lookup(rs->rp.index, rs->rp.nindex, p->post_no, &ev);
+	if (e != NULL && ev <= rs->rp.from) {
+		snprintf(why, sizeof(why), "post %llu was answered at event "
+		    "%llu, which the rank had at its checkpoint (resume_event "
+		    "%llu)", (unsigned long long)p->post_no,
+		    (unsigned long long)ev, (unsigned long long)rs->rp.from);
+		session_error(s, why);
+		return;
+	}
 	if (e != NULL && !replay_same(e, p)) {
 		replay_diverged(s, e, p);
 		return;

@@ -1,7 +1,7 @@
 /*
  * session.c: one connection to the Channel Memory. The first frame must
- * be Hello; it makes the session a rank's (with incarnation fencing) or a
- * controller's. Our own link to the dispatcher is a session too. Frames
+ * be Hello; it makes the session a rank's (with incarnation fencing), a
+ * controller's, or a checkpoint server's (durable notices for one job). Our own link to the dispatcher is a session too. Frames
  * are then dispatched by the session's state; a peer breaking the
  * protocol gets an Error (or a refusing HelloReply) and is closed.
  */
@@ -15,7 +15,7 @@
 #include "log.h"
 
 static const char *const session_state_names[] = {
-	"new", "rank", "control", "dispatcher", "dead",
+	"new", "rank", "control", "cs", "dispatcher", "dead",
 };
 
 /* The one place a session changes state (traced at debug). */
@@ -87,7 +87,9 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 		session_refuse(s, why);
 		return;
 	}
-	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why))) {
+	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why)) ||
+	    !ckpt_resume_check(j, h->rank, h->incarnation, h->resume_event,
+	    h->resume_nd, why, sizeof(why))) {
 		session_refuse(s, why);
 		return;
 	}
@@ -117,6 +119,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	s->job = j;
 	s->rank = h->rank;
 	s->incarnation = h->incarnation;
+	ckpt_hello(j, h->rank, h->incarnation, h->resume_event, h->resume_nd);
 	rs->incarnation = h->incarnation;
 	rs->sess = s;
 	session_set_state(s, SESS_RANK);
@@ -138,13 +141,41 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	    0);
 	free(seqs);
 	log_info("cm rank connected job=%s rank=%d incarnation=%u peer=%s "
-	    "log_events=%llu", j->id, h->rank, h->incarnation, conn_peer(s->c),
-	    (unsigned long long)hr.log_events);
+	    "log_events=%llu resume_event=%llu resume_nd=%llu", j->id, h->rank,
+	    h->incarnation, conn_peer(s->c), (unsigned long long)hr.log_events,
+	    (unsigned long long)h->resume_event,
+	    (unsigned long long)h->resume_nd);
 	if (rs->home) {
-		nd_send_log(s, rs);
+		nd_send_log(s, rs, rs->resume_nd);
 		if (s->state == SESS_RANK)
 			replay_begin(s, rs);
 	}
+}
+
+/* A checkpoint server's link: it only sends CkptDurable for its job. */
+static void
+session_hello_cs(struct session *s, const Mpiv__Hello *h)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+	struct job *j;
+	char why[120];
+
+	if ((j = job_find(s->cm, h->job_id)) == NULL) {
+		snprintf(why, sizeof(why), "unknown job '%.64s' (checkpoint "
+		    "server link)", h->job_id);
+		session_refuse(s, why);
+		return;
+	}
+	s->job = j;
+	session_set_state(s, SESS_CS);
+	hr.ok = true;
+	hr.version = FRAME_VERSION;
+	hr.nranks = j->nranks;
+	hr.cm_index = j->cm_index;
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
+	    0);
+	log_info("cm checkpoint server connected job=%s peer=%s name=%s",
+	    j->id, conn_peer(s->c), h->name);
 }
 
 static void
@@ -164,6 +195,9 @@ session_hello(struct session *s, const Mpiv__Hello *h)
 	case MPIV__ROLE__ROLE_RANK:
 		session_hello_rank(s, h);
 		return;
+	case MPIV__ROLE__ROLE_CS:
+		session_hello_cs(s, h);
+		return;
 	case MPIV__ROLE__ROLE_CONTROL:
 		session_set_state(s, SESS_CONTROL);
 		hr.ok = true;
@@ -175,7 +209,7 @@ session_hello(struct session *s, const Mpiv__Hello *h)
 		return;
 	default:
 		snprintf(why, sizeof(why), "wrong role %d for a Channel Memory "
-		    "(expected rank or control)", (int)h->role);
+		    "(expected rank, control or checkpoint server)", (int)h->role);
 		session_refuse(s, why);
 		return;
 	}
@@ -279,6 +313,9 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_ND_RECORD:
 		nd_record(s, (Mpiv__NdRecord *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_CKPT_MARK:
+		ckpt_mark(s, (Mpiv__CkptMark *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ:
 		(void)session_control_frame(s, h->type, m);
 		return;
@@ -360,6 +397,19 @@ session_on_frame(struct conn *c, const struct frame_hdr *h,
 		}
 		snprintf(why, sizeof(why), "unexpected %s frame from a "
 		    "controller", frame_type_name(h->type));
+		session_error(s, why);
+		return;
+	case SESS_CS:
+		if (h->type == MPIV__MSG_TYPE__MSG_CKPT_DURABLE) {
+			ckpt_durable(s, (Mpiv__CkptDurable *)m);
+			return;
+		}
+		if (h->type == MPIV__MSG_TYPE__MSG_BYE) {
+			conn_close(s->c, "checkpoint server said bye", true);
+			return;
+		}
+		snprintf(why, sizeof(why), "unexpected %s frame from a "
+		    "checkpoint server", frame_type_name(h->type));
 		session_error(s, why);
 		return;
 	case SESS_DISPATCHER:
