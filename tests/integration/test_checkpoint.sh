@@ -66,7 +66,10 @@ wait_for() {
 	return 0
 }
 # A committed image in some embedded CS store under $TMPDIR.
-have_image() { [ -n "$(find "$TMPDIR" -name 'ckpt-*.img' 2> /dev/null)" ]; }
+# (store layout: <store>/<job>/<rank>/ckpt-K.img)
+have_image() {
+	[ -n "$(find "$TMPDIR" -path "*/$JOB/${1:-0}/ckpt-*.img" 2> /dev/null)" ]
+}
 jnum() { grep -o "\"$2\":[0-9]*" "$1" | head -n 1 | cut -d: -f2; }
 
 # start_job ARGS...: mpiv run in the background (./out, ./err, ./rc),
@@ -306,7 +309,8 @@ else
 	if [ -z "${MPI_SKIP:-}" ]; then
 		start_job -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" \
 		    20000
-		if wait_for 20 have_image; then
+		if wait_for 20 have_image 1; then
+			sleep 0.2
 			"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
 			    2>> err
 		fi
