@@ -1,0 +1,485 @@
+#!/usr/bin/env bash
+# tests/fault/test_ckpt_chaos.sh: kills with checkpoints on (issue 4,
+# docs/CHECKPOINT.md). Every job runs tests/fault/progs/flt_ckpt (its
+# output ends with a hash of every rank's whole memory, so a bad restore
+# shows) with --ckpt-interval, and must print byte for byte what the
+# failure-free run printed, with the same exit code and no FLT-FAIL.
+#
+#   before-first     MPIV_FAULT=send early: killed before any checkpoint;
+#                    the restart is from the beginning (from_ckpt 0), and
+#                    checkpoints are still taken afterwards
+#   between          mpiv kill once a checkpoint is durable (dispatcher
+#                    says so), then again once the restored incarnation
+#                    made its own durable checkpoint: both restarts from
+#                    a checkpoint, the second from a later one
+#   chaos/SEED       --chaos + --ckpt-interval over several seeds; over
+#                    all seeds: checkpoints > 0, a restart with
+#                    from_ckpt > 0
+#   before-fork-1/2  MPIV_FAULT=ckpt-before-fork (mark sent, no clone):
+#                    from the beginning / from checkpoint 1
+#   after-fork-1/2   MPIV_FAULT=ckpt-after-fork (parent dead while its
+#                    clone is dumped and uploaded)
+#   after-fork-late  ckpt-after-fork with a 64 MiB image (the dead
+#                    incarnation's upload ends after the restart), then
+#                    the restored incarnation is killed again later
+#   clone-killed     the clone SIGKILLed as soon as the node announces it
+#                    (dump interrupted): that checkpoint fails, is never
+#                    durable, nothing freed for it; then the rank is
+#                    killed and restores from the previous one
+#   helper-killed    the node's dump/upload helper SIGKILLed mid-upload
+#                    (64 MiB image): same checks
+#   restore-woken    MPIV_FAULT=restore-woken:1:R:2: the restored clone
+#                    dies as it wakes; restored again (inc 3)
+#   cs-restart       hand-built deployment (dispatcher, cm, cs, node):
+#                    the CS SIGKILLed mid-upload and restarted on the same
+#                    port and store; a rank killed afterwards restores
+#   nocriu/*         MPIV_CRIU=/nonexistent: one "checkpoints disabled"
+#                    line, the same kills, restarts from the beginning
+#
+#   MPIV_BUILD=build-x bash tests/fault/test_ckpt_chaos.sh
+#   FLT_ONLY=REGEX FLT_KEEP=1 FLT_SEEDS="1 2 3" ...   (narrow / debug)
+#
+# Exit 77 when CRIU does not work here (the nocriu cases run anyway in
+# tests/integration/test_checkpoint.sh).
+. "$(dirname "$0")/common.bash"
+
+flt_need_chaos
+CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+if ! timeout 60 "$CRIU" check > /dev/null 2>&1; then
+	flt_skip "$CRIU check fails: no working CRIU here (deploy/install-criu.sh as root)"
+fi
+timeout 20 "$MPIV" run --help 2>&1 | grep -q -- '--ckpt-interval' ||
+	flt_skip "mpiv run has no --ckpt-interval yet"
+
+SEEDS=${FLT_SEEDS:-"3 5 8"}
+NP=3
+SMALL=(12000 8 2000)	# flt_ckpt STEPS MiB WORK: ~2 s here, 8 MiB images
+BIG=(6000 64 2000)	# 64 MiB images: dump + upload take ~0.5 s
+
+sel() { [ -z "${FLT_ONLY:-}" ] || [[ $1 =~ $FLT_ONLY ]]; }
+
+# ---------------------------------------------------------------- helpers
+
+# ck_start OUT SECS ARGS...: mpiv run -v --log-level info in the
+# background (its temp dirs, and so the CS store, under OUT.tmp); waits
+# for its "mpiv: dispatcher ADDR job ID" line: CK_DADDR, CK_JOB, CK_PID.
+ck_start() {
+	local out=$1 secs=$2
+	shift 2
+	rm -rf "$out".*
+	mkdir -p "$out.tmp"
+	TMPDIR=$out.tmp timeout -k 5 $((secs + 20)) "$MPIV" run -v \
+		--log-level info --report "$out.json" --timeout "$secs" "$@" \
+		< /dev/null > "$out.out" 2> "$out.err" &
+	CK_PID=$!
+	FLT_BG_PIDS=("$CK_PID")
+	CK_DADDR= CK_JOB=
+	flt_wait_for 20 grep -q '^mpiv: dispatcher ' "$out.err" || return 1
+	set -- $(grep -m1 '^mpiv: dispatcher ' "$out.err")
+	CK_DADDR=$3 CK_JOB=$5
+}
+
+# ck_end OUT: waits for the job started by ck_start; FLT_RC.
+ck_end() {
+	wait "$CK_PID"
+	FLT_RC=$?
+	FLT_BG_PIDS=()
+	echo "$FLT_RC" > "$1.rc"
+}
+
+# ck_line SECS FILE ERE: waits (tail -F, 10 ms) for a line of FILE
+# matching ERE and prints it; 1 if none within SECS.
+ck_line() {
+	local secs=$1 f=$2 re=$3 line fd tpid
+	exec {fd}< <(exec timeout "$secs" tail -s 0.01 -n +1 -F "$f" 2> /dev/null)
+	tpid=$!
+	line=$(grep -m1 -E -- "$re" <&"$fd")
+	exec {fd}<&-
+	kill "$tpid" 2> /dev/null
+	[ -n "$line" ] && printf '%s\n' "$line"
+}
+
+# ck_count FILE ERE: matching lines of FILE.
+ck_count() { grep -cE -- "$2" "$1" 2> /dev/null; }
+
+# children PID: its direct children; cmdline PID: with spaces.
+children() { cat /proc/"$1"/task/*/children 2> /dev/null; }
+cmdline() { tr '\0' ' ' < /proc/"$1"/cmdline 2> /dev/null; }
+
+# ck_daemon WHAT: pid of the embedded "mpiv WHAT" of the job of ck_start.
+ck_daemon() {
+	local run p
+	for run in $(children "$CK_PID"); do
+		for p in $(children "$run"); do
+			case $(cmdline "$p") in
+			"$MPIV $1 "*) echo "$p"; return 0 ;;
+			esac
+		done
+	done
+	return 1
+}
+
+# helpers NODEPID: the node agent's forked children (checkpoint helpers:
+# the agent's own command line; ranks and clones run the program).
+helpers() {
+	local node=$1 me p
+	me=$(cmdline "$node")
+	for p in $(children "$node"); do
+		[ "$(cmdline "$p")" = "$me" ] && echo "$p"
+	done
+}
+
+# from_ckpts JSON RANK: the from_ckpt of each restart of RANK, spaced.
+from_ckpts() {
+	jq -r "[.restart_log[]? | select(.rank == $2) | .from_ckpt] | map(tostring) | join(\" \")" "$1" 2> /dev/null
+}
+
+# image OUT RANK K: the committed image file of checkpoint K, if any.
+image() {
+	find "$OUT_TMP_STORE" -path "*/$CK_JOB/$2/ckpt-$3.img" 2> /dev/null | head -n 1
+}
+
+declare -A REF_RC=()
+# ref NAME ARGS...: failure-free run of flt_ckpt (no checkpoints), once.
+ref() {
+	local name=$1
+	shift
+	local r=$FLT_TMP/ref.$name
+	if [ -z "${REF_RC[$name]:-}" ]; then
+		flt_job "$r" 120 -n "$NP" "$BIN" "$@"
+		REF_RC[$name]=$FLT_RC
+		if [ "$FLT_RC" != 0 ] || [ ! -s "$r.out" ] || grep -q FLT-FAIL "$r.err"; then
+			flt_notok "reference run flt_ckpt $* (exit $FLT_RC)" "$r.err" "$r.out"
+			return 1
+		fi
+	fi
+}
+
+# same WHAT OUT REFNAME: exit code, no FLT-FAIL, stdout byte-identical,
+# report's exit_code. 0 when all hold.
+same() {
+	local what=$1 out=$2 r=$FLT_TMP/ref.$3 rc
+	rc=$(cat "$out.rc" 2> /dev/null)
+	if [ "$rc" != "${REF_RC[$3]}" ]; then
+		flt_notok "$what: exit ${rc:-?}, failure-free ${REF_RC[$3]}" "$out.err" "$out.out"
+		return 1
+	fi
+	if grep -q FLT-FAIL "$out.err"; then
+		flt_notok "$what: a program check failed" "$out.err"
+		return 1
+	fi
+	if [ "$(flt_report "$out.json" exit_code)" != "$rc" ]; then
+		flt_notok "$what: report exit_code '$(flt_report "$out.json" exit_code)', mpiv run exited $rc" "$out.json"
+		return 1
+	fi
+	flt_same "$what: output and exit $rc" "$r.out" "$out.out" || {
+		grep -v '^[0-9:.]* [a-z]* info: ' "$out.err" | tail -n 8 | sed 's/^/#   err| /'
+		return 1
+	}
+}
+
+# expect WHAT COND-DESCRIPTION TEST...: ok/not ok on a condition.
+expect() {
+	local what=$1 desc=$2
+	shift 2
+	if "$@"; then flt_ok "$what: $desc"; else flt_notok "$what: $desc" "${CK_SHOW[@]}"; fi
+}
+CK_SHOW=()
+
+start=$(date +%s)
+BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot compile tests/fault/progs/flt_ckpt.c"; flt_finish; }
+ref small "${SMALL[@]}" || flt_finish
+ref big "${BIG[@]}" || flt_finish
+
+# ------------------------------------------------- killed before the first
+# The first checkpoint of rank 1 comes at 1.5 * (0.5 + 1/3) s: the 30th
+# send is long before.
+if sel before-first; then
+	o=$FLT_TMP/before-first
+	MPIV_FAULT=send:30:1 MPIV_FAULT_LOG=$o.flog ck_start "$o" 60 -n $NP --ckpt-interval 1.5 "$BIN" "${SMALL[@]}"
+	ck_end "$o"
+	CK_SHOW=("$o.json" "$o.flog")
+	what="before-first (MPIV_FAULT=send:30:1, --ckpt-interval 1.5)"
+	same "$what" "$o" small
+	expect "$what" "killed once, at send:30 of rank 1" \
+		grep -qx 'fault send:30 rank 1 inc 1 pid [0-9]*' "$o.flog"
+	fc=$(from_ckpts "$o.json" 1)
+	expect "$what" "restarted from the beginning (from_ckpt '$fc', want '0')" [ "$fc" = 0 ]
+	n=$(flt_report "$o.json" checkpoints)
+	expect "$what" "checkpoints taken afterwards ($n)" [ "${n:-0}" -gt 0 ]
+fi
+
+# ------------------------------------------------- killed between checkpoints
+if sel between; then
+	o=$FLT_TMP/between
+	what="between (--ckpt-interval 0.5, mpiv kill rank 2 twice)"
+	ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${SMALL[@]}"
+	CK_SHOW=("$o.json" "$o.err")
+	ok=1
+	# a durable checkpoint of rank 2 (the dispatcher knows it), then kill
+	if ! ck_line 20 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=2 ckpt=1 " > /dev/null; then
+		flt_notok "$what: no durable checkpoint of rank 2 within 20 s" "$o.err"
+		ok=0
+	else
+		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 2 > /dev/null 2>> "$o.kill" || ok=0
+	fi
+	# restored (inc 2), then a durable checkpoint of that incarnation
+	# (the node's ckpt-clone line says incarnation=2), kill again
+	if [ "$ok" = 1 ] &&
+	    l=$(ck_line 20 "$o.err" "node ckpt-clone job=$CK_JOB rank=2 incarnation=2 k=[0-9]+ ") &&
+	    k2=$(sed 's/.* k=\([0-9]*\) .*/\1/' <<< "$l") &&
+	    ck_line 20 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=2 ckpt=$k2 " > /dev/null; then
+		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 2 > /dev/null 2>> "$o.kill" || ok=0
+	else
+		ok=0
+		flt_notok "$what: the restored rank 2 took no durable checkpoint" "$o.err"
+	fi
+	ck_end "$o"
+	same "$what" "$o" small
+	fc=$(from_ckpts "$o.json" 2)
+	set -- $fc
+	expect "$what" "two restarts of rank 2, both from a checkpoint, the second from the restored incarnation's (from_ckpt '$fc', its k ${k2:-?})" \
+		[ "$ok" = 1 ] && [ $# = 2 ] && [ "$1" -ge 1 ] && [ "$2" -ge "${k2:-999}" ]
+fi
+
+# ------------------------------------------------- chaos + checkpoints
+if sel chaos; then
+	tot_ck=0 tot_from=0 tot_kills=0 runs=0
+	for seed in $SEEDS; do
+		o=$FLT_TMP/chaos.$seed
+		what="chaos/$seed (--chaos 700ms --chaos-max 3 --ckpt-interval 0.3)"
+		ck_start "$o" 90 -n $NP --chaos 700ms --chaos-seed "$seed" --chaos-max 3 \
+			--ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
+		ck_end "$o"
+		CK_SHOW=("$o.json")
+		runs=$((runs + 1))
+		same "$what" "$o" small
+		k=$(flt_report "$o.json" kills) c=$(flt_report "$o.json" checkpoints)
+		f=$(jq '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$o.json" 2> /dev/null)
+		r=$(flt_report "$o.json" restarts)
+		echo "# chaos/$seed: kills ${k:-?} restarts ${r:-?} checkpoints ${c:-?} restarts from a checkpoint ${f:-?}"
+		[ "${k:-0}" -gt 0 ] && [ "${r:-0}" -lt 1 ] &&
+			flt_notok "$what: $k kills, ${r:-?} restarts" "$o.json"
+		tot_ck=$((tot_ck + ${c:-0})) tot_from=$((tot_from + ${f:-0})) tot_kills=$((tot_kills + ${k:-0}))
+	done
+	expect "chaos over seeds $SEEDS" "$tot_kills kills, $tot_ck checkpoints, $tot_from restarts from a checkpoint" \
+		[ "$tot_kills" -gt 0 ] && [ "$tot_ck" -gt 0 ] && [ "$tot_from" -gt 0 ]
+fi
+
+# ------------------------------------------------- killed during a checkpoint
+# NAME SPEC RANK WANT-FROM: WANT-FROM is a bash regex on the from_ckpt list
+FAULTS=(
+	"before-fork-1  ckpt-before-fork:1:1  1 ^0$"
+	"before-fork-2  ckpt-before-fork:2:1  1 ^1$"
+	"after-fork-1   ckpt-after-fork:1:2   2 ^[01]$"
+	"after-fork-2   ckpt-after-fork:2:0   0 ^[12]$"
+)
+for line in "${FAULTS[@]}"; do
+	read -r name spec rank want <<< "$line"
+	sel "$name" || continue
+	o=$FLT_TMP/$name
+	what="$name (MPIV_FAULT=$spec, --ckpt-interval 0.6)"
+	MPIV_FAULT=$spec MPIV_FAULT_LOG=$o.flog ck_start "$o" 60 -n $NP --ckpt-interval 0.6 "$BIN" "${SMALL[@]}"
+	ck_end "$o"
+	CK_SHOW=("$o.json" "$o.flog")
+	same "$what" "$o" small
+	p=${spec%:*}
+	expect "$what" "killed once at $p in rank $rank" \
+		grep -qx "fault $p rank $rank inc 1 pid [0-9]*" "$o.flog"
+	fc=$(from_ckpts "$o.json" "$rank")
+	expect "$what" "restart of rank $rank from_ckpt '$fc' (want $want)" [[ $fc =~ $want ]]
+done
+
+# after-fork-late: the parent dies while its 64 MiB clone is dumped; the
+# dead incarnation's checkpoint may become durable after the restart; the
+# restored incarnation takes its own, and is killed again after one.
+if sel after-fork-late; then
+	o=$FLT_TMP/after-fork-late
+	what="after-fork-late (MPIV_FAULT=ckpt-after-fork:2:1, 64 MiB, then mpiv kill rank 1)"
+	MPIV_FAULT=ckpt-after-fork:2:1 MPIV_FAULT_LOG=$o.flog \
+		ck_start "$o" 90 -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+	CK_SHOW=("$o.json" "$o.err")
+	ok=1
+	if l=$(ck_line 30 "$o.err" "node ckpt-clone job=$CK_JOB rank=1 incarnation=2 k=[0-9]+ ") &&
+	    k2=$(sed 's/.* k=\([0-9]*\) .*/\1/' <<< "$l") &&
+	    ck_line 30 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=$k2 " > /dev/null; then
+		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill" || ok=0
+	else
+		ok=0
+	fi
+	ck_end "$o"
+	same "$what" "$o" big
+	fc=$(from_ckpts "$o.json" 1)
+	expect "$what" "the restored incarnation checkpointed (k ${k2:-none}) and was killed: 2 restarts of rank 1 (from_ckpt '$fc')" \
+		[ "$ok" = 1 ] && [ "$(wc -w <<< "$fc")" = 2 ]
+fi
+
+# clone-killed / helper-killed: checkpoint 2 of rank 1 interrupted, then
+# rank 1 killed: it must come back from checkpoint 1 (2 never became
+# durable: no image, nothing freed, not counted).
+interrupt_case() {
+	local name=$1 o=$FLT_TMP/$1 what victim l k node hs
+	what="$name (64 MiB images, --ckpt-interval 0.8, checkpoint 2 of rank 1 interrupted)"
+	ck_start "$o" 90 -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+	CK_SHOW=("$o.json" "$o.err")
+	OUT_TMP_STORE=$o.tmp
+	victim=
+	if [ "$name" = clone-killed ]; then
+		# the clone as soon as the node has it: the dump is under way
+		if l=$(ck_line 30 "$o.err" "node ckpt-clone job=$CK_JOB rank=1 incarnation=1 k=2 "); then
+			victim=$(sed 's/.* clone=\([0-9]*\) .*/\1/' <<< "$l")
+		fi
+	else
+		# the helper, once the CS has begun receiving
+		if ck_line 30 "$o.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null &&
+		    node=$(ck_daemon node); then
+			hs=$(helpers "$node")
+			victim=$hs
+		fi
+	fi
+	if [ -z "$victim" ]; then
+		flt_notok "$what: nothing to kill (no checkpoint 2 of rank 1 in flight)" "$o.err"
+		ck_end "$o"
+		return
+	fi
+	kill -KILL $victim 2> /dev/null
+	# the node reports the failure; then kill rank 1
+	if ck_line 30 "$o.err" "node checkpoint (failed|taken) job=$CK_JOB rank=1 k=2 " > "$o.k2"; then
+		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
+	fi
+	ck_end "$o"
+	same "$what" "$o" big
+	expect "$what" "checkpoint 2 failed ($(cut -c1-150 "$o.k2"))" grep -q 'checkpoint failed' "$o.k2"
+	expect "$what" "no image of checkpoint 2 in the store" [ -z "$(image "$o" 1 2)" ]
+	expect "$what" "the CM freed nothing for checkpoint 2" \
+		[ "$(ck_count "$o.err" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+	expect "$what" "the dispatcher never counted it durable" \
+		[ "$(ck_count "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+	fc=$(from_ckpts "$o.json" 1)
+	expect "$what" "rank 1 restored from checkpoint 1 (from_ckpt '$fc')" [ "$fc" = 1 ]
+}
+sel clone-killed && interrupt_case clone-killed
+sel helper-killed && interrupt_case helper-killed
+
+# ------------------------------------------------- killed during restore
+if sel restore-woken; then
+	o=$FLT_TMP/restore-woken
+	what="restore-woken (MPIV_FAULT=restore-woken:1:0:2, mpiv kill rank 0 after a durable checkpoint)"
+	MPIV_FAULT=restore-woken:1:0:2 MPIV_FAULT_LOG=$o.flog \
+		ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${SMALL[@]}"
+	CK_SHOW=("$o.json" "$o.flog" "$o.err")
+	if ck_line 20 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=0 ckpt=1 " > /dev/null; then
+		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 0 > /dev/null 2>> "$o.kill"
+	fi
+	ck_end "$o"
+	same "$what" "$o" small
+	expect "$what" "the restored clone (inc 2) died as it woke" \
+		grep -qx 'fault restore-woken:1 rank 0 inc 2 pid [0-9]*' "$o.flog"
+	fc=$(from_ckpts "$o.json" 0)
+	set -- $fc
+	expect "$what" "two restarts of rank 0, both from a checkpoint (from_ckpt '$fc')" \
+		[ $# = 2 ] && [ "$1" -ge 1 ] && [ "$2" -ge 1 ]
+fi
+
+# ------------------------------------------------- CS killed and restarted
+# A hand-built deployment; each daemon prints "listening on HOST:PORT".
+# dstart NAME ARGS...: starts "mpiv ARGS" (stdout DEP/NAME.out, stderr
+# DEP/NAME.err), pid in DPID[NAME], address in DADDR[NAME] (if it listens).
+declare -A DPID=() DADDR=()
+DEP=$FLT_TMP/dep
+dstart() {
+	local name=$1
+	shift
+	timeout -k 5 300 "$MPIV" "$@" < /dev/null > "$DEP/$name.out" 2> "$DEP/$name.err" &
+	DPID[$name]=$!
+	FLT_BG_PIDS+=("$!")
+}
+dlisten() {	# dlisten NAME: waits for its "listening on" line
+	flt_wait_for 15 grep -q '^listening on ' "$DEP/$1.out" || return 1
+	DADDR[$1]=$(sed -n 's/^listening on //p' "$DEP/$1.out" | head -n 1)
+}
+dstop() {	# TERM every daemon of the deployment, bounded wait
+	local p
+	for p in "${DPID[@]}"; do kill -TERM "$p" 2> /dev/null; done
+	for p in "${DPID[@]}"; do
+		flt_wait_for 10 eval "! kill -0 $p 2> /dev/null" || kill -KILL -- "-$p" 2> /dev/null
+		wait "$p" 2> /dev/null
+	done
+	FLT_BG_PIDS=()
+}
+if sel cs-restart; then
+	mkdir -p "$DEP/store"
+	what="cs-restart (CS SIGKILLed mid-upload of rank 1's checkpoint 2, restarted on the same port and store)"
+	ok=1
+	dstart disp dispatcher --listen 127.0.0.1:0 --log-level info && dlisten disp || ok=0
+	if [ "$ok" = 1 ]; then
+		dstart cm cm --listen 127.0.0.1:0 --dispatcher "${DADDR[disp]}" --log-level info
+		dstart cs cs --listen 127.0.0.1:0 --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
+		dstart node node --dispatcher "${DADDR[disp]}" --slots $NP --log-level info
+		dlisten cm && dlisten cs || ok=0
+	fi
+	if [ "$ok" = 0 ]; then
+		flt_notok "$what: the deployment did not start" "$DEP/disp.err" "$DEP/cm.err" "$DEP/cs.err"
+	else
+		o=$FLT_TMP/cs-restart
+		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+		CK_SHOW=("$o.json" "$DEP/cs.err" "$DEP/cs2.err" "$DEP/disp.err")
+		if ck_line 30 "$DEP/cs.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null; then
+			kill -KILL "${DPID[cs]}"
+			wait "${DPID[cs]}" 2> /dev/null
+			cs_port=${DADDR[cs]}
+			dstart cs2 cs --listen "$cs_port" --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
+			dlisten cs2 || flt_notok "$what: the CS did not restart on $cs_port" "$DEP/cs2.err"
+			# a checkpoint of rank 1 through the new CS, then kill rank 1
+			if l=$(ck_line 30 "$DEP/cs2.err" "cs image durable job=$CK_JOB rank=1 ckpt=[0-9]+ ") &&
+			    k3=$(sed 's/.* ckpt=\([0-9]*\) .*/\1/' <<< "$l") &&
+			    ck_line 10 "$DEP/disp.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=$k3 " > /dev/null; then
+				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
+			else
+				k3=
+				flt_notok "$what: no checkpoint of rank 1 became durable at the restarted CS" "$DEP/cs2.err" "$DEP/node.err"
+			fi
+		else
+			flt_notok "$what: no upload of rank 1's checkpoint 2 seen" "$DEP/cs.err"
+		fi
+		ck_end "$o"
+		same "$what" "$o" big
+		OUT_TMP_STORE=$DEP/store
+		expect "$what" "checkpoint 2 of rank 1 never committed (no ckpt-2.img)" [ -z "$(image "$o" 1 2)" ]
+		expect "$what" "the CM freed nothing for it" \
+			[ "$(ck_count "$DEP/cm.err" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+		fc=$(from_ckpts "$o.json" 1)
+		expect "$what" "rank 1 restored from checkpoint ${k3:-?} of the restarted CS (from_ckpt '$fc')" \
+			[ -n "${k3:-}" ] && [ "$fc" = "$k3" ]
+	fi
+	dstop
+fi
+
+# ------------------------------------------------- CRIU unavailable
+if sel nocriu; then
+	export MPIV_CRIU=/nonexistent
+	for c in "send send:30:1 1" "before-fork ckpt-before-fork:1:2 2" "mpiv-kill - 0"; do
+		read -r name spec rank <<< "$c"
+		o=$FLT_TMP/nocriu.$name
+		what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3${spec#-}, rank $rank)"
+		if [ "$spec" = - ]; then
+			ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
+			# once rank 0 printed its second line (mid-run)
+			flt_wait_for 20 eval "[ \$(wc -l < '$o.out') -ge 2 ]" &&
+				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 0 > /dev/null 2>> "$o.kill"
+		else
+			MPIV_FAULT=$spec MPIV_FAULT_LOG=$o.flog ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
+		fi
+		ck_end "$o"
+		CK_SHOW=("$o.json" "$o.err")
+		same "$what" "$o" small
+		fc=$(from_ckpts "$o.json" "$rank")
+		n=$(grep -c 'checkpoints disabled' "$o.err")
+		expect "$what" "one restart of rank $rank, from the beginning (from_ckpt '$fc'); checkpoints $(flt_report "$o.json" checkpoints); $n 'checkpoints disabled' line(s)" \
+			[ "$fc" = 0 ] && [ "$(flt_report "$o.json" checkpoints)" = 0 ] && [ "$n" = 1 ]
+	done
+	unset MPIV_CRIU
+fi
+
+echo "# took $(( $(date +%s) - start ))s"
+flt_finish
