@@ -16,32 +16,66 @@
  *   are dumped as pipes with their unread bytes. A stopped task is
  *   recorded as stopped.
  *
- * Restore (why not `unshare --pid --fork --mount-proc criu restore`
- *   with criu attached: measured, that handle exits 0 whether the
- *   restored process exits 7, is SIGKILLed or SIGTERMed; criu's attached
- *   mode only does wait(NULL) / reap_zombies() and returns 0). Instead
- *   criu_restore forks the handle H (the caller's child), which does
- *   unshare(CLONE_NEWPID) and forks the namespace's init I (pid 1; our
- *   code, PR_SET_PDEATHSIG SIGKILL): I makes its mounts private, mounts a
- *   fresh /proc (as --mount-proc does) and runs
- *     criu restore -d -D DIR -o restore.log -v2 --shell-job
+ * Restore, normally into our own PID namespace (measured here): a task
+ *   dumped from our namespace is restored under the pid it had, which is
+ *   normally free (pids grow to pid_max, 32768 here, before
+ *   they wrap; criu killed the dumped clone and its parent reaped it).
+ *   criu_restore_stopped then runs, as the caller's child,
+ *     criu restore -d -S -D DIR -o restore.log -v2 --shell-job
  *          --inherit-fd fd[3]:pipe:[INODE] --inherit-fd fd[4]:pipe:[INODE]...
- *   as pid 2; the restored task keeps its old pid inside the namespace
- *   and, criu gone, becomes I's child. I reaps until that task ends and
- *   passes its end to H, and H ends the same way. Measured here:
+ *   -S (--restore-sibling) makes the restored task criu's sibling: the
+ *   caller's own child, born so (no reparenting). So the handle IS the
+ *   task: the caller waits for it directly and its wait status is the
+ *   task's (criu_decode_status only decodes it), SIGKILL of the handle
+ *   is SIGKILL of the task, and the task, found in state T once criu
+ *   exited 0, is left stopped (it stopped itself before the dump) for
+ *   criu_restore_stopped's caller. A task restored this way can be
+ *   dumped again, and restored again, any number of times
+ *   (tests/unit/test_criu, test_criu_generations); that is what a fresh
+ *   namespace breaks ("Can't dump a pid namespace without the process
+ *   init", and with the session outside it "A session leader of P(Q) is
+ *   outside of its pid namespace").
+ *   Death of the caller: criu dumps and restores the task's
+ *   PR_SET_PDEATHSIG (libmpi-lite's clone sets SIGKILL once it is the
+ *   node's child). Restored as the caller's child by -S, the task is then
+ *   killed by the kernel when the caller dies; without -S criu would be
+ *   the parent and its own exit would fire it. A task whose image carries
+ *   no pdeath signal outlives its restorer (measured both ways).
+ *   Process group and session: with --shell-job a task whose group (or
+ *   session) leader is not in the dump gets criu's, i.e. the caller's; a
+ *   clone that made itself a group leader (setpgid(0, 0), as libmpi-lite's
+ *   does) comes back as the leader of its own group, pgid == pid, like a
+ *   freshly launched rank. Its session is the caller's: no setsid is
+ *   needed in our namespace (the second dump works without).
+ *
+ * Fallback when that pid is taken (checked with kill(pid, 0) before, and
+ *   again when criu failed): restore into a fresh PID namespace (measured:
+ *   `unshare --pid --fork --mount-proc criu restore` with criu attached
+ *   does not work for us, that handle exits 0 whether the restored
+ *   process exits 7, is SIGKILLed or SIGTERMed; criu's attached mode only
+ *   does wait(NULL) / reap_zombies() and returns 0). Instead
+ *   criu_restore_stopped forks the handle H (the caller's child,
+ *   PR_SET_PDEATHSIG SIGKILL), which does unshare(CLONE_NEWPID) and forks
+ *   the namespace's init I (pid 1; our code, PR_SET_PDEATHSIG SIGKILL): I
+ *   makes its mounts private, mounts a fresh /proc (as --mount-proc does)
+ *   and runs the same criu command line as pid 2; the restored task keeps
+ *   its old pid inside the namespace and is I's child (-S; the pdeath
+ *   signal from the image then fires with I, i.e. with the namespace). I
+ *   reaps until that task ends and passes its end to H, and H ends the
+ *   same way. Measured here:
  *     task exits with c        -> H: WIFEXITED, WEXITSTATUS == c
  *     task killed by SIGKILL   -> H: WIFSIGNALED, WTERMSIG == 9 (15 for TERM)
  *     caller SIGKILLs H        -> I dies (pdeath signal), so does the
  *                                 namespace; the rank's pipes reach EOF
  *     restore fails            -> criu_restore returns -1 with criu's
  *                                 error line; H is already reaped
- *   criu_decode_status just decodes that status.
+ *   A task restored this way cannot be dumped again (the two errors
+ *   above): its node's later checkpoints fail cleanly (the rank keeps its
+ *   older image; test_criu_pid_taken).
  *   --status-fd does not work for restore (criu honours it only for
  *   page-server/lazy-pages), so "restored" is: criu -d exited 0 (I tells
  *   the caller on a pipe), then the task is found as I's child whose
- *   innermost NSpid equals the root pid of pstree.img, in state T: a
- *   task stopped at dump time comes back stopped. criu_restore sends
- *   the SIGCONT itself; criu_restore_stopped leaves that to the caller.
+ *   innermost NSpid equals the root pid of pstree.img, in state T.
  *   (Matching the pid matters: criu's own kernel-feature probes fork
  *   children that stop themselves.)
  *
@@ -637,15 +671,35 @@ criu_find_task(pid_t handle, pid_t root)
 	return -1;
 }
 
+/* Whether pid's children are born in another PID namespace than pid
+ * itself (a namespace handle after its unshare). */
+static int
+criu_is_ns_handle(pid_t pid)
+{
+	char p1[64], p2[64], l1[64], l2[64];
+	ssize_t r1, r2;
+
+	snprintf(p1, sizeof(p1), "/proc/%d/ns/pid", (int)pid);
+	snprintf(p2, sizeof(p2), "/proc/%d/ns/pid_for_children", (int)pid);
+	r1 = readlink(p1, l1, sizeof(l1) - 1);
+	r2 = readlink(p2, l2, sizeof(l2) - 1);
+	if (r1 <= 0 || r2 <= 0)
+		return 0;
+	return r1 != r2 || memcmp(l1, l2, (size_t)r1) != 0;
+}
+
 pid_t
 criu_restored_task(pid_t handle)
 {
+	if (!criu_is_ns_handle(handle))
+		return kill(handle, 0) == 0 ? handle : -1;
 	return criu_find_task(handle, -1);
 }
 
-/* State letter of /proc/pid/stat ('T' stopped, 't' traced...), or 0. */
+/* State letter of /proc/pid/stat ('T' stopped, 't' traced...) and, in
+ * *ppid (may be NULL), its parent; 0 when unreadable. */
 static char
-criu_task_state(pid_t pid)
+criu_task_state(pid_t pid, pid_t *ppid)
 {
 	char path[64], buf[512], *p;
 	ssize_t r;
@@ -659,16 +713,44 @@ criu_task_state(pid_t pid)
 	if (r <= 0)
 		return 0;
 	buf[r] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
 		return 0;
+	if (ppid != NULL)
+		*ppid = p[3] == ' ' ? (pid_t)strtol(p + 4, NULL, 10) : -1;
 	return p[2];
+}
+
+/*
+ * Whether pid can be given to a restored task in our PID namespace:
+ * below pid_max and used by nobody (no process, thread or zombie: kill
+ * finds all of them).
+ */
+static int
+criu_pid_free(pid_t pid)
+{
+	char buf[32];
+	long max = 32768;
+	ssize_t r;
+	int fd;
+
+	if ((fd = open("/proc/sys/kernel/pid_max", O_RDONLY | O_CLOEXEC)) >= 0) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r > 0) {
+			buf[r] = '\0';
+			max = strtol(buf, NULL, 10);
+		}
+	}
+	if (pid <= 1 || pid >= max)
+		return 0;
+	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
 /*
  * The namespace's init (pid 1 of the new PID namespace, child of the
  * handle): private mounts with a fresh /proc (what unshare --mount-proc
- * does), then `criu restore -d` as pid 2; one byte on ready once criu
- * exited 0 (the task is restored and reparented to us); then it reaps
+ * does), then `criu restore -d -S` as pid 2 (the restored task becomes
+ * our child); one byte on ready once criu exited 0; then it reaps
  * everything until the restored root (pid root in here) ends, and passes
  * its end on: exit code as its own exit code, a signal as a byte on sigw
  * (an init cannot die of its own signal). Never returns.
@@ -719,13 +801,14 @@ criu_ns_init(char *const argv[], int outfd, const int *keep, int nkeep,
 }
 
 /*
- * The handle: enters a new PID namespace, forks its init and ends the
- * way the restored task ended (exit code, or the same signal, raised on
- * itself with its default action). Never returns.
+ * The handle: dies with the caller (PR_SET_PDEATHSIG, and so does the
+ * init, and with it the namespace), enters a new PID namespace, forks
+ * its init and ends the way the restored task ended (exit code, or the
+ * same signal, raised on itself with its default action). Never returns.
  */
 static void
 criu_ns_handle(char *const argv[], int outfd, const int *keep, int nkeep,
-    pid_t root, int ready, int sigr, int sigw)
+    pid_t root, int ready, int sigr, int sigw, pid_t caller)
 {
 	unsigned char sig = 0;
 	sigset_t none;
@@ -736,6 +819,8 @@ criu_ns_handle(char *const argv[], int outfd, const int *keep, int nkeep,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (s = 1; s < NSIG; s++)
 		signal(s, SIG_DFL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller)
+		_exit(CRIU_INIT_FAILED);
 	if (unshare(CLONE_NEWPID) < 0)
 		_exit(CRIU_INIT_FAILED);
 	init = fork();
@@ -766,71 +851,98 @@ criu_ns_handle(char *const argv[], int outfd, const int *keep, int nkeep,
 	_exit(CRIU_INIT_FAILED);
 }
 
-int
-criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
-    pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+/* criu's most telling line for a failed restore of dir (restore.log,
+ * else its stderr). */
+static void
+criu_restore_error(const char *dir, char *line, size_t n)
 {
-	char outpath[PATH_MAX], logpath[PATH_MAX], line[400], why[512];
-	char inh[CRIU_MAX_FDS][64];
-	char *argv[24 + 2 * CRIU_MAX_FDS];
-	int keep[CRIU_MAX_FDS], outfd, rp[2], sp[2], i, k = 0, st;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/restore.log", dir);
+	criu_log_error(path, line, n);
+	if (line[0] != '\0')
+		return;
+	snprintf(path, sizeof(path), "%s/restore-stderr.log", dir);
+	criu_log_error(path, line, n);
+}
+
+/*
+ * Restore into our own PID namespace: criu (our child) restores the
+ * root task under its old pid as our child (-S), and exits. The task is
+ * then waited for stopped. 0, or -1 with the reason in err (whatever
+ * criu created is gone).
+ */
+static int
+criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
+    const char *dir, pid_t root, char *err, size_t n)
+{
 	struct timespec nap = { 0, 500000 };
+	char line[400];
 	long long end;
-	pid_t h, task = -1, root;
+	pid_t cp, ppid = -1;
+	int st, e = 0;
+	char state = 0;
+
+	cp = criu_spawn(argv, outfd, keep, nkeep, err, n);
+	if (cp < 0)
+		return -1;
+	if (criu_wait(cp, &st, criu_timeout_ms()) < 0)
+		e = errno;
+	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		/* Normally stopped already; allow criu's stop to land. */
+		end = criu_now_ms() + 5000;
+		while (criu_now_ms() < end) {
+			state = criu_task_state(root, &ppid);
+			if (state == 'T' && ppid == getpid())
+				return 0;
+			if (state == 0 || state == 'Z' || state == 'X' ||
+			    ppid != getpid())
+				break;
+			nanosleep(&nap, NULL);
+		}
+	}
+	/* Only a task of ours is killed (the pid may be a stranger's). */
+	if (criu_task_state(root, &ppid) != 0 && ppid == getpid()) {
+		kill(root, SIGKILL);
+		while (waitpid(root, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	criu_restore_error(dir, line, sizeof(line));
+	criu_seterr(err, n, "criu restore from %s (pid %d) failed%s%s: %s", dir,
+	    (int)root, e ? ": " : (state != 0 ? ": restored task not found "
+	    "stopped" : ""), e ? strerror(e) : "", line[0] ? line : "no log");
+	errno = e ? e : EIO;
+	return -1;
+}
+
+/* Restore into a fresh PID namespace under a handle (see criu.c's
+ * header). 0 with *handle and *task, or -1 with the reason in err. */
+static int
+criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
+    const char *dir, pid_t root, pid_t *handle, pid_t *task_out, char *err,
+    size_t n)
+{
+	struct timespec nap = { 0, 500000 };
+	int rp[2], sp[2], st;
+	char line[400];
+	long long end;
+	pid_t h, task = -1, caller = getpid();
 	ssize_t r;
 	char c;
 
-	if (!criu_probe(why, sizeof(why))) {
-		criu_seterr(err, n, "criu unavailable: %s", why);
-		errno = ENOTSUP;
-		return -1;
+	if (pipe2(rp, O_CLOEXEC) < 0)
+		goto pipe_failed;
+	if (pipe2(sp, O_CLOEXEC) < 0) {
+		close(rp[0]);
+		close(rp[1]);
+		goto pipe_failed;
 	}
-	if (nfds < 0 || nfds > CRIU_MAX_FDS) {
-		criu_seterr(err, n, "criu restore: %d fds is too many", nfds);
-		errno = EINVAL;
-		return -1;
-	}
-	if ((root = criu_image_root_pid(dir)) < 0) {
-		criu_seterr(err, n, "criu restore: no readable pstree.img in %s", dir);
-		errno = EINVAL;
-		return -1;
-	}
-	snprintf(outpath, sizeof(outpath), "%s/restore-stderr.log", dir);
-	snprintf(logpath, sizeof(logpath), "%s/restore.log", dir);
-	outfd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (outfd < 0) {
-		criu_seterr(err, n, "criu restore: %s: %s", outpath, strerror(errno));
-		return -1;
-	}
-	if (pipe2(rp, O_CLOEXEC) < 0 || pipe2(sp, O_CLOEXEC) < 0) {
-		criu_seterr(err, n, "criu restore: pipe: %s", strerror(errno));
-		close(outfd);
-		return -1;
-	}
-	argv[k++] = criu_bin;
-	argv[k++] = "restore";
-	argv[k++] = "-d";
-	argv[k++] = "-D";
-	argv[k++] = (char *)dir;
-	argv[k++] = "-o";
-	argv[k++] = "restore.log";
-	argv[k++] = "-v2";
-	argv[k++] = "--shell-job";
-	for (i = 0; i < nfds; i++) {
-		keep[i] = fds[i].fd;
-		snprintf(inh[i], sizeof(inh[i]), "fd[%d]:pipe:[%llu]",
-		    CRIU_FD_BASE + i, (unsigned long long)fds[i].ino);
-		argv[k++] = "--inherit-fd";
-		argv[k++] = inh[i];
-	}
-	argv[k] = NULL;
-
 	h = fork();
 	if (h == 0) {
 		close(rp[0]);
-		criu_ns_handle(argv, outfd, keep, nfds, root, rp[1], sp[0], sp[1]);
+		criu_ns_handle(argv, outfd, keep, nkeep, root, rp[1], sp[0], sp[1],
+		    caller);
 	}
-	close(outfd);
 	close(rp[1]);
 	close(sp[0]);
 	close(sp[1]);
@@ -860,7 +972,7 @@ criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
 		end = criu_now_ms() + 5000;
 		while (criu_now_ms() < end) {
 			task = criu_find_task(h, root);
-			if (task > 0 && criu_task_state(task) == 'T')
+			if (task > 0 && criu_task_state(task, NULL) == 'T')
 				break;
 			task = -1;
 			nanosleep(&nap, NULL);
@@ -872,15 +984,94 @@ criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
 		kill(h, SIGKILL);
 		while (waitpid(h, &st, 0) < 0 && errno == EINTR)
 			;
-		criu_log_error(logpath, line, sizeof(line));
-		if (line[0] == '\0')
-			criu_log_error(outpath, line, sizeof(line));
+		criu_restore_error(dir, line, sizeof(line));
 		criu_seterr(err, n, "criu restore from %s failed%s%s: %s", dir,
 		    e ? ": " : (r == 1 ? ": restored task not found stopped" : ""),
 		    e ? strerror(e) : "", line[0] ? line : "no log");
 		errno = e ? e : EIO;
 		return -1;
 	}
+	*handle = h;
+	*task_out = task;
+	return 0;
+pipe_failed:
+	criu_seterr(err, n, "criu restore: pipe: %s", strerror(errno));
+	return -1;
+}
+
+int
+criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+{
+	char outpath[PATH_MAX], why[512];
+	char inh[CRIU_MAX_FDS][64];
+	char *argv[24 + 2 * CRIU_MAX_FDS];
+	int keep[CRIU_MAX_FDS], outfd, i, k = 0, rc;
+	pid_t root, h = -1, task = -1;
+
+	if (!criu_probe(why, sizeof(why))) {
+		criu_seterr(err, n, "criu unavailable: %s", why);
+		errno = ENOTSUP;
+		return -1;
+	}
+	if (nfds < 0 || nfds > CRIU_MAX_FDS) {
+		criu_seterr(err, n, "criu restore: %d fds is too many", nfds);
+		errno = EINVAL;
+		return -1;
+	}
+	if ((root = criu_image_root_pid(dir)) < 0) {
+		criu_seterr(err, n, "criu restore: no readable pstree.img in %s", dir);
+		errno = EINVAL;
+		return -1;
+	}
+	argv[k++] = criu_bin;
+	argv[k++] = "restore";
+	argv[k++] = "-d";
+	argv[k++] = "-S";
+	argv[k++] = "-D";
+	argv[k++] = (char *)dir;
+	argv[k++] = "-o";
+	argv[k++] = "restore.log";
+	argv[k++] = "-v2";
+	argv[k++] = "--shell-job";
+	for (i = 0; i < nfds; i++) {
+		keep[i] = fds[i].fd;
+		snprintf(inh[i], sizeof(inh[i]), "fd[%d]:pipe:[%llu]",
+		    CRIU_FD_BASE + i, (unsigned long long)fds[i].ino);
+		argv[k++] = "--inherit-fd";
+		argv[k++] = inh[i];
+	}
+	argv[k] = NULL;
+
+	snprintf(outpath, sizeof(outpath), "%s/restore-stderr.log", dir);
+	outfd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (outfd < 0) {
+		criu_seterr(err, n, "criu restore: %s: %s", outpath, strerror(errno));
+		return -1;
+	}
+	if (criu_pid_free(root)) {
+		rc = criu_restore_host(argv, outfd, keep, nfds, dir, root, err, n);
+		if (rc == 0) {
+			close(outfd);
+			*pid_out = root;
+			if (task_out != NULL)
+				*task_out = root;
+			return 0;
+		}
+		if (criu_pid_free(root)) {
+			close(outfd);
+			return -1;	/* not the pid: a namespace would not help */
+		}
+		log_info("criu restore: pid %d was taken during the restore; "
+		    "restoring into a new pid namespace", (int)root);
+		if (ftruncate(outfd, 0) < 0) {
+			/* the log only */
+		}
+	}
+	rc = criu_restore_ns(argv, outfd, keep, nfds, dir, root, &h, &task, err, n);
+	close(outfd);
+	if (rc < 0)
+		return -1;
 	*pid_out = h;
 	if (task_out != NULL)
 		*task_out = task;

@@ -46,28 +46,35 @@ struct criu_fdmap {
 };
 
 /*
- * Restores the image in dir into a fresh PID namespace (criu restore -d
- * --shell-job --inherit-fd fd[N]:pipe:[INODE] ... under an init of our
- * own: see criu.c for why not unshare + attached criu). *pid_out is the
- * handle, a child of the caller: it ends exactly as the restored process
- * does (exit code, or the same signal; criu_decode_status), and SIGKILL
- * to it ends the whole namespace. criu_restore sends the restored
- * process the SIGCONT it needs (it stopped itself before the dump);
- * criu_restore_stopped leaves it stopped and returns its host pid in
- * *task_out. The caller may remove dir once either returned. Log:
- * dir/restore.log. 0 or -1.
+ * Restores the image in dir (criu restore -d -S --shell-job --inherit-fd
+ * fd[N]:pipe:[INODE] ...; see criu.c). Normally into our own PID
+ * namespace under the pid the process had at dump: *pid_out is then the
+ * restored process itself, a child of the caller, and can be dumped
+ * again later. When that pid is taken, into a fresh PID namespace under
+ * a handle (a child of the caller that ends exactly as the restored
+ * process does, whose SIGKILL ends the whole namespace); such a process
+ * cannot be dumped again. Either way: wait for *pid_out, decode its
+ * status with criu_decode_status, SIGKILL it to end the rank. The
+ * restored process dies with the caller when its image carries
+ * PR_SET_PDEATHSIG (libmpi-lite's clones set it); the namespace handle
+ * always does. criu_restore sends the restored process the SIGCONT it
+ * needs (it stopped itself before the dump); criu_restore_stopped
+ * leaves it stopped and returns its host pid in *task_out (== *pid_out
+ * unless in a namespace). The caller must not reap children
+ * concurrently (criu runs as its child). The caller may remove dir once
+ * either returned. Log: dir/restore.log. 0 or -1.
  */
 int criu_restore(const char *dir, const struct criu_fdmap *fds, int nfds,
     pid_t *pid_out, char *err, size_t n);
 int criu_restore_stopped(const char *dir, const struct criu_fdmap *fds,
     int nfds, pid_t *pid_out, pid_t *task_out, char *err, size_t n);
 
-/* Host pid of the process restored under the unshare process handle
- * (the child of the namespace's criu), or -1. */
+/* Host pid of the restored process behind pid_out of criu_restore: the
+ * process itself, or the child of the namespace's criu; -1 if gone. */
 pid_t criu_restored_task(pid_t handle);
 
 /*
- * Maps the wait status of the unshare handle back to how the restored
+ * Maps the wait status of a restore's *pid_out back to how the restored
  * process ended: *code = its exit code and *sig = 0, or *code = -1 and
  * *sig = the signal that killed it. Returns 0, or -1 when the status
  * says criu itself failed (restore error: *code = criu's exit code).

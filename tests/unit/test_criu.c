@@ -1,9 +1,13 @@
 /*
  * test_criu: the image archive (round trip through zstd fed in small
  * chunks, truncated and corrupted streams, unsafe names, oversize
- * entries) and, when CRIU works here, a real dump of a stopped child and
- * two restores into fresh PID namespaces with new pipes: one exits 7, one
- * is killed with SIGKILL; the handle's status must say so.
+ * entries) and, when CRIU works here, real dumps and restores with new
+ * pipes: a stopped child restored twice (exits 7; SIGKILLed; SIGKILL of
+ * the handle); three generations (dump -> restore -> dump the restored
+ * process -> restore ...) in our own PID namespace, each generation's
+ * end decoded right, and the restored process dying with its restorer;
+ * the dumped pid taken at restore time: fallback into a fresh PID
+ * namespace, status passed through, a later dump failing cleanly.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -429,6 +433,361 @@ test_criu_dump_restore(void **state)
 	rm_rf(dir);
 }
 
+/*
+ * The multi-generation body: like clone_body, in its own process group
+ * and with PR_SET_PDEATHSIG (as libmpi-lite's clone, so the image carries
+ * it). Each time it is continued it reads one line from fd 3 and prints
+ * "gen N LINE" (N counts its wake-ups: memory survives the dumps); then
+ * "again" stops it again, "k" waits to be killed, a number exits with it.
+ */
+static void
+gen_body(int out, int in)
+{
+	int nul = open("/dev/null", O_RDONLY), gen = 0;
+	char line[32], msg[64];
+	ssize_t r;
+	int l;
+
+	dup2(nul, 0);
+	dup2(out, 1);
+	dup2(out, 2);
+	dup2(in, 3);
+	close_range(4, ~0u, 0);
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (write(1, "before\n", 7) != 7)
+		_exit(1);
+	for (;;) {
+		raise(SIGSTOP);
+		gen++;
+		if ((r = read(3, line, sizeof(line) - 1)) <= 0)
+			_exit(2);
+		line[r] = '\0';
+		l = snprintf(msg, sizeof(msg), "gen %d %s", gen, line);
+		if (write(1, msg, (size_t)l) != l)
+			_exit(3);
+		if (strncmp(line, "again", 5) == 0)
+			continue;
+		if (line[0] == 'k')
+			pause();
+		_exit(atoi(line));
+	}
+}
+
+/* Waits until pid shows state T in /proc (it need not be our child). */
+static int
+wait_stopped(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	double end = now_s() + 5;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	while (now_s() < end) {
+		FILE *f = fopen(path, "r");
+		size_t n = 0;
+
+		if (f != NULL) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		if ((p = strrchr(buf, ')')) != NULL && p[1] == ' ' && p[2] == 'T')
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* Parent pid of pid from /proc, or -1. */
+static pid_t
+parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if ((p = strrchr(buf, ')')) == NULL || strlen(p) < 5)
+		return -1;
+	return (pid_t)strtol(p + 4, NULL, 10);
+}
+
+/* Dumps the stopped pid (our child, or not) into a fresh dir with the
+ * inodes of its fds 1 and 3. */
+static void
+dump_gen(pid_t pid, char *dir, uint64_t *ino_out, uint64_t *ino_in)
+{
+	char err[512];
+	double t0;
+
+	assert_int_equal(criu_pipe_inode(pid, 1, ino_out), 0);
+	assert_int_equal(criu_pipe_inode(pid, 3, ino_in), 0);
+	strcpy(dir, "/dev/shm/mpiv-test-criu-gen-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	t0 = now_s();
+	if (criu_dump(pid, dir, err, sizeof(err)) < 0)
+		fail_msg("dump of pid %d: %s", (int)pid, err);
+	printf("dump of pid %d: %.3f s\n", (int)pid, now_s() - t0);
+}
+
+/*
+ * dump -> restore -> the restored process stops again and is dumped
+ * again -> restored again..., three generations, each restored under the
+ * pid it had (our own PID namespace), as our direct child (handle ==
+ * task), with fresh pipes; its memory carries on (the wake-up count) and
+ * each generation's end decodes right: killed by criu's dump (SIGKILL),
+ * SIGTERM, and the last one's exit code 7. Then the restored process dies
+ * with the process that restored it (PR_SET_PDEATHSIG from the image).
+ */
+static void
+test_criu_generations(void **state)
+{
+	char why[512], err[512], dir[64], olddir[64], buf[128], want[64];
+	uint64_t ino_out, ino_in;
+	int out[2], in[2], st, code, sig, gen;
+	pid_t c, h, task;
+
+	if (!criu_probe(why, sizeof(why)))
+		skip();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(in), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		close(out[0]);
+		close(in[1]);
+		gen_body(out[1], in[0]);
+	}
+	close(out[1]);
+	close(in[0]);
+	assert_true(read_timeout(out[0], buf, sizeof(buf), 5000) > 0);
+	assert_string_equal(buf, "before\n");
+	assert_int_equal(waitpid(c, &st, WUNTRACED), c);
+	assert_true(WIFSTOPPED(st));
+	dump_gen(c, dir, &ino_out, &ino_in);
+	assert_int_equal(waitpid(c, &st, 0), c);	/* criu killed it */
+	close(out[0]);
+	close(in[1]);
+
+	for (gen = 1; gen <= 3; gen++) {
+		int o2[2], i2[2];
+
+		assert_int_equal(pipe(o2), 0);
+		assert_int_equal(pipe(i2), 0);
+		struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+		if (criu_restore_stopped(dir, fm, 2, &h, &task, err, sizeof(err)) < 0)
+			fail_msg("restore of generation %d: %s", gen, err);
+		close(o2[1]);
+		close(i2[0]);
+		/* our own namespace, the same pid, our child */
+		assert_int_equal(h, c);
+		assert_int_equal(task, c);
+		assert_int_equal(criu_restored_task(h), c);
+		assert_int_equal(parent_of(task), getpid());
+		assert_int_equal(kill(task, SIGCONT), 0);
+		if (gen < 3) {
+			assert_int_equal(write(i2[1], "again\n", 6), 6);
+			snprintf(want, sizeof(want), "gen %d again\n", gen);
+			assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+			assert_string_equal(buf, want);
+			assert_int_equal(waitpid(h, &st, WUNTRACED), h);
+			assert_true(WIFSTOPPED(st));
+			/* the restored process is dumped again */
+			strcpy(olddir, dir);
+			dump_gen(task, dir, &ino_out, &ino_in);
+			rm_rf(olddir);
+			assert_int_equal(waitpid(h, &st, 0), h);
+			assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+			assert_int_equal(code, -1);
+			assert_int_equal(sig, SIGKILL);
+		} else {
+			/* from the last image: SIGTERM first, then exit 7 */
+			assert_int_equal(write(i2[1], "k\n", 2), 2);
+			snprintf(want, sizeof(want), "gen %d k\n", gen);
+			assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+			assert_string_equal(buf, want);
+			assert_int_equal(kill(h, SIGTERM), 0);
+			assert_int_equal(waitpid(h, &st, 0), h);
+			assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+			assert_int_equal(code, -1);
+			assert_int_equal(sig, SIGTERM);
+		}
+		assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+		close(o2[0]);
+		close(i2[1]);
+	}
+	{	/* generation 3 again, exiting 7 */
+		int o2[2], i2[2];
+
+		assert_int_equal(pipe(o2), 0);
+		assert_int_equal(pipe(i2), 0);
+		struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+		if (criu_restore(dir, fm, 2, &h, err, sizeof(err)) < 0)
+			fail_msg("restore: %s", err);
+		close(o2[1]);
+		close(i2[0]);
+		assert_int_equal(write(i2[1], "7\n", 2), 2);
+		assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+		assert_string_equal(buf, "gen 3 7\n");
+		assert_int_equal(waitpid(h, &st, 0), h);
+		assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+		assert_int_equal(code, 7);
+		assert_int_equal(sig, 0);
+		close(o2[0]);
+		close(i2[1]);
+	}
+	{	/* the restorer dies: so does the restored process */
+		int o2[2], i2[2], pp[2];
+		pid_t p;
+
+		assert_int_equal(pipe(o2), 0);
+		assert_int_equal(pipe(i2), 0);
+		assert_int_equal(pipe(pp), 0);
+		p = fork();
+		assert_true(p >= 0);
+		if (p == 0) {
+			struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+			pid_t t = -1;
+
+			close(pp[0]);
+			if (criu_restore(dir, fm, 2, &t, err, sizeof(err)) < 0)
+				t = -1;
+			_exit(write(pp[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+		}
+		close(pp[1]);
+		close(o2[1]);
+		close(i2[0]);
+		task = -1;
+		assert_int_equal(read(pp[0], &task, sizeof(task)), sizeof(task));
+		close(pp[0]);
+		assert_int_equal(task, c);
+		assert_int_equal(waitpid(p, &st, 0), p);
+		/* nothing holds the stdout pipe once it is gone */
+		assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+		/* reparented to us (subreaper) and reaped here */
+		assert_int_equal(waitpid(task, &st, 0), task);
+		assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		close(o2[0]);
+		close(i2[1]);
+	}
+	rm_rf(dir);
+}
+
+/* A child that holds pid want (ns_last_pid), or -1. */
+static pid_t
+occupy_pid(pid_t want)
+{
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+		pid_t p;
+
+		if (fd < 0)
+			return -1;
+		dprintf(fd, "%d", (int)want - 1);
+		close(fd);
+		p = fork();
+		if (p == 0) {
+			pause();
+			_exit(0);
+		}
+		if (p == want)
+			return p;
+		if (p > 0) {
+			kill(p, SIGKILL);
+			waitpid(p, NULL, 0);
+		}
+	}
+	return -1;
+}
+
+/*
+ * The dumped pid is taken at restore time: the restore falls back to a
+ * fresh PID namespace under a handle (handle != task), the status still
+ * passes through, and a checkpoint of that process fails cleanly (criu
+ * cannot dump a process whose pid namespace's init is not in the dump).
+ */
+static void
+test_criu_pid_taken(void **state)
+{
+	char why[512], err[512], dir[64], buf[128];
+	uint64_t ino_out, ino_in;
+	int out[2], in[2], o2[2], i2[2], st, code, sig;
+	pid_t c, h, task, squat;
+
+	if (!criu_probe(why, sizeof(why)))
+		skip();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	assert_int_equal(pipe(out), 0);
+	assert_int_equal(pipe(in), 0);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		close(out[0]);
+		close(in[1]);
+		gen_body(out[1], in[0]);
+	}
+	close(out[1]);
+	close(in[0]);
+	assert_true(read_timeout(out[0], buf, sizeof(buf), 5000) > 0);
+	assert_int_equal(waitpid(c, &st, WUNTRACED), c);
+	dump_gen(c, dir, &ino_out, &ino_in);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	close(out[0]);
+	close(in[1]);
+	if ((squat = occupy_pid(c)) < 0) {
+		rm_rf(dir);
+		printf("could not take pid %d back: fallback not tested\n", (int)c);
+		skip();
+	}
+	assert_int_equal(pipe(o2), 0);
+	assert_int_equal(pipe(i2), 0);
+	struct criu_fdmap fm[2] = { { o2[1], ino_out }, { i2[0], ino_in } };
+	if (criu_restore_stopped(dir, fm, 2, &h, &task, err, sizeof(err)) < 0)
+		fail_msg("restore with pid %d taken: %s", (int)c, err);
+	close(o2[1]);
+	close(i2[0]);
+	printf("pid %d taken: handle %d, task %d\n", (int)c, (int)h, (int)task);
+	assert_true(h != task && task != c);
+	assert_int_equal(criu_restored_task(h), task);
+	assert_int_equal(kill(task, SIGCONT), 0);
+	assert_int_equal(write(i2[1], "again\n", 6), 6);
+	assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+	assert_string_equal(buf, "gen 1 again\n");
+	assert_int_equal(wait_stopped(task), 0);
+	{
+		char d2[64];
+
+		strcpy(d2, "/dev/shm/mpiv-test-criu-ns-XXXXXX");
+		assert_non_null(mkdtemp(d2));
+		assert_int_equal(criu_dump(task, d2, err, sizeof(err)), -1);
+		printf("dump in a fallback namespace: %s\n", err);
+		rm_rf(d2);
+	}
+	/* still there, still ours: it goes on and exits 5 */
+	assert_int_equal(wait_stopped(task), 0);
+	assert_int_equal(kill(task, SIGCONT), 0);
+	assert_int_equal(write(i2[1], "5\n", 2), 2);
+	assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
+	assert_string_equal(buf, "gen 2 5\n");
+	assert_int_equal(waitpid(h, &st, 0), h);
+	assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+	assert_int_equal(code, 5);
+	assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+	close(o2[0]);
+	close(i2[1]);
+	kill(squat, SIGKILL);
+	waitpid(squat, NULL, 0);
+	rm_rf(dir);
+}
+
 static void
 test_criu_dump_errors(void **state)
 {
@@ -453,6 +812,8 @@ main(void)
 		cmocka_unit_test(test_pack_truncated_corrupt),
 		cmocka_unit_test(test_unpack_rejects),
 		cmocka_unit_test(test_criu_dump_restore),
+		cmocka_unit_test(test_criu_generations),
+		cmocka_unit_test(test_criu_pid_taken),
 		cmocka_unit_test(test_criu_dump_errors),
 	};
 
