@@ -334,6 +334,11 @@ ckpt_durable(struct session *s, const Mpiv__CkptDurable *d)
 		log_info("cm ckpt durable before its mark job=%s rank=%d ckpt=%"
 		    PRIu64 " inc=%u: applied when the mark arrives", j->id,
 		    d->rank, d->ckpt_no, d->incarnation);
+		/* back-pressure must not keep the mark unread */
+		if (rs->sess != NULL && rs->sess->paused) {
+			rs->sess->paused = false;
+			conn_pause_read(rs->sess->c, false);
+		}
 		return;
 	}
 	log_warnx("cm ckpt durable ignored job=%s rank=%d ckpt=%" PRIu64

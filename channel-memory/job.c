@@ -156,11 +156,14 @@ job_throttle(struct job *j, bool on)
 			continue;
 		if (on) {
 			/* A rank with messages waiting here must still be
-			   able to post the receives that drain them, and a
-			   replaying rank to catch up with its log. */
+			   able to post the receives that drain them, a
+			   replaying rank to catch up with its log, and one
+			   whose durable checkpoint waits for its mark to
+			   send that mark (which frees its log). */
 			if (j->ranks[s->rank].home &&
 			    (j->ranks[s->rank].mq.nunexpected > 0 ||
-			    j->ranks[s->rank].rp.active))
+			    j->ranks[s->rank].rp.active ||
+			    j->ranks[s->rank].ck.early_ckpt != 0))
 				continue;
 			s->paused = true;
 			conn_pause_read(s->c, true);

@@ -653,6 +653,47 @@ test_mark_not_home(void **state)
 	    "not home of");
 }
 
+/*
+ * Back-pressure (--max-memory 64K): rank 1's unexpected 100 KB pause the
+ * sender, rank 0, whose CkptMark then sits unread. Its durable notice
+ * comes first and resumes reading, so the mark is applied.
+ */
+static void
+test_throttled_mark(void **state)
+{
+	static char big[100 << 10];
+	Mpiv__Send snd = MPIV__SEND__INIT;
+	int r0, r1, cs;
+
+	ck_job("tm", 2, 1);
+	r0 = ck_rank("tm", 0, 1, 0, 0, NULL, NULL, 0, NULL);
+	r1 = ck_rank("tm", 1, 1, 0, 0, NULL, NULL, 0, NULL);
+	cs = ck_cs("tm");
+	ck_send(r1, 1, 0, 1, "hello");
+	ck_post(r0, 1, false);
+	ck_got(r0, 1, 1, "hello", false);
+	snd.src = 0;
+	snd.dst = 1;
+	snd.seq = 1;
+	memset(big, 'b', sizeof(big));
+	assert_int_equal(frame_write(r0, MPIV__MSG_TYPE__MSG_SEND, &snd.base,
+	    big, sizeof(big), TMO), 0);
+	ck_mark(r0, 1, 1, 0, 1);
+	ck_log_stays("tm", 1, 5);
+	ck_durable(cs, "tm", 0, 1, 1);
+	ck_wait_log("tm", 0, 0);
+	close(cs);
+	close(r0);
+	close(r1);
+}
+
+static int
+start_small(void **state)
+{
+	cm_max_memory = "64K";
+	return start_cm(state);
+}
+
 int
 main(void)
 {
@@ -665,9 +706,15 @@ main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_mark_not_home),
 	};
+	const struct CMUnitTest small[] = {
+		cmocka_unit_test(test_throttled_mark),
+	};
+	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
 	alarm(180);
 	log_init("test_cm_ckpt", LOG_LEVEL_WARN);
-	return cmocka_run_group_tests(tests, start_cm, stop_cm);
+	rc = cmocka_run_group_tests(tests, start_cm, stop_cm);
+	return rc | cmocka_run_group_tests_name("max_memory", small,
+	    start_small, stop_cm);
 }
