@@ -24,11 +24,23 @@
  *      writes "ckpt-clone ..." and returns to the application. Its stall
  *      is steps 1-4.
  *
- * The clone closes its CM sockets (close only: the parent shares them)
- * and stops itself. The node dumps it with CRIU and kills it. If it is
- * ever continued without a restore (the dump failed), it exits quietly:
- * a restored clone has a new ctrl-in pipe and a new PID namespace, a
- * merely continued one has neither. A restored clone reads "inc n", dials
+ * The clone closes its CM sockets (close only: the parent shares them),
+ * makes itself the leader of its own process group, waits until it is
+ * the node's child (the middle one gone), sets PR_SET_PDEATHSIG SIGKILL
+ * and stops itself. The node dumps it with CRIU and kills it. The group
+ * and the pdeath signal are in the image: the node restores the clone
+ * as its own child under the same pid (runtime/criu.c), the leader of
+ * its own group like a freshly launched rank, killed by the kernel if
+ * the node dies; and such a restored rank takes further checkpoints the
+ * same way (its clones are dumped like any other). No setsid: the
+ * session stays the node's, which criu's --shell-job accepts (only a
+ * rank restored into a fresh PID namespace, when its pid was taken, has
+ * its session outside and cannot be dumped again; its checkpoints are
+ * then skipped by the node, which reports why). If the clone is ever
+ * continued without a restore (the dump failed), it exits quietly: a
+ * restored clone has a new ctrl-in pipe (and, in that fallback, a new
+ * PID namespace), a merely continued one has neither. A restored clone
+ * reads "inc n", dials
  * every CM again as incarnation n with Hello{resume_event, resume_nd},
  * takes the outcomes logged after its mark, posts again every receive
  * and probe still pending in its memory, and returns from the MPI call
@@ -50,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,6 +73,7 @@
 #define CK_GO_MS	30000	/* the node answers ckpt-sync within this */
 #define CK_INC_MS	30000	/* a restored clone gets inc within this */
 #define CK_LINE_MAX	128
+#define CK_REPARENT_MS	5000	/* the middle child is gone within this */
 
 bool mpiv_ckpt_armed;
 
@@ -352,17 +366,32 @@ ck_restore(const Mpiv__CkptMark *mark, uint32_t inc)
 }
 
 /*
- * Runs in the clone: drops the CM sockets and stops. Returns only in a
- * restored clone, with its new incarnation.
+ * Runs in the clone (middle: the pid of the middle child): drops the CM
+ * sockets, leads its own process group, dies with the node once it is
+ * the node's child, and stops. Returns only in a restored clone, with
+ * its new incarnation.
  */
 static uint32_t
-ck_clone(void)
+ck_clone(pid_t middle)
 {
 	struct ck_ident before, after;
+	struct timespec nap = { 0, 200000 };
+	long deadline = ck_now_us() + CK_REPARENT_MS * 1000L;
 	uint32_t inc;
+	pid_t parent;
 
 	ck_ident_get(&before);
 	mpiv_tp_clone_detach();
+	(void)setpgid(0, 0);
+	/* A pdeath signal set while the middle child lives would fire at
+	   its exit: wait for the reparenting to the node (a subreaper). */
+	while ((parent = getppid()) == middle && ck_now_us() < deadline)
+		nanosleep(&nap, NULL);
+	if (parent != middle) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);	/* the node died meanwhile */
+	}
 	raise(SIGSTOP);
 	/* Continued: by a restore, or after a failed dump. */
 	ck_ident_get(&after);
@@ -375,6 +404,9 @@ ck_clone(void)
 		raise(SIGKILL);
 		_exit(137);
 	}
+	/* Normally restored from the image already; the parent is now the
+	   node (or, in a fallback namespace, its init). */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	return inc;
 }
 
@@ -401,11 +433,13 @@ ck_fork(uint32_t *inc)
 		return -1;
 	}
 	if (a == 0) {
+		pid_t middle = getpid();
+
 		b = fork();
 		if (b == 0) {
 			close(p[0]);
 			close(p[1]);
-			*inc = ck_clone();
+			*inc = ck_clone(middle);
 			return 0;
 		}
 		n = write(p[1], &b, sizeof(b));
