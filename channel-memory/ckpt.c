@@ -6,9 +6,11 @@
  * kept with the incarnation that sent it. A checkpoint server's
  * CkptDurable{job, rank, k, incarnation} then frees the rank's log up to
  * the mark's event and its outcomes up to the mark's nd_no, but only when
- * the mark was made by the rank's current incarnation: a dead
- * incarnation's late checkpoint must not free what its successor's replay
- * needs. A notice that overtakes its mark waits for it (one per rank; the
+ * the mark was made by the rank's current incarnation and that
+ * incarnation is still connected: a dead incarnation's late checkpoint
+ * must not free what its successor's replay needs (the dispatcher may
+ * already be restoring an older checkpoint before the successor says
+ * hello here). A notice that overtakes its mark waits for it (one per rank; the
  * CS collapses notices to the newest). Notices may come twice (the CS has
  * no ack): the second finds the log free already.
  *
@@ -305,6 +307,13 @@ ckpt_durable(struct session *s, const Mpiv__CkptDurable *d)
 		log_warnx("cm ckpt durable ignored job=%s rank=%d ckpt=%" PRIu64
 		    " inc=%u: stale incarnation (current is %u)", j->id,
 		    d->rank, d->ckpt_no, d->incarnation, rs->incarnation);
+		return;
+	}
+	if (d->incarnation == rs->incarnation && rs->sess == NULL) {
+		log_warnx("cm ckpt durable ignored job=%s rank=%d ckpt=%" PRIu64
+		    " inc=%u: that incarnation is gone (its successor may "
+		    "restore an older checkpoint)", j->id, d->rank, d->ckpt_no,
+		    d->incarnation);
 		return;
 	}
 	if (d->incarnation == ck->freed_inc && d->ckpt_no <= ck->freed_ckpt &&

@@ -407,7 +407,9 @@ test_durable_before_mark(void **state)
  * restarts from the beginning. The late notice of incarnation 1's
  * checkpoint frees nothing (incarnation 2's replay needs events 1-2),
  * nor does a notice for a checkpoint nobody marked; incarnation 2's own
- * checkpoint does, even when its notice came first.
+ * checkpoint does, even when its notice came first. Incarnation 2 then
+ * marks checkpoint 5 and dies before its notice arrives: nothing is
+ * freed, and incarnation 3 restored from checkpoint 4 replays event 5.
  */
 static void
 test_stale_incarnation(void **state)
@@ -452,9 +454,21 @@ test_stale_incarnation(void **state)
 	ck_mark(r1, 4, 4, 0, 4);
 	ck_durable(cs, "st", 1, 4, 2);		/* the link still works */
 	ck_wait_log("st", 0, 0);
-	close(cs);
-	close(r0);
+	ck_send(r0, 0, 1, 5, "t");
+	ck_post(r1, 5, false);
+	ck_got(r1, 5, 5, "t", false);
+	ck_mark(r1, 5, 5, 0, 5);
 	close(r1);
+	usleep(50000);
+	ck_durable(cs, "st", 1, 5, 2);		/* late: its maker is gone */
+	ck_log_stays("st", 1, 1);
+	r1 = ck_rank("st", 1, 3, 4, 0, &events, NULL, 0, NULL);
+	assert_int_equal(events, 1);
+	ck_post(r1, 5, false);
+	ck_got(r1, 5, 5, "t", true);
+	close(r1);
+	close(r0);
+	close(cs);
 }
 
 /*
