@@ -5,11 +5,15 @@
 #   fake/*  a plain C program that speaks the rank side of the ctrl pipes
 #           itself (ckpt-sync, go, double fork, SIGSTOP, ckpt-clone, inc)
 #           without MPI: the node's drain/dump/upload, the CS, CkptTaken,
-#           the report, restore into a new pid namespace, exactly-once
-#           output from out_base, `mpiv checkpoint` on demand.
+#           the report, restore (same pid, the node's pid namespace),
+#           exactly-once output from out_base, `mpiv checkpoint` on demand.
 #   mpi/*   tests/demo/heat.c with --ckpt-interval: checkpoints taken,
 #           `mpiv kill` after the first one restores from it, output
-#           byte-identical to failure-free. Skipped (reason printed)
+#           byte-identical to failure-free. mpi/restore-twice: rank 1
+#           killed after a checkpoint, restored, takes a new checkpoint
+#           as its restored incarnation (restored into the node's own
+#           pid namespace, so it can be dumped again), is killed again
+#           and comes back from that newer checkpoint. Skipped (reason printed)
 #           while the rank/CM side of checkpoints has not landed (a run
 #           with --ckpt-interval that produces no checkpoint).
 #   nocriu  MPIV_CRIU=/nonexistent: one "checkpoints disabled" line,
@@ -232,7 +236,8 @@ else
 fi
 
 # fake/kill-restore: killed after its first checkpoint, rank 0 comes back
-# from it (new pid namespace), prints nothing twice, nothing lost.
+# from it (into the node's own pid namespace, the same pid), prints
+# nothing twice, nothing lost.
 start_job -n 2 --ckpt-interval 0.4 --report rep.json ./fake_rank 60 30
 if ! wait_for 15 have_image; then
 	notok fake/kill-restore "no image appeared"
@@ -336,6 +341,83 @@ else
 			notok mpi/on-demand "exit $(cat rc), $n checkpoints"
 		else
 			ok mpi/on-demand
+		fi
+	fi
+
+	# mpi/restore-twice: a restored rank checkpoints again and is
+	# restored from that newer checkpoint (daemons log at info into err).
+	if [ -z "${MPI_SKIP:-}" ]; then
+		"$MPIV" run -n 4 "$HEAT" 60000 > heat_ref2 2> /dev/null
+		# durable_after LINE INC: the number of the first rank-1 image
+		# stored by incarnation INC after line LINE of err that the
+		# dispatcher took as durable too.
+		durable_after() {
+			local k
+			for k in $(tail -n +"$1" err | sed -n "s/.*cs image durable\
+ job=$JOB rank=1 ckpt=\([0-9]*\) incarnation=$2 .*/\1/p"); do
+				if grep -q "dispatcher checkpoint durable job=$JOB\
+ rank=1 ckpt=$k " err; then
+					echo "$k"
+					return 0
+				fi
+			done
+			return 1
+		}
+		restored_line() {
+			grep -n "node restored job=$JOB rank=1 incarnation=$1 " \
+			    err | head -n 1
+		}
+		have_durable() { [ -n "$(durable_after "$1" "$2")" ]; }
+		have_restored() { [ -n "$(restored_line "$1")" ]; }
+		why= f1= k2=
+		MPIV_LOG=info start_job -n 4 --ckpt-interval 0.5 --report rep.json \
+		    "$HEAT" 60000
+		if ! wait_for 20 have_durable 1 1; then
+			why="no first checkpoint of rank 1"
+		else
+			sleep 0.2
+			"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
+			    2>> err
+			if ! wait_for 20 have_restored 2; then
+				why="rank 1 not restored after the first kill"
+			fi
+		fi
+		if [ -z "$why" ]; then
+			l2=$(restored_line 2 | cut -d: -f1)
+			f1=$(restored_line 2 | sed 's/.* ckpt=\([0-9]*\) .*/\1/')
+			if ! wait_for 20 have_durable "$l2" 2; then
+				why="the restored rank 1 took no checkpoint:\
+ $(grep -m1 'checkpoint failed job=.* rank=1 ' err)"
+			else
+				k2=$(durable_after "$l2" 2)
+				sleep 0.2
+				"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 \
+				    > /dev/null 2>> err
+			fi
+		fi
+		finish_job
+		rl=$(grep -o '"rank":1,"incarnation":[0-9]*,[^}]*"from_ckpt":[0-9]*' \
+		    rep.json 2> /dev/null | sed 's/.*"from_ckpt"://' | tr '\n' ' ')
+		set -- $rl
+		if [ -n "$why" ]; then
+			notok mpi/restore-twice "$why"
+		elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref2; then
+			notok mpi/restore-twice "exit $(cat rc) or output differs"
+		elif [ $# -ne 2 ] || [ "$1" -lt 1 ] || [ "$2" -le "$1" ] ||
+		    [ "$2" -lt "$k2" ] || [ "$1" != "$f1" ]; then
+			notok mpi/restore-twice "from_ckpt of rank 1's restarts:\
+ '$rl' (first restore from $f1, new checkpoint $k2): $(cat rep.json)"
+		elif ! have_restored 3; then
+			notok mpi/restore-twice "no second restore of rank 1"
+		elif ! restored_line 2 | grep -Eq ' pid=([0-9]+) handle=\1 ' ||
+		    ! restored_line 3 | grep -Eq ' pid=([0-9]+) handle=\1 '; then
+			notok mpi/restore-twice "not restored as the node's own\
+ child: $(restored_line 2) $(restored_line 3)"
+		elif grep -q "pid namespace without the process init" err; then
+			notok mpi/restore-twice "a dump hit the pid namespace"
+		else
+			echo "# rank 1 restored from checkpoint $1, then from $2"
+			ok mpi/restore-twice
 		fi
 	fi
 
