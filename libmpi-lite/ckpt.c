@@ -35,13 +35,13 @@
  * same way (its clones are dumped like any other). No setsid: the
  * session stays the node's, which criu's --shell-job accepts (only a
  * rank restored into a fresh PID namespace, when its pid was taken, has
- * its session outside and cannot be dumped again; its checkpoints are
- * then skipped by the node, which reports why). If the clone is ever
- * continued without a restore (the dump failed), it exits quietly: a
- * restored clone has a new ctrl-in pipe (and, in that fallback, a new
- * PID namespace), a merely continued one has neither. A restored clone
- * reads "inc n", dials
- * every CM again as incarnation n with Hello{resume_event, resume_nd},
+ * its session outside and cannot be dumped again: its later dumps fail
+ * cleanly, the node reports why and the rank keeps its older image). If
+ * the clone is ever continued without a restore (the dump failed), it
+ * exits quietly: a restored clone has a new ctrl-in pipe (and, in that
+ * fallback, a new PID namespace), a merely continued one has neither. A
+ * restored clone reads "inc n", dials every CM again as incarnation n
+ * with Hello{resume_event, resume_nd},
  * takes the outcomes logged after its mark, posts again every receive
  * and probe still pending in its memory, and returns from the MPI call
  * that checkpointed. The CM answers those posts from its log.
