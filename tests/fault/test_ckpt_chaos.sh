@@ -185,6 +185,11 @@ expect() {
 	if "$@"; then flt_ok "$what: $desc"; else flt_notok "$what: $desc" "${CK_SHOW[@]}"; fi
 }
 CK_SHOW=()
+re_match() { [[ $1 =~ $2 ]]; }	# re_match STR ERE
+# expect_if WHAT DESC 'SHELL CONDITION': like expect, the condition eval'd
+expect_if() {
+	if eval "$3"; then flt_ok "$1: $2"; else flt_notok "$1: $2" "${CK_SHOW[@]}"; fi
+}
 
 start=$(date +%s)
 BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot compile tests/fault/progs/flt_ckpt.c"; flt_finish; }
@@ -237,9 +242,9 @@ if sel between; then
 	ck_end "$o"
 	same "$what" "$o" small
 	fc=$(from_ckpts "$o.json" 2)
-	set -- $fc
-	expect "$what" "two restarts of rank 2, both from a checkpoint, the second from the restored incarnation's (from_ckpt '$fc', its k ${k2:-?})" \
-		[ "$ok" = 1 ] && [ $# = 2 ] && [ "$1" -ge 1 ] && [ "$2" -ge "${k2:-999}" ]
+	read -r f1 f2 f3 <<< "$fc"
+	expect_if "$what" "two restarts of rank 2, both from a checkpoint, the second from the restored incarnation's (from_ckpt '$fc', its k ${k2:-?})" \
+		'[ "$ok" = 1 ] && [ -z "$f3" ] && [ "${f1:-0}" -ge 1 ] && [ "${f2:-0}" -ge "${k2:-999}" ]'
 fi
 
 # ------------------------------------------------- chaos + checkpoints
@@ -262,8 +267,8 @@ if sel chaos; then
 			flt_notok "$what: $k kills, ${r:-?} restarts" "$o.json"
 		tot_ck=$((tot_ck + ${c:-0})) tot_from=$((tot_from + ${f:-0})) tot_kills=$((tot_kills + ${k:-0}))
 	done
-	expect "chaos over seeds $SEEDS" "$tot_kills kills, $tot_ck checkpoints, $tot_from restarts from a checkpoint" \
-		[ "$tot_kills" -gt 0 ] && [ "$tot_ck" -gt 0 ] && [ "$tot_from" -gt 0 ]
+	expect_if "chaos over seeds $SEEDS" "$tot_kills kills, $tot_ck checkpoints, $tot_from restarts from a checkpoint" \
+		'[ "$tot_kills" -gt 0 ] && [ "$tot_ck" -gt 0 ] && [ "$tot_from" -gt 0 ]'
 fi
 
 # ------------------------------------------------- killed during a checkpoint
@@ -287,7 +292,7 @@ for line in "${FAULTS[@]}"; do
 	expect "$what" "killed once at $p in rank $rank" \
 		grep -qx "fault $p rank $rank inc 1 pid [0-9]*" "$o.flog"
 	fc=$(from_ckpts "$o.json" "$rank")
-	expect "$what" "restart of rank $rank from_ckpt '$fc' (want $want)" [[ $fc =~ $want ]]
+	expect "$what" "restart of rank $rank from_ckpt '$fc' (want $want)" re_match "$fc" "$want"
 done
 
 # after-fork-late: the parent dies while its 64 MiB clone is dumped; the
@@ -310,8 +315,8 @@ if sel after-fork-late; then
 	ck_end "$o"
 	same "$what" "$o" big
 	fc=$(from_ckpts "$o.json" 1)
-	expect "$what" "the restored incarnation checkpointed (k ${k2:-none}) and was killed: 2 restarts of rank 1 (from_ckpt '$fc')" \
-		[ "$ok" = 1 ] && [ "$(wc -w <<< "$fc")" = 2 ]
+	expect_if "$what" "the restored incarnation checkpointed (k ${k2:-none}) and was killed: 2 restarts of rank 1 (from_ckpt '$fc')" \
+		'[ "$ok" = 1 ] && [ "$(wc -w <<< "$fc")" = 2 ]'
 fi
 
 # clone-killed / helper-killed: checkpoint 2 of rank 1 interrupted, then
@@ -343,8 +348,9 @@ interrupt_case() {
 		return
 	fi
 	kill -KILL $victim 2> /dev/null
-	# the node reports the failure; then kill rank 1
-	if ck_line 30 "$o.err" "node checkpoint (failed|taken) job=$CK_JOB rank=1 k=2 " > "$o.k2"; then
+	# the node reports the failure, checkpoint 1 is durable: kill rank 1
+	if ck_line 30 "$o.err" "node checkpoint (failed|taken) job=$CK_JOB rank=1 k=2 " > "$o.k2" &&
+	    ck_line 30 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=1 " > /dev/null; then
 		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
 	fi
 	ck_end "$o"
@@ -356,7 +362,9 @@ interrupt_case() {
 	expect "$what" "the dispatcher never counted it durable" \
 		[ "$(ck_count "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
 	fc=$(from_ckpts "$o.json" 1)
-	expect "$what" "rank 1 restored from checkpoint 1 (from_ckpt '$fc')" [ "$fc" = 1 ]
+	expect "$what" "rank 1 restored from a checkpoint other than 2 (from_ckpt '$fc')" \
+		re_match "$fc" '^([13-9]|[1-9][0-9]+)$'
+
 }
 sel clone-killed && interrupt_case clone-killed
 sel helper-killed && interrupt_case helper-killed
@@ -376,9 +384,9 @@ if sel restore-woken; then
 	expect "$what" "the restored clone (inc 2) died as it woke" \
 		grep -qx 'fault restore-woken:1 rank 0 inc 2 pid [0-9]*' "$o.flog"
 	fc=$(from_ckpts "$o.json" 0)
-	set -- $fc
-	expect "$what" "two restarts of rank 0, both from a checkpoint (from_ckpt '$fc')" \
-		[ $# = 2 ] && [ "$1" -ge 1 ] && [ "$2" -ge 1 ]
+	read -r f1 f2 f3 <<< "$fc"
+	expect_if "$what" "two restarts of rank 0, both from a checkpoint (from_ckpt '$fc')" \
+		'[ -z "$f3" ] && [ "${f1:-0}" -ge 1 ] && [ "${f2:-0}" -ge 1 ]'
 fi
 
 # ------------------------------------------------- CS killed and restarted
@@ -393,6 +401,12 @@ dstart() {
 	timeout -k 5 300 "$MPIV" "$@" < /dev/null > "$DEP/$name.out" 2> "$DEP/$name.err" &
 	DPID[$name]=$!
 	FLT_BG_PIDS+=("$!")
+}
+dpid() {	# dpid NAME: the daemon itself (the child of its timeout)
+	local p
+	flt_wait_for 5 eval "[ -n \"\$(children ${DPID[$1]})\" ]" || return 1
+	p=$(children "${DPID[$1]}")
+	echo "${p%% *}"
 }
 dlisten() {	# dlisten NAME: waits for its "listening on" line
 	flt_wait_for 15 grep -q '^listening on ' "$DEP/$1.out" || return 1
@@ -425,8 +439,10 @@ if sel cs-restart; then
 		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
 		CK_SHOW=("$o.json" "$DEP/cs.err" "$DEP/cs2.err" "$DEP/disp.err")
 		if ck_line 30 "$DEP/cs.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null; then
-			kill -KILL "${DPID[cs]}"
-			wait "${DPID[cs]}" 2> /dev/null
+			if p=$(dpid cs); then
+				kill -KILL "$p"
+				wait "${DPID[cs]}" 2> /dev/null
+			fi
 			cs_port=${DADDR[cs]}
 			dstart cs2 cs --listen "$cs_port" --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
 			dlisten cs2 || flt_notok "$what: the CS did not restart on $cs_port" "$DEP/cs2.err"
@@ -449,34 +465,55 @@ if sel cs-restart; then
 		expect "$what" "the CM freed nothing for it" \
 			[ "$(ck_count "$DEP/cm.err" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
 		fc=$(from_ckpts "$o.json" 1)
-		expect "$what" "rank 1 restored from checkpoint ${k3:-?} of the restarted CS (from_ckpt '$fc')" \
-			[ -n "${k3:-}" ] && [ "$fc" = "$k3" ]
+		expect_if "$what" "rank 1 restored from checkpoint ${k3:-?} of the restarted CS (from_ckpt '$fc')" \
+			'[ -n "${k3:-}" ] && [ "$fc" = "$k3" ]'
 	fi
 	dstop
 fi
 
 # ------------------------------------------------- CRIU unavailable
+# The same kinds of kills; every restart from the beginning, no
+# checkpoint ever attempted (the ckpt-* fault points are never reached),
+# exactly one "mpiv: checkpoints disabled" line.
 if sel nocriu; then
 	export MPIV_CRIU=/nonexistent
-	for c in "send send:30:1 1" "before-fork ckpt-before-fork:1:2 2" "mpiv-kill - 0"; do
-		read -r name spec rank <<< "$c"
+	for c in "send send:30:1 1 1" "before-fork ckpt-before-fork:1:2 2 0" "mpiv-kill - 0 1" "chaos chaos 0 -"; do
+		read -r name spec rank nr <<< "$c"
 		o=$FLT_TMP/nocriu.$name
-		what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3${spec#-}, rank $rank)"
-		if [ "$spec" = - ]; then
+		rm -f "$o.flog"
+		case $spec in
+		-)
+			what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3, mpiv kill rank $rank mid-run)"
 			ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
-			# once rank 0 printed its second line (mid-run)
-			flt_wait_for 20 eval "[ \$(wc -l < '$o.out') -ge 2 ]" &&
-				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 0 > /dev/null 2>> "$o.kill"
-		else
-			MPIV_FAULT=$spec MPIV_FAULT_LOG=$o.flog ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
-		fi
+			# once rank 0 printed its third line
+			flt_wait_for 20 eval "[ \$(wc -l < '$o.out') -ge 3 ]" &&
+				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" "$rank" > /dev/null 2>> "$o.kill" ;;
+		chaos)
+			what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3, --chaos 700ms --chaos-seed 5 --chaos-max 3)"
+			ck_start "$o" 90 -n $NP --ckpt-interval 0.3 --chaos 700ms --chaos-seed 5 --chaos-max 3 "$BIN" "${SMALL[@]}" ;;
+		*)
+			what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3, MPIV_FAULT=$spec)"
+			MPIV_FAULT=$spec MPIV_FAULT_LOG=$o.flog ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}" ;;
+		esac
 		ck_end "$o"
 		CK_SHOW=("$o.json" "$o.err")
 		same "$what" "$o" small
-		fc=$(from_ckpts "$o.json" "$rank")
-		n=$(grep -c 'checkpoints disabled' "$o.err")
-		expect "$what" "one restart of rank $rank, from the beginning (from_ckpt '$fc'); checkpoints $(flt_report "$o.json" checkpoints); $n 'checkpoints disabled' line(s)" \
-			[ "$fc" = 0 ] && [ "$(flt_report "$o.json" checkpoints)" = 0 ] && [ "$n" = 1 ]
+		n=$(grep -c '^mpiv: checkpoints disabled' "$o.err")
+		c=$(flt_report "$o.json" checkpoints)
+		expect_if "$what" "$n 'mpiv: checkpoints disabled' line(s), $c checkpoints, mode $(flt_report "$o.json" mode)" \
+			'[ "$n" = 1 ] && [ "$c" = 0 ] && [ "$(flt_report "$o.json" mode)" = logging ]'
+		if [ "$nr" = - ]; then
+			nr=$(flt_report "$o.json" kills)
+			expect "$what" "chaos killed (${nr:-?} kills)" [ "${nr:-0}" -gt 0 ]
+			f=$(jq -r '[.restart_log[]?.from_ckpt] | map(tostring) | join(" ")' "$o.json" 2> /dev/null)
+			expect "$what" "every restart from the beginning (from_ckpt '$f')" re_match "$f" '^0( 0)*$'
+		elif [ "$nr" = 0 ]; then
+			expect_if "$what" "no checkpoint attempted: the fault point never fired, no restart" \
+				'[ ! -s "$o.flog" ] && [ "$(flt_report "$o.json" restarts)" = 0 ]'
+		else
+			fc=$(from_ckpts "$o.json" "$rank")
+			expect "$what" "one restart of rank $rank, from the beginning (from_ckpt '$fc')" [ "$fc" = 0 ]
+		fi
 	done
 	unset MPIV_CRIU
 fi
