@@ -20,7 +20,7 @@
 #
 # Env: MPIV_BUILD (build dir), CKPT_ROUNDS (2), CKPT_SIZES ("1 16 64 256"),
 # CKPT_CS_MB (64), CKPT_ZSTD_MB (32), CKPT_ZSTD_LEVELS ("1 3 9 19"),
-# STENCIL_N (1000000 doubles per rank), STENCIL_ITERS (2000), CKPT_TIMEOUT
+# STENCIL_N (1000000 doubles per rank), STENCIL_ITERS (4000), STENCIL_ROUNDS (3), CKPT_TIMEOUT
 # (300 s per job, under `timeout`).
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -34,7 +34,8 @@ CS_MB=${CKPT_CS_MB:-64}
 Z_MB=${CKPT_ZSTD_MB:-32}
 LEVELS=${CKPT_ZSTD_LEVELS:-1 3 9 19}
 SN=${STENCIL_N:-1000000}
-SI=${STENCIL_ITERS:-2000}
+SI=${STENCIL_ITERS:-4000}
+SR=${STENCIL_ROUNDS:-3}
 OUT="$ROOT/$B/bench/ckpt"
 
 if ! "$CRIU" check > /dev/null 2>&1; then
@@ -63,7 +64,7 @@ wait_for() {	# wait_for SECONDS CMD...: 0 once CMD succeeds
 	done
 }
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
-calc() { awk "BEGIN { v = $1; if (v != v) print \"nan\"; else printf \"$2\", v }" 2> /dev/null || echo nan; }
+calc() { awk "BEGIN { v = $1; if (v != v) print \"nan\"; else printf \"$2\\n\", v }" 2> /dev/null || echo nan; }
 kv() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" | tail -n 1; }
 
 # start NAME ARGS...: mpiv run in the background (NAME.out/.err/.rc),
@@ -82,7 +83,7 @@ start() {
 	) &
 	RUNPID=$!
 	DADDR= JOB=
-	wait_for 30 grep -q '^mpiv: dispatcher ' "$name.err" || return 1
+	wait_for 30 grep -qs '^mpiv: dispatcher ' "$name.err" || return 1
 	set -- $(grep -m1 '^mpiv: dispatcher ' "$name.err")
 	DADDR=$3 JOB=$5
 }
@@ -276,11 +277,11 @@ done
 echo
 
 # ---------------- 4. stencil slowdown ----------------
-echo "### 4. Stencil slowdown vs checkpoints per rank (4 ranks, $SN doubles x 2 arrays = $((SN * 16 / 1048576)) MB per rank, $SI iterations)"
+echo "### 4. Stencil slowdown vs checkpoints per rank (4 ranks, $SN doubles x 2 arrays = $((SN * 16 / 1048576)) MB per rank, $SI iterations, $SR rounds, order reversed every other round)"
 echo
 : > base
 for c in 0 2 4 8; do : > "s.$c"; : > "s.$c.n"; : > "s.$c.r"; done
-for r in $(seq "$R"); do
+for r in $(seq "$SR"); do
 	b=nan
 	order="0 2 4 8"
 	[ $((r % 2)) = 0 ] && order="8 4 2 0"
