@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,6 +70,7 @@ struct ckpt_op {
 	pid_t clone;
 	pid_t helper;
 	int resfd;		/* read end of the result pipe */
+	char dir[64];		/* the dump directory, removed by the agent */
 	ev_child child_w;
 	ev_timer limit_w;
 	struct ckpt_op *next;
@@ -85,6 +87,7 @@ struct ckpt_args {
 	bool restored;
 	pid_t clone;		/* as the rank reported it */
 	char cs[128], cm[128];
+	char dir[64];		/* made by the agent (ckpt_mkdir) */
 };
 
 static double
@@ -96,11 +99,56 @@ ckpt_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Makes /dev/shm/mpiv-KIND-<agent pid>-XXXXXX (images never touch the
+ * disk). The pid lets a later agent recognise and remove what a dead one
+ * left behind (ckpt_sweep). 0 or -1.
+ */
+static int
+ckpt_mkdir(const char *kind, char *dir, size_t n)
+{
+	if ((size_t)snprintf(dir, n, "/dev/shm/mpiv-%s-%d-XXXXXX", kind,
+	    (int)getpid()) >= n) {
+		errno = ENAMETOOLONG;
+		dir[0] = '\0';
+		return -1;
+	}
+	if (mkdtemp(dir) == NULL) {
+		dir[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* Removes dump/restore directories of node agents that are gone. */
+static void
+ckpt_sweep(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+	char path[300], kind[8];
+	int pid;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (sscanf(e->d_name, "mpiv-%7[a-z]-%d-", kind, &pid) != 2 ||
+		    (strcmp(kind, "ckpt") != 0 && strcmp(kind, "rst") != 0) ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+		log_info("node removing leftover %s", path);
+		proc_rmtree(path);
+	}
+	closedir(d);
+}
+
 void
 node_ckpt_init(struct node *n)
 {
 	char why[512];
 
+	ckpt_sweep();
 	n->criu = criu_probe(why, sizeof(why)) == 1;
 	if (n->criu)
 		log_info("node criu ok: %s", why);
@@ -477,7 +525,7 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 	    PROC_CTRL_IN_FD };
 	Mpiv__PipeInode pi[CKPT_NFDS], *pp[CKPT_NFDS];
 	struct ckpt_result res = { 0 };
-	char dir[] = "/dev/shm/mpiv-ckpt-XXXXXX";
+	const char *dir = a->dir;
 	size_t np = 0;
 	double t0, t1;
 	pid_t clone;
@@ -490,6 +538,8 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	(void)setpgid(0, 0);
+	/* A helper outliving its agent would hold the dump directory. */
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	t0 = ckpt_now();
 	clone = ckpt_host_pid(a->rank_pid, a->clone);
 	if (clone <= 0) {
@@ -521,11 +571,6 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 		pi[np].inode = ino;
 		pp[np] = &pi[np];
 		np++;
-	}
-	if (mkdtemp(dir) == NULL) {
-		snprintf(res.error, sizeof(res.error), "mkdtemp %s: %s", dir,
-		    strerror(errno));
-		goto kill_clone;
 	}
 	t0 = ckpt_now();
 	if (criu_dump(clone, dir, res.error, sizeof(res.error)) < 0) {
@@ -564,6 +609,8 @@ ckpt_op_free(struct ckpt_op *op)
 	ev_timer_stop(n->loop, &op->limit_w);
 	if (op->resfd >= 0)
 		close(op->resfd);
+	/* The helper removes it when it finishes; not when it was killed. */
+	proc_rmtree(op->dir);
 	free(op);
 }
 
@@ -672,7 +719,10 @@ node_ckpt_clone(struct task *t, const char *args)
 		return;
 	}
 	if ((op = calloc(1, sizeof(*op))) == NULL ||
+	    ckpt_mkdir("ckpt", op->dir, sizeof(op->dir)) < 0 ||
 	    pipe2(p, O_CLOEXEC) < 0) {
+		if (op != NULL)
+			proc_rmtree(op->dir);
 		free(op);
 		snprintf(res.error, sizeof(res.error), "node agent: %s",
 		    strerror(errno));
@@ -681,11 +731,13 @@ node_ckpt_clone(struct task *t, const char *args)
 		ckpt_send_taken(n, t->job, t->rank, k, &res);
 		return;
 	}
+	snprintf(a.dir, sizeof(a.dir), "%s", op->dir);
 	if ((h = fork()) < 0) {
 		snprintf(res.error, sizeof(res.error), "fork: %s",
 		    strerror(errno));
 		close(p[0]);
 		close(p[1]);
+		proc_rmtree(op->dir);
 		free(op);
 		if (!t->restored)
 			(void)kill(pid, SIGKILL);
@@ -888,7 +940,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
 	/* pipes: 0 stdout, 1 stderr, 2 ctrl (rank -> node), 3 ctrl-in */
 	int pp[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	char dir[] = "/dev/shm/mpiv-rst-XXXXXX", err[512], line[48];
+	char dir[64], err[512], line[48];
 	struct criu_fdmap map[CRIU_MAX_FDS];
 	ProtobufCMessage *metamsg = NULL;
 	Mpiv__ImageMeta *meta = NULL;
@@ -902,8 +954,8 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 		ckpt_restore_failed(n, l, 0, "no working CRIU on this node");
 		return -1;
 	}
-	if (mkdtemp(dir) == NULL) {
-		snprintf(err, sizeof(err), "mkdtemp %s: %s", dir,
+	if (ckpt_mkdir("rst", dir, sizeof(dir)) < 0) {
+		snprintf(err, sizeof(err), "mkdtemp in /dev/shm: %s",
 		    strerror(errno));
 		ckpt_restore_failed(n, l, 0, err);
 		return -1;
