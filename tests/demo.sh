@@ -15,12 +15,17 @@ echo "== failure-free run: mpiv run -n $N --cms 2 heat"
 cat "$out/ref.txt"
 
 if "$B/bin/mpiv" run --help 2>&1 | grep -q -- '--chaos'; then
+	ckpt=""
+	if /opt/mpiv/criu/criu check >/dev/null 2>&1; then
+		ckpt="--ckpt-interval 1"
+	fi
 	echo
-	echo "== the same job while ranks are killed at random (SIGKILL, mean every second)"
-	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 --chaos 1s \
+	echo "== the same job while ranks are killed at random (SIGKILL, mean every second)${ckpt:+, with CRIU checkpoints every second}"
+	# shellcheck disable=SC2086
+	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 --chaos 1s $ckpt \
 		--report "$out/chaos.json" "$out/heat" 20000 > "$out/chaos.txt"
 	"$B/bin/mpiv" run -n "$N" --cms 2 --timeout 300 "$out/heat" 20000 > "$out/ref2.txt"
-	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("kills: %d  restarts: %d  exit code: %d" % (r["kills"], r["restarts"], r["exit_code"]))' "$out/chaos.json"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("kills: %d  restarts: %d (%d from a checkpoint)  checkpoints: %d  exit code: %d" % (r["kills"], r["restarts"], sum(1 for x in r.get("restart_log", []) if x.get("from_ckpt")), r.get("checkpoints", 0), r["exit_code"]))' "$out/chaos.json"
 	if cmp -s "$out/chaos.txt" "$out/ref2.txt"; then
 		echo "output identical to the failure-free run: OK"
 	else
