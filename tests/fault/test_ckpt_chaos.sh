@@ -19,15 +19,18 @@
 #                    from the beginning / from checkpoint 1
 #   after-fork-1/2   MPIV_FAULT=ckpt-after-fork (parent dead while its
 #                    clone is dumped and uploaded)
-#   after-fork-late  ckpt-after-fork with a 64 MiB image (the dead
+#   after-fork-late  ckpt-after-fork with a 16 MiB image (the dead
 #                    incarnation's upload ends after the restart), then
 #                    the restored incarnation is killed again later
+#   (clone-killed, helper-killed and cs-restart: 64 MiB images, on-demand
+#   checkpoints of rank 1 with mpiv checkpoint, so one is in flight)
 #   clone-killed     the clone SIGKILLed as soon as the node announces it
 #                    (dump interrupted): that checkpoint fails, is never
 #                    durable, nothing freed for it; then the rank is
 #                    killed and restores from the previous one
-#   helper-killed    the node's dump/upload helper SIGKILLed mid-upload
-#                    (64 MiB image): same checks
+#   helper-killed    the node's dump/upload helper of that checkpoint
+#                    SIGKILLed mid-upload (the CS SIGSTOPped meanwhile, so
+#                    the stream is stuck half done): same checks
 #   restore-woken    MPIV_FAULT=restore-woken:1:R:2: the restored clone
 #                    dies as it wakes; restored again (inc 3)
 #   cs-restart       hand-built deployment (dispatcher, cm, cs, node):
@@ -54,7 +57,11 @@ timeout 20 "$MPIV" run --help 2>&1 | grep -q -- '--ckpt-interval' ||
 SEEDS=${FLT_SEEDS:-"3 5 8"}
 NP=3
 SMALL=(12000 8 2000)	# flt_ckpt STEPS MiB WORK: ~2 s here, 8 MiB images
-BIG=(6000 64 2000)	# 64 MiB images: dump + upload take ~0.5 s
+BIG=(24000 16 2000)	# ~4 s, 16 MiB images: dump + upload ~0.2 s
+# 64 MiB images (on-demand checkpoints only): more than the loopback
+# socket buffers hold (tcp_rmem max 32 MiB + wmem 4 MiB), so a stopped CS
+# really leaves the stream half done
+HUGE=(24000 64 2000)
 
 sel() { [ -z "${FLT_ONLY:-}" ] || [[ $1 =~ $FLT_ONLY ]]; }
 
@@ -129,6 +136,24 @@ helpers() {
 	done
 }
 
+# helper_of NODEPID CLONEPID: the helper streaming that clone's image:
+# it has a file of its dump directory open (/dev/shm/mpiv-ckpt-*/...),
+# and criu names the clone's core image core-PID.img.
+helper_of() {
+	local h f d
+	for h in $(helpers "$1"); do
+		for f in /proc/"$h"/fd/*; do
+			d=$(readlink "$f" 2> /dev/null) || continue
+			case $d in /dev/shm/mpiv-ckpt-*/*) ;; *) continue ;; esac
+			if [ -e "${d%/*}/core-$2.img" ]; then
+				echo "$h"
+				return 0
+			fi
+		done
+	done
+	return 1
+}
+
 # from_ckpts JSON RANK: the from_ckpt of each restart of RANK, spaced.
 from_ckpts() {
 	jq -r "[.restart_log[]? | select(.rank == $2) | .from_ckpt] | map(tostring) | join(\" \")" "$1" 2> /dev/null
@@ -195,6 +220,7 @@ start=$(date +%s)
 BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot compile tests/fault/progs/flt_ckpt.c"; flt_finish; }
 ref small "${SMALL[@]}" || flt_finish
 ref big "${BIG[@]}" || flt_finish
+ref huge "${HUGE[@]}" || flt_finish
 
 # ------------------------------------------------- killed before the first
 # The first checkpoint of rank 1 comes at 1.5 * (0.5 + 1/3) s: the 30th
@@ -295,14 +321,14 @@ for line in "${FAULTS[@]}"; do
 	expect "$what" "restart of rank $rank from_ckpt '$fc' (want $want)" re_match "$fc" "$want"
 done
 
-# after-fork-late: the parent dies while its 64 MiB clone is dumped; the
+# after-fork-late: the parent dies while its 16 MiB clone is dumped; the
 # dead incarnation's checkpoint may become durable after the restart; the
 # restored incarnation takes its own, and is killed again after one.
 if sel after-fork-late; then
 	o=$FLT_TMP/after-fork-late
-	what="after-fork-late (MPIV_FAULT=ckpt-after-fork:2:1, 64 MiB, then mpiv kill rank 1)"
+	what="after-fork-late (MPIV_FAULT=ckpt-after-fork:2:1, 16 MiB, then mpiv kill rank 1)"
 	MPIV_FAULT=ckpt-after-fork:2:1 MPIV_FAULT_LOG=$o.flog \
-		ck_start "$o" 90 -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+		ck_start "$o" 90 -n $NP --ckpt-interval 1.0 "$BIN" "${BIG[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	ok=1
 	if l=$(ck_line 30 "$o.err" "node ckpt-clone job=$CK_JOB rank=1 incarnation=2 k=[0-9]+ ") &&
@@ -319,52 +345,84 @@ if sel after-fork-late; then
 		'[ "$ok" = 1 ] && [ "$(wc -w <<< "$fc")" = 2 ]'
 fi
 
-# clone-killed / helper-killed: checkpoint 2 of rank 1 interrupted, then
-# rank 1 killed: it must come back from checkpoint 1 (2 never became
-# durable: no image, nothing freed, not counted).
+# clone-killed / helper-killed: checkpoints of rank 1 taken on demand
+# (mpiv checkpoint; the periodic ones would come only after 60 s), so
+# exactly one is in flight: 1 becomes durable, 2 is interrupted, then
+# rank 1 is killed and must come back from 1. Checked as of the kill
+# (the restored incarnation numbers its own next checkpoint 2 again):
+# 2 failed, no ckpt-2.img, no log freed for it, never counted durable.
+# ck_ckpt OUT LOG RANK K: asks for a checkpoint of RANK (again while the
+# job is not running yet, up to 10 s), waits for the node's ckpt-clone
+# line of its checkpoint K in LOG (prints it).
+ck_ckpt() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if timeout 10 "$MPIV" checkpoint --dispatcher "$CK_DADDR" "$CK_JOB" "$3" > /dev/null 2>> "$1.ck"; then
+			ck_line 20 "$2" "node ckpt-clone job=$CK_JOB rank=$3 incarnation=1 k=$4 "
+			return
+		fi
+		tail -n 1 "$1.ck" | grep -q 'is not running' || return 1
+		sleep 0.1
+	done
+	return 1
+}
 interrupt_case() {
-	local name=$1 o=$FLT_TMP/$1 what victim l k node hs
-	what="$name (64 MiB images, --ckpt-interval 0.8, checkpoint 2 of rank 1 interrupted)"
-	ck_start "$o" 90 -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+	local name=$1 o=$FLT_TMP/$1 what victim l node cs= hs nl
+	what="$name (64 MiB images, checkpoint 2 of rank 1 interrupted)"
+	ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	OUT_TMP_STORE=$o.tmp
 	victim=
+	if ! ck_ckpt "$o" "$o.err" 1 1 > /dev/null ||
+	    ! ck_line 20 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=1 " > /dev/null; then
+		flt_notok "$what: checkpoint 1 of rank 1 (mpiv checkpoint) did not become durable" "$o.ck" "$o.err"
+		ck_end "$o"
+		return
+	fi
 	if [ "$name" = clone-killed ]; then
 		# the clone as soon as the node has it: the dump is under way
-		if l=$(ck_line 30 "$o.err" "node ckpt-clone job=$CK_JOB rank=1 incarnation=1 k=2 "); then
+		if l=$(ck_ckpt "$o" "$o.err" 1 2); then
 			victim=$(sed 's/.* clone=\([0-9]*\) .*/\1/' <<< "$l")
 		fi
 	else
-		# the helper, once the CS has begun receiving
-		if ck_line 30 "$o.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null &&
-		    node=$(ck_daemon node); then
+		# the helper, once the CS has begun receiving; the CS is
+		# stopped meanwhile, so the stream is stuck half done
+		if ck_ckpt "$o" "$o.err" 1 2 > /dev/null &&
+		    ck_line 20 "$o.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null &&
+		    node=$(ck_daemon node) && cs=$(ck_daemon cs); then
+			kill -STOP "$cs"
+			sleep 0.1
 			hs=$(helpers "$node")
-			victim=$hs
+			if [ "$(wc -w <<< "$hs")" = 1 ]; then
+				victim=$hs
+			else
+				flt_notok "$what: want exactly one checkpoint helper, have '$hs'"
+			fi
 		fi
 	fi
 	if [ -z "$victim" ]; then
-		flt_notok "$what: nothing to kill (no checkpoint 2 of rank 1 in flight)" "$o.err"
+		[ -n "$cs" ] && kill -CONT "$cs"
+		flt_notok "$what: nothing to kill (no checkpoint 2 of rank 1 in flight)" "$o.ck" "$o.err"
 		ck_end "$o"
 		return
 	fi
 	kill -KILL $victim 2> /dev/null
-	# the node reports the failure, checkpoint 1 is durable: kill rank 1
-	if ck_line 30 "$o.err" "node checkpoint (failed|taken) job=$CK_JOB rank=1 k=2 " > "$o.k2" &&
-	    ck_line 30 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=1 " > /dev/null; then
-		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
-	fi
+	[ -n "$cs" ] && kill -CONT "$cs"
+	# the node reports the outcome; then kill rank 1
+	ck_line 30 "$o.err" "node checkpoint (failed|taken) job=$CK_JOB rank=1 k=2 " > "$o.k2"
+	cp "$o.err" "$o.err.atkill"
+	img=$(image "$o" 1 2)
+	timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
 	ck_end "$o"
-	same "$what" "$o" big
+	same "$what" "$o" huge
 	expect "$what" "checkpoint 2 failed ($(cut -c1-150 "$o.k2"))" grep -q 'checkpoint failed' "$o.k2"
-	expect "$what" "no image of checkpoint 2 in the store" [ -z "$(image "$o" 1 2)" ]
+	expect "$what" "no image of checkpoint 2 in the store (${img:-none})" [ -z "$img" ]
 	expect "$what" "the CM freed nothing for checkpoint 2" \
-		[ "$(ck_count "$o.err" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+		[ "$(ck_count "$o.err.atkill" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
 	expect "$what" "the dispatcher never counted it durable" \
-		[ "$(ck_count "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+		[ "$(ck_count "$o.err.atkill" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
 	fc=$(from_ckpts "$o.json" 1)
-	expect "$what" "rank 1 restored from a checkpoint other than 2 (from_ckpt '$fc')" \
-		re_match "$fc" '^([13-9]|[1-9][0-9]+)$'
-
+	expect "$what" "rank 1 restored from checkpoint 1 (from_ckpt '$fc')" [ "$fc" = 1 ]
 }
 sel clone-killed && interrupt_case clone-killed
 sel helper-killed && interrupt_case helper-killed
@@ -436,36 +494,50 @@ if sel cs-restart; then
 		flt_notok "$what: the deployment did not start" "$DEP/disp.err" "$DEP/cm.err" "$DEP/cs.err"
 	else
 		o=$FLT_TMP/cs-restart
-		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 0.8 "$BIN" "${BIG[@]}"
+		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 		CK_SHOW=("$o.json" "$DEP/cs.err" "$DEP/cs2.err" "$DEP/disp.err")
-		if ck_line 30 "$DEP/cs.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null; then
+		k3=
+		if ck_ckpt "$o" "$DEP/node.err" 1 1 > /dev/null &&
+		    ck_line 20 "$DEP/disp.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=1 " > /dev/null &&
+		    ck_ckpt "$o" "$DEP/node.err" 1 2 > /dev/null &&
+		    ck_line 20 "$DEP/cs.err" "cs upload begins job=$CK_JOB rank=1 ckpt=2 " > /dev/null; then
+			# stopped first, so part of the stream is in (its temp
+			# file, the socket) when it dies
 			if p=$(dpid cs); then
+				kill -STOP "$p"
+				sleep 0.1
 				kill -KILL "$p"
 				wait "${DPID[cs]}" 2> /dev/null
 			fi
 			cs_port=${DADDR[cs]}
 			dstart cs2 cs --listen "$cs_port" --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
 			dlisten cs2 || flt_notok "$what: the CS did not restart on $cs_port" "$DEP/cs2.err"
-			# a checkpoint of rank 1 through the new CS, then kill rank 1
-			if l=$(ck_line 30 "$DEP/cs2.err" "cs image durable job=$CK_JOB rank=1 ckpt=[0-9]+ ") &&
-			    k3=$(sed 's/.* ckpt=\([0-9]*\) .*/\1/' <<< "$l") &&
-			    ck_line 10 "$DEP/disp.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=$k3 " > /dev/null; then
-				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
+			ck_line 20 "$DEP/node.err" "node checkpoint failed job=$CK_JOB rank=1 k=2 " > /dev/null ||
+				flt_notok "$what: the node did not report checkpoint 2 failed" "$DEP/node.err"
+			# checkpoint 3 through the restarted CS; then kill rank 1
+			# either way: it restores from 3, or from 1 (whose image
+			# the restarted CS has in its store)
+			k3=1
+			if flt_wait_for 10 grep -q "dispatcher cs registered addr=$cs_port" <(sed -n '/connection closed role=cs/,$p' "$DEP/disp.err") &&
+			    ck_ckpt "$o" "$DEP/node.err" 1 3 > /dev/null &&
+			    ck_line 20 "$DEP/disp.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=3 " > /dev/null; then
+				k3=3
 			else
-				k3=
-				flt_notok "$what: no checkpoint of rank 1 became durable at the restarted CS" "$DEP/cs2.err" "$DEP/node.err"
+				flt_notok "$what: no checkpoint after the CS restart ($(tail -n 1 "$o.ck" 2> /dev/null))" "$DEP/cs2.err"
 			fi
+			cp "$DEP/cm.err" "$DEP/cm.err.atkill"
+			img=$(image "$o" 1 2)
+			timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
 		else
-			flt_notok "$what: no upload of rank 1's checkpoint 2 seen" "$DEP/cs.err"
+			flt_notok "$what: no upload of rank 1's checkpoint 2 seen" "$DEP/cs.err" "$o.ck"
 		fi
 		ck_end "$o"
-		same "$what" "$o" big
-		OUT_TMP_STORE=$DEP/store
-		expect "$what" "checkpoint 2 of rank 1 never committed (no ckpt-2.img)" [ -z "$(image "$o" 1 2)" ]
+		same "$what" "$o" huge
+		expect "$what" "checkpoint 2 of rank 1 never committed (no ckpt-2.img at the kill: ${img:-none})" [ -z "${img:-}" ]
 		expect "$what" "the CM freed nothing for it" \
-			[ "$(ck_count "$DEP/cm.err" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
+			[ "$(ck_count "$DEP/cm.err.atkill" "cm log freed job=$CK_JOB rank=1 ckpt=2 ")" = 0 ]
 		fc=$(from_ckpts "$o.json" 1)
-		expect_if "$what" "rank 1 restored from checkpoint ${k3:-?} of the restarted CS (from_ckpt '$fc')" \
+		expect_if "$what" "rank 1 restored from checkpoint ${k3:-?} through the restarted CS (from_ckpt '$fc')" \
 			'[ -n "${k3:-}" ] && [ "$fc" = "$k3" ]'
 	fi
 	dstop
