@@ -319,7 +319,9 @@ else
 fi
 
 # ---- mpiv kill refuses clearly ----
-if start_job -n 2 ./rtslow 60; then
+# (long enough that the job is still running after the refusals, even on
+# a loaded machine: the last kill ends it)
+if start_job -n 2 ./rtslow 300; then
 	"$MPIV" kill --dispatcher "$DADDR" 9999 0 > kill.out 2>&1
 	krc=$?
 	[ "$krc" = 1 ] && grep -qx 'mpiv kill: unknown job 9999' kill.out &&
