@@ -154,6 +154,15 @@ helper_of() {
 	return 1
 }
 
+# durable_before_relaunch ERR RANK: the highest checkpoint of RANK the
+# dispatcher logged durable before its first "relaunching" line (0: none)
+durable_before_relaunch() {
+	awk -v r="rank=$2" '
+		/ dispatcher checkpoint durable / && index($0, " " r " ") {
+			for (i = 1; i <= NF; i++) if ($i ~ /^ckpt=/) { k = substr($i, 6) + 0; if (k > m) m = k } }
+		/ dispatcher relaunching / && index($0, " " r " ") { print m + 0; exit }' "$1"
+}
+
 # from_ckpts JSON RANK: the from_ckpt of each restart of RANK, spaced.
 from_ckpts() {
 	jq -r "[.restart_log[]? | select(.rank == $2) | .from_ckpt] | map(tostring) | join(\" \")" "$1" 2> /dev/null
@@ -244,7 +253,7 @@ fi
 if sel between; then
 	o=$FLT_TMP/between
 	what="between (--ckpt-interval 0.5, mpiv kill rank 2 twice)"
-	ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${SMALL[@]}"
+	ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${BIG[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	ok=1
 	# a durable checkpoint of rank 2 (the dispatcher knows it), then kill
@@ -266,7 +275,7 @@ if sel between; then
 		flt_notok "$what: the restored rank 2 took no durable checkpoint" "$o.err"
 	fi
 	ck_end "$o"
-	same "$what" "$o" small
+	same "$what" "$o" big
 	fc=$(from_ckpts "$o.json" 2)
 	read -r f1 f2 f3 <<< "$fc"
 	expect_if "$what" "two restarts of rank 2, both from a checkpoint, the second from the restored incarnation's (from_ckpt '$fc', its k ${k2:-?})" \
@@ -298,10 +307,13 @@ if sel chaos; then
 fi
 
 # ------------------------------------------------- killed during a checkpoint
-# NAME SPEC RANK WANT-FROM: WANT-FROM is a bash regex on the from_ckpt list
+# NAME SPEC RANK WANT-FROM: WANT-FROM is a bash regex on the from_ckpt of
+# the restart; it must also be the last checkpoint of that rank the
+# dispatcher had logged durable before relaunching it (checkpoint 1 may
+# still be uploading when the second one starts)
 FAULTS=(
 	"before-fork-1  ckpt-before-fork:1:1  1 ^0$"
-	"before-fork-2  ckpt-before-fork:2:1  1 ^1$"
+	"before-fork-2  ckpt-before-fork:2:1  1 ^[01]$"
 	"after-fork-1   ckpt-after-fork:1:2   2 ^[01]$"
 	"after-fork-2   ckpt-after-fork:2:0   0 ^[12]$"
 )
@@ -318,7 +330,9 @@ for line in "${FAULTS[@]}"; do
 	expect "$what" "killed once at $p in rank $rank" \
 		grep -qx "fault $p rank $rank inc 1 pid [0-9]*" "$o.flog"
 	fc=$(from_ckpts "$o.json" "$rank")
-	expect "$what" "restart of rank $rank from_ckpt '$fc' (want $want)" re_match "$fc" "$want"
+	lastd=$(durable_before_relaunch "$o.err" "$rank")
+	expect_if "$what" "restart of rank $rank from_ckpt '$fc' (want $want, and the last durable one before the relaunch: $lastd)" \
+		're_match "$fc" "$want" && [ "$fc" = "$lastd" ]'
 done
 
 # after-fork-late: the parent dies while its 16 MiB clone is dumped; the
@@ -356,6 +370,7 @@ fi
 # line of its checkpoint K in LOG (prints it).
 ck_ckpt() {
 	local i
+	ck_line 20 "$CK_CMLOG" "cm rank connected job=$CK_JOB rank=$3 incarnation=1 " > /dev/null || return 1
 	for ((i = 0; i < 100; i++)); do
 		if timeout 10 "$MPIV" checkpoint --dispatcher "$CK_DADDR" "$CK_JOB" "$3" > /dev/null 2>> "$1.ck"; then
 			ck_line 20 "$2" "node ckpt-clone job=$CK_JOB rank=$3 incarnation=1 k=$4 "
@@ -371,6 +386,7 @@ interrupt_case() {
 	what="$name (64 MiB images, checkpoint 2 of rank 1 interrupted)"
 	ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 	CK_SHOW=("$o.json" "$o.err")
+	CK_CMLOG=$o.err
 	OUT_TMP_STORE=$o.tmp
 	victim=
 	if ! ck_ckpt "$o" "$o.err" 1 1 > /dev/null ||
@@ -496,6 +512,7 @@ if sel cs-restart; then
 		o=$FLT_TMP/cs-restart
 		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 		CK_SHOW=("$o.json" "$DEP/cs.err" "$DEP/cs2.err" "$DEP/disp.err")
+		CK_CMLOG=$DEP/cm.err
 		k3=
 		if ck_ckpt "$o" "$DEP/node.err" 1 1 > /dev/null &&
 		    ck_line 20 "$DEP/disp.err" "dispatcher checkpoint durable job=$CK_JOB rank=1 ckpt=1 " > /dev/null &&
