@@ -126,6 +126,7 @@ bench: deps
 	$(MAKE) all
 	sh bench/run.sh $(BENCH_ARGS)
 	bash bench/ft.sh
+	bash bench/ckpt.sh
 
 fuzz:
 	$(MAKE) -f tests/fuzz/fuzz.mk BUILD=$(BUILD)
