@@ -68,6 +68,7 @@ djob_free(struct djob *j)
 	free(j->cwd);
 	free(j->cms);
 	free(j->css);
+	free(j->css_addr);
 	free(j->cm_ready);
 	free(j->ranks);
 	free(j);
@@ -353,8 +354,9 @@ djob_try_place(struct disp *d, struct djob *j)
 	}
 	/* CSs (none for relay-only jobs): the least loaded first. */
 	j->ncss = j->relay_only ? 0 : j->ncs > 0 ? j->ncs : ncs;
-	if (j->ncss > 0 && (j->css = calloc(j->ncss, sizeof(*j->css))) ==
-	    NULL)
+	if (j->ncss > 0 && ((j->css = calloc(j->ncss, sizeof(*j->css))) ==
+	    NULL || (j->css_addr = calloc(j->ncss, sizeof(*j->css_addr))) ==
+	    NULL))
 		j->ncss = 0;
 	for (int i = 0; i < j->ncss; i++) {
 		best = NULL;
@@ -369,6 +371,8 @@ djob_try_place(struct disp *d, struct djob *j)
 				best = p;
 		}
 		j->css[i] = best;
+		snprintf(j->css_addr[i], sizeof(j->css_addr[i]), "%s",
+		    best->addr);
 		best->njobs++;
 	}
 	/* Ranks: fill each node's free slots in turn. */
@@ -1300,6 +1304,26 @@ djob_peer_lost(struct dpeer *p)
 	default:
 		return;
 	}
+}
+
+/*
+ * A checkpoint server registered: if it listens where a job's lost CS
+ * listened, it is that server restarted on its store (its committed
+ * images survive a crash, docs/CHECKPOINT.md): the job uses it again for
+ * new checkpoints and restores.
+ */
+void
+djob_cs_returned(struct dpeer *p)
+{
+	for (struct djob *j = p->d->jobs; j != NULL; j = j->next)
+		for (int i = 0; i < j->ncss; i++)
+			if (j->css[i] == NULL &&
+			    strcmp(j->css_addr[i], p->addr) == 0) {
+				j->css[i] = p;
+				p->njobs++;
+				log_info("dispatcher job=%s checkpoint server "
+				    "%s is back", j->id, p->addr);
+			}
 }
 
 /* Shutdown: frees every job without telling anyone. */

@@ -138,6 +138,9 @@ struct djob {
 	int ncs;		/* CSs the job waits for (0: any there are) */
 	int ncss;		/* CSs assigned (css[0 .. ncss-1]) */
 	struct dpeer **css;	/* NULL once lost */
+	char (*css_addr)[128];	/* where css[i] listens: a CS that comes
+				   back there (restarted on its store) is
+				   the same server again */
 	uint32_t checkpoints;
 	bool ckpt_warned;	/* "no criu/cs" said once */
 	struct djob *prev, *next;
@@ -170,6 +173,7 @@ struct djob *djob_find(struct disp *d, const char *id);
 void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
 void djob_cm_error(struct dpeer *cm, const char *text);
+void djob_cs_returned(struct dpeer *cs);
 void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
 void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);
 void djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd);

@@ -543,6 +543,7 @@ if sel cs-restart; then
 				flt_notok "$what: no checkpoint after the CS restart ($(tail -n 1 "$o.ck" 2> /dev/null))" "$DEP/cs2.err"
 			fi
 			cp "$DEP/cm.err" "$DEP/cm.err.atkill"
+			OUT_TMP_STORE=$DEP/store
 			img=$(image "$o" 1 2)
 			timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 1 > /dev/null 2>> "$o.kill"
 		else
