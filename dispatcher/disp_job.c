@@ -516,7 +516,18 @@ djob_relaunch(struct djob *j, int r)
 	bool want_criu = rk->last_ckpt > 0;
 	char why[300];
 
-	if (rk->prev_node != NULL && djob_node_free(rk->prev_node) &&
+	/*
+	 * MPIV_RELAUNCH_ELSEWHERE=1 (tests): another node first, to show
+	 * that images and logs do not depend on the node.
+	 */
+	if (getenv("MPIV_RELAUNCH_ELSEWHERE") != NULL)
+		for (struct dpeer *q = j->d->peers; p == NULL && q != NULL;
+		    q = q->next)
+			if (q != rk->prev_node && djob_node_free(q) &&
+			    (!want_criu || q->criu))
+				p = q;
+	if (p == NULL && rk->prev_node != NULL &&
+	    djob_node_free(rk->prev_node) &&
 	    (!want_criu || rk->prev_node->criu))
 		p = rk->prev_node;
 	for (struct dpeer *q = j->d->peers; p == NULL && want_criu &&
@@ -555,12 +566,13 @@ djob_relaunch(struct djob *j, int r)
 	}
 	rk->relaunch = false;
 	rk->node = p;
+	log_info("dispatcher relaunching job=%s rank=%d inc=%u node=%s "
+	    "prev_node=%s restarts=%u restore_ckpt=%llu", j->id, r,
+	    rk->incarnation, p->name, rk->prev_node != NULL ?
+	    rk->prev_node->name : "-", rk->restarts, rk->restoring ?
+	    (unsigned long long)rk->last_ckpt : 0ull);
 	rk->prev_node = p;
 	p->used++;
-	log_info("dispatcher relaunching job=%s rank=%d inc=%u node=%s "
-	    "restarts=%u restore_ckpt=%llu", j->id, r, rk->incarnation,
-	    p->name, rk->restarts, rk->restoring ?
-	    (unsigned long long)rk->last_ckpt : 0ull);
 	djob_launch_rank(j, r);
 }
 

@@ -239,8 +239,14 @@ run_deploy_start(struct run *r)
 	args[5] = slots;
 	args[6] = "--log-level";
 	args[7] = (char *)r->child_level;
-	args[8] = NULL;
+	args[8] = "--name";
+	args[10] = NULL;
 	for (int i = 0; i < r->nnodes; i++) {
+		char name[32];
+
+		/* Distinct names, so logs and status tell the nodes apart. */
+		snprintf(name, sizeof(name), "node%d", i);
+		args[9] = name;
 		snprintf(what, sizeof(what), "node %d", i);
 		if (run_deploy_spawn(r, what, args, NULL, 0) < 0)
 			return -1;
