@@ -104,6 +104,18 @@ nomem:
 }
 
 /* Ends a job: its rank connections close, its messages and log go. */
+/* The job's totals, one greppable line. */
+static void
+job_log_end(const struct job *j)
+{
+	log_info("cm job end job=%s messages=%llu bytes=%llu log_entries=%llu "
+	    "log_bytes=%llu duplicates=%llu", j->id,
+	    (unsigned long long)j->messages, (unsigned long long)j->bytes,
+	    (unsigned long long)j->log_entries,
+	    (unsigned long long)j->log_bytes,
+	    (unsigned long long)j->duplicates);
+}
+
 void
 job_end(struct cm *cm, struct job *j)
 {
@@ -124,12 +136,7 @@ job_end(struct cm *cm, struct job *j)
 		s->state = SESS_DEAD;
 		conn_close(s->c, "job ended", true);
 	}
-	log_info("cm job end job=%s messages=%llu bytes=%llu log_entries=%llu "
-	    "log_bytes=%llu duplicates=%llu", j->id,
-	    (unsigned long long)j->messages, (unsigned long long)j->bytes,
-	    (unsigned long long)j->log_entries,
-	    (unsigned long long)j->log_bytes,
-	    (unsigned long long)j->duplicates);
+	job_log_end(j);
 	job_free(j);
 }
 
@@ -138,8 +145,11 @@ job_free_all(struct cm *cm)
 {
 	struct job *j;
 
+	/* Jobs still set up when the CM stops (SIGTERM at teardown may
+	   come before the dispatcher's JobEnd): their totals too. */
 	while ((j = cm->jobs) != NULL) {
 		cm->jobs = j->next;
+		job_log_end(j);
 		job_free(j);
 	}
 }

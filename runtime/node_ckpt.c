@@ -684,6 +684,7 @@ node_ckpt_clone(struct task *t, const char *args)
 	struct ckpt_op *op;
 	int pid, p[2];
 	pid_t h;
+	bool busy = false;
 
 	if (sscanf(args, "%llu %d %llu %llu %llu", &k, &pid, &ev, &nd,
 	    &post) != 5 || pid <= 0) {
@@ -709,12 +710,23 @@ node_ckpt_clone(struct task *t, const char *args)
 	    "clone=%d event=%llu nd=%llu post=%llu out_base=%" PRIu64
 	    " err_base=%" PRIu64, t->job, t->rank, t->incarnation, k, pid,
 	    ev, nd, post, a.out_base, a.err_base);
-	if (!n->criu || *t->cs == '\0') {
+	/*
+	 * One checkpoint of a rank in flight at a time: when dump + upload
+	 * take longer than the interval, later clones are dropped instead of
+	 * piling up helpers that compete for the CPU and the CS.
+	 */
+	for (struct ckpt_op *o = n->ckpts; o != NULL; o = o->next)
+		busy |= o->rank == t->rank && strcmp(o->job, t->job) == 0;
+	if (!n->criu || *t->cs == '\0' || busy) {
+		pid_t c = t->restored ? ckpt_host_pid(t->task_pid, pid) : pid;
+
 		snprintf(res.error, sizeof(res.error), "%s", !n->criu ?
-		    "no working CRIU on this node" :
-		    "no checkpoint server for this rank");
-		if (!t->restored)
-			(void)kill(pid, SIGKILL);
+		    "no working CRIU on this node" : *t->cs == '\0' ?
+		    "no checkpoint server for this rank" :
+		    "skipped: the previous checkpoint of this rank is still "
+		    "being taken");
+		if (c > 0)
+			(void)kill(c, SIGKILL);
 		ckpt_send_taken(n, t->job, t->rank, k, &res);
 		return;
 	}
