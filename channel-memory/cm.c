@@ -15,6 +15,7 @@
 
 #include "cm.h"
 #include "cm_priv.h"
+#include "daemon.h"
 #include "log.h"
 #include "net.h"
 
@@ -304,17 +305,9 @@ cm_main(int argc, char **argv)
 	log_init("cm", level);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((cm.lfd = net_listen(listen_addr, cm.bound, sizeof(cm.bound))) < 0) {
-		log_warn("cm cannot listen on %s", listen_addr);
+	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
+	    &cm.lfd, &cm.loop) < 0)
 		return 1;
-	}
-	if ((cm.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
-		log_errorx("cm cannot create an event loop");
-		close(cm.lfd);
-		return 1;
-	}
-	printf("listening on %s\n", cm.bound);
-	fflush(stdout);
 	log_info("cm listening addr=%s max_memory=%llu spin_us=%ld", cm.bound,
 	    (unsigned long long)cm.max_memory, cm.spin_us);
 

@@ -15,6 +15,7 @@
 
 #include "cs.h"
 #include "cs_priv.h"
+#include "daemon.h"
 #include "log.h"
 #include "net.h"
 
@@ -235,16 +236,9 @@ cs_main(int argc, char **argv)
 		log_errorx("cs out of memory");
 		goto out_store;
 	}
-	if ((cs.lfd = net_listen(listen_addr, cs.bound, sizeof(cs.bound))) < 0) {
-		log_warn("cs cannot listen on %s", listen_addr);
+	if (daemon_listen("cs", listen_addr, cs.bound, sizeof(cs.bound),
+	    &cs.lfd, &cs.loop) < 0)
 		goto out_chunk;
-	}
-	if ((cs.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
-		log_errorx("cs cannot create an event loop");
-		goto out_listen;
-	}
-	printf("listening on %s\n", cs.bound);
-	fflush(stdout);
 	log_info("cs listening addr=%s store=%s keep=%u max_image=%llu",
 	    cs.bound, cs.store, cs.keep, (unsigned long long)cs.max_image);
 
@@ -270,7 +264,6 @@ cs_main(int argc, char **argv)
 	ev_loop_destroy(cs.loop);
 	log_info("cs stopped");
 	rc = 0;
-out_listen:
 	if (cs.lfd >= 0)
 		close(cs.lfd);
 out_chunk:

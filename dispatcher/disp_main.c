@@ -14,6 +14,7 @@
 
 #include "dispatcher.h"
 #include "disp_priv.h"
+#include "daemon.h"
 #include "log.h"
 #include "net.h"
 
@@ -124,17 +125,9 @@ dispatcher_main(int argc, char **argv)
 	log_init("dispatcher", level);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((d.lfd = net_listen(listen_addr, d.bound, sizeof(d.bound))) < 0) {
-		log_warn("dispatcher cannot listen on %s", listen_addr);
+	if (daemon_listen("dispatcher", listen_addr, d.bound, sizeof(d.bound),
+	    &d.lfd, &d.loop) < 0)
 		return 1;
-	}
-	if ((d.loop = ev_loop_new(EVFLAG_AUTO)) == NULL) {
-		log_errorx("dispatcher cannot create an event loop");
-		close(d.lfd);
-		return 1;
-	}
-	printf("listening on %s\n", d.bound);
-	fflush(stdout);
 	log_info("dispatcher listening addr=%s", d.bound);
 
 	ev_io_init(&d.accept_w, disp_on_accept, d.lfd, EV_READ);
