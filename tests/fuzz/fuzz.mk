@@ -12,9 +12,9 @@ FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
-CM_SRCS := runtime/conn.c runtime/frame.c runtime/net.c runtime/log.c \
+CM_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	$(wildcard channel-memory/*.c) $(GEN_C)
-CS_SRCS := runtime/conn.c runtime/frame.c runtime/net.c runtime/log.c \
+CS_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/cksum.c $(wildcard checkpoint-server/*.c) $(GEN_C)
 
 .PHONY: all
