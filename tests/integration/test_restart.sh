@@ -337,7 +337,10 @@ if start_job -n 2 ./rtslow 300; then
 	"$MPIV" kill "$JOB" 0 > kill.out 2>&1
 	[ $? = 2 ] && grep -q 'missing --dispatcher' kill.out &&
 	    ok kill/usage || notok kill/usage "$(cat kill.out)"
-	# A signal other than KILL/TERM to every rank ends the job.
+	# A signal other than KILL/TERM to every rank ends the job (once
+	# both ranks run: before that the job is not running yet).
+	wait_for 20 started 0 1
+	wait_for 20 started 1 1
 	"$MPIV" kill --dispatcher "$DADDR" --signal 10 "$JOB" all > kill.out 2>&1
 	krc=$?
 	end_job
