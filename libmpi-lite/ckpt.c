@@ -33,7 +33,9 @@
  * its own group like a freshly launched rank, killed by the kernel if
  * the node dies; and such a restored rank takes further checkpoints the
  * same way (its clones are dumped like any other). No setsid: the
- * session stays the node's, which criu's --shell-job accepts (only a
+ * session stays the rank's (the node starts every rank as a session
+ * leader; a restored rank is in the session of the criu that restored
+ * it), which criu's --shell-job accepts (only a
  * rank restored into a fresh PID namespace, when its pid was taken, has
  * its session outside and cannot be dumped again: its later dumps fail
  * cleanly, the node reports why and the rank keeps its older image). If

@@ -45,8 +45,12 @@
  *   session) leader is not in the dump gets criu's, i.e. the caller's; a
  *   clone that made itself a group leader (setpgid(0, 0), as libmpi-lite's
  *   does) comes back as the leader of its own group, pgid == pid, like a
- *   freshly launched rank. Its session is the caller's: no setsid is
- *   needed in our namespace (the second dump works without).
+ *   freshly launched rank. Its session is criu's: criu_spawn starts
+ *   criu in a session of its own, so that session's id is a pid of our
+ *   namespace and the restored task can be dumped again. (With the
+ *   caller's session instead, a caller whose session leader lies outside
+ *   the namespace, as in CI's containers, makes every dump fail with "A
+ *   session leader of P(Q) is outside of its pid namespace".)
  *
  * Fallback when that pid is taken (checked with kill(pid, 0) before, and
  *   again when criu failed): restore into a fresh PID namespace (measured:
@@ -184,6 +188,11 @@ criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
 	/* Child: only system calls from here on. */
 	int tmp[CRIU_MAX_FDS], tout, nul, i, sig;
 
+	/* criu in a session of its own: a task it restores with --shell-job
+	 * joins criu's session, whose leader (criu's pid, held while the
+	 * session lives) must be visible in our PID namespace for that
+	 * task's later dumps; the caller's own session leader may not be. */
+	(void)setsid();
 	sigemptyset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	for (sig = 1; sig < NSIG; sig++)

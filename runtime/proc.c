@@ -54,7 +54,15 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(127);
-	(void)setpgid(0, 0);
+	/*
+	 * A session of its own (and so a group of its own, pgid == pid): the
+	 * session a rank's checkpoint clone belongs to must have its leader
+	 * inside the PID namespace, or criu refuses the dump ("A session
+	 * leader of P(Q) is outside of its pid namespace"). Ours may not
+	 * (CI runs us in a namespace whose session leader is outside).
+	 */
+	if (setsid() < 0)
+		(void)setpgid(0, 0);
 	sigemptyset(&all);
 	(void)sigprocmask(SIG_SETMASK, &all, NULL);
 	for (int s = 1; s < NSIG; s++)
@@ -137,7 +145,9 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	if (pid == 0)
 		proc_child(spec, parent, outw, errw, ctrlp[1], inp[0], ep[1]);
 
-	(void)setpgid(pid, pid);	/* both sides: no race with killpg */
+	/* No setpgid(pid, pid) here: it would make the child a group leader
+	 * and its setsid fail. The read below waits for the exec anyway, so
+	 * nothing can killpg the child before its group exists. */
 	proc_close(&outp[1]);
 	proc_close(&errp[1]);
 	proc_close(&ctrlp[1]);
