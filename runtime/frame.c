@@ -60,6 +60,13 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_IMAGE_ACK, "image_ack", &mpiv__image_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_GET, "image_get", &mpiv__image_get__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_INFO, "image_info", &mpiv__image_info__descriptor },
+	{ MPIV__MSG_TYPE__MSG_NODE_WELCOME, "node_welcome", &mpiv__node_welcome__descriptor },
+	{ MPIV__MSG_TYPE__MSG_NODE_KILL, "node_kill", &mpiv__node_kill__descriptor },
+	{ MPIV__MSG_TYPE__MSG_STATUS_REQUEST, "status_request", &mpiv__status_request__descriptor },
+	{ MPIV__MSG_TYPE__MSG_STATUS_REPLY, "status_reply", &mpiv__status_reply__descriptor },
+	{ MPIV__MSG_TYPE__MSG_BINARY_GET, "binary_get", &mpiv__binary_get__descriptor },
+	{ MPIV__MSG_TYPE__MSG_BINARY_DATA, "binary_data", &mpiv__binary_data__descriptor },
+	{ MPIV__MSG_TYPE__MSG_BINARY_END, "binary_end", &mpiv__binary_end__descriptor },
 };
 
 static const struct frame_type *
