@@ -113,4 +113,31 @@ bool conn_read_paused(const struct conn *c);
  */
 void conn_set_batching(struct conn *c, bool on);
 
+/*
+ * Authentication (runtime/auth.h, docs/CONTRACTS.md "Authentication"),
+ * done here once for every daemon and dialler.
+ *
+ * conn_auth_server: call right after conn_new on an accepted socket. The
+ * Challenge leaves at once; the first frame must then be a Hello whose
+ * proof checks with the key as->key picks for it, or the peer gets a
+ * refusing HelloReply and is closed: on_frame never sees it, nor any
+ * frame before a good Hello. The first HelloReply the daemon sends
+ * carries the server's proof. With as NULL or disabled the Challenge
+ * says auth=false and Hellos pass unchecked. as must outlive c.
+ *
+ * conn_auth_client: call right after conn_new on a dialled socket, before
+ * the Hello is sent. With a key, the Hello (and whatever is queued after
+ * it) waits for the server's Challenge and leaves with its proof, and the
+ * HelloReply must prove the server holds the key too; a server without a
+ * secret, or a bad proof, closes the conn with a reason starting with
+ * "authentication" (conn_auth_failed says so). Without a key the Hello
+ * leaves at once and the Challenge is dropped. on_frame never sees the
+ * Challenge.
+ */
+struct auth_server;
+struct auth_key;
+void conn_auth_server(struct conn *c, const struct auth_server *as);
+void conn_auth_client(struct conn *c, const struct auth_key *key);
+bool conn_auth_failed(const struct conn *c);
+
 #endif

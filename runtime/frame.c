@@ -23,6 +23,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_HELLO_REPLY, "hello_reply", &mpiv__hello_reply__descriptor },
 	{ MPIV__MSG_TYPE__MSG_ERROR, "error", &mpiv__error__descriptor },
 	{ MPIV__MSG_TYPE__MSG_BYE, "bye", &mpiv__bye__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CHALLENGE, "challenge", &mpiv__challenge__descriptor },
 	{ MPIV__MSG_TYPE__MSG_SEND, "send", &mpiv__send__descriptor },
 	{ MPIV__MSG_TYPE__MSG_SYNC_ACK, "sync_ack", &mpiv__sync_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_RECV_POST, "recv_post", &mpiv__recv_post__descriptor },

@@ -1,0 +1,185 @@
+/*
+ * auth: shared-secret authentication of every mpiv connection
+ * (docs/CONTRACTS.md, "Authentication"). SHA-256 (FIPS 180-4) and
+ * HMAC-SHA256 (RFC 2104), nonces from getrandom(), constant-time
+ * comparison, secret files, the key derivations and the proofs of the
+ * challenge-response handshake. No secret ever travels on the wire.
+ *
+ * Keys: the cluster secret S (services and clients), the node key
+ * K_node = HMAC(S, "mpiv node key v1") (node agents: a volunteer machine
+ * never holds S), and per job a random token T of which ranks only see
+ * K_rank = HMAC(T, "rank " + decimal rank).
+ *
+ * Shared by the daemons and libmpi-lite: no libev, no logging here.
+ */
+#ifndef MPIV_AUTH_H
+#define MPIV_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpiv.pb-c.h"
+
+#define AUTH_VERSION	 1u	/* Challenge.version */
+#define AUTH_HASH_LEN	 32u	/* SHA-256 output, proofs, derived keys */
+#define AUTH_NONCE_LEN	 32u
+#define AUTH_TOKEN_LEN	 32u	/* job token T */
+#define AUTH_BLOCK_LEN	 64u	/* SHA-256 block: longest HMAC key kept as is */
+#define AUTH_MIN_SECRET	 16u	/* bytes a cluster secret must have */
+#define AUTH_MAX_FILE	 4096u	/* bytes of a secret file */
+#define AUTH_NODE_KEY_TAG "mpiv-node-key-v1 "	/* first bytes of a node key file */
+#define AUTH_ENV_SECRET	 "MPIV_SECRET_FILE"
+#define AUTH_ENV_RANK	 "MPIV_RANK_KEY"
+
+struct auth_sha256 {
+	uint32_t h[8];
+	uint64_t nbytes;	/* message bytes hashed so far */
+	uint8_t buf[64];
+	size_t nbuf;
+};
+
+void auth_sha256_init(struct auth_sha256 *s);
+void auth_sha256_update(struct auth_sha256 *s, const void *p, size_t n);
+void auth_sha256_final(struct auth_sha256 *s, uint8_t out[AUTH_HASH_LEN]);
+void auth_sha256(const void *p, size_t n, uint8_t out[AUTH_HASH_LEN]);
+
+struct auth_hmac {
+	struct auth_sha256 inner, outer;
+};
+
+void auth_hmac_init(struct auth_hmac *m, const void *key, size_t keylen);
+void auth_hmac_update(struct auth_hmac *m, const void *p, size_t n);
+void auth_hmac_final(struct auth_hmac *m, uint8_t out[AUTH_HASH_LEN]);
+void auth_hmac_sha256(const void *key, size_t keylen, const void *p,
+    size_t n, uint8_t out[AUTH_HASH_LEN]);
+
+/* Compares in time independent of where the bytes differ. */
+bool auth_equal(const void *a, const void *b, size_t n);
+/* n bytes from getrandom(). 0 or -1 (errno). */
+int auth_random(void *buf, size_t n);
+/* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
+void auth_hex(const uint8_t *in, size_t n, char *out);
+/* Exactly 2n hex digits into n bytes. 0 or -1. */
+int auth_unhex(const char *hex, uint8_t *out, size_t n);
+/* Wipes key material (not optimised away). */
+void auth_wipe(void *p, size_t n);
+
+/* An HMAC key, exactly as HMAC uses it (longer keys are pre-hashed). */
+struct auth_key {
+	uint8_t k[AUTH_BLOCK_LEN];
+	size_t len;
+};
+
+void auth_key_set(struct auth_key *k, const void *p, size_t n);
+
+/*
+ * The keys a process holds. enabled false: no secret was given, the
+ * process runs unauthenticated. cluster: it holds S (services, clients);
+ * otherwise only K_node (a node agent given a node key file).
+ */
+struct auth_keys {
+	bool enabled;
+	bool cluster;
+	struct auth_key secret;		/* S, when cluster */
+	struct auth_key node;		/* K_node, whenever enabled */
+};
+
+/*
+ * Loads keys from path, or from $MPIV_SECRET_FILE when path is NULL; with
+ * neither, keys stay disabled and 0 is returned. The file must be a
+ * regular file, not readable or writable by group or others, and not
+ * empty. A file starting with AUTH_NODE_KEY_TAG holds K_node (hex);
+ * anything else is the cluster secret S (trailing white space dropped,
+ * at least AUTH_MIN_SECRET bytes). 0, or -1 with a one-line reason.
+ */
+int auth_load(struct auth_keys *k, const char *path, char *err,
+    size_t errlen);
+/* Same, and refuses a node key file (services and clients need S). */
+int auth_load_cluster(struct auth_keys *k, const char *path, char *err,
+    size_t errlen);
+
+/* K_node = HMAC(S, "mpiv node key v1"). */
+void auth_node_key(const struct auth_key *s, uint8_t out[AUTH_HASH_LEN]);
+/* K_rank = HMAC(T, "rank " + decimal rank). */
+void auth_rank_key(const uint8_t *token, size_t tokenlen, int32_t rank,
+    uint8_t out[AUTH_HASH_LEN]);
+
+/*
+ * Writes data to a new file of mode 0600 (refuses to replace one).
+ * 0, or -1 with a reason.
+ */
+int auth_write_file(const char *path, const char *data, char *err,
+    size_t errlen);
+
+/*
+ * Handshake proofs. The dialler proves
+ *   HMAC(key, lp("mpiv-auth-v1 hello") lp(nonce_s) lp(nonce_c) u32(role)
+ *        lp(job) u32(rank) u32(incarnation) lp(name))
+ * and the server answers
+ *   HMAC(key, lp("mpiv-auth-v1 reply") lp(nonce_s) lp(nonce_c)
+ *        lp(client proof))
+ * where lp(x) is a 4-byte big-endian length then x: no two field
+ * layouts can give the same bytes, and the two labels keep a client
+ * proof from passing for a server one.
+ */
+void auth_hello_proof(const struct auth_key *key,
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
+    uint8_t out[AUTH_HASH_LEN]);
+void auth_reply_proof(const struct auth_key *key,
+    const uint8_t nonce_s[AUTH_NONCE_LEN],
+    const uint8_t nonce_c[AUTH_NONCE_LEN],
+    const uint8_t client_proof[AUTH_HASH_LEN], uint8_t out[AUTH_HASH_LEN]);
+
+/*
+ * Server side: picks the key a Hello must be proven with. 0 with *key
+ * set, or -1 with *why (static text) when no key can fit (e.g. an
+ * unknown job). Called once per connection, with the Hello unchecked.
+ */
+typedef int auth_key_fn(void *arg, const Mpiv__Hello *h,
+    struct auth_key *key, const char **why);
+
+struct auth_server {
+	bool enabled;		/* false: Challenge{auth=false}, no checks */
+	auth_key_fn *key;
+	void *arg;
+};
+
+/*
+ * The usual policy: a node agent proves K_node (if node_ok), every other
+ * role S. For auth_server.key with arg = the struct auth_keys.
+ */
+int auth_key_service(void *arg, const Mpiv__Hello *h, struct auth_key *key,
+    const char **why);
+int auth_key_service_nodes(void *arg, const Mpiv__Hello *h,
+    struct auth_key *key, const char **why);
+
+/*
+ * The server's check of a Hello against a Challenge nonce. Returns NULL
+ * when it proves key (and fills reply_proof), else the reason to refuse.
+ */
+const char *auth_check_hello(const struct auth_key *key,
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
+    uint8_t reply_proof[AUTH_HASH_LEN]);
+
+/* Texts every side uses, so that tests and users see one wording. */
+#define AUTH_ERR_FAILED	  "authentication failed (wrong secret?)"
+#define AUTH_ERR_REQUIRED "authentication required: this server has a " \
+	"secret (give --secret-file or set MPIV_SECRET_FILE)"
+#define AUTH_ERR_NOAUTH	  "authentication: the server runs without a " \
+	"secret (no --secret-file) but we have one: refusing to talk to it"
+#define AUTH_ERR_IMPOSTOR "authentication: the server could not prove it " \
+	"holds the secret (impostor or wrong secret?)"
+
+/*
+ * Blocking dialler side, for tools and ranks: with key, waits for the
+ * Challenge, sends h with its proof (h's auth fields are set; h must
+ * stay the caller's), reads the HelloReply and checks the server's
+ * proof; without key, sends h at once and skips the Challenge. Returns
+ * 0 with *reply (ok or a refusal the caller reports), or -1 with a
+ * one-line reason in err (I/O, timeout, or an authentication failure).
+ */
+int auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
+    int timeout_ms, Mpiv__HelloReply **reply, char *err, size_t errlen);
+
+#endif
