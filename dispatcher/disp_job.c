@@ -179,7 +179,34 @@ djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	for (r = 0; r < j->nranks; r++)
 		nlive += djob_rank_live(&j->ranks[r]) && !j->ranks[r].kill_sent;
-	if (nlive > 0) {
+	if (nlive > 0 && j->chaos_nodes) {
+		/* The node of a random live rank: nodes with more of the
+		   job's ranks are hit more often, as a random machine is. */
+		int k = (int)(pick % (uint64_t)nlive);
+		struct dpeer *node = NULL;
+
+		for (r = 0; r < j->nranks && node == NULL; r++) {
+			const struct drank *rk = &j->ranks[r];
+			if (djob_rank_live(rk) && !rk->kill_sent && k-- == 0)
+				node = rk->node;
+		}
+		j->kills++;
+		j->chaos_kills++;
+		log_info("dispatcher chaos kill-node job=%s node=%s ranks=%d "
+		    "kill=%u", j->id, node->node_id, node->used,
+		    j->chaos_kills);
+		{
+			struct disp *d = j->d;
+			char id[sizeof(j->id)];
+
+			memcpy(id, j->id, sizeof(id));
+			dnode_kill(node, "chaos");
+			/* Losing the node may have ended (and freed) the job. */
+			if ((j = djob_find(d, id)) == NULL ||
+			    j->state != DJOB_RUNNING)
+				return;
+		}
+	} else if (nlive > 0) {
 		int k = (int)(pick % (uint64_t)nlive);
 		for (r = 0; r < j->nranks; r++) {
 			const struct drank *rk = &j->ranks[r];
@@ -227,10 +254,6 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		*err = "checkpoint interval out of range";
 		return NULL;
 	}
-	if (js->chaos_nodes) {
-		*err = "killing whole nodes (chaos_nodes) is not supported yet";
-		return NULL;
-	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto out_nomem;
 	j->d = d;
@@ -245,6 +268,8 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->chaos_mtbf_ms = js->chaos_mtbf_ms;
 	j->chaos_max = js->chaos_max > 0 ? js->chaos_max : 0;
 	j->chaos_rng = js->chaos_seed;
+	j->chaos_nodes = js->chaos_nodes;
+	j->t_submit = ev_now(d->loop);
 	j->ckpt_interval = js->relay_only ? 0. : js->ckpt_interval;
 	j->ncs = js->relay_only ? 0 : js->ncs;
 	ev_timer_init(&j->grace_w, djob_on_grace, DISP_KILL_GRACE, 0.);
@@ -258,6 +283,17 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	    (j->cm_ready = calloc(j->ncms, sizeof(*j->cm_ready))) == NULL ||
 	    (j->ranks = calloc(j->nranks, sizeof(*j->ranks))) == NULL)
 		goto out_free;
+	/* The job token scopes ranks to this job: the CMs get T, each rank
+	   only K_rank = HMAC(T, "rank R"), which it keeps across restarts. */
+	if (d->keys.enabled) {
+		if (auth_random(j->token, sizeof(j->token)) < 0) {
+			log_warn("dispatcher cannot make a job token");
+			djob_free(j);
+			*err = "dispatcher cannot make a job token";
+			return NULL;
+		}
+		j->has_token = true;
+	}
 	snprintf(j->id, sizeof(j->id), "%u", d->next_job++);
 	j->client = client;
 	client->job = j;
@@ -291,6 +327,10 @@ djob_setup_cms(struct djob *j)
 	js.nranks = j->nranks;
 	js.ncms = j->ncms;
 	js.relay_only = j->relay_only;
+	if (j->has_token) {
+		js.job_token.data = j->token;
+		js.job_token.len = sizeof(j->token);
+	}
 	for (int i = 0; i < j->ncms; i++) {
 		js.cm_index = i;
 		(void)conn_send(j->cms[i]->c, MPIV__MSG_TYPE__MSG_JOB_SETUP,
@@ -418,6 +458,7 @@ djob_launch_rank(struct djob *j, int r)
 	Mpiv__Launch l = MPIV__LAUNCH__INIT;
 	struct drank *rk = &j->ranks[r];
 	char *cms[DISP_MAX_CMS];
+	uint8_t rank_key[AUTH_HASH_LEN];
 
 	for (int i = 0; i < j->ncms; i++)
 		cms[i] = j->cms[i]->addr;
@@ -438,8 +479,14 @@ djob_launch_rank(struct djob *j, int r)
 			l.ckpt_interval = j->ckpt_interval;
 	}
 	l.restore = rk->restoring;
+	if (j->has_token) {
+		auth_rank_key(j->token, sizeof(j->token), r, rank_key);
+		l.rank_key.data = rank_key;
+		l.rank_key.len = sizeof(rank_key);
+	}
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
 	    NULL, 0);
+	auth_wipe(rank_key, sizeof(rank_key));
 	rk->launched = true;
 	rk->started = false;
 	rk->kill_sent = false;
@@ -808,6 +855,37 @@ djob_cm_error(struct dpeer *cm, const char *text)
 	log_warnx("dispatcher cm=%s error text=\"%s\"", cm->addr, text);
 }
 
+/*
+ * Checks a node's report about incarnation inc of rank r of job j: 1
+ * when it is the current incarnation and this node was given it, 0 for
+ * an older incarnation (stale, ignored), -1 for a claim on a rank the
+ * node was not given (a later incarnation, the current one placed
+ * elsewhere, a rank out of range): that node is declared dead, since a
+ * node that lies about ranks cannot be trusted with any.
+ */
+static int
+djob_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
+    const char *what)
+{
+	char why[160];
+
+	if (r >= 0 && r < j->nranks) {
+		const struct drank *rk = &j->ranks[r];
+
+		if (inc < rk->incarnation)
+			return 0;
+		if (inc == rk->incarnation && rk->node == node)
+			return 1;
+	}
+	log_warnx("dispatcher node claims a rank it was not given node=%s "
+	    "what=%s job=%s rank=%d incarnation=%u", node->node_id, what,
+	    j->id, r, inc);
+	snprintf(why, sizeof(why), "%s for rank %d incarnation %u of job %s, "
+	    "which it was not given", what, r, inc, j->id);
+	dnode_declare_dead(node, why);
+	return -1;
+}
+
 void
 djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 {
@@ -823,11 +901,12 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 	    "signal=%d aborted=%d node=%s", te->job_id, te->rank,
 	    te->incarnation, te->exit_code, te->signal, te->aborted,
 	    node->name);
-	if ((j = djob_find(node->d, te->job_id)) == NULL || te->rank < 0 ||
-	    te->rank >= j->nranks) {
+	if ((j = djob_find(node->d, te->job_id)) == NULL) {
 		djob_schedule(node->d);
 		return;
 	}
+	if (djob_claim(node, j, te->rank, te->incarnation, "task exit") < 0)
+		return;
 	rk = &j->ranks[te->rank];
 	if (rk->node != node || rk->incarnation != te->incarnation ||
 	    rk->exited || !rk->launched) {
@@ -938,7 +1017,8 @@ djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
 	log_debug("dispatcher task started job=%s rank=%d incarnation=%u "
 	    "pid=%d node=%s", ts->job_id, ts->rank, ts->incarnation, ts->pid,
 	    node->name);
-	if (j == NULL || ts->rank < 0 || ts->rank >= j->nranks)
+	if (j == NULL ||
+	    djob_claim(node, j, ts->rank, ts->incarnation, "task started") < 1)
 		return;
 	rk = &j->ranks[ts->rank];
 	if (rk->node != node || rk->incarnation != ts->incarnation ||
@@ -991,8 +1071,9 @@ djob_output(struct dpeer *node, const Mpiv__Output *o,
 	uint64_t off, skip;
 	int s;
 
-	if (j == NULL || j->client == NULL || o->rank < 0 ||
-	    o->rank >= j->nranks)
+	if (j == NULL || (o->incarnation != 0 &&
+	    djob_claim(node, j, o->rank, o->incarnation, "output") < 0) ||
+	    j->client == NULL || o->rank < 0 || o->rank >= j->nranks)
 		return;
 	rk = &j->ranks[o->rank];
 	s = o->stream == 2;
@@ -1149,8 +1230,15 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	    ct->job_id, ct->rank, (unsigned long long)ct->ckpt_no,
 	    (unsigned long long)ct->bytes, (unsigned long long)ct->raw_bytes,
 	    ct->dump_s, ct->upload_s, node->name);
-	if (j == NULL || ct->rank < 0 || ct->rank >= j->nranks)
+	if (j == NULL)
 		return;
+	if (ct->rank < 0 || ct->rank >= j->nranks ||
+	    (j->ranks[ct->rank].node != node &&
+	    j->ranks[ct->rank].prev_node != node)) {
+		/* Only the node that ran (or runs) the rank checkpoints it. */
+		(void)djob_claim(node, j, -1, 0, "checkpoint");
+		return;
+	}
 	rk = &j->ranks[ct->rank];
 	rk->checkpoints++;
 	j->checkpoints++;
@@ -1231,6 +1319,7 @@ fail:
 static void
 djob_node_lost(struct djob *j, struct dpeer *node)
 {
+	double now = ev_now(j->d->loop);
 	char why[400];
 	int first = -1;
 
@@ -1240,10 +1329,30 @@ djob_node_lost(struct djob *j, struct dpeer *node)
 			rk->prev_node = NULL;
 		if (rk->node != node)
 			continue;
+		if (rk->exited) {
+			rk->node = NULL;
+			continue;
+		}
+		/*
+		 * A rank of a running job whose node vanished is relaunched
+		 * elsewhere like a killed one (incarnation+1, from its last
+		 * checkpoint): the CMs fence whatever of the old incarnation
+		 * still runs behind a partition. Before the job runs, or
+		 * when it may not restart (relay-only, restart limit), the
+		 * job fails as it would for a crash.
+		 */
+		if (j->state == DJOB_RUNNING && !j->failed && !j->relay_only &&
+		    rk->launched && rk->restarts < (uint32_t)j->max_restarts) {
+			log_info("dispatcher rank lost with its node, "
+			    "restarting job=%s rank=%d incarnation=%u node=%s",
+			    j->id, r, rk->incarnation, node->name);
+			djob_restart(j, r, now);
+			if (rk->prev_node == node)	/* p is freed soon */
+				rk->prev_node = NULL;
+			continue;
+		}
 		rk->node = NULL;
-		if (rk->launched && !rk->exited && first < 0)
-			first = r;
-		if (!rk->launched && first < 0)
+		if (first < 0)
 			first = r;
 	}
 	if (first < 0)

@@ -30,6 +30,10 @@ disp_usage(FILE *f)
 	    "  --heartbeat-timeout S    a node silent this long is lost "
 	    "(default 10)\n"
 	    "  --log-level LEVEL        default info (MPIV_LOG overrides)\n"
+	    "  --secret-file FILE       cluster secret: authenticate every "
+	    "connection\n"
+	    "                           (env MPIV_SECRET_FILE; "
+	    "mpiv secret new FILE)\n"
 	    "Prints \"listening on HOST:PORT\" on stdout once ready.\n");
 }
 
@@ -80,21 +84,26 @@ dispatcher_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct disp d = { .lfd = -1, .hb_timeout = DISP_HB_TIMEOUT,
 	    .next_job = 1 };
 	const char *listen_addr = "0.0.0.0:7070";
+	const char *secret = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	char *end;
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hl:L:t:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hk:l:L:t:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			disp_usage(stdout);
 			return 0;
+		case 'k':
+			secret = optarg;
+			break;
 		case 'l':
 			listen_addr = optarg;
 			break;
@@ -124,11 +133,18 @@ dispatcher_main(int argc, char **argv)
 	}
 	log_init("dispatcher", level);
 	signal(SIGPIPE, SIG_IGN);
+	if (daemon_auth_load("dispatcher", secret, false, &d.keys) < 0)
+		return 1;
+	/* Node agents prove K_node, services and clients the secret. */
+	d.as.enabled = d.keys.enabled;
+	d.as.key = auth_key_service_nodes;
+	d.as.arg = &d.keys;
 
 	if (daemon_listen("dispatcher", listen_addr, d.bound, sizeof(d.bound),
 	    &d.lfd, &d.loop) < 0)
 		return 1;
 	log_info("dispatcher listening addr=%s", d.bound);
+	d.t_start = ev_now(d.loop);
 
 	ev_io_init(&d.accept_w, disp_on_accept, d.lfd, EV_READ);
 	d.accept_w.data = &d;

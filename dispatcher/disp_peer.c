@@ -185,6 +185,12 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
     ProtobufCMessage *m, uint8_t *payload)
 {
 	ev_timer_again(p->d->loop, &p->hello_w);	/* any frame is a sign of life */
+	p->last_seen = ev_now(p->d->loop);
+	if (h->type != MPIV__MSG_TYPE__MSG_NODE_REGISTER &&
+	    p->node_id[0] == '\0') {
+		dpeer_error(p, "a node registers before anything else");
+		return;
+	}
 	switch (h->type) {
 	case MPIV__MSG_TYPE__MSG_NODE_REGISTER: {
 		Mpiv__NodeRegister *nr = (Mpiv__NodeRegister *)m;
@@ -192,16 +198,12 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 			dpeer_error(p, "slots out of range");
 			return;
 		}
-		if (*nr->name != '\0')
-			snprintf(p->name, sizeof(p->name), "%s", nr->name);
-		p->slots = nr->slots;
-		p->criu = nr->criu;
-		log_info("dispatcher node registered name=%s slots=%d criu=%d",
-		    p->name, p->slots, nr->criu);
-		djob_schedule(p->d);
+		dnode_register(p, nr);
 		return;
 	}
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		/* Echoed: the agent's proof that we still count it alive. */
+		(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_HEARTBEAT, m, NULL, 0);
 		return;
 	case MPIV__MSG_TYPE__MSG_TASK_STARTED:
 		djob_task_started(p, (Mpiv__TaskStarted *)m);
@@ -241,6 +243,12 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_CKPT_REQUEST:
 		djob_client_ckpt(p, (Mpiv__CkptRequest *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_NODE_KILL:
+		dnode_client_kill(p, (Mpiv__NodeKill *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_STATUS_REQUEST:
+		dstatus_reply(p, (Mpiv__StatusRequest *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);
@@ -294,6 +302,12 @@ dpeer_on_close(struct conn *c, const char *reason)
 	    "reason=\"%s\"", dpeer_role_names[p->role], p->name, conn_peer(c),
 	    reason);
 	ev_timer_stop(d->loop, &p->hello_w);
+	if (p->role == DPEER_NODE && !d->stopping) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "connection lost: %s", reason);
+		dnode_declare_dead(p, why);
+	}
 	djob_peer_lost(p);
 	if (p->prev != NULL)
 		p->prev->next = p->next;
@@ -321,11 +335,11 @@ dpeer_on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	if (p->role == DPEER_NEW) {
 		dpeer_refuse(p, "no hello received in time");
 	} else if (p->role == DPEER_NODE) {
-		log_warnx("dispatcher node lost name=%s reason=\"no heartbeat "
-		    "for %.0f s\"", p->name, p->d->hb_timeout);
-		djob_peer_lost(p);
-		p->role = DPEER_DEAD;
-		conn_close(p->c, "heartbeat timeout", false);
+		char why[96];
+
+		snprintf(why, sizeof(why), "no heartbeat for %g s",
+		    p->d->hb_timeout);
+		dnode_declare_dead(p, why);
 	}
 }
 
@@ -346,6 +360,7 @@ dpeer_new(struct disp *d, int fd)
 		free(p);
 		return NULL;
 	}
+	conn_auth_server(p->c, &d->as);
 	snprintf(p->name, sizeof(p->name), "%s", conn_peer(p->c));
 	ev_timer_init(&p->hello_w, dpeer_on_timer, DISP_HELLO_TIMEOUT, 0.);
 	p->hello_w.data = p;

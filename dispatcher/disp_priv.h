@@ -11,6 +11,7 @@
 
 #include <ev.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "frame.h"
 
@@ -22,6 +23,7 @@
 #define DISP_OUT_HIGH		(16u << 20)	/* client queue: pause nodes */
 #define DISP_OUT_LOW		(4u << 20)	/* resume them below this */
 #define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
+#define DISP_DEAD_KEEP		256	/* declared-dead node ids remembered */
 
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
@@ -44,6 +46,8 @@ struct dpeer {
 	char addr[128];		/* host:port ranks dial; "" until registered */
 	int njobs;		/* jobs it serves (for spreading) */
 	/* node */
+	char node_id[80];	/* "NAME#N", "" until NodeRegister */
+	double last_seen;	/* ev_now() of its last frame */
 	int slots;		/* 0 until NodeRegister */
 	bool criu;		/* NodeRegister.criu: can dump and restore */
 	int used;		/* launched or assigned ranks not yet exited */
@@ -102,6 +106,10 @@ struct drestart {
 struct djob {
 	struct disp *d;
 	char id[32];
+	uint8_t token[AUTH_TOKEN_LEN];	/* T: ranks prove HMAC(T, "rank R") */
+	bool has_token;		/* only when the dispatcher has a secret */
+	double t_submit;	/* ev_now() at submission */
+	bool chaos_nodes;	/* chaos kills whole node agents */
 	enum djob_state state;
 	int nranks;
 	int ncms;
@@ -146,8 +154,20 @@ struct djob {
 	struct djob *prev, *next;
 };
 
+/* A node declared dead, remembered so that it is told if it returns. */
+struct ddead {
+	char node_id[80];
+	char reason[96];
+};
+
 struct disp {
 	struct ev_loop *loop;
+	struct auth_keys keys;	/* --secret-file (disabled: none) */
+	struct auth_server as;	/* how peers prove themselves */
+	double t_start;
+	unsigned next_node;	/* node_id counter */
+	struct ddead dead[DISP_DEAD_KEEP];	/* ring */
+	unsigned ndead;		/* ever declared dead */
 	int lfd;
 	char bound[128];
 	ev_io accept_w;
@@ -165,6 +185,17 @@ struct dpeer *dpeer_new(struct disp *d, int fd);
 void dpeer_close_all(struct disp *d);
 void dpeer_backpressure(struct disp *d, struct dpeer *node);
 void dpeer_on_backpressure(struct ev_loop *loop, ev_timer *w, int revents);
+
+/* disp_node.c */
+void dnode_register(struct dpeer *p, const Mpiv__NodeRegister *nr);
+void dnode_declare_dead(struct dpeer *p, const char *reason);
+struct dpeer *dnode_find(struct disp *d, const char *name);
+void dnode_kill(struct dpeer *node, const char *reason);
+void dnode_client_kill(struct dpeer *client, const Mpiv__NodeKill *nk);
+bool dnode_is_dead_id(const struct disp *d, const char *node_id);
+
+/* disp_status.c */
+void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);
 
 /* disp_job.c */
 struct djob *djob_submit(struct disp *d, struct dpeer *client,

@@ -11,5 +11,15 @@ int run_main(int argc, char **argv);
 int node_main(int argc, char **argv);
 int kill_main(int argc, char **argv);
 int checkpoint_main(int argc, char **argv);
+int kill_node_main(int argc, char **argv);
+int status_main(int argc, char **argv);
+
+/* kill.c: short client sessions with the dispatcher (kill, checkpoint,
+   kill-node, status). Both print the reason of a failure themselves. */
+#include <stdint.h>
+#include <protobuf-c/protobuf-c.h>
+int kill_connect(const char *cmd, const char *disp);
+ProtobufCMessage *kill_request(const char *cmd, int fd, uint16_t type,
+    const ProtobufCMessage *req, uint16_t want);
 
 #endif

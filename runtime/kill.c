@@ -69,25 +69,24 @@ kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
 }
 
 /*
- * One request to the dispatcher: Hello{ROLE_CLIENT}, the request, then
- * HelloReply and JobStatus{ok|error, message}, printed. Exit code.
+ * Opens a client session with the dispatcher: dial, Hello{ROLE_CLIENT},
+ * HelloReply. The socket, or -1 once the reason was printed. Shared by
+ * every short client command (kill, checkpoint, kill-node, status).
  */
-static int
-kill_session(const char *cmd, const char *disp, uint16_t type,
-    const ProtobufCMessage *req)
+int
+kill_connect(const char *cmd, const char *disp)
 {
 	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
-	Mpiv__JobStatus *st;
 	ProtobufCMessage *m;
 	char why[400], name[32];
-	int fd, rc;
+	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((fd = net_dial(disp, KILL_TIMEOUT_MS)) < 0) {
 		fprintf(stderr, "mpiv %s: cannot reach the dispatcher at %s: "
 		    "%s\n", cmd, disp, strerror(errno));
-		return 1;
+		return -1;
 	}
 	snprintf(name, sizeof(name), "mpiv %s", cmd);
 	hello.version = FRAME_VERSION;
@@ -95,18 +94,17 @@ kill_session(const char *cmd, const char *disp, uint16_t type,
 	hello.rank = -1;
 	hello.name = name;
 	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
-	    KILL_TIMEOUT_MS) < 0 ||
-	    frame_write(fd, type, req, NULL, 0, KILL_TIMEOUT_MS) < 0) {
+	    KILL_TIMEOUT_MS) < 0) {
 		fprintf(stderr, "mpiv %s: cannot talk to the dispatcher at "
 		    "%s: %s\n", cmd, disp, strerror(errno));
 		close(fd);
-		return 1;
+		return -1;
 	}
 	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, why,
 	    sizeof(why)) < 0) {
 		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
 		close(fd);
-		return 1;
+		return -1;
 	}
 	hr = (Mpiv__HelloReply *)m;
 	if (!hr->ok) {
@@ -114,12 +112,51 @@ kill_session(const char *cmd, const char *disp, uint16_t type,
 		    hr->error);
 		frame_free_meta(m);
 		close(fd);
-		return 1;
+		return -1;
 	}
 	frame_free_meta(m);
-	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_JOB_STATUS, &m, why,
-	    sizeof(why)) < 0) {
+	return fd;
+}
+
+/*
+ * Sends req on a client session and waits for a frame of type want; the
+ * message, or NULL once the reason was printed.
+ */
+ProtobufCMessage *
+kill_request(const char *cmd, int fd, uint16_t type,
+    const ProtobufCMessage *req, uint16_t want)
+{
+	ProtobufCMessage *m;
+	char why[400];
+
+	if (frame_write(fd, type, req, NULL, 0, KILL_TIMEOUT_MS) < 0) {
+		fprintf(stderr, "mpiv %s: cannot talk to the dispatcher: %s\n",
+		    cmd, strerror(errno));
+		return NULL;
+	}
+	if (kill_expect(fd, want, &m, why, sizeof(why)) < 0) {
 		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
+		return NULL;
+	}
+	return m;
+}
+
+/*
+ * One request to the dispatcher answered by JobStatus{ok|error,
+ * message}, printed. Exit code.
+ */
+static int
+kill_session(const char *cmd, const char *disp, uint16_t type,
+    const ProtobufCMessage *req)
+{
+	Mpiv__JobStatus *st;
+	ProtobufCMessage *m;
+	int fd, rc;
+
+	if ((fd = kill_connect(cmd, disp)) < 0)
+		return 1;
+	if ((m = kill_request(cmd, fd, type, req,
+	    MPIV__MSG_TYPE__MSG_JOB_STATUS)) == NULL) {
 		close(fd);
 		return 1;
 	}
@@ -262,4 +299,55 @@ checkpoint_main(int argc, char **argv)
 	}
 	return kill_session("checkpoint", disp,
 	    MPIV__MSG_TYPE__MSG_CKPT_REQUEST, &cr.base);
+}
+
+static void
+kill_node_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mpiv kill-node --dispatcher HOST:PORT NODE\n"
+	    "  --dispatcher HOST:PORT  the dispatcher\n"
+	    "  NODE                    a node's name or node id (mpiv status "
+	    "lists them)\n"
+	    "The node agent SIGKILLs its ranks and itself, as a crashed "
+	    "machine would; the\ndispatcher relaunches those ranks on other "
+	    "nodes.\n");
+}
+
+int
+kill_node_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	Mpiv__NodeKill nk = MPIV__NODE_KILL__INIT;
+	const char *disp = NULL;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'd':
+			disp = optarg;
+			break;
+		case 'h':
+			kill_node_usage(stdout);
+			return 0;
+		default:
+			kill_node_usage(stderr);
+			return 2;
+		}
+	}
+	if (disp == NULL || argc - optind != 1 || *argv[optind] == '\0') {
+		fprintf(stderr, "mpiv kill-node: %s\n", disp == NULL ?
+		    "missing --dispatcher HOST:PORT" : "want NODE");
+		kill_node_usage(stderr);
+		return 2;
+	}
+	nk.name = argv[optind];
+	nk.reason = (char *)"mpiv kill-node";
+	return kill_session("kill-node", disp, MPIV__MSG_TYPE__MSG_NODE_KILL,
+	    &nk.base);
 }

@@ -26,6 +26,10 @@ main_usage(FILE *f)
 	    "job\n"
 	    "  checkpoint --dispatcher HOST:PORT JOB [RANK]  checkpoint a job's "
 	    "ranks now\n"
+	    "  kill-node --dispatcher HOST:PORT NODE  kill a node agent and "
+	    "its ranks\n"
+	    "  status --dispatcher HOST:PORT [JOB]  nodes, services, jobs and "
+	    "their ranks\n"
 	    "  version                             print the version\n"
 	    "  help                                this text\n");
 }
@@ -54,6 +58,10 @@ main(int argc, char **argv)
 		return cs_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "checkpoint") == 0)
 		return checkpoint_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "kill-node") == 0)
+		return kill_node_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "status") == 0)
+		return status_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
 		return 0;

@@ -40,6 +40,8 @@ node_usage(FILE *f)
 	    "  --slots N               ranks this node runs at once "
 	    "(default: number of CPUs)\n"
 	    "  --name NAME             node name (default: host name)\n"
+	    "  --heartbeat-interval S  seconds between heartbeats "
+	    "(default 1)\n"
 	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n");
 }
 
@@ -557,6 +559,48 @@ node_kill_all(struct node *n, bool wait)
 
 /* ---------------- dispatcher link ---------------- */
 
+/*
+ * NodeWelcome: our identity for this registration, and how long the
+ * dispatcher waits for our heartbeats before it declares us dead: a
+ * dispatcher silent that long has done so (or is gone), so we then give
+ * up the link ourselves (node_on_silence).
+ */
+static void
+node_welcome(struct node *n, const Mpiv__NodeWelcome *w)
+{
+	if (w->was_dead)
+		log_warnx("node the dispatcher had declared us dead "
+		    "previous=%s reason=\"%s\"; our ranks of then were "
+		    "killed, we join as a fresh node", n->node_id,
+		    w->dead_reason);
+	snprintf(n->node_id, sizeof(n->node_id), "%s", w->node_id);
+	if (w->heartbeat_timeout > 0 && w->heartbeat_timeout < 1e6) {
+		n->silence_w.repeat = w->heartbeat_timeout;
+		ev_timer_again(n->loop, &n->silence_w);
+	}
+	log_info("node welcome node=%s heartbeat_timeout=%g", n->node_id,
+	    w->heartbeat_timeout);
+}
+
+/*
+ * Nothing from the dispatcher for its heartbeat timeout (it echoes each
+ * heartbeat): partitioned or gone, it has declared us dead and relaunched
+ * our ranks elsewhere. Ours are stale: node_on_close kills them, and we
+ * register again as a fresh node once it answers.
+ */
+static void
+node_on_silence(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct node *n = w->data;
+
+	ev_timer_stop(loop, w);
+	if (n->c == NULL || conn_is_closing(n->c))
+		return;
+	log_warnx("node dispatcher=%s silent for %g s: we are presumed dead",
+	    n->dispatcher, w->repeat);
+	conn_close(n->c, "dispatcher silent", false);
+}
+
 static void
 node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
     uint8_t *payload)
@@ -564,6 +608,7 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	struct node *n = conn_udata(c);
 
 	free(payload);
+	ev_timer_again(n->loop, &n->silence_w);	/* the dispatcher lives */
 	switch (h->type) {
 	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
 		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
@@ -589,6 +634,19 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		log_warnx("node dispatcher error text=\"%s\"",
 		    ((Mpiv__Error *)m)->text);
 		return;
+	case MPIV__MSG_TYPE__MSG_NODE_WELCOME:
+		node_welcome(n, (Mpiv__NodeWelcome *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_NODE_KILL:
+		/* Fault injection: die as a crashed machine would. */
+		log_warnx("node killed by the dispatcher reason=\"%s\"; "
+		    "SIGKILL to every rank and to the agent",
+		    ((Mpiv__NodeKill *)m)->reason);
+		node_kill_all(n, false);
+		(void)kill(getpid(), SIGKILL);
+		return;
+	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		return;		/* the echo: silence_w was pushed back */
 	default:
 		log_debug("node ignoring %s from the dispatcher",
 		    frame_type_name(h->type));
@@ -603,6 +661,7 @@ node_stop(struct node *n)
 	node_kill_all(n, true);
 	node_ckpt_stop(n);
 	ev_timer_stop(n->loop, &n->hb_w);
+	ev_timer_stop(n->loop, &n->silence_w);
 	ev_timer_stop(n->loop, &n->resume_w);
 	ev_signal_stop(n->loop, &n->sigint_w);
 	ev_signal_stop(n->loop, &n->sigterm_w);
@@ -620,6 +679,7 @@ node_on_close(struct conn *c, const char *reason)
 		node_stop(n);
 		return;
 	}
+	ev_timer_stop(n->loop, &n->silence_w);
 	log_warnx("node lost dispatcher=%s reason=\"%s\"; killing ranks, "
 	    "redialling", n->dispatcher, reason);
 	node_kill_all(n, false);
@@ -656,6 +716,9 @@ node_dial(struct node *n)
 	nr.name = n->name;
 	nr.slots = n->slots;
 	nr.criu = n->criu;
+	nr.previous_id = n->node_id;
+	nr.version = (char *)MPIV_VERSION;
+	ev_timer_again(n->loop, &n->silence_w);
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_NODE_REGISTER, &nr.base,
 	    NULL, 0);
@@ -691,23 +754,33 @@ node_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "heartbeat-interval", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "slots", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct node n = { .slots = 0 };
+	struct node n = { .slots = 0, .hb_interval = NODE_HB_INTERVAL };
 	enum log_level level = LOG_LEVEL_INFO;
 	char *end;
 	long v;
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hL:N:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:hH:L:N:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			n.dispatcher = optarg;
+			break;
+		case 'H':
+			n.hb_interval = strtod(optarg, &end);
+			if (*end != '\0' || !(n.hb_interval >= 0.01) ||
+			    n.hb_interval > 3600) {
+				fprintf(stderr, "mpiv node: bad "
+				    "--heartbeat-interval \"%s\"\n", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			node_usage(stdout);
@@ -756,9 +829,12 @@ node_main(int argc, char **argv)
 		log_errorx("node cannot create an event loop");
 		return 1;
 	}
-	ev_timer_init(&n.hb_w, node_on_heartbeat, NODE_HB_INTERVAL,
-	    NODE_HB_INTERVAL);
+	ev_timer_init(&n.hb_w, node_on_heartbeat, n.hb_interval,
+	    n.hb_interval);
 	n.hb_w.data = &n;
+	ev_init(&n.silence_w, node_on_silence);
+	n.silence_w.repeat = NODE_SILENCE_DEFAULT;
+	n.silence_w.data = &n;
 	ev_timer_start(n.loop, &n.hb_w);
 	ev_timer_init(&n.resume_w, node_on_resume, 0.05, 0.05);
 	n.resume_w.data = &n;

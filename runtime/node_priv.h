@@ -16,6 +16,7 @@
 
 #define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
 #define NODE_DIAL_TIMEOUT_MS	2000
+#define NODE_SILENCE_DEFAULT	30.0	/* s, until NodeWelcome says */
 #define NODE_DRAIN_TIMEOUT	2.0	/* s to wait for pipe EOF after exit */
 #define NODE_READ_CHUNK		65536	/* bytes per Output frame at most */
 #define NODE_OUT_HIGH		(8u << 20)	/* stop reading pipes above */
@@ -69,7 +70,10 @@ struct node {
 	struct conn *c;
 	bool dial_warned;
 	uint64_t hb_seq;
+	double hb_interval;	/* --heartbeat-interval */
 	ev_timer hb_w;		/* heartbeat, or redial while c == NULL */
+	ev_timer silence_w;	/* dispatcher silent this long: given up */
+	char node_id[80];	/* from NodeWelcome; sent as previous_id */
 	ev_timer resume_w;	/* output back-pressure check */
 	ev_signal sigint_w, sigterm_w;
 	struct task *tasks;

@@ -56,6 +56,10 @@ run_usage(FILE *f)
 	    "from the clock;\n"
 	    "                           the report says which)\n"
 	    "  --chaos-max K            stop after K kills\n"
+	    "  --chaos-nodes            --chaos kills whole node agents (and "
+	    "their ranks);\n"
+	    "                           embedded ones are started again "
+	    "shortly after\n"
 	    "  --ckpt-interval S        checkpoint every rank every S seconds "
 	    "(uncoordinated;\n"
 	    "                           restarts resume from the last one)\n"
@@ -152,6 +156,7 @@ run_parse(struct run *r, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "chaos", required_argument, NULL, 'C' },
 		{ "chaos-max", required_argument, NULL, 'K' },
+		{ "chaos-nodes", no_argument, NULL, 'N' },
 		{ "chaos-seed", required_argument, NULL, 'S' },
 		{ "ckpt-interval", required_argument, NULL, 'I' },
 		{ "cs", required_argument, NULL, 'X' },
@@ -181,6 +186,9 @@ run_parse(struct run *r, int argc, char **argv)
 			if (run_parse_ms(optarg, &r->chaos_mtbf_ms) < 0)
 				return run_usage_error("bad --chaos \"%s\" "
 				    "(want a duration: 2s, 500ms, 1.5)", optarg);
+			break;
+		case 'N':
+			r->chaos_nodes = true;
 			break;
 		case 'K':
 			if (run_parse_int(optarg, 1, INT_MAX, &r->chaos_max) < 0)
@@ -275,9 +283,10 @@ run_parse(struct run *r, int argc, char **argv)
 	}
 	if (r->nranks < 1)
 		return run_usage_error("%s", "missing -n N");
-	if ((r->chaos_seed_set || r->chaos_max > 0) && r->chaos_mtbf_ms == 0)
-		return run_usage_error("%s", "--chaos-seed and --chaos-max need "
-		    "--chaos MTBF");
+	if ((r->chaos_seed_set || r->chaos_max > 0 || r->chaos_nodes) &&
+	    r->chaos_mtbf_ms == 0)
+		return run_usage_error("%s", "--chaos-seed, --chaos-max and "
+		    "--chaos-nodes need --chaos MTBF");
 	if (r->relay_only && (r->ckpt_interval > 0 || r->ncs > 0))
 		return run_usage_error("%s", "--relay-only cannot take "
 		    "checkpoints (--ckpt-interval, --cs)");
@@ -594,6 +603,7 @@ run_submit(struct run *r)
 	js.chaos_mtbf_ms = r->chaos_mtbf_ms;
 	js.chaos_seed = r->chaos_seed;
 	js.chaos_max = r->chaos_max;
+	js.chaos_nodes = r->chaos_nodes;
 	js.ckpt_interval = r->ckpt_interval;
 	js.ncs = r->ncs;
 	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */

@@ -22,6 +22,10 @@
 
 #define RUN_START_TIMEOUT_MS	15000	/* for a "listening on" line */
 #define RUN_TERM_GRACE_MS	2000	/* SIGTERM, then SIGKILL */
+#define RUN_RESPAWN_DELAY	0.3	/* s before a dead node agent returns */
+#define RUN_RESPAWN_MAX		1000	/* per node agent */
+
+static int run_deploy_node(struct run *r, struct run_daemon *d, int i);
 
 static long
 run_deploy_ms(void)
@@ -42,11 +46,36 @@ run_deploy_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	d->pid = -1;
 	proc_status_str(w->rstatus, st, sizeof(st));
 	log_info("run daemon exited what=\"%s\" status=\"%s\"", d->what, st);
+	/*
+	 * A node agent is volatile by design (--chaos-nodes, mpiv
+	 * kill-node): the dispatcher relaunches its ranks elsewhere, and a
+	 * fresh agent takes its place shortly, as a rebooted machine would.
+	 */
+	if (!d->r->stopped && d->node >= 0 &&
+	    d->respawns < RUN_RESPAWN_MAX) {
+		ev_timer_set(&d->respawn_w, RUN_RESPAWN_DELAY, 0.);
+		ev_timer_start(loop, &d->respawn_w);
+		return;
+	}
 	if (!d->r->stopped) {
 		snprintf(why, sizeof(why), "deployment failed: %s exited "
 		    "unexpectedly (%s)", d->what, st);
 		run_stop(d->r, 1, why);
 	}
+}
+
+static void
+run_deploy_on_respawn(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct run_daemon *d = w->data;
+
+	if (d->r->stopped || d->pid > 0)
+		return;
+	d->respawns++;
+	log_info("run starting node agent %d again (respawn %u)", d->node,
+	    d->respawns);
+	if (run_deploy_node(d->r, d, d->node) < 0 && !d->r->stopped)
+		run_stop(d->r, 1, d->r->reason);
 }
 
 /*
@@ -102,20 +131,27 @@ run_deploy_read_addr(struct run *r, struct run_daemon *d, int fd, char *addr,
 }
 
 /*
- * Starts one daemon: `SELF args...` with TMPDIR set to its own directory.
- * With addr, waits for its "listening on" line. 0 or -1 (reason set).
+ * Starts one daemon in slot d (NULL: the next free one): `SELF args...`
+ * with TMPDIR set to its own directory. With addr, waits for its
+ * "listening on" line. 0 or -1 (reason set).
  */
 static int
-run_deploy_spawn(struct run *r, const char *what, char **args, char *addr,
-    size_t addrlen)
+run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
+    char **args, char *addr, size_t addrlen)
 {
-	struct run_daemon *d = &r->daemons[r->ndaemons];
+	bool fresh = d == NULL;
 	char dir[PATH_MAX], tmpenv[PATH_MAX + 16];
 	char *setenv[] = { tmpenv, NULL };
 	struct proc_spec spec = { 0 };
 	struct proc_child ch;
 	int rc = 0;
 
+	if (fresh) {
+		d = &r->daemons[r->ndaemons];
+		d->node = -1;
+		ev_init(&d->respawn_w, run_deploy_on_respawn);
+		d->respawn_w.data = d;
+	}
 	snprintf(d->what, sizeof(d->what), "%s", what);
 	d->r = r;
 	d->pid = -1;
@@ -123,7 +159,7 @@ run_deploy_spawn(struct run *r, const char *what, char **args, char *addr,
 	for (char *p = dir + strlen(r->tmpdir); *p; p++)
 		if (*p == ' ')
 			*p = '-';
-	if (mkdir(dir, 0700) < 0) {
+	if (mkdir(dir, 0700) < 0 && (fresh || errno != EEXIST)) {
 		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
 		    "mkdir %.300s: %s", dir, strerror(errno));
 		return -1;
@@ -140,7 +176,8 @@ run_deploy_spawn(struct run *r, const char *what, char **args, char *addr,
 		return -1;
 	}
 	d->pid = ch.pid;
-	r->ndaemons++;
+	if (fresh)
+		r->ndaemons++;
 	ev_child_init(&d->w, run_deploy_on_child, ch.pid, 0);
 	d->w.data = d;
 	ev_child_start(r->loop, &d->w);
@@ -160,7 +197,7 @@ int
 run_deploy_start(struct run *r)
 {
 	const char *tmp = getenv("TMPDIR");
-	char cmaddr[128], what[32], slots[16], store[PATH_MAX], *args[14];
+	char cmaddr[128], what[32], store[PATH_MAX], *args[14];
 	ssize_t n;
 
 	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
@@ -191,7 +228,7 @@ run_deploy_start(struct run *r)
 	args[4] = "--log-level";
 	args[5] = (char *)r->child_level;
 	args[6] = NULL;
-	if (run_deploy_spawn(r, "dispatcher", args, r->disp_addr,
+	if (run_deploy_spawn(r, NULL, "dispatcher", args, r->disp_addr,
 	    sizeof(r->disp_addr)) < 0)
 		return -1;
 	log_info("run dispatcher addr=%s", r->disp_addr);
@@ -206,7 +243,7 @@ run_deploy_start(struct run *r)
 	args[8] = NULL;
 	for (int i = 0; i < r->ncms; i++) {
 		snprintf(what, sizeof(what), "cm %d", i);
-		if (run_deploy_spawn(r, what, args, cmaddr, sizeof(cmaddr)) < 0)
+		if (run_deploy_spawn(r, NULL, what, args, cmaddr, sizeof(cmaddr)) < 0)
 			return -1;
 		log_info("run cm=%d addr=%s", i, cmaddr);
 	}
@@ -225,40 +262,58 @@ run_deploy_start(struct run *r)
 		snprintf(what, sizeof(what), "cs %d", i);
 		snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir,
 		    i);
-		if (run_deploy_spawn(r, what, args, cmaddr, sizeof(cmaddr)) < 0)
+		if (run_deploy_spawn(r, NULL, what, args, cmaddr, sizeof(cmaddr)) < 0)
 			return -1;
 		log_info("run cs=%d addr=%s", i, cmaddr);
 	}
 
+	for (int i = 0; i < r->nnodes; i++)
+		if (run_deploy_node(r, NULL, i) < 0)
+			return -1;
+	return 0;
+}
+
+/* Starts node agent i (again, into slot d, when d is not NULL). */
+static int
+run_deploy_node(struct run *r, struct run_daemon *d, int i)
+{
+	char slots[16], name[32], what[32], *args[12];
+	int k = 0;
+
 	snprintf(slots, sizeof(slots), "%d",
 	    (r->nranks + r->nnodes - 1) / r->nnodes);
-	args[1] = "node";
-	args[2] = "--dispatcher";
-	args[3] = r->disp_addr;
-	args[4] = "--slots";
-	args[5] = slots;
-	args[6] = "--log-level";
-	args[7] = (char *)r->child_level;
-	args[8] = "--name";
-	args[10] = NULL;
-	for (int i = 0; i < r->nnodes; i++) {
-		char name[32];
-
-		/* Distinct names, so logs and status tell the nodes apart. */
-		snprintf(name, sizeof(name), "node%d", i);
-		args[9] = name;
-		snprintf(what, sizeof(what), "node %d", i);
-		if (run_deploy_spawn(r, what, args, NULL, 0) < 0)
+	/* Distinct names, so logs and status tell the nodes apart. */
+	snprintf(name, sizeof(name), "node%d", i);
+	snprintf(what, sizeof(what), "node %d", i);
+	args[k++] = r->self;
+	args[k++] = "node";
+	args[k++] = "--dispatcher";
+	args[k++] = r->disp_addr;
+	args[k++] = "--slots";
+	args[k++] = slots;
+	args[k++] = "--log-level";
+	args[k++] = (char *)r->child_level;
+	args[k++] = "--name";
+	args[k++] = name;
+	args[k] = NULL;
+	if (d == NULL) {
+		d = &r->daemons[r->ndaemons];
+		if (run_deploy_spawn(r, NULL, what, args, NULL, 0) < 0)
 			return -1;
+	} else if (run_deploy_spawn(r, d, what, args, NULL, 0) < 0) {
+		return -1;
 	}
+	d->node = i;
 	return 0;
 }
 
 void
 run_deploy_unwatch(struct run *r)
 {
-	for (int i = 0; i < r->ndaemons; i++)
+	for (int i = 0; i < r->ndaemons; i++) {
 		ev_child_stop(r->loop, &r->daemons[i].w);
+		ev_timer_stop(r->loop, &r->daemons[i].respawn_w);
+	}
 }
 
 /* SIGTERM everyone, SIGKILL what is left after the grace period. */

@@ -23,6 +23,9 @@ struct run_daemon {
 	char what[32];		/* "dispatcher", "cm 0", "node 1" */
 	pid_t pid;		/* -1 once reaped */
 	ev_child w;
+	int node;		/* node agent index, -1 for a service */
+	unsigned respawns;	/* node agents: started again after dying */
+	ev_timer respawn_w;
 };
 
 /* --tag-output: a partial line per (rank, stream). */
@@ -59,6 +62,7 @@ struct run {
 	uint64_t chaos_seed;
 	bool chaos_seed_set;
 	int chaos_max;
+	bool chaos_nodes;	/* --chaos-nodes: kill node agents */
 	double ckpt_interval;	/* --ckpt-interval, 0: off */
 	int ncs;		/* --cs K (embedded: started) */
 	bool ckpt_said;		/* "checkpoints disabled" printed */
