@@ -36,6 +36,9 @@ cm_usage(FILE *f)
 	    "  --dispatcher HOST:PORT  register with this dispatcher and take "
 	    "jobs from it\n"
 	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
+	    "  --secret-file FILE      cluster secret: authenticate every "
+	    "connection\n"
+	    "                          (env MPIV_SECRET_FILE)\n"
 	    "  --max-memory BYTES      bytes held per job (unexpected messages "
 	    "and the log)\n"
 	    "                          before senders are paused\n"
@@ -241,6 +244,7 @@ cm_main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "max-memory", required_argument, NULL, 'm' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ "spin", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -248,11 +252,12 @@ cm_main(int argc, char **argv)
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
 	const char *listen_addr = "0.0.0.0:0";
 	const char *spin = getenv("MPIV_CM_SPIN");
+	const char *secret = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hl:L:m:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			cm.dispatcher = optarg;
@@ -260,6 +265,9 @@ cm_main(int argc, char **argv)
 		case 'h':
 			cm_usage(stdout);
 			return 0;
+		case 'k':
+			secret = optarg;
+			break;
 		case 'l':
 			listen_addr = optarg;
 			break;
@@ -304,6 +312,11 @@ cm_main(int argc, char **argv)
 	}
 	log_init("cm", level);
 	signal(SIGPIPE, SIG_IGN);
+	if (daemon_auth_load("cm", secret, false, &cm.keys) < 0)
+		return 1;
+	cm.as.enabled = cm.keys.enabled;
+	cm.as.key = session_auth_key;
+	cm.as.arg = &cm;
 
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)

@@ -22,6 +22,7 @@
 
 #include <ev.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "match.h"
 
@@ -47,6 +48,10 @@ struct cm {
 	long ncpu;
 	long spin_eval_us;	/* when spin_ok was last decided */
 	bool spin_ok;		/* not oversubscribed at the last look */
+
+	/* --secret-file: ranks prove K_rank of their job, others S */
+	struct auth_keys keys;
+	struct auth_server as;
 
 	/* --dispatcher: the link we dial and keep up */
 	char *dispatcher;
@@ -197,6 +202,8 @@ struct job {
 	char *id;
 	int32_t nranks, ncms, cm_index;
 	bool relay_only;	/* keep no log, no replay */
+	uint8_t token[AUTH_TOKEN_LEN];	/* JobSetup.job_token: T */
+	bool has_token;
 	struct rank_state *ranks;
 	uint64_t unexpected_bytes;
 	bool throttled;
@@ -240,6 +247,8 @@ void cm_dispatcher_lost(struct cm *cm);
 
 /* session.c */
 struct session *session_new(struct cm *cm, int fd, bool dispatcher);
+int session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
+    const char **why);
 void session_refuse(struct session *s, const char *why);
 void session_error(struct session *s, const char *why);
 void session_kill_all(struct cm *cm);

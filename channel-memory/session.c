@@ -215,6 +215,69 @@ session_hello(struct session *s, const Mpiv__Hello *h)
 	}
 }
 
+/*
+ * Keeps the job token of a JobSetup: the key its ranks prove is derived
+ * from it. A job set up again (a dispatcher that reconnected) must bring
+ * the same token, or ranks already proven would be locked out.
+ */
+static int
+session_job_token(struct session *s, const Mpiv__JobSetup *js,
+    const char **err)
+{
+	struct job *j = job_find(s->cm, js->job_id);
+
+	if (j == NULL)
+		return 0;
+	if (js->job_token.len != 0 && js->job_token.len != AUTH_TOKEN_LEN) {
+		*err = "job token of the wrong size";
+		return -1;
+	}
+	if (j->has_token) {
+		if (js->job_token.len != AUTH_TOKEN_LEN ||
+		    !auth_equal(j->token, js->job_token.data, AUTH_TOKEN_LEN)) {
+			*err = "job already set up with another token";
+			return -1;
+		}
+		return 0;
+	}
+	if (js->job_token.len == AUTH_TOKEN_LEN) {
+		memcpy(j->token, js->job_token.data, AUTH_TOKEN_LEN);
+		j->has_token = true;
+	}
+	return 0;
+}
+
+/*
+ * The key a peer must prove (auth_key_fn): a rank K_rank of the job and
+ * rank its Hello names, so that it can speak only as the rank it was
+ * launched as; the dispatcher, controllers and checkpoint servers the
+ * cluster secret. Node agents never talk to a CM.
+ */
+int
+session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
+    const char **why)
+{
+	struct cm *cm = arg;
+	struct job *j;
+	uint8_t k[AUTH_HASH_LEN];
+
+	if (h->role != MPIV__ROLE__ROLE_RANK)
+		return auth_key_service(&cm->keys, h, key, why);
+	if ((j = job_find(cm, h->job_id)) == NULL) {
+		*why = "unknown job";
+		return -1;
+	}
+	if (!j->has_token) {
+		*why = "job set up without a token: ranks cannot prove who "
+		    "they are";
+		return -1;
+	}
+	auth_rank_key(j->token, sizeof(j->token), h->rank, k);
+	auth_key_set(key, k, sizeof(k));
+	auth_wipe(k, sizeof(k));
+	return 0;
+}
+
 /* JobSetup, JobEnd, CmStatsReq: from a controller or the dispatcher. */
 static bool
 session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
@@ -230,6 +293,15 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 		Mpiv__JobSetup *js = (Mpiv__JobSetup *)m;
 		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
 		    js->cm_index, js->relay_only, &err) < 0) {
+			log_warnx("cm job setup refused job=%s reason=\"%s\"",
+			    js->job_id, err);
+			e.code = 1;
+			e.text = (char *)err;
+			(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR,
+			    &e.base, NULL, 0);
+			return true;
+		}
+		if (session_job_token(s, js, &err) < 0) {
 			log_warnx("cm job setup refused job=%s reason=\"%s\"",
 			    js->job_id, err);
 			e.code = 1;
@@ -513,6 +585,11 @@ session_new(struct cm *cm, int fd, bool dispatcher)
 	/* Everything a read makes the CM send (a Deliver and its payload,
 	   several answers to one peer) leaves in one sendmsg per peer. */
 	conn_set_batching(s->c, true);
+	if (dispatcher)
+		conn_auth_client(s->c, cm->keys.enabled ? &cm->keys.secret :
+		    NULL);
+	else
+		conn_auth_server(s->c, &cm->as);
 	s->next = cm->sessions;
 	if (cm->sessions != NULL)
 		cm->sessions->prev = s;

@@ -36,7 +36,11 @@ cs_usage(FILE *f)
 	    "  --max-image BYTES       largest image accepted (suffixes K, M, "
 	    "G; default 4G)\n"
 	    "  --dispatcher HOST:PORT  register with this dispatcher\n"
-	    "  --log-level LEVEL       default info\n", CS_DEFAULT_KEEP);
+	    "  --log-level LEVEL       default info\n"
+	    "  --secret-file FILE      cluster secret: authenticate every "
+	    "connection\n"
+	    "                          (env MPIV_SECRET_FILE)\n",
+	    CS_DEFAULT_KEEP);
 }
 
 /* "4096", "64K", "512M", "4G" -> bytes. 0 or -1. */
@@ -148,6 +152,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "max-image", required_argument, NULL, 'm' },
+		{ "secret-file", required_argument, NULL, 'S' },
 		{ "store", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -155,7 +160,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:s:", opts,
+	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:S:s:", opts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd':
@@ -188,6 +193,9 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 				    "\"%s\"\n", optarg);
 				return 2;
 			}
+			break;
+		case 'S':
+			cs->secret_file = optarg;
 			break;
 		case 's':
 			cs->store = optarg;
@@ -228,6 +236,11 @@ cs_main(int argc, char **argv)
 	rc = 1;
 	log_init("cs", level);
 	signal(SIGPIPE, SIG_IGN);
+	if (daemon_auth_load("cs", cs.secret_file, false, &cs.keys) < 0)
+		return 1;
+	cs.as.enabled = cs.keys.enabled;
+	cs.as.key = auth_key_service_nodes;
+	cs.as.arg = &cs.keys;
 
 	if (cs_store_open(&cs) < 0)
 		return 1;

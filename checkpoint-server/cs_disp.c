@@ -101,6 +101,7 @@ cs_disp_on_dial(void *arg, int fd, int err)
 		cs_disp_redial_later(cs);
 		return;
 	}
+	conn_auth_client(cs->disp, cs->keys.enabled ? &cs->keys.secret : NULL);
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CS;
 	h.rank = -1;

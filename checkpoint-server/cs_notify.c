@@ -263,6 +263,8 @@ cs_notify_on_dial(void *arg, int fd, int err)
 		cs_notify_retry_later(l);
 		return;
 	}
+	conn_auth_client(l->c, l->cs->keys.enabled ? &l->cs->keys.secret :
+	    NULL);
 	l->failures = 0;
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CS;

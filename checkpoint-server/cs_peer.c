@@ -375,6 +375,7 @@ cs_peer_new(struct cs *cs, int fd)
 		free(p);
 		return NULL;
 	}
+	conn_auth_server(p->c, &cs->as);
 	ev_init(&p->idle_w, cs_peer_on_timeout);
 	p->idle_w.repeat = CS_HELLO_TIMEOUT;
 	p->idle_w.data = p;

@@ -25,6 +25,7 @@
 
 #include <ev.h>
 
+#include "auth.h"
 #include "conn.h"
 
 #define CS_DEFAULT_KEEP	     3u
@@ -58,6 +59,11 @@ struct cs {
 	struct cs_peer *peers;
 	struct cs_cmlink *cmlinks;
 	bool stopping;
+
+	/* --secret-file: node agents prove K_node, we prove S when dialling */
+	const char *secret_file;
+	struct auth_keys keys;
+	struct auth_server as;
 
 	/* --dispatcher: the link we dial and keep up */
 	const char *dispatcher;

@@ -4,6 +4,7 @@
 #ifndef MPIV_DAEMON_H
 #define MPIV_DAEMON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <ev.h>
@@ -16,5 +17,15 @@
  */
 int daemon_listen(const char *who, const char *addr, char *bound,
     size_t boundlen, int *lfd, struct ev_loop **loop);
+
+struct auth_keys;
+/*
+ * Loads the keys of `mpiv WHO` from --secret-file (path) or
+ * $MPIV_SECRET_FILE. A node key file is taken only with node_key_ok (node
+ * agents). With no secret at all, logs the one warning that connections
+ * are not authenticated. 0, or -1 once "mpiv WHO: reason" is on stderr.
+ */
+int daemon_auth_load(const char *who, const char *path, bool node_key_ok,
+    struct auth_keys *k);
 
 #endif
