@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "criu.h"
+#include "daemon.h"
 #include "front.h"
 #include "log.h"
 #include "net.h"
@@ -42,7 +43,10 @@ node_usage(FILE *f)
 	    "  --name NAME             node name (default: host name)\n"
 	    "  --heartbeat-interval S  seconds between heartbeats "
 	    "(default 1)\n"
-	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n");
+	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
+	    "  --secret-file FILE      node key (mpiv secret node-key) or "
+	    "cluster secret\n"
+	    "                          (env MPIV_SECRET_FILE)\n");
 }
 
 /* ---------------- tasks ---------------- */
@@ -344,7 +348,7 @@ node_launch_failed(struct node *n, const Mpiv__Launch *l, const char *why)
 	(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base, NULL, 0);
 }
 
-#define NODE_NENV 9
+#define NODE_NENV 10
 
 /* Starts watching a new task (ctrl pipe, child, drain timer) and links
    it into the node's list. */
@@ -409,7 +413,9 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 {
 	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
 	char vjob[96], vrank[32], vsize[32], vinc[32], vctrl[32], vnode[96];
-	char vctrlin[32], vival[64];
+	char vctrlin[32], vival[64], vkey[sizeof(AUTH_ENV_RANK) +
+	    2 * AUTH_HASH_LEN + 1];
+	static const char *const unset[] = { AUTH_ENV_SECRET, NULL };
 	char *vcms, **env = NULL, **argv = NULL, why[320];
 	struct proc_spec spec = { 0 };
 	struct proc_child ch;
@@ -463,12 +469,21 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	env[k++] = vnode;
 	env[k++] = vctrlin;
 	env[k++] = vival;
+	vkey[0] = '\0';
+	if (l->rank_key.len == AUTH_HASH_LEN) {
+		/* The rank's only credential: K_rank of its job and rank. */
+		memcpy(vkey, AUTH_ENV_RANK "=", sizeof(AUTH_ENV_RANK));
+		auth_hex(l->rank_key.data, AUTH_HASH_LEN,
+		    vkey + sizeof(AUTH_ENV_RANK));
+		env[k++] = vkey;
+	}
 
 	/* protobuf-c arrays are counted, exec wants a NULL at the end. */
 	memcpy(argv, l->argv, l->n_argv * sizeof(*argv));
 	spec.argv = argv;
 	spec.cwd = l->cwd;
 	spec.setenv = env;
+	spec.unsetenv = unset;	/* our secret file is none of the rank's business */
 	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;
 	spec.ctrl_in_pipe = true;
 	if (proc_spawn(&spec, &ch) < 0) {
@@ -709,6 +724,7 @@ node_dial(struct node *n)
 		close(fd);
 		return;
 	}
+	conn_auth_client(n->c, n->keys.enabled ? &n->keys.node : NULL);
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
@@ -758,17 +774,19 @@ node_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "name", required_argument, NULL, 'N' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ "slots", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct node n = { .slots = 0, .hb_interval = NODE_HB_INTERVAL };
+	const char *secret = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	char *end;
 	long v;
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hH:L:N:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:hH:k:L:N:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			n.dispatcher = optarg;
@@ -791,6 +809,9 @@ node_main(int argc, char **argv)
 				    "\"%s\"\n", optarg);
 				return 2;
 			}
+			break;
+		case 'k':
+			secret = optarg;
 			break;
 		case 'N':
 			snprintf(n.name, sizeof(n.name), "%s", optarg);
@@ -819,6 +840,10 @@ node_main(int argc, char **argv)
 		snprintf(n.name, sizeof(n.name), "node");
 	log_init("node", level);
 	signal(SIGPIPE, SIG_IGN);
+	/* The cluster secret or, better on a volunteer machine, the node key
+	   derived from it (mpiv secret node-key). */
+	if (daemon_auth_load("node", secret, true, &n.keys) < 0)
+		return 1;
 	/* Clones of ranks (double fork) are reparented to us and reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		log_warn("node cannot become a child subreaper");

@@ -143,11 +143,16 @@ ckpt_sweep(void)
 	closedir(d);
 }
 
+/* K_node, proven to checkpoint servers (NULL: no secret). The node
+   outlives every helper, which are forks of it. */
+static const struct auth_key *ckpt_key;
+
 void
 node_ckpt_init(struct node *n)
 {
 	char why[512];
 
+	ckpt_key = n->keys.enabled ? &n->keys.node : NULL;
 	ckpt_sweep();
 	n->criu = criu_probe(why, sizeof(why)) == 1;
 	if (n->criu)
@@ -397,11 +402,16 @@ ckpt_expect(int fd, uint16_t want, ProtobufCMessage **out, char *err,
 	}
 }
 
-/* Dials a CS and says Hello as a node. fd or -1. */
+/*
+ * Dials a CS and says Hello as a node, proving K_node when we have it
+ * (the handshake is done before any image byte goes). fd or -1.
+ */
 static int
 ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
+	Mpiv__HelloReply *hr;
+	char why[256];
 	int fd;
 
 	if (*cs == '\0') {
@@ -417,13 +427,20 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
 	h.name = (char *)name;
-	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0,
-	    CKPT_IO_TIMEOUT_MS) < 0) {
-		snprintf(err, n, "checkpoint server %s: %s", cs,
-		    strerror(errno));
+	if (auth_client_hello(fd, ckpt_key, &h, CKPT_IO_TIMEOUT_MS, &hr, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, n, "checkpoint server %s: %s", cs, why);
 		close(fd);
 		return -1;
 	}
+	if (!hr->ok) {
+		snprintf(err, n, "checkpoint server %s refused us: %s", cs,
+		    hr->error);
+		frame_free_meta(&hr->base);
+		close(fd);
+		return -1;
+	}
+	frame_free_meta(&hr->base);
 	return fd;
 }
 
@@ -435,7 +452,6 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	Mpiv__ImagePut put = MPIV__IMAGE_PUT__INIT;
 	Mpiv__ImageMeta meta = MPIV__IMAGE_META__INIT;
 	Mpiv__ImageEnd end = MPIV__IMAGE_END__INIT;
-	Mpiv__HelloReply *hr;
 	Mpiv__ImageAck *ack;
 	ProtobufCMessage *m;
 	struct ckpt_up *u;
@@ -483,17 +499,6 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(u->fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, res->error,
-	    sizeof(res->error)) < 0)
-		goto out;
-	hr = (Mpiv__HelloReply *)m;
-	if (!hr->ok) {
-		snprintf(res->error, sizeof(res->error), "checkpoint server %s "
-		    "refused us: %s", a->cs, hr->error);
-		frame_free_meta(m);
-		goto out;
-	}
-	frame_free_meta(m);
 	if (ckpt_expect(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m, res->error,
 	    sizeof(res->error)) < 0)
 		goto out;
@@ -823,15 +828,6 @@ ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 		    strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, err, n) < 0)
-		goto out;
-	if (!((Mpiv__HelloReply *)m)->ok) {
-		snprintf(err, n, "checkpoint server %s refused us: %s", l->cs,
-		    ((Mpiv__HelloReply *)m)->error);
-		frame_free_meta(m);
-		goto out;
-	}
-	frame_free_meta(m);
 	if (ckpt_expect(fd, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err, n) < 0)
 		goto out;
 	info = (Mpiv__ImageInfo *)m;

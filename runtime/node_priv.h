@@ -12,6 +12,7 @@
 
 #include <ev.h>
 
+#include "auth.h"
 #include "conn.h"
 
 #define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
@@ -65,6 +66,7 @@ struct task {
 struct node {
 	struct ev_loop *loop;
 	const char *dispatcher;
+	struct auth_keys keys;	/* --secret-file: K_node proves us */
 	char name[64];
 	int slots;
 	struct conn *c;
