@@ -489,6 +489,45 @@ auth_write_file(const char *path, const char *data, char *err,
 	return 0;
 }
 
+int
+auth_new_secret_file(const char *path, char *err, size_t errlen)
+{
+	uint8_t s[32];
+	char hex[2 * sizeof(s) + 2];
+	int rc;
+
+	if (auth_random(s, sizeof(s)) < 0) {
+		snprintf(err, errlen, "getrandom: %s", strerror(errno));
+		return -1;
+	}
+	auth_hex(s, sizeof(s), hex);
+	strcat(hex, "\n");
+	rc = auth_write_file(path, hex, err, errlen);
+	auth_wipe(s, sizeof(s));
+	auth_wipe(hex, sizeof(hex));
+	return rc;
+}
+
+int
+auth_node_key_file(const struct auth_keys *k, const char *path, char *err,
+    size_t errlen)
+{
+	char text[sizeof(AUTH_NODE_KEY_TAG) + 2 * AUTH_HASH_LEN + 2];
+	size_t tag = strlen(AUTH_NODE_KEY_TAG);
+	int rc;
+
+	if (!k->enabled || k->node.len != AUTH_HASH_LEN) {
+		snprintf(err, errlen, "no key to derive the node key from");
+		return -1;
+	}
+	memcpy(text, AUTH_NODE_KEY_TAG, tag);
+	auth_hex(k->node.k, AUTH_HASH_LEN, text + tag);
+	strcat(text, "\n");
+	rc = auth_write_file(path, text, err, errlen);
+	auth_wipe(text, sizeof(text));
+	return rc;
+}
+
 /* ---------------- proofs ---------------- */
 
 static void

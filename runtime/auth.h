@@ -111,6 +111,11 @@ void auth_rank_key(const uint8_t *token, size_t tokenlen, int32_t rank,
  */
 int auth_write_file(const char *path, const char *data, char *err,
     size_t errlen);
+/* A fresh cluster secret: 32 random bytes as hex, in a new 0600 file. */
+int auth_new_secret_file(const char *path, char *err, size_t errlen);
+/* K_node of k (which holds S) into a new 0600 node key file. */
+int auth_node_key_file(const struct auth_keys *k, const char *path,
+    char *err, size_t errlen);
 
 /*
  * Handshake proofs. The dialler proves

@@ -42,6 +42,8 @@ run_usage(FILE *f)
 	    "  --report FILE            write a JSON summary of the job to FILE\n"
 	    "  --dispatcher HOST:PORT   use a running deployment instead of an "
 	    "embedded one\n"
+	    "  --secret-file FILE       its cluster secret (env "
+	    "MPIV_SECRET_FILE)\n"
 	    "  --max-restarts N         relaunch a killed rank at most N times "
 	    "(default 50)\n"
 	    "  --relay-only             no message logging, no restarts (a "
@@ -111,7 +113,7 @@ run_fix_np(int argc, char **argv)
 	static const char *const with_arg[] = { "-n", "--np", "--cms",
 	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
 	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
-	    "--ckpt-interval", "--cs", NULL };
+	    "--ckpt-interval", "--cs", "--secret-file", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -170,6 +172,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "nodes", required_argument, NULL, 'm' },
 		{ "np", required_argument, NULL, 'n' },
 		{ "report", required_argument, NULL, 'r' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ "tag-output", no_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
@@ -258,6 +261,9 @@ run_parse(struct run *r, int argc, char **argv)
 			if (run_parse_int(optarg, 1, 65536, &r->nranks) < 0)
 				return run_usage_error("bad number of ranks "
 				    "\"%s\" (want 1 or more)", optarg);
+			break;
+		case 'k':
+			r->secret_file = optarg;
 			break;
 		case 'r':
 			r->report = optarg;
@@ -483,8 +489,8 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
 		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
 		if (!hr->ok) {
-			snprintf(why, sizeof(why), "dispatcher refused us: %s",
-			    hr->error);
+			snprintf(why, sizeof(why), "dispatcher %s refused us: "
+			    "%s", r->disp_addr, hr->error);
 			run_stop(r, 1, why);
 		}
 		break;
@@ -536,7 +542,11 @@ run_on_close(struct conn *c, const char *reason)
 	char why[300];
 
 	r->c = NULL;
-	if (!r->stopped) {
+	if (!r->stopped && conn_auth_failed(c)) {
+		snprintf(why, sizeof(why), "dispatcher %s: %s", r->disp_addr,
+		    reason);
+		run_stop(r, 1, why);
+	} else if (!r->stopped) {
 		snprintf(why, sizeof(why), "lost connection to the dispatcher "
 		    "(%s)", reason);
 		run_stop(r, 1, why);
@@ -589,6 +599,7 @@ run_submit(struct run *r)
 		snprintf(r->reason, sizeof(r->reason), "out of memory");
 		return -1;
 	}
+	conn_auth_client(r->c, r->keys.enabled ? &r->keys.secret : NULL);
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CLIENT;
 	h.rank = -1;
@@ -813,6 +824,15 @@ run_main(int argc, char **argv)
 	    "logging");
 	log_init("run", r.level);
 	signal(SIGPIPE, SIG_IGN);
+	if (r.dispatcher != NULL) {
+		/* The embedded deployment makes a secret of its own. */
+		char why[512];
+		if (auth_load_cluster(&r.keys, r.secret_file, why,
+		    sizeof(why)) < 0) {
+			fprintf(stderr, "mpiv: %s\n", why);
+			return 1;
+		}
+	}
 	if (getcwd(r.cwd, sizeof(r.cwd)) == NULL) {
 		fprintf(stderr, "mpiv: cannot get the current directory: %s\n",
 		    strerror(errno));

@@ -197,7 +197,7 @@ int
 run_deploy_start(struct run *r)
 {
 	const char *tmp = getenv("TMPDIR");
-	char cmaddr[128], what[32], store[PATH_MAX], *args[14];
+	char cmaddr[128], what[32], store[PATH_MAX], *args[14], why[512];
 	ssize_t n;
 
 	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
@@ -214,6 +214,22 @@ run_deploy_start(struct run *r)
 		r->tmpdir[0] = '\0';
 		return -1;
 	}
+	/* A fresh secret per run: every daemon and every connection of the
+	   embedded deployment is authenticated like a real one; the node
+	   agents get only the node key derived from it. */
+	snprintf(r->secret_path, sizeof(r->secret_path), "%.3000s/secret",
+	    r->tmpdir);
+	snprintf(r->node_key_path, sizeof(r->node_key_path),
+	    "%.3000s/node.key", r->tmpdir);
+	if (auth_new_secret_file(r->secret_path, why, sizeof(why)) < 0 ||
+	    auth_load_cluster(&r->keys, r->secret_path, why,
+	    sizeof(why)) < 0 ||
+	    auth_node_key_file(&r->keys, r->node_key_path, why,
+	    sizeof(why)) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
+		    "%.400s", why);
+		return -1;
+	}
 	r->daemons = calloc((size_t)(1 + r->ncms + r->ncs + r->nnodes),
 	    sizeof(*r->daemons));
 	if (r->daemons == NULL) {
@@ -227,7 +243,9 @@ run_deploy_start(struct run *r)
 	args[3] = "127.0.0.1:0";
 	args[4] = "--log-level";
 	args[5] = (char *)r->child_level;
-	args[6] = NULL;
+	args[6] = "--secret-file";
+	args[7] = r->secret_path;
+	args[8] = NULL;
 	if (run_deploy_spawn(r, NULL, "dispatcher", args, r->disp_addr,
 	    sizeof(r->disp_addr)) < 0)
 		return -1;
@@ -240,7 +258,9 @@ run_deploy_start(struct run *r)
 	args[5] = r->disp_addr;
 	args[6] = "--log-level";
 	args[7] = (char *)r->child_level;
-	args[8] = NULL;
+	args[8] = "--secret-file";
+	args[9] = r->secret_path;
+	args[10] = NULL;
 	for (int i = 0; i < r->ncms; i++) {
 		snprintf(what, sizeof(what), "cm %d", i);
 		if (run_deploy_spawn(r, NULL, what, args, cmaddr, sizeof(cmaddr)) < 0)
@@ -257,7 +277,9 @@ run_deploy_start(struct run *r)
 	args[7] = (char *)r->child_level;
 	args[8] = "--store";
 	args[9] = store;
-	args[10] = NULL;
+	args[10] = "--secret-file";
+	args[11] = r->secret_path;
+	args[12] = NULL;
 	for (int i = 0; i < r->ncs; i++) {
 		snprintf(what, sizeof(what), "cs %d", i);
 		snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir,
@@ -277,7 +299,7 @@ run_deploy_start(struct run *r)
 static int
 run_deploy_node(struct run *r, struct run_daemon *d, int i)
 {
-	char slots[16], name[32], what[32], *args[12];
+	char slots[16], name[32], what[32], *args[14];
 	int k = 0;
 
 	snprintf(slots, sizeof(slots), "%d",
@@ -295,6 +317,8 @@ run_deploy_node(struct run *r, struct run_daemon *d, int i)
 	args[k++] = (char *)r->child_level;
 	args[k++] = "--name";
 	args[k++] = name;
+	args[k++] = "--secret-file";
+	args[k++] = r->node_key_path;
 	args[k] = NULL;
 	if (d == NULL) {
 		d = &r->daemons[r->ndaemons];

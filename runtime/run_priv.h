@@ -12,6 +12,7 @@
 
 #include <ev.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "log.h"
 
@@ -70,6 +71,8 @@ struct run {
 	const char *timeout_arg;
 	const char *report;
 	const char *dispatcher;
+	const char *secret_file;	/* --secret-file (with --dispatcher) */
+	struct auth_keys keys;	/* S: what proves us to the dispatcher */
 	enum log_level level;
 	const char *child_level;
 	char **argv;
@@ -78,6 +81,8 @@ struct run {
 	/* embedded deployment */
 	char self[PATH_MAX];
 	char tmpdir[PATH_MAX];
+	char secret_path[PATH_MAX];	/* embedded: the run's secret */
+	char node_key_path[PATH_MAX];	/* and the node key derived from it */
 	char disp_addr[128];
 	struct run_daemon *daemons;
 	int ndaemons;
