@@ -19,6 +19,8 @@ int status_main(int argc, char **argv);
 #include <stdint.h>
 #include <protobuf-c/protobuf-c.h>
 int kill_connect(const char *cmd, const char *disp);
+/* --secret-file FILE of the command (else $MPIV_SECRET_FILE). */
+void kill_secret_file(const char *path);
 ProtobufCMessage *kill_request(const char *cmd, int fd, uint16_t type,
     const ProtobufCMessage *req, uint16_t want);
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "frame.h"
 #include "front.h"
 #include "net.h"
@@ -30,6 +31,8 @@ kill_usage(FILE *f)
 	    "usage: mpiv kill --dispatcher HOST:PORT [--signal N] JOB RANK\n"
 	    "  --dispatcher HOST:PORT  the dispatcher running the job "
 	    "(mpiv run -v prints it)\n"
+	    "  --secret-file FILE      the cluster secret (env "
+	    "MPIV_SECRET_FILE)\n"
 	    "  --signal N              signal to send (default 9, SIGKILL)\n"
 	    "  RANK                    a rank of the job, or \"all\"\n"
 	    "A rank killed by SIGKILL or SIGTERM is restarted and replayed; "
@@ -73,16 +76,29 @@ kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
  * HelloReply. The socket, or -1 once the reason was printed. Shared by
  * every short client command (kill, checkpoint, kill-node, status).
  */
+/* --secret-file of the running command (NULL: $MPIV_SECRET_FILE). */
+static const char *kill_secret;
+
+void
+kill_secret_file(const char *path)
+{
+	kill_secret = path;
+}
+
 int
 kill_connect(const char *cmd, const char *disp)
 {
 	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
-	ProtobufCMessage *m;
-	char why[400], name[32];
+	struct auth_keys keys;
+	char why[600], name[32];
 	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (auth_load_cluster(&keys, kill_secret, why, sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
+		return -1;
+	}
 	if ((fd = net_dial(disp, KILL_TIMEOUT_MS)) < 0) {
 		fprintf(stderr, "mpiv %s: cannot reach the dispatcher at %s: "
 		    "%s\n", cmd, disp, strerror(errno));
@@ -93,28 +109,22 @@ kill_connect(const char *cmd, const char *disp)
 	hello.role = MPIV__ROLE__ROLE_CLIENT;
 	hello.rank = -1;
 	hello.name = name;
-	if (frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
-	    KILL_TIMEOUT_MS) < 0) {
-		fprintf(stderr, "mpiv %s: cannot talk to the dispatcher at "
-		    "%s: %s\n", cmd, disp, strerror(errno));
+	if (auth_client_hello(fd, keys.enabled ? &keys.secret : NULL, &hello,
+	    KILL_TIMEOUT_MS, &hr, why, sizeof(why)) < 0) {
+		auth_wipe(&keys, sizeof(keys));
+		fprintf(stderr, "mpiv %s: dispatcher %s: %s\n", cmd, disp, why);
 		close(fd);
 		return -1;
 	}
-	if (kill_expect(fd, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &m, why,
-	    sizeof(why)) < 0) {
-		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
-		close(fd);
-		return -1;
-	}
-	hr = (Mpiv__HelloReply *)m;
+	auth_wipe(&keys, sizeof(keys));
 	if (!hr->ok) {
-		fprintf(stderr, "mpiv %s: dispatcher refused us: %s\n", cmd,
-		    hr->error);
-		frame_free_meta(m);
+		fprintf(stderr, "mpiv %s: dispatcher %s refused us: %s\n", cmd,
+		    disp, hr->error);
+		frame_free_meta(&hr->base);
 		close(fd);
 		return -1;
 	}
-	frame_free_meta(m);
+	frame_free_meta(&hr->base);
 	return fd;
 }
 
@@ -179,6 +189,7 @@ kill_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ "signal", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -190,10 +201,13 @@ kill_main(int argc, char **argv)
 
 	k.signal = SIGKILL;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+d:hs:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+d:hk:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			disp = optarg;
+			break;
+		case 'k':
+			kill_secret_file(optarg);
 			break;
 		case 'h':
 			kill_usage(stdout);
@@ -244,6 +258,8 @@ checkpoint_usage(FILE *f)
 	    "usage: mpiv checkpoint --dispatcher HOST:PORT JOB [RANK]\n"
 	    "  --dispatcher HOST:PORT  the dispatcher running the job "
 	    "(mpiv run -v prints it)\n"
+	    "  --secret-file FILE      the cluster secret (env "
+	    "MPIV_SECRET_FILE)\n"
 	    "  RANK                    a rank of the job, or \"all\" "
 	    "(default)\n"
 	    "Asks the rank(s) to take a checkpoint at their next MPI call; "
@@ -256,6 +272,7 @@ checkpoint_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
@@ -265,10 +282,13 @@ checkpoint_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+d:hk:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			disp = optarg;
+			break;
+		case 'k':
+			kill_secret_file(optarg);
 			break;
 		case 'h':
 			checkpoint_usage(stdout);
@@ -307,6 +327,8 @@ kill_node_usage(FILE *f)
 	fprintf(f,
 	    "usage: mpiv kill-node --dispatcher HOST:PORT NODE\n"
 	    "  --dispatcher HOST:PORT  the dispatcher\n"
+	    "  --secret-file FILE      the cluster secret (env "
+	    "MPIV_SECRET_FILE)\n"
 	    "  NODE                    a node's name or node id (mpiv status "
 	    "lists them)\n"
 	    "The node agent SIGKILLs its ranks and itself, as a crashed "
@@ -320,6 +342,7 @@ kill_node_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__NodeKill nk = MPIV__NODE_KILL__INIT;
@@ -327,10 +350,13 @@ kill_node_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+d:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+d:hk:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			disp = optarg;
+			break;
+		case 'k':
+			kill_secret_file(optarg);
 			break;
 		case 'h':
 			kill_node_usage(stdout);

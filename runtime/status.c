@@ -22,6 +22,8 @@ status_usage(FILE *f)
 	    "usage: mpiv status --dispatcher HOST:PORT [--json] [JOB]\n"
 	    "  --dispatcher HOST:PORT  the dispatcher (env MPIV_DISPATCHER)\n"
 	    "  --json                  one JSON object instead of tables\n"
+	    "  --secret-file FILE      the cluster secret (env "
+	    "MPIV_SECRET_FILE)\n"
 	    "  JOB                     only this job, with all its ranks\n");
 }
 
@@ -170,6 +172,7 @@ status_main(int argc, char **argv)
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "secret-file", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__StatusRequest sr = MPIV__STATUS_REQUEST__INIT;
@@ -180,7 +183,7 @@ status_main(int argc, char **argv)
 	int ch, fd, rc = 0;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+d:hj", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+d:hjk:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			disp = optarg;
@@ -190,6 +193,9 @@ status_main(int argc, char **argv)
 			return 0;
 		case 'j':
 			json = true;
+			break;
+		case 'k':
+			kill_secret_file(optarg);
 			break;
 		default:
 			status_usage(stderr);
