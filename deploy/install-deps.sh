@@ -6,7 +6,7 @@
 set -eu
 
 PKGS="gcc make pkg-config libev-dev libzstd-dev zstd libprotobuf-c-dev
-protobuf-c-compiler libcmocka-dev clang python3 jq procps psmisc iproute2
+protobuf-c-compiler libcmocka-dev clang python3 jq procps psmisc iproute2 nftables
 openmpi-bin libopenmpi-dev"
 
 missing=""
