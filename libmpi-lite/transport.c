@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "net.h"
 #include "transport.h"
 
@@ -82,6 +83,10 @@ static char *tp_job;			/* for a Hello again after a restore */
 static int tp_rank;
 static uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 static uint64_t tp_last_event;		/* last event fully received */
+/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
+   Kept in memory, so a restored image reconnects with it. */
+static struct auth_key tp_key;
+static bool tp_keyed;
 
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
 static void tp_lost(struct tp_conn *c, const char *what, const char *why);
@@ -911,10 +916,7 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *rep;
 	ProtobufCMessage *m = NULL;
-	struct frame_hdr h;
-	uint8_t *payload = NULL;
-	const char *ferr = NULL;
-	char name[128];
+	char name[128], why[320];
 
 	hello.version = FRAME_VERSION;
 	hello.role = MPIV__ROLE__ROLE_RANK;
@@ -927,25 +929,12 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 		name[sizeof(name) - 1] = '\0';
 		hello.name = name;
 	}
-	if (frame_write(c->fd, MPIV__MSG_TYPE__MSG_HELLO, &hello.base, NULL, 0,
-	    TP_HELLO_MS) < 0) {
-		snprintf(err, errlen, "cannot say hello to CM %s: %s",
-		    c->addr, strerror(errno));
+	if (auth_client_hello(c->fd, tp_keyed ? &tp_key : NULL, &hello,
+	    TP_HELLO_MS, &rep, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "CM %s: %s", c->addr, why);
 		return -1;
 	}
-	if (frame_read(c->fd, &h, &m, &payload, TP_HELLO_MS, &ferr) < 0) {
-		snprintf(err, errlen, "no answer from CM %s: %s", c->addr,
-		    ferr != NULL ? ferr : strerror(errno));
-		return -1;
-	}
-	free(payload);
-	if (h.type != MPIV__MSG_TYPE__MSG_HELLO_REPLY) {
-		snprintf(err, errlen, "CM %s answered %s instead of hello_reply",
-		    c->addr, frame_type_name(h.type));
-		frame_free_meta(m);
-		return -1;
-	}
-	rep = (Mpiv__HelloReply *)m;
+	m = &rep->base;
 	if (!rep->ok) {
 		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
 		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
@@ -966,6 +955,7 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
     uint32_t incarnation, char *err, size_t errlen)
 {
 	char *list, *tok, *save = NULL;
+	const char *key;
 	int n = 1, i;
 
 	for (const char *p = cms; *p; p++)
@@ -973,6 +963,20 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 			n++;
 	tp_world_size = size;
 	tp_rank = rank;
+	if ((key = getenv(AUTH_ENV_RANK)) != NULL) {
+		uint8_t k[AUTH_HASH_LEN];
+
+		if (auth_unhex(key, k, sizeof(k)) < 0) {
+			snprintf(err, errlen, "%s is not %u hex digits",
+			    AUTH_ENV_RANK, 2 * AUTH_HASH_LEN);
+			return -1;
+		}
+		auth_key_set(&tp_key, k, sizeof(k));
+		auth_wipe(k, sizeof(k));
+		tp_keyed = true;
+		/* Programs the rank starts have no business with it. */
+		(void)unsetenv(AUTH_ENV_RANK);
+	}
 	free(tp_job);
 	tp_job = strdup(job);
 	tp_last_event = 0;

@@ -13,6 +13,7 @@ int kill_main(int argc, char **argv);
 int checkpoint_main(int argc, char **argv);
 int kill_node_main(int argc, char **argv);
 int status_main(int argc, char **argv);
+int secret_main(int argc, char **argv);
 
 /* kill.c: short client sessions with the dispatcher (kill, checkpoint,
    kill-node, status). Both print the reason of a failure themselves. */

@@ -30,6 +30,8 @@ main_usage(FILE *f)
 	    "its ranks\n"
 	    "  status --dispatcher HOST:PORT [JOB]  nodes, services, jobs and "
 	    "their ranks\n"
+	    "  secret new FILE | node-key ...      make a cluster secret, "
+	    "derive a node key\n"
 	    "  version                             print the version\n"
 	    "  help                                this text\n");
 }
@@ -62,6 +64,8 @@ main(int argc, char **argv)
 		return kill_node_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "status") == 0)
 		return status_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "secret") == 0)
+		return secret_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
 		return 0;
