@@ -38,6 +38,8 @@
 #                    directions vanish silently (no RST, no ICMP), as when
 #                    a machine is unplugged or its network is cut
 #   heal HOST        plug it back in
+#   drops HOST       how many inbound connection attempts (TCP SYNs) the
+#                    node's firewall has dropped so far
 #   fw-check HOST    prove the firewall of a node host: a listener inside
 #                    HOST is reachable from HOST itself but a connection
 #                    from the server host gets no answer, while HOST can
@@ -96,8 +98,10 @@ BR=br0
 # The firewall tool to use ("nft" or "iptables"), or fails.
 fw_tool() {
 	case $FW in
-	nft) command -v nft > /dev/null && { echo nft; return 0; } ;;
-	iptables) command -v iptables > /dev/null && { echo iptables; return 0; } ;;
+	nft|iptables)
+		command -v "$FW" > /dev/null && { echo "$FW"; return 0; }
+		echo "MPIVTB_FW=$FW but $FW is not installed" >&2
+		return 1 ;;
 	auto)
 		if command -v nft > /dev/null; then echo nft; return 0; fi
 		if command -v iptables > /dev/null; then echo iptables; return 0; fi ;;
@@ -234,6 +238,7 @@ fw_node() {
 					type filter hook input priority 0; policy drop;
 					iif "lo" accept
 					ct state established,related accept
+					tcp flags & (fin | syn | rst | ack) == syn counter drop comment "inbound connection attempt"
 					ct state new counter drop comment "nothing connects to a node"
 					counter drop
 				}
@@ -247,6 +252,7 @@ fw_node() {
 			ip netns exec "$ns" $t -w -P INPUT DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -i lo -j ACCEPT &&
 			ip netns exec "$ns" $t -w -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT &&
+			ip netns exec "$ns" $t -w -A INPUT -p tcp --syn -m comment --comment "inbound connection attempt" -j DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -m conntrack --ctstate NEW -j DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -j DROP ||
 				die "cannot load the $t firewall of $1"
@@ -254,15 +260,21 @@ fw_node() {
 	fi
 }
 
-# Prints how many inbound new connections the node's firewall dropped.
+# Prints how many inbound connection attempts (TCP SYNs) the node's
+# firewall dropped.
 fw_drops() {
-	local ns=$PREFIX-$1
+	local ns=$PREFIX-$1 t n=0 c
 	if ip netns exec "$ns" nft list table inet mpivtb_fw > /dev/null 2>&1; then
 		ip netns exec "$ns" nft list table inet mpivtb_fw |
-			sed -n 's/.*ct state new counter packets \([0-9]*\) .*/\1/p' | head -n 1
+			sed -n '/inbound connection attempt/s/.*counter packets \([0-9]*\) .*/\1/p' | head -n 1
 	else
-		ip netns exec "$ns" iptables -w -L INPUT -v -n -x 2>/dev/null |
-			awk '/ctstate NEW/ && $3 == "DROP" { print $1; exit }'
+		for t in iptables ip6tables; do
+			command -v $t > /dev/null || continue
+			c=$(ip netns exec "$ns" $t -w -L INPUT -v -n -x 2>/dev/null |
+				awk '/inbound connection attempt/ { print $1; exit }')
+			n=$((n + ${c:-0}))
+		done
+		echo "$n"
 	fi
 }
 
@@ -403,7 +415,7 @@ cmd_fwcheck() {
 	rc=$?
 	after=$(fw_drops "$h")
 	if [ $rc -eq 124 ]; then
-		echo "fw-check $h: ok: srv -> $na:$port gets no answer (inbound SYN dropped; drops ${before:-?} -> ${after:-?})"
+		echo "fw-check $h: ok: srv -> $na:$port gets no answer (inbound SYNs dropped: ${before:-?} -> ${after:-?})"
 	elif [ $rc -eq 0 ]; then
 		echo "fw-check $h: FAIL: srv connected to $na:$port (the firewall lets inbound connections in)"
 		fail=1
@@ -441,5 +453,10 @@ exec)
 partition) cmd_partition "$@" ;;
 heal) cmd_heal "$@" ;;
 fw-check) cmd_fwcheck "$@" ;;
+drops)
+	need_root
+	h=$(need_host "${1:?usage: drops HOST}") || exit $?
+	[ "$h" != srv ] || die "srv has no firewall"
+	fw_drops "$h" ;;
 *) echo "$ME: unknown command '$CMD'" >&2; usage 2 ;;
 esac
