@@ -110,11 +110,22 @@ stop_cm(void **state)
 	return 0;
 }
 
+/* Dials the CM and reads its Challenge (auth=false: no --secret-file). */
 static int
 dial(void)
 {
+	struct frame_hdr h;
+	ProtobufCMessage *m;
+	uint8_t *p;
+	const char *err;
 	int fd = net_dial(cm_addr, TMO);
+
 	assert_true(fd >= 0);
+	assert_int_equal(frame_read(fd, &h, &m, &p, TMO, &err), 0);
+	assert_int_equal(h.type, MPIV__MSG_TYPE__MSG_CHALLENGE);
+	assert_false(((Mpiv__Challenge *)m)->auth);
+	frame_free_meta(m);
+	free(p);
 	return fd;
 }
 

@@ -155,6 +155,25 @@ teardown(void **state)
 
 /* ---------------- a node agent, by hand ---------------- */
 
+/* Dials the CS and reads its Challenge (auth=false: no secret). */
+static int
+cs_dial_raw(void)
+{
+	struct frame_hdr fh;
+	ProtobufCMessage *m;
+	uint8_t *pl;
+	const char *err;
+	int fd = net_dial(cs_addr, TMO);
+
+	assert_true(fd >= 0);
+	assert_int_equal(frame_read(fd, &fh, &m, &pl, TMO, &err), 0);
+	assert_int_equal(fh.type, MPIV__MSG_TYPE__MSG_CHALLENGE);
+	assert_false(((Mpiv__Challenge *)m)->auth);
+	frame_free_meta(m);
+	free(pl);
+	return fd;
+}
+
 static int
 node_dial(void)
 {
@@ -164,9 +183,8 @@ node_dial(void)
 	ProtobufCMessage *m;
 	uint8_t *pl;
 	const char *err;
-	int fd = net_dial(cs_addr, TMO);
+	int fd = cs_dial_raw();
 
-	assert_true(fd >= 0);
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
@@ -753,8 +771,7 @@ test_limits(void **state)
 	wait_tmp("jl", 0, 0);
 	assert_true(upload("jl", 0, 1, a, 100000, NULL, why, sizeof(why)));
 	/* A rank may not talk to a CS. */
-	fd = net_dial(cs_addr, TMO);
-	assert_true(fd >= 0);
+	fd = cs_dial_raw();
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_RANK;
 	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_HELLO, &h.base,
