@@ -71,6 +71,7 @@ djob_free(struct djob *j)
 	free(j->css_addr);
 	free(j->cm_ready);
 	free(j->ranks);
+	dbin_free(j);
 	free(j);
 }
 
@@ -283,6 +284,10 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	    (j->cm_ready = calloc(j->ncms, sizeof(*j->cm_ready))) == NULL ||
 	    (j->ranks = calloc(j->nranks, sizeof(*j->ranks))) == NULL)
 		goto out_free;
+	if (dbin_submit(j, js, err) < 0) {
+		djob_free(j);
+		return NULL;
+	}
 	/* The job token scopes ranks to this job: the CMs get T, each rank
 	   only K_rank = HMAC(T, "rank R"), which it keeps across restarts. */
 	if (d->keys.enabled) {
@@ -479,6 +484,8 @@ djob_launch_rank(struct djob *j, int r)
 			l.ckpt_interval = j->ckpt_interval;
 	}
 	l.restore = rk->restoring;
+	l.binary_hash = j->bin_hash;
+	l.binary_size = j->bin_size;
 	if (j->has_token) {
 		auth_rank_key(j->token, sizeof(j->token), r, rank_key);
 		l.rank_key.data = rank_key;

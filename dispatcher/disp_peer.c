@@ -217,6 +217,9 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_CKPT_TAKEN:
 		djob_ckpt_taken(p, (Mpiv__CkptTaken *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_BINARY_GET:
+		dbin_node_get(p, (Mpiv__BinaryGet *)m);
+		return;
 	default:
 		break;
 	}
@@ -225,7 +228,7 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 
 static void
 dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
-    ProtobufCMessage *m)
+    ProtobufCMessage *m, const uint8_t *payload)
 {
 	const char *err = NULL;
 
@@ -249,6 +252,13 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_STATUS_REQUEST:
 		dstatus_reply(p, (Mpiv__StatusRequest *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_BINARY_DATA:
+		dbin_client_data(p, (Mpiv__BinaryData *)m, payload,
+		    h->payload_len);
+		return;
+	case MPIV__MSG_TYPE__MSG_BINARY_END:
+		dbin_client_end(p, (Mpiv__BinaryEnd *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);
@@ -281,7 +291,7 @@ dpeer_on_frame(struct conn *c, const struct frame_hdr *h,
 		dpeer_node_frame(p, h, m, payload);
 		break;
 	case DPEER_CLIENT:
-		dpeer_client_frame(p, h, m);
+		dpeer_client_frame(p, h, m, payload);
 		break;
 	case DPEER_CS:
 		dpeer_cs_frame(p, h, m);

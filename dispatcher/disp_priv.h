@@ -24,6 +24,7 @@
 #define DISP_OUT_LOW		(4u << 20)	/* resume them below this */
 #define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
 #define DISP_DEAD_KEEP		256	/* declared-dead node ids remembered */
+#define DISP_MAX_BINARY		(1ull << 30)	/* largest program shipped */
 
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
@@ -109,6 +110,14 @@ struct djob {
 	uint8_t token[AUTH_TOKEN_LEN];	/* T: ranks prove HMAC(T, "rank R") */
 	bool has_token;		/* only when the dispatcher has a secret */
 	double t_submit;	/* ev_now() at submission */
+	/* the shipped program (disp_bin.c); bin_size 0: not shipped */
+	char bin_hash[65];
+	uint64_t bin_size, bin_have;
+	uint8_t *bin;
+	bool bin_asked, bin_ok;
+	char bin_err[128];
+	char (*bin_wait)[80];	/* node_ids waiting for it */
+	size_t nbin_wait;
 	bool chaos_nodes;	/* chaos kills whole node agents */
 	enum djob_state state;
 	int nranks;
@@ -193,6 +202,14 @@ struct dpeer *dnode_find(struct disp *d, const char *name);
 void dnode_kill(struct dpeer *node, const char *reason);
 void dnode_client_kill(struct dpeer *client, const Mpiv__NodeKill *nk);
 bool dnode_is_dead_id(const struct disp *d, const char *node_id);
+
+/* disp_bin.c */
+int dbin_submit(struct djob *j, const Mpiv__JobSubmit *js, const char **err);
+void dbin_node_get(struct dpeer *node, const Mpiv__BinaryGet *bg);
+void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
+    const uint8_t *payload, uint32_t len);
+void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
+void dbin_free(struct djob *j);
 
 /* disp_status.c */
 void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);

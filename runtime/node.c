@@ -43,6 +43,9 @@ node_usage(FILE *f)
 	    "  --name NAME             node name (default: host name)\n"
 	    "  --heartbeat-interval S  seconds between heartbeats "
 	    "(default 1)\n"
+	    "  --cache-dir DIR         shipped programs (default "
+	    "/var/cache/mpiv as root,\n"
+	    "                          else ~/.cache/mpiv)\n"
 	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
 	    "  --secret-file FILE      node key (mpiv secret node-key) or "
 	    "cluster secret\n"
@@ -335,7 +338,7 @@ task_stream_init(struct task *t, struct task_stream *s, int fd, int stream)
 }
 
 /* Reports a task that could not even be forked. */
-static void
+void
 node_launch_failed(struct node *n, const Mpiv__Launch *l, const char *why)
 {
 	Mpiv__TaskExit te = MPIV__TASK_EXIT__INIT;
@@ -408,7 +411,7 @@ node_fence(struct node *n, const Mpiv__Launch *l)
 	}
 }
 
-static void
+void
 node_launch(struct node *n, const Mpiv__Launch *l)
 {
 	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
@@ -416,7 +419,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	char vctrlin[32], vival[64], vkey[sizeof(AUTH_ENV_RANK) +
 	    2 * AUTH_HASH_LEN + 1];
 	static const char *const unset[] = { AUTH_ENV_SECRET, NULL };
-	char *vcms, **env = NULL, **argv = NULL, why[320];
+	char *vcms, **env = NULL, **argv = NULL, why[320], binpath[PATH_MAX];
 	struct proc_spec spec = { 0 };
 	struct proc_child ch;
 	struct task *t = NULL;
@@ -426,6 +429,11 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 		node_launch_failed(n, l, "empty command line");
 		return;
 	}
+	/* A shipped program runs from the cache: fetched first if missing
+	   (node_launch runs again once it is there). */
+	if (*l->binary_hash != '\0' &&
+	    node_bin_need(n, l, binpath, sizeof(binpath)) != 0)
+		return;
 	/* Fencing: an older incarnation of this rank must not live on. */
 	node_fence(n, l);
 	if (l->restore) {
@@ -481,7 +489,12 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	/* protobuf-c arrays are counted, exec wants a NULL at the end. */
 	memcpy(argv, l->argv, l->n_argv * sizeof(*argv));
 	spec.argv = argv;
+	spec.path = *l->binary_hash != '\0' ? binpath : NULL;
 	spec.cwd = l->cwd;
+	/* A shipped program may come from a machine whose directories this
+	   one lacks: it then runs in the cache directory. */
+	if (spec.path != NULL && access(l->cwd, X_OK) != 0)
+		spec.cwd = n->cache_dir;
 	spec.setenv = env;
 	spec.unsetenv = unset;	/* our secret file is none of the rank's business */
 	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;
@@ -622,8 +635,11 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 {
 	struct node *n = conn_udata(c);
 
-	free(payload);
 	ev_timer_again(n->loop, &n->silence_w);	/* the dispatcher lives */
+	if (h->type == MPIV__MSG_TYPE__MSG_BINARY_DATA)
+		node_bin_data(n, (Mpiv__BinaryData *)m, payload,
+		    h->payload_len);
+	free(payload);
 	switch (h->type) {
 	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
 		Mpiv__HelloReply *hr = (Mpiv__HelloReply *)m;
@@ -662,6 +678,11 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 		return;		/* the echo: silence_w was pushed back */
+	case MPIV__MSG_TYPE__MSG_BINARY_DATA:
+		return;		/* taken above, before its payload went */
+	case MPIV__MSG_TYPE__MSG_BINARY_END:
+		node_bin_end(n, (Mpiv__BinaryEnd *)m);
+		return;
 	default:
 		log_debug("node ignoring %s from the dispatcher",
 		    frame_type_name(h->type));
@@ -695,6 +716,7 @@ node_on_close(struct conn *c, const char *reason)
 		return;
 	}
 	ev_timer_stop(n->loop, &n->silence_w);
+	node_bin_drop_all(n);
 	log_warnx("node lost dispatcher=%s reason=\"%s\"; killing ranks, "
 	    "redialling", n->dispatcher, reason);
 	node_kill_all(n, false);
@@ -770,6 +792,7 @@ node_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
+		{ "cache-dir", required_argument, NULL, 'c' },
 		{ "heartbeat-interval", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "log-level", required_argument, NULL, 'L' },
@@ -790,6 +813,14 @@ node_main(int argc, char **argv)
 		switch (ch) {
 		case 'd':
 			n.dispatcher = optarg;
+			break;
+		case 'c':
+			if (*optarg == '\0' || strlen(optarg) > PATH_MAX - 128) {
+				fprintf(stderr, "mpiv node: bad --cache-dir "
+				    "\"%s\"\n", optarg);
+				return 2;
+			}
+			snprintf(n.cache_dir, sizeof(n.cache_dir), "%s", optarg);
 			break;
 		case 'H':
 			n.hb_interval = strtod(optarg, &end);
@@ -834,6 +865,8 @@ node_main(int argc, char **argv)
 		node_usage(stderr);
 		return 2;
 	}
+	if (n.cache_dir[0] == '\0')
+		node_bin_default_dir(n.cache_dir, sizeof(n.cache_dir));
 	if (n.slots == 0 && (n.slots = (int)sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		n.slots = 1;
 	if (n.name[0] == '\0' && gethostname(n.name, sizeof(n.name) - 1) < 0)

@@ -6,6 +6,7 @@
 #ifndef MPIV_NODE_PRIV_H
 #define MPIV_NODE_PRIV_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -76,6 +77,8 @@ struct node {
 	ev_timer hb_w;		/* heartbeat, or redial while c == NULL */
 	ev_timer silence_w;	/* dispatcher silent this long: given up */
 	char node_id[80];	/* from NodeWelcome; sent as previous_id */
+	char cache_dir[PATH_MAX];	/* shipped programs (node_bin.c) */
+	struct node_bin *bins;	/* programs being fetched */
 	ev_timer resume_w;	/* output back-pressure check */
 	ev_signal sigint_w, sigterm_w;
 	struct task *tasks;
@@ -94,6 +97,19 @@ void task_stream_init(struct task *t, struct task_stream *s, int fd,
 ssize_t task_read_stream(struct task_stream *s);
 void task_insert(struct node *n, struct task *t);
 void task_ctrl_start(struct task *t);
+
+void node_launch(struct node *n, const Mpiv__Launch *l);
+void node_launch_failed(struct node *n, const Mpiv__Launch *l,
+    const char *why);
+
+/* node_bin.c */
+void node_bin_default_dir(char *out, size_t n);
+int node_bin_need(struct node *n, const Mpiv__Launch *l, char *path,
+    size_t len);
+void node_bin_data(struct node *n, const Mpiv__BinaryData *bd,
+    const uint8_t *payload, uint32_t len);
+void node_bin_end(struct node *n, const Mpiv__BinaryEnd *be);
+void node_bin_drop_all(struct node *n);
 
 /* node_ckpt.c */
 void node_ckpt_init(struct node *n);

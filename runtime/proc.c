@@ -112,7 +112,10 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 			(void)putenv(*e);
 	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
 		proc_child_fail(ep, 0, errno);
-	execvp(spec->argv[0], spec->argv);
+	if (spec->path != NULL)
+		execv(spec->path, spec->argv);
+	else
+		execvp(spec->argv[0], spec->argv);
 	proc_child_fail(ep, 1, errno);
 }
 

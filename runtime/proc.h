@@ -12,6 +12,7 @@
 /* What proc_spawn should set up in the child. */
 struct proc_spec {
 	char *const *argv;	/* argv[0] resolved via PATH when it has no '/' */
+	const char *path;	/* run this file instead of argv[0] (NULL: no) */
 	const char *cwd;	/* NULL: stay where we are */
 	char *const *setenv;	/* KEY=VALUE to set (NULL-terminated or NULL) */
 	const char *const *unsetenv;	/* keys to remove (NULL-terminated or NULL) */

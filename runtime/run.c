@@ -44,6 +44,9 @@ run_usage(FILE *f)
 	    "embedded one\n"
 	    "  --secret-file FILE       its cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
+	    "  --no-ship                with --dispatcher: do not ship the "
+	    "program, the nodes\n"
+	    "                           run PROG from their own file system\n"
 	    "  --max-restarts N         relaunch a killed rank at most N times "
 	    "(default 50)\n"
 	    "  --relay-only             no message logging, no restarts (a "
@@ -159,6 +162,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "chaos", required_argument, NULL, 'C' },
 		{ "chaos-max", required_argument, NULL, 'K' },
 		{ "chaos-nodes", no_argument, NULL, 'N' },
+		{ "no-ship", no_argument, NULL, 'P' },
 		{ "chaos-seed", required_argument, NULL, 'S' },
 		{ "ckpt-interval", required_argument, NULL, 'I' },
 		{ "cs", required_argument, NULL, 'X' },
@@ -192,6 +196,9 @@ run_parse(struct run *r, int argc, char **argv)
 			break;
 		case 'N':
 			r->chaos_nodes = true;
+			break;
+		case 'P':
+			r->no_ship = true;
 			break;
 		case 'K':
 			if (run_parse_int(optarg, 1, INT_MAX, &r->chaos_max) < 0)
@@ -528,6 +535,10 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		    ((Mpiv__Error *)m)->text);
 		run_stop(r, 1, why);
 		break;
+	case MPIV__MSG_TYPE__MSG_BINARY_GET:
+		if (r->dispatcher != NULL && !r->no_ship)
+			run_ship_send(r, (Mpiv__BinaryGet *)m);
+		break;
 	default:
 		log_debug("run ignoring %s", frame_type_name(h->type));
 		break;
@@ -617,6 +628,12 @@ run_submit(struct run *r)
 	js.chaos_nodes = r->chaos_nodes;
 	js.ckpt_interval = r->ckpt_interval;
 	js.ncs = r->ncs;
+	if (r->dispatcher != NULL && !r->no_ship) {
+		if (run_ship_prepare(r) < 0)
+			return -1;
+		js.binary_hash = r->ship_hash;
+		js.binary_size = r->ship_size;
+	}
 	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
 	if (tmp != NULL && r->dispatcher == NULL) {
 		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);

@@ -64,6 +64,11 @@ struct run {
 	bool chaos_seed_set;
 	int chaos_max;
 	bool chaos_nodes;	/* --chaos-nodes: kill node agents */
+	/* program shipping (run_ship.c), with --dispatcher */
+	bool no_ship;		/* --no-ship: the nodes have the program */
+	char ship_path[PATH_MAX];
+	char ship_hash[65];
+	uint64_t ship_size;
 	double ckpt_interval;	/* --ckpt-interval, 0: off */
 	int ncs;		/* --cs K (embedded: started) */
 	bool ckpt_said;		/* "checkpoints disabled" printed */
@@ -106,6 +111,10 @@ struct run {
 
 /* run.c */
 void run_stop(struct run *r, int code, const char *reason);
+
+/* run_ship.c */
+int run_ship_prepare(struct run *r);
+void run_ship_send(struct run *r, const Mpiv__BinaryGet *bg);
 
 /* run_deploy.c */
 int run_deploy_start(struct run *r);

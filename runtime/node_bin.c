@@ -1,0 +1,313 @@
+/*
+ * node_bin.c: the node agent's content-addressed program cache.
+ * Volunteer machines share no file system with the submitter: a Launch
+ * whose binary_hash is set runs the program from CACHE/HASH/prog, where
+ * HASH is the hex SHA-256 of its bytes. A missing program is asked for
+ * once (BinaryGet to the dispatcher, which asks the client once per
+ * job), written to a temporary file as BinaryData frames arrive, checked
+ * against the hash, made executable and renamed into place; the launches
+ * that waited for it then run. Every node uses the same cache path, so a
+ * CRIU image taken on one node (which maps the program from there)
+ * restores on another.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "log.h"
+#include "node_priv.h"
+
+#define NODE_BIN_MAX	(1ull << 30)	/* largest program we take */
+
+/* A program being fetched, and the launches waiting for it. */
+struct node_bin {
+	char hash[2 * AUTH_HASH_LEN + 1];
+	char tmp[PATH_MAX];
+	int fd;			/* the temporary file, -1 before data */
+	uint64_t size, have;
+	struct auth_sha256 sha;
+	uint8_t **launches;	/* packed Launch messages */
+	size_t *lens;
+	size_t nlaunch;
+	struct node_bin *next;
+};
+
+/* The hash is a path component: exactly 64 lower-case hex digits. */
+static bool
+node_bin_hash_ok(const char *h)
+{
+	size_t i;
+
+	for (i = 0; h[i] != '\0'; i++)
+		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' &&
+		    h[i] <= 'f')))
+			return false;
+	return i == 2 * AUTH_HASH_LEN;
+}
+
+/* mkdir -p with mode 0700 for what we create. 0 or -1 (errno). */
+static int
+node_bin_mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* The default cache: /var/cache/mpiv for root, else ~/.cache/mpiv. */
+void
+node_bin_default_dir(char *out, size_t n)
+{
+	const char *home = getenv("HOME");
+
+	if (geteuid() == 0 || home == NULL || *home == '\0')
+		snprintf(out, n, "/var/cache/mpiv");
+	else
+		snprintf(out, n, "%s/.cache/mpiv", home);
+}
+
+/* CACHE/HASH/prog. */
+static void
+node_bin_file(const struct node *n, const char *hash, char *out, size_t len)
+{
+	snprintf(out, len, "%.3900s/%s/prog", n->cache_dir, hash);
+}
+
+static void
+node_bin_free(struct node *n, struct node_bin *b)
+{
+	struct node_bin **pp;
+
+	for (pp = &n->bins; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	if (b->fd >= 0) {
+		close(b->fd);
+		(void)unlink(b->tmp);
+	}
+	for (size_t i = 0; i < b->nlaunch; i++)
+		free(b->launches[i]);
+	free(b->launches);
+	free(b->lens);
+	free(b);
+}
+
+/*
+ * Ends a fetch: on success (why == NULL) runs every launch that waited,
+ * otherwise fails each with the reason.
+ */
+static void
+node_bin_done(struct node *n, struct node_bin *b, const char *why)
+{
+	char msg[300];
+
+	for (size_t i = 0; i < b->nlaunch; i++) {
+		Mpiv__Launch *l = mpiv__launch__unpack(NULL, b->lens[i],
+		    b->launches[i]);
+
+		if (l == NULL)
+			continue;
+		if (why == NULL) {
+			node_launch(n, l);
+		} else {
+			snprintf(msg, sizeof(msg), "cannot get the program %s: "
+			    "%s", l->argv[0], why);
+			node_launch_failed(n, l, msg);
+		}
+		mpiv__launch__free_unpacked(l, NULL);
+	}
+	node_bin_free(n, b);
+}
+
+/*
+ * The program a Launch runs: 0 with its cache path in path (ready), 1
+ * when the launch was queued until the program arrives (node_launch is
+ * called again then), -1 when it failed (already reported).
+ */
+int
+node_bin_need(struct node *n, const Mpiv__Launch *l, char *path, size_t len)
+{
+	Mpiv__BinaryGet bg = MPIV__BINARY_GET__INIT;
+	struct node_bin *b;
+	uint8_t *packed, **nl;
+	size_t plen, *nlen;
+
+	if (!node_bin_hash_ok(l->binary_hash) || l->binary_size == 0 ||
+	    l->binary_size > NODE_BIN_MAX) {
+		node_launch_failed(n, l, "bad program hash or size in launch");
+		return -1;
+	}
+	node_bin_file(n, l->binary_hash, path, len);
+	if (access(path, X_OK) == 0)
+		return 0;
+	for (b = n->bins; b != NULL; b = b->next)
+		if (strcmp(b->hash, l->binary_hash) == 0)
+			break;
+	if (b == NULL) {
+		if ((b = calloc(1, sizeof(*b))) == NULL)
+			goto out_nomem;
+		snprintf(b->hash, sizeof(b->hash), "%s", l->binary_hash);
+		b->fd = -1;
+		b->size = l->binary_size;
+		b->next = n->bins;
+		n->bins = b;
+		bg.hash = b->hash;
+		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_BINARY_GET, &bg.base,
+		    NULL, 0);
+		log_info("node fetching program hash=%.16s size=%llu for "
+		    "job=%s", b->hash, (unsigned long long)b->size,
+		    l->job_id);
+	}
+	plen = mpiv__launch__get_packed_size(l);
+	if ((packed = malloc(plen)) == NULL)
+		goto out_nomem;
+	nl = realloc(b->launches, (b->nlaunch + 1) * sizeof(*nl));
+	if (nl != NULL)
+		b->launches = nl;
+	nlen = realloc(b->lens, (b->nlaunch + 1) * sizeof(*nlen));
+	if (nlen != NULL)
+		b->lens = nlen;
+	if (nl == NULL || nlen == NULL) {
+		free(packed);
+		goto out_nomem;
+	}
+	mpiv__launch__pack(l, packed);
+	b->launches[b->nlaunch] = packed;
+	b->lens[b->nlaunch++] = plen;
+	return 1;
+out_nomem:
+	node_launch_failed(n, l, "node agent out of memory");
+	return -1;
+}
+
+static struct node_bin *
+node_bin_find(struct node *n, const char *hash)
+{
+	for (struct node_bin *b = n->bins; b != NULL; b = b->next)
+		if (strcmp(b->hash, hash) == 0)
+			return b;
+	return NULL;
+}
+
+/* BinaryData: the next piece, written at its offset (in order only). */
+void
+node_bin_data(struct node *n, const Mpiv__BinaryData *bd,
+    const uint8_t *payload, uint32_t len)
+{
+	struct node_bin *b = node_bin_find(n, bd->hash);
+	char dir[PATH_MAX], why[200];
+	ssize_t w;
+
+	if (b == NULL)
+		return;		/* not asked for (or given up): ignore */
+	if (bd->offset != b->have || len > b->size - b->have) {
+		node_bin_done(n, b, "pieces out of order or too long");
+		return;
+	}
+	if (b->fd < 0) {
+		snprintf(dir, sizeof(dir), "%.3900s/%s", n->cache_dir, b->hash);
+		if (node_bin_mkdirs(dir) < 0) {
+			snprintf(why, sizeof(why), "cannot create %.120s: %s",
+			    dir, strerror(errno));
+			node_bin_done(n, b, why);
+			return;
+		}
+		snprintf(b->tmp, sizeof(b->tmp), "%.3990s/.prog.%d", dir,
+		    (int)getpid());
+		b->fd = open(b->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		    0700);
+		if (b->fd < 0) {
+			snprintf(why, sizeof(why), "cannot create %.120s: %s",
+			    b->tmp, strerror(errno));
+			node_bin_done(n, b, why);
+			return;
+		}
+		auth_sha256_init(&b->sha);
+	}
+	for (uint32_t off = 0; off < len; off += (uint32_t)w) {
+		w = write(b->fd, payload + off, len - off);
+		if (w < 0 && errno == EINTR) {
+			w = 0;
+			continue;
+		}
+		if (w <= 0) {
+			snprintf(why, sizeof(why), "cannot write %.120s: %s",
+			    b->tmp, w < 0 ? strerror(errno) : "short write");
+			node_bin_done(n, b, why);
+			return;
+		}
+	}
+	auth_sha256_update(&b->sha, payload, len);
+	b->have += len;
+}
+
+/* BinaryEnd: checks size and hash, then installs the program. */
+void
+node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
+{
+	struct node_bin *b = node_bin_find(n, be->hash);
+	uint8_t sum[AUTH_HASH_LEN];
+	char hex[2 * AUTH_HASH_LEN + 1], path[PATH_MAX], why[200];
+
+	if (b == NULL)
+		return;
+	if (*be->error != '\0') {
+		node_bin_done(n, b, be->error);
+		return;
+	}
+	if (b->fd < 0 || b->have != b->size) {
+		snprintf(why, sizeof(why), "got %llu of %llu bytes",
+		    (unsigned long long)b->have, (unsigned long long)b->size);
+		node_bin_done(n, b, why);
+		return;
+	}
+	auth_sha256_final(&b->sha, sum);
+	auth_hex(sum, sizeof(sum), hex);
+	if (strcmp(hex, b->hash) != 0) {
+		node_bin_done(n, b, "its bytes do not match its hash");
+		return;
+	}
+	node_bin_file(n, b->hash, path, sizeof(path));
+	if (fsync(b->fd) < 0 || fchmod(b->fd, 0755) < 0 ||
+	    rename(b->tmp, path) < 0) {
+		snprintf(why, sizeof(why), "cannot install %.120s: %s", path,
+		    strerror(errno));
+		node_bin_done(n, b, why);
+		return;
+	}
+	close(b->fd);
+	b->fd = -1;
+	log_info("node program cached hash=%.16s size=%llu path=%s", b->hash,
+	    (unsigned long long)b->size, path);
+	node_bin_done(n, b, NULL);
+}
+
+/* The dispatcher link is gone: launches waiting for programs are moot. */
+void
+node_bin_drop_all(struct node *n)
+{
+	while (n->bins != NULL)
+		node_bin_free(n, n->bins);
+}

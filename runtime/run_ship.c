@@ -1,0 +1,141 @@
+/*
+ * run_ship.c: `mpiv run --dispatcher` ships the program to nodes that
+ * lack it (volunteer machines share no file system): the job carries the
+ * program's SHA-256 and size; when the first node asks, the dispatcher
+ * asks us (BinaryGet) and we stream the file (BinaryData..., BinaryEnd),
+ * hashing it again as it goes so that a program changed since submission
+ * is refused rather than run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "proc.h"
+#include "run_priv.h"
+
+#define RUN_SHIP_CHUNK	(1u << 20)
+#define RUN_SHIP_MAX	(1ull << 30)
+
+/* Hashes fd from its start into hex; its size in *size. 0 or -1. */
+static int
+run_ship_hash(int fd, char hex[2 * AUTH_HASH_LEN + 1], uint64_t *size)
+{
+	struct auth_sha256 s;
+	uint8_t buf[65536], sum[AUTH_HASH_LEN];
+	ssize_t n;
+
+	auth_sha256_init(&s);
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		auth_sha256_update(&s, buf, (size_t)n);
+		*size += (uint64_t)n;
+	}
+	auth_sha256_final(&s, sum);
+	auth_hex(sum, sizeof(sum), hex);
+	return 0;
+}
+
+/*
+ * Finds and hashes the program (argv[0], from our cwd or $PATH). 0, or
+ * -1 with r->reason set.
+ */
+int
+run_ship_prepare(struct run *r)
+{
+	int fd;
+
+	if (proc_resolve(r->argv[0], r->cwd, r->ship_path,
+	    sizeof(r->ship_path)) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "%s: %s", r->argv[0],
+		    strerror(errno));
+		return -1;
+	}
+	if ((fd = open(r->ship_path, O_RDONLY | O_CLOEXEC)) < 0 ||
+	    run_ship_hash(fd, r->ship_hash, &r->ship_size) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "cannot read %.300s to "
+		    "ship it: %s", r->ship_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (r->ship_size == 0 || r->ship_size > RUN_SHIP_MAX) {
+		snprintf(r->reason, sizeof(r->reason), "%.300s: %s to ship "
+		    "(use --no-ship if the nodes have it)", r->ship_path,
+		    r->ship_size == 0 ? "empty" : "over 1 GiB");
+		return -1;
+	}
+	log_info("run shipping program=%s hash=%.16s bytes=%llu", r->ship_path,
+	    r->ship_hash, (unsigned long long)r->ship_size);
+	return 0;
+}
+
+/* The dispatcher's BinaryGet: the whole file, then BinaryEnd. */
+void
+run_ship_send(struct run *r, const Mpiv__BinaryGet *bg)
+{
+	Mpiv__BinaryData bd = MPIV__BINARY_DATA__INIT;
+	Mpiv__BinaryEnd be = MPIV__BINARY_END__INIT;
+	struct auth_sha256 s;
+	uint8_t *buf = NULL, sum[AUTH_HASH_LEN];
+	char hex[2 * AUTH_HASH_LEN + 1], err[200] = "";
+	uint64_t off = 0;
+	ssize_t n;
+	int fd = -1;
+
+	be.hash = bd.hash = r->ship_hash;
+	if (strcmp(bg->hash, r->ship_hash) != 0) {
+		snprintf(err, sizeof(err), "asked for a program we did not "
+		    "submit");
+		goto out;
+	}
+	if ((buf = malloc(RUN_SHIP_CHUNK)) == NULL ||
+	    (fd = open(r->ship_path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, sizeof(err), "cannot read %.120s: %s",
+		    r->ship_path, strerror(errno));
+		goto out;
+	}
+	auth_sha256_init(&s);
+	while (off < r->ship_size) {
+		size_t want = r->ship_size - off < RUN_SHIP_CHUNK ?
+		    (size_t)(r->ship_size - off) : RUN_SHIP_CHUNK;
+
+		n = read(fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		auth_sha256_update(&s, buf, (size_t)n);
+		bd.offset = off;
+		(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_BINARY_DATA, &bd.base,
+		    buf, (uint32_t)n);
+		off += (uint64_t)n;
+	}
+	auth_sha256_final(&s, sum);
+	auth_hex(sum, sizeof(sum), hex);
+	if (off != r->ship_size || strcmp(hex, r->ship_hash) != 0)
+		snprintf(err, sizeof(err), "%.120s changed since the job was "
+		    "submitted", r->ship_path);
+out:
+	if (err[0] != '\0')
+		log_warnx("run cannot ship the program: %s", err);
+	else
+		log_info("run program sent bytes=%llu",
+		    (unsigned long long)off);
+	be.size = off;
+	be.error = err;
+	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_BINARY_END, &be.base, NULL,
+	    0);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+}
