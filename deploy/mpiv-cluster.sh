@@ -257,6 +257,7 @@ start() {
 	case $1 in dispatcher | node)
 		has_opt "$1" --state-dir && set -- "$@" --state-dir "$S/$id-state" ;;
 	esac
+	[ "$1" = node ] && has_opt node --cache-dir && set -- "$@" --cache-dir "$S/$id-cache"
 	log=$S/$id.log
 	[ -f "$log" ] && mv -f "$log" "$log.old"
 	rm -f "$S/$id.pid"
