@@ -201,8 +201,17 @@ echo "ok - a private Slurm runs here (slurmctld, slurmd, munged; ${SECONDS}s so 
 timeout -k 2 "$(bound 30)" "$MPIV" run -n 2 --timeout 25 "$APP" > "$W/ref" 2> "$W/ref.err" ||
 	fail "embedded reference run: $(tail -n 1 "$W/ref.err")"
 
+# with a shared secret when every piece takes one
+secret=
+if "$MPIV" secret new "$W/secret" > /dev/null 2>&1; then
+	secret=$W/secret
+	for c in dispatcher cm cs node run; do
+		"$MPIV" $c -h 2>&1 | grep -q -- --secret-file || secret=
+	done
+fi
+[ -n "$secret" ] && echo "# with a shared secret" || echo "# without a shared secret (this mpiv has none)"
 JOBID=$(timeout -k 2 "$(bound 15)" sbatch --parsable -n 2 -t 2 --chdir="$ROOT" -o "$W/out" -e "$W/err" \
-    --export="ALL,MPIV=$MPIV,MPIV_STATE_DIR=$W/job,MPIV_REGISTER_TIMEOUT=20" \
+    --export="ALL,MPIV=$MPIV,MPIV_STATE_DIR=$W/job,MPIV_REGISTER_TIMEOUT=20${secret:+,MPIV_SECRET_FILE=$secret}" \
     "$SBATCH_T" "$APP" 2> "$W/sbatch.err") || fail "sbatch: $(tail -n 1 "$W/sbatch.err")"
 JOBID=${JOBID%%;*}
 state=
