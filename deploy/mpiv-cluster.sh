@@ -18,7 +18,9 @@
 #                                       name, HOST-K when HOST has several)
 #
 # Any line may end with "-- ARGS..." passed verbatim to that daemon.
-# HOST is what the ssh command is given (user@host works).
+# HOST is what the ssh command is given (user@host works). Each host needs
+# a POSIX sh, and a login shell that takes a multi-line quoted argument
+# (sh, bash, zsh, not csh).
 #
 # Options (environment variable in brackets):
 #   --ssh CMD             remote shell, run as: CMD HOST COMMAND [MPIV_SSH,
@@ -40,6 +42,7 @@
 #   --log-level LEVEL     passed to every daemon
 #   --wait S              how long to wait for each daemon to come up
 #                         (default 20)
+#   --parallel N          ssh sessions at once (default 16)
 #   -h, --help            this text
 #
 # start   starts the dispatcher, then the CMs and CSs, then the node agents
@@ -75,6 +78,7 @@ BIND=0.0.0.0
 HB_TIMEOUT=
 LOG_LEVEL=
 WAIT=20
+PARALLEL=16
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -90,6 +94,7 @@ while [ $# -gt 0 ]; do
 	--heartbeat-timeout) HB_TIMEOUT=${2:?--heartbeat-timeout needs seconds}; shift 2 ;;
 	--log-level) LOG_LEVEL=${2:?--log-level needs a level}; shift 2 ;;
 	--wait) WAIT=${2:?--wait needs seconds}; shift 2 ;;
+	--parallel) PARALLEL=${2:?--parallel needs a number}; shift 2 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1 (see $PROG -h)" ;;
 	*) break ;;
@@ -100,7 +105,7 @@ ACTION=$1
 HOSTFILE=$2
 case $ACTION in start | stop | status | logs) ;; *) die "unknown action '$ACTION' (start, stop, status or logs)" ;; esac
 [ -r "$HOSTFILE" ] || die "cannot read host list $HOSTFILE"
-for p in "$DPORT" "$CMPORT" "$CSPORT" "$WAIT"; do
+for p in "$DPORT" "$CMPORT" "$CSPORT" "$WAIT" "$PARALLEL"; do
 	[[ $p =~ ^[0-9]+$ ]] || die "not a number: $p"
 done
 read -r -a SSH <<< "$SSH_CMD"
@@ -348,11 +353,15 @@ $body")"
 }
 
 # on_each ROLE-REGEX FUNC: FUNC ID for every daemon whose role matches, in
-# parallel (one ssh each); non-zero if any failed.
+# parallel (one ssh each, at most PARALLEL at once); non-zero if any failed.
 on_each() {
 	local re=$1 fn=$2 i pids=() rc=0 p
 	for i in "${!IDS[@]}"; do
 		[[ ${ROLES[i]} =~ ^($re)$ ]] || continue
+		if [ ${#pids[@]} -ge "$PARALLEL" ]; then
+			wait "${pids[0]}" || rc=1
+			pids=("${pids[@]:1}")
+		fi
 		case $fn in
 		start)
 			pat='^listening on'
