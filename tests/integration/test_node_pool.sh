@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# tests/integration/test_node_pool.sh: a standalone deployment on loopback
+# (dispatcher with a 2 s heartbeat timeout, a CM, three node agents with
+# their own program caches, a shared secret) running a shipped program
+# while nodes vanish:
+#   - mpiv status (text, --json, unknown job) and mpiv kill-node (unknown)
+#   - kill-node mid-job: its ranks are relaunched on the other nodes
+#   - a node agent SIGSTOPped past the heartbeat timeout (a hung or
+#     partitioned machine), then continued: declared dead, its ranks run
+#     elsewhere, and when it returns it is told so and joins fresh
+#   - a node joining mid-job takes ranks that were waiting for a slot
+#   - the embedded deployment under --chaos-nodes
+# Every job's stdout must equal the failure-free run's, exit code 0.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+B=${MPIV_BUILD:-build}
+case $B in /*) ;; *) B=$PWD/$B ;; esac
+MPIV=$B/bin/mpiv
+T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-pool.XXXXXX")
+PIDS=()
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+fail=0
+ok() { echo "ok - $1"; }
+notok() {
+	echo "not ok - $1"
+	fail=1
+	shift
+	for f in "$@"; do
+		[ -s "$f" ] && tail -n 8 "$f" | sed "s|^|#   ${f##*/}: |"
+	done
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.1 s; 0 once it succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ "$SECONDS" -lt "$end" ]; do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
+
+S=(--secret-file "$T/secret")
+"$MPIV" secret new "$T/secret" > /dev/null || { echo "mpiv secret new failed"; exit 1; }
+mkdir -p "$T/sub"
+"$B/bin/mpivcc" -O2 -o "$T/sub/prog" tests/fault/progs/flt_ring.c || exit 1
+ROUNDS=40000
+timeout 120 "$MPIV" run -n 4 "$T/sub/prog" "$ROUNDS" 3000 > "$T/ref.out" 2> "$T/ref.err" ||
+    { notok "failure-free embedded run" "$T/ref.err"; exit 1; }
+
+"$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --heartbeat-timeout 2 \
+    --log-level info > "$T/d.out" 2> "$T/d.err" &
+PIDS+=($!)
+wait_for 10 grep -q '^listening on ' "$T/d.out" || { notok "dispatcher start" "$T/d.err"; exit 1; }
+DA=$(sed -n 's/^listening on //p' "$T/d.out")
+"$MPIV" cm "${S[@]}" --listen 127.0.0.1:0 --dispatcher "$DA" > /dev/null 2> "$T/cm.err" &
+PIDS+=($!)
+start_node() {	# start_node NAME SLOTS
+	"$MPIV" node "${S[@]}" --dispatcher "$DA" --slots "$2" --name "$1" \
+	    --cache-dir "$T/cache-$1" --log-level info 2> "$T/$1.err" &
+	PIDS+=($!)
+	eval "PID_$1=$!"
+}
+nodes_up() {	# nodes_up N: N live nodes and a CM registered
+	local js
+	js=$("$MPIV" status "${S[@]}" --dispatcher "$DA" --json 2> /dev/null) || return 1
+	[ "$(echo "$js" | jq '[.nodes[] | select(.state == "alive")] | length')" = "$1" ] &&
+	    [ "$(echo "$js" | jq '.services | length')" -ge 1 ]
+}
+start_node n1 2
+start_node n2 2
+start_node n3 2
+wait_for 15 nodes_up 3 && ok "three nodes and a CM registered (mpiv status --json)" ||
+    notok "nodes did not register" "$T/d.err"
+
+"$MPIV" status "${S[@]}" --dispatcher "$DA" > "$T/st.txt" 2>&1
+grep -q '^NODES (3)' "$T/st.txt" && grep -q 'n2#' "$T/st.txt" &&
+    ok "mpiv status lists the nodes" || notok "mpiv status" "$T/st.txt"
+"$MPIV" status "${S[@]}" --dispatcher "$DA" 999 > /dev/null 2> "$T/st.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q 'no job 999' "$T/st.err" &&
+    ok "mpiv status of an unknown job: exit 1, clear message" ||
+    notok "mpiv status 999: rc $rc" "$T/st.err"
+"$MPIV" kill-node "${S[@]}" --dispatcher "$DA" nosuch > /dev/null 2> "$T/kn.err"
+rc=$?
+[ "$rc" = 1 ] && grep -q 'no live node named nosuch' "$T/kn.err" &&
+    ok "mpiv kill-node of an unknown node: exit 1, clear message" ||
+    notok "mpiv kill-node nosuch: rc $rc" "$T/kn.err"
+
+# submit NAME: starts the job from $T/sub in the background (JOB_PID).
+submit() {
+	(cd "$T/sub" && exec timeout 120 "$MPIV" run "${S[@]}" --dispatcher "$DA" \
+	    -n 4 --report "$T/$1.json" ./prog "$ROUNDS" 3000 > "$T/$1.out" 2> "$T/$1.err") &
+	JOB_PID=$!
+}
+# job_on JOB NODE: the job runs and some rank of it is on NODE (a name).
+job_on() {
+	"$MPIV" status "${S[@]}" --dispatcher "$DA" --json "$1" 2> /dev/null |
+	    jq -e --arg n "$2#" '.jobs[0].ranks | map(select(.state == "running" and (.node | startswith($n)))) | length > 0' > /dev/null
+}
+check_job() {	# check_job NAME JOBID WHAT
+	wait "$JOB_PID"
+	local rc=$?
+	if [ "$rc" = 0 ] && cmp -s "$T/$1.out" "$T/ref.out"; then
+		ok "$3: output identical, exit 0 ($(jq -r '"\(.restarts) restarts"' "$T/$1.json"))"
+	else
+		notok "$3: rc $rc, output $(cmp -s "$T/$1.out" "$T/ref.out" && echo same || echo different)" "$T/$1.err" "$T/d.err"
+	fi
+}
+
+# 1: kill-node of a node running ranks.
+submit j1
+if wait_for 20 job_on 1 n2; then
+	"$MPIV" kill-node "${S[@]}" --dispatcher "$DA" n2 > "$T/kn1.out" 2>&1 &&
+	    ok "kill-node n2 accepted" || notok "kill-node n2" "$T/kn1.out"
+else
+	notok "job 1 never ran on n2" "$T/d.err"
+fi
+check_job j1 1 "job 1, n2 killed mid-job"
+[ "$(jq .restarts "$T/j1.json")" -ge 1 ] 2>/dev/null &&
+    ok "job 1: the ranks of n2 were restarted" || notok "job 1: no restart recorded" "$T/d.err"
+grep -q 'program cached' "$T/n1.err" && [ -x "$T/cache-n1/$(sha256sum "$T/sub/prog" | cut -c1-64)/prog" ] &&
+    ok "the program was shipped into n1's content-addressed cache" ||
+    notok "program shipping" "$T/n1.err"
+
+# 2: n3 hangs (SIGSTOP) past the heartbeat timeout, then comes back.
+submit j2
+if wait_for 20 job_on 2 n3; then
+	kill -STOP "$PID_n3"
+	wait_for 10 grep -q 'node declared dead node=n3#.*no heartbeat' "$T/d.err" &&
+	    ok "n3 declared dead after the heartbeat timeout" ||
+	    notok "n3 not declared dead" "$T/d.err"
+	kill -CONT "$PID_n3"
+else
+	notok "job 2 never ran on n3" "$T/d.err"
+fi
+check_job j2 2 "job 2, n3 hung then back"
+wait_for 10 grep -q 'declared us dead' "$T/n3.err" &&
+    grep -q 'came back after being declared dead' "$T/d.err" &&
+    ok "n3 was told it had been declared dead and joined fresh" ||
+    notok "n3's return" "$T/n3.err" "$T/d.err"
+
+# 3: only n1 and n3 (2 slots each) are left: kill n3 mid-job, its ranks
+# wait for a slot; n4 joins and takes them.
+wait_for 10 nodes_up 2 || notok "n1 and n3 not both up" "$T/d.err"
+submit j3
+if wait_for 20 job_on 3 n3; then
+	"$MPIV" kill-node "${S[@]}" --dispatcher "$DA" n3 > /dev/null 2>&1
+	sleep 0.5
+	"$MPIV" status "${S[@]}" --dispatcher "$DA" --json 3 2> /dev/null |
+	    jq -e '.jobs[0].ranks | map(select(.state == "waiting")) | length == 2' > /dev/null &&
+	    ok "n3's ranks wait for a slot" || notok "ranks not waiting" "$T/d.err"
+	start_node n4 2
+	wait_for 20 job_on 3 n4 && ok "n4 joined mid-job and runs the waiting ranks" ||
+	    notok "n4 took no rank" "$T/d.err"
+else
+	notok "job 3 never ran on n3" "$T/d.err"
+fi
+check_job j3 3 "job 3, a node joined mid-job"
+
+# 4: the embedded deployment, whole node agents killed at random.
+timeout 120 "$MPIV" run -n 4 --nodes 3 --chaos 400ms --chaos-nodes --chaos-seed 4 \
+    --chaos-max 4 --report "$T/c.json" "$T/sub/prog" "$ROUNDS" 3000 > "$T/c.out" 2> "$T/c.err"
+rc=$?
+[ "$rc" = 0 ] && cmp -s "$T/c.out" "$T/ref.out" && [ "$(jq .kills "$T/c.json")" -ge 1 ] &&
+    ok "--chaos-nodes: $(jq .kills "$T/c.json") node agents killed, output identical" ||
+    notok "--chaos-nodes: rc $rc" "$T/c.err"
+[ "$fail" = 0 ]
