@@ -127,6 +127,8 @@ bench: deps
 	sh bench/run.sh $(BENCH_ARGS)
 	bash bench/ft.sh
 	bash bench/ckpt.sh
+	bash bench/nodeloss.sh
+	bash bench/disp_load.sh
 
 fuzz:
 	$(MAKE) -f tests/fuzz/fuzz.mk BUILD=$(BUILD)
