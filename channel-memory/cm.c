@@ -138,6 +138,16 @@ cm_dispatcher_lost(struct cm *cm)
 {
 	if (cm->stopping || cm->dispatcher == NULL)
 		return;
+	/*
+	 * The jobs it set up go with it: the dispatcher fails a job whose
+	 * CM it loses, and one that restarted knows nothing of them (its
+	 * node agents killed their ranks). Their logs would only leak.
+	 */
+	while (cm->jobs != NULL) {
+		log_warnx("cm dropping job=%s: its dispatcher is gone",
+		    cm->jobs->id);
+		job_end(cm, cm->jobs);
+	}
 	log_warnx("cm lost dispatcher=%s, redialling", cm->dispatcher);
 	cm_redial_later(cm);
 }

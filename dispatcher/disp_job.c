@@ -300,6 +300,7 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		j->has_token = true;
 	}
 	snprintf(j->id, sizeof(j->id), "%u", d->next_job++);
+	(void)dstate_save(d);	/* ids never repeat across restarts */
 	j->client = client;
 	client->job = j;
 	for (tail = &d->jobs; *tail != NULL; tail = &(*tail)->next)

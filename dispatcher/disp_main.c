@@ -29,6 +29,9 @@ disp_usage(FILE *f)
 	    "default 0.0.0.0:7070)\n"
 	    "  --heartbeat-timeout S    a node silent this long is lost "
 	    "(default 10)\n"
+	    "  --state-dir DIR          keep the job counter here across "
+	    "restarts (running\n"
+	    "                           jobs do not survive a restart)\n"
 	    "  --log-level LEVEL        default info (MPIV_LOG overrides)\n"
 	    "  --secret-file FILE       cluster secret: authenticate every "
 	    "connection\n"
@@ -81,6 +84,7 @@ dispatcher_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "heartbeat-timeout", required_argument, NULL, 't' },
+		{ "state-dir", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
@@ -96,7 +100,7 @@ dispatcher_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hk:l:L:t:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hk:l:L:s:t:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'h':
 			disp_usage(stdout);
@@ -113,6 +117,9 @@ dispatcher_main(int argc, char **argv)
 				    "\"%s\"\n", optarg);
 				return 2;
 			}
+			break;
+		case 's':
+			d.state_dir = optarg;
 			break;
 		case 't':
 			d.hb_timeout = strtod(optarg, &end);
@@ -140,6 +147,8 @@ dispatcher_main(int argc, char **argv)
 	d.as.key = auth_key_service_nodes;
 	d.as.arg = &d.keys;
 
+	if (dstate_load(&d) < 0)
+		return 1;
 	if (daemon_listen("dispatcher", listen_addr, d.bound, sizeof(d.bound),
 	    &d.lfd, &d.loop) < 0)
 		return 1;

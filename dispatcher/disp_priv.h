@@ -186,6 +186,7 @@ struct disp {
 	struct dpeer *peers;
 	struct djob *jobs;
 	unsigned next_job;
+	const char *state_dir;	/* --state-dir, or NULL */
 	bool stopping;
 };
 
@@ -210,6 +211,10 @@ void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
     const uint8_t *payload, uint32_t len);
 void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
+
+/* disp_state.c */
+int dstate_load(struct disp *d);
+int dstate_save(struct disp *d);
 
 /* disp_status.c */
 void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);
