@@ -1378,6 +1378,10 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 			c->astate = CONN_A_DONE;
 			return false;
 		}
+		if (hello->auth_proof.len == 0) {
+			conn_auth_refuse(c, hello, AUTH_ERR_REQUIRED);
+			return true;
+		}
 		if (c->as->key(c->as->arg, hello, &key, &why) < 0) {
 			conn_auth_refuse(c, hello, why);
 			return true;

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# tests/integration/authpeer.py: a hand-made mpiv peer for test_auth.sh.
+# Speaks the frame format and the handshake of docs/CONTRACTS.md
+# ("Authentication") from scratch, to play a hostile or a forged peer.
+#
+#   authpeer.py HOST:PORT garbage
+#       sends junk; prints "closed" once the server hangs up
+#   authpeer.py HOST:PORT hello ROLE JOB RANK INC [KEYHEX|none|random]
+#       waits for the Challenge, sends a Hello proven with KEYHEX (hex of
+#       the HMAC key; "random": a made-up proof, "none": no proof) and
+#       prints "ok" (and checks the server's proof), or "refused: ERROR",
+#       or "closed"
+#   authpeer.py HOST:PORT challenge
+#       prints "auth=1" or "auth=0"
+# Exit 0 whatever the answer, 2 on a timeout or a malformed answer.
+import hashlib
+import hmac
+import os
+import socket
+import struct
+import sys
+
+MAGIC = 0x4D56
+T_HELLO, T_HELLO_REPLY, T_CHALLENGE = 1, 2, 5
+ROLES = {"rank": 1, "node": 2, "client": 3, "cm": 4, "cs": 5, "control": 6}
+
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field_varint(num, v):
+    return varint(num << 3) + varint(v)
+
+
+def field_bytes(num, b):
+    return varint((num << 3) | 2) + varint(len(b)) + b
+
+
+def parse(buf):
+    """protobuf fields -> {num: value} (last wins; enough here)."""
+    out, i = {}, 0
+    while i < len(buf):
+        key, i = rd_varint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = rd_varint(buf, i)
+        elif wt == 2:
+            n, i = rd_varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        else:
+            raise ValueError("wire type %d" % wt)
+        out[num] = v
+    return out
+
+
+def rd_varint(buf, i):
+    v, s = 0, 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << s
+        s += 7
+        if not b & 0x80:
+            return v, i
+
+
+def frame(t, meta):
+    return struct.pack(">HHII", MAGIC, t, len(meta), 0) + meta
+
+
+def read_exact(s, n):
+    b = b""
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c:
+            raise EOFError
+        b += c
+    return b
+
+
+def read_frame(s):
+    magic, t, ml, pl = struct.unpack(">HHII", read_exact(s, 12))
+    if magic != MAGIC:
+        raise ValueError("bad magic")
+    meta = read_exact(s, ml)
+    read_exact(s, pl)
+    return t, parse(meta)
+
+
+def lp(b):
+    return struct.pack(">I", len(b)) + b
+
+
+def hello_proof(key, ns, nc, role, job, rank, inc, name):
+    m = (lp(b"mpiv-auth-v1 hello") + lp(ns) + lp(nc) +
+         struct.pack(">I", role) + lp(job.encode()) +
+         struct.pack(">I", rank & 0xFFFFFFFF) + struct.pack(">I", inc) +
+         lp(name.encode()))
+    return hmac.new(key, m, hashlib.sha256).digest()
+
+
+def reply_proof(key, ns, nc, cp):
+    m = lp(b"mpiv-auth-v1 reply") + lp(ns) + lp(nc) + lp(cp)
+    return hmac.new(key, m, hashlib.sha256).digest()
+
+
+def main():
+    host, port = sys.argv[1].rsplit(":", 1)
+    mode = sys.argv[2]
+    s = socket.create_connection((host, int(port)), timeout=5)
+    try:
+        if mode == "garbage":
+            s.sendall(os.urandom(64) + b"\x4d\x56\x00\x01\xff\xff\xff\xff")
+            while s.recv(4096):
+                pass
+            print("closed")
+            return 0
+        t, ch = read_frame(s)
+        if t != T_CHALLENGE:
+            print("no challenge (type %d)" % t)
+            return 2
+        if mode == "challenge":
+            print("auth=%d" % ch.get(3, 0))
+            return 0
+        role, job, rank, inc = (ROLES[sys.argv[3]], sys.argv[4],
+                                int(sys.argv[5]), int(sys.argv[6]))
+        how = sys.argv[7] if len(sys.argv) > 7 else "none"
+        ns, nc, name = ch.get(2, b""), os.urandom(32), "authpeer"
+        meta = (field_varint(1, 1) + field_varint(2, role) +
+                field_bytes(3, job.encode()) + field_varint(4, rank) +
+                field_varint(5, inc) + field_bytes(6, name.encode()))
+        key = proof = None
+        if how == "random":
+            proof = os.urandom(32)
+        elif how != "none":
+            key = bytes.fromhex(how)
+            proof = hello_proof(key, ns, nc, role, job, rank, inc, name)
+        if proof is not None:
+            meta += field_bytes(150, nc) + field_bytes(151, proof)
+        s.sendall(frame(T_HELLO, meta))
+        try:
+            t, hr = read_frame(s)
+        except EOFError:
+            print("closed")
+            return 0
+        if t != T_HELLO_REPLY:
+            print("unexpected type %d" % t)
+            return 2
+        if not hr.get(1, 0):
+            print("refused: %s" % hr.get(2, b"").decode())
+            return 0
+        if key is not None and hr.get(150) != reply_proof(key, ns, nc, proof):
+            print("ok but the server's proof is wrong")
+            return 2
+        print("ok")
+        return 0
+    except EOFError:
+        print("closed")
+        return 0
+    except socket.timeout:
+        print("timeout")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
