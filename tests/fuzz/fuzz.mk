@@ -13,12 +13,15 @@ GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	$(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/cksum.c $(wildcard checkpoint-server/*.c) $(GEN_C)
+	runtime/auth.c runtime/cksum.c $(wildcard checkpoint-server/*.c) $(GEN_C)
+
+DISP_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
+	runtime/auth.c $(wildcard dispatcher/*.c) $(GEN_C)
 
 .PHONY: all
-all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cs_conn
+all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -36,3 +39,8 @@ $(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h checkpoint-server/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) \
 		-lev -lprotobuf-c
+
+$(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h dispatcher/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) \
+		-lev -lprotobuf-c -lm
