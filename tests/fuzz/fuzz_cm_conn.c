@@ -115,11 +115,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, a) < 0 ||
 	    socketpair(AF_UNIX, SOCK_STREAM, 0, b) < 0)
 		abort();
+	if (data[0] % 5 == 4) {
+		/* A CM with a secret: the bytes meet the handshake, unproven. */
+		auth_key_set(&cm.keys.secret, "fuzz secret fuzz", 16);
+		cm.keys.enabled = cm.keys.cluster = true;
+		cm.as.enabled = true;
+		cm.as.key = session_auth_key;
+		cm.as.arg = &cm;
+	}
 	/* rank 1, a well-behaved receiver */
 	(void)session_new(&cm, b[0], false);
 	fuzz_write_hello(b[1], MPIV__ROLE__ROLE_RANK, 1, 1);
 	(void)session_new(&cm, a[0], false);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 1:
 		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_RANK, 0, 1);
 		break;
