@@ -204,6 +204,7 @@ measure() {
 	tk=$(date +%T.%N)
 	if [ "$mode" = kill ]; then
 		kill -KILL "$victim"
+		{ wait "$victim"; } 2> /dev/null	# no "Killed" notice
 	else
 		kill -STOP "$victim"
 		STOPPED=$victim
