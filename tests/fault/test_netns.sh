@@ -44,6 +44,11 @@ if ! chk=$($TB check 2>&1); then
 	flt_skip "no network namespace test bed here: $(printf '%s\n' "$chk" | tail -n 1)"
 fi
 
+# Test beds left by runs of this script that were SIGKILLed go away.
+for stale in $(ip netns list 2>/dev/null | sed -n 's/^mpivnt\([0-9][0-9]*\)-net\( .*\)\{0,1\}$/\1/p'); do
+	kill -0 "$stale" 2>/dev/null || MPIVTB_PREFIX=mpivnt$stale $TB down > /dev/null 2>&1
+done
+
 start=$(date +%s)
 HBT=2			# dispatcher --heartbeat-timeout
 PORT=7000
@@ -201,6 +206,13 @@ live() {
 		[ -n "$st" ] && [ "$st" != Z ] && printf '%s ' "$p"
 	done
 	return 0
+}
+
+# The CM's count of duplicate sends it dropped for job $1 ("?" if unknown).
+cm_dups() {
+	local n
+	n=$(sed -n "s/.*cm job end job=$1 .*duplicates=\([0-9]*\).*/\1/p" "$L/cm.log" | tail -n 1)
+	echo "${n:-?}"
 }
 
 # Processes left in a host's namespace (pids, space separated).
@@ -445,7 +457,7 @@ case_partition() {
 			ok=0
 		fi
 	fi
-	[ "$ok" = 1 ] && flt_ok "partition: node $victim (ranks ${ranks% }) cut off > ${HBT} s: declared dead, ranks relaunched ($MOVED), healed (job still running: $running), rejoined as a fresh node, stale ranks gone, output identical, exit $JOB_RC"
+	[ "$ok" = 1 ] && flt_ok "partition: node $victim (ranks ${ranks% }) cut off > ${HBT} s: declared dead, ranks relaunched ($MOVED), healed (job still running: $running), rejoined as a fresh node, stale ranks gone, output identical, exit $JOB_RC, CM duplicates $(cm_dups "$JOB")"
 }
 
 # ---- case two: two nodes lost at once ---------------------------------------
@@ -530,7 +542,7 @@ case_join() {
 # between may reach the job's output.
 
 case_freeze() {
-	local since victim vpid ranks ok=1 r alive fenced= stale
+	local since victim vpid ranks ok=1 r alive after fenced= stale rpids
 	start_node n1 && start_node n2 && start_node n3 || return
 	since=$(dlog_lines)
 	start_job freeze
@@ -542,7 +554,12 @@ case_freeze() {
 	read -r victim _ < <(hosts_with_ranks "$JOB")
 	ranks=$(ranks_on "$JOB" "$victim" | tr '\n' ' ')
 	vpid=${PID[node-$victim]}
+	rpids=$(rank_pids "$JOB" "$victim")
 	kill -STOP "$vpid"
+	# the old incarnations live on while their agent is frozen
+	sleep 1
+	# shellcheck disable=SC2086
+	alive=$(live $rpids | wc -w)
 	if ! flt_wait_for $((HBT + 8)) sh -c "tail -n +$((since + 1)) '$L/dispatcher.log' | grep -q 'node declared dead node=$victim#'"; then
 		flt_notok "freeze: $victim's agent stopped for $((HBT + 8)) s, never declared dead" "$L/dispatcher.log"
 		ok=0
@@ -553,9 +570,8 @@ case_freeze() {
 			fenced="$fenced $r"
 		fi
 	done
-	# the old incarnations were really alive through all this
-	# shellcheck disable=SC2046
-	alive=$(live $(rank_pids "$JOB" "$victim") | wc -w)
+	# shellcheck disable=SC2086
+	after=$(live $rpids | wc -w)
 	kill -CONT "$vpid"
 	if [ "${fenced# }" != "${ranks% }" ]; then
 		grep -E "job=$JOB " "$L/cm.log" | grep -E 'fenc|connected|closed|refus' | head -n 20 > "$L/freeze.cm"
@@ -567,8 +583,8 @@ case_freeze() {
 		ok=0
 	fi
 	flt_wait_for 10 sh -c "[ \"\$(ip netns pids $MPIVTB_PREFIX-$victim | tr '\n' ' ')\" = '$vpid ' ]"
-	# shellcheck disable=SC2046
-	stale="$(live $(rank_pids "$JOB" "$victim"))"
+	# shellcheck disable=SC2086
+	stale="$(live $rpids)"
 	if [ "$(ns_pids "$victim")" != "$vpid" ] || [ -n "$stale" ]; then
 		ps -o pid,ppid,stat,args -p "$(ns_pids "$victim" | tr ' ' ',')${stale:+,${stale// /,}}" > "$L/freeze.left" 2>&1
 		flt_notok "freeze: stale processes left in $victim after its agent woke up" "$L/freeze.left"
@@ -578,7 +594,7 @@ case_freeze() {
 	check_job freeze "freeze (agent of $victim with ranks $ranks stopped)" || ok=0
 	# shellcheck disable=SC2086
 	check_moved "freeze" "$JOB" "$since" "$victim" $ranks || ok=0
-	[ "$ok" = 1 ] && flt_ok "freeze: agent of $victim (ranks ${ranks% }) SIGSTOPped, its ranks running on: declared dead, relaunched ($MOVED), old incarnations fenced by the CM ($alive of them still alive then), agent woke up and rejoined fresh, output identical, exit $JOB_RC"
+	[ "$ok" = 1 ] && flt_ok "freeze: agent of $victim (ranks ${ranks% }) SIGSTOPped, its ranks running on: declared dead, relaunched ($MOVED), old incarnations fenced by the CM (running while the agent was frozen: $alive, after fencing: $after), agent woke up and rejoined fresh, output identical, exit $JOB_RC, CM duplicates $(cm_dups "$JOB")"
 }
 
 CASES=${FLT_ONLY:-"kill partition two join freeze"}
