@@ -14,7 +14,8 @@
  * they go on, the nodes already registered keep heartbeating. Then every
  * node sends a Heartbeat every --interval s (1) from its registration on,
  * for --duration s (15); one thread, epoll, every echo the dispatcher
- * sends back is read and counted.
+ * sends back is read and counted (after a 0.3 s pause that lets the
+ * last echoes arrive).
  *
  * With --pid, samples the dispatcher's CPU time (utime + stime from
  * /proc/PID/stat, and the ns of /proc/PID/schedstat) and VmRSS at: the
@@ -328,6 +329,22 @@ send_due(struct sim *sims, int n, int ep, double now, double interval)
 	return next;
 }
 
+/* Only reads (echoes still in flight) until until. */
+static void
+drain(struct sim *sims, int ep, double until)
+{
+	struct epoll_event evs[256];
+	double now = now_s();
+	int k;
+
+	while (now < until) {
+		k = epoll_wait(ep, evs, 256, (int)((until - now) * 1000) + 1);
+		for (int j = 0; j < k; j++)
+			sim_read(&sims[evs[j].data.u32], ep);
+		now = now_s();
+	}
+}
+
 /* Heartbeats and echoes until until (monotonic s) or a signal. */
 static void
 run_loop(struct sim *sims, int n, int ep, double until, double interval)
@@ -459,6 +476,8 @@ main(int argc, char **argv)
 	run_loop(sims, n, ep, now_s() + duration, interval);
 	take_sample(pid, &s3);
 	c_self1 = self_cpu_s();
+	/* the echoes of the last beats are still on their way */
+	drain(sims, ep, now_s() + 0.3);
 
 	double dt_idle = s1.t - s0.t, dt_reg = t_reg1 - t_reg0,
 	    dt_hb = s3.t - s2.t;
@@ -470,7 +489,7 @@ main(int argc, char **argv)
 
 	printf("RESULT n=%d registered=%d reg_s=%.3f reg_per_s=%.1f "
 	    "hb_s=%.3f hb_sent=%llu hb_echoed=%llu other_frames=%llu "
-	    "send_fail=%llu closed=%llu "
+	    "hb_sent_total=%llu hb_echoed_total=%llu send_fail=%llu closed=%llu "
 	    "idle_cpu_pct=%.2f idle_sched_pct=%.3f "
 	    "reg_cpu_ms=%.0f reg_sched_ms=%.1f reg_cpu_us_per_node=%.1f "
 	    "hb_cpu_ms=%.0f hb_sched_ms=%.1f hb_cpu_pct=%.2f hb_sched_pct=%.3f "
@@ -479,7 +498,8 @@ main(int argc, char **argv)
 	    "self_reg_cpu_s=%.3f self_hb_cpu_pct=%.2f\n",
 	    n, registered, dt_reg, registered / (dt_reg > 0 ? dt_reg : 1),
 	    dt_hb, (unsigned long long)sent, (unsigned long long)echoed,
-	    (unsigned long long)other_frames, (unsigned long long)send_fail,
+	    (unsigned long long)other_frames, (unsigned long long)hb_sent,
+	    (unsigned long long)hb_echoed, (unsigned long long)send_fail,
 	    (unsigned long long)closed,
 	    100 * cpu_idle / dt_idle, 100 * sch_idle / dt_idle,
 	    1000 * cpu_reg, 1000 * sch_reg,

@@ -118,8 +118,8 @@ print(len(s["nodes"]), sum(1 for x in s["nodes"] if x["state"] == "alive" and x[
 	[ "$(echo "$line" | kv registered)" = "$n" ] || problem "N=$n round $r: only $(echo "$line" | kv registered) nodes registered (see $d/load.err)"
 	[ "$alive" = "$n" ] || problem "N=$n round $r: mpiv status lists $listed nodes, $alive alive (want $n)"
 	[ "$(echo "$line" | kv closed)" = 0 ] || problem "N=$n round $r: $(echo "$line" | kv closed) connections closed by the dispatcher"
-	[ "$(echo "$line" | kv hb_sent)" = "$(echo "$line" | kv hb_echoed)" ] ||
-	    problem "N=$n round $r: $(echo "$line" | kv hb_sent) heartbeats sent, $(echo "$line" | kv hb_echoed) echoed"
+	[ "$(echo "$line" | kv hb_sent_total)" = "$(echo "$line" | kv hb_echoed_total)" ] ||
+	    problem "N=$n round $r: $(echo "$line" | kv hb_sent_total) heartbeats sent, $(echo "$line" | kv hb_echoed_total) echoed"
 	grep -q 'declared dead' "$d/disp.log" &&
 	    awk '/declared dead/ && !/peer closed/' "$d/disp.log" | grep -q . &&
 	    problem "N=$n round $r: the dispatcher declared nodes dead during the run (see $d/disp.log)"
@@ -134,7 +134,7 @@ echo "## Dispatcher load ($(date -u '+%Y-%m-%d %H:%M UTC'), $host, load $(cut -d
 echo
 echo "mpiv = \`$B/bin/mpiv\` ($(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null)), \`mpiv dispatcher --log-level info\` on loopback$([ "$USE_SECRET" = 1 ] && echo " with a cluster secret (every node proves K_node)"); \`bench/disp_load\`: N simulated idle node agents in one process, one heartbeat per node per second for $DUR s; median of $R rounds."
 echo
-echo "| nodes N | registration s (nodes/s) | dispatcher CPU per registration µs | heartbeats sent / echoed | dispatcher CPU % (heartbeats) | CPU µs per node per heartbeat (schedstat) | same from utime+stime (10 ms ticks) | RSS idle KB | RSS with N nodes KB | RSS per node KB | \`mpiv status --json\` lists | status s | load generator CPU % |"
+echo "| nodes N | registration s (nodes/s) | dispatcher CPU per registration µs | heartbeats in the phase / all echoed of all sent | dispatcher CPU % (heartbeats) | CPU µs per node per heartbeat (schedstat) | same from utime+stime (10 ms ticks) | RSS idle KB | RSS with N nodes KB | RSS per node KB | \`mpiv status --json\` lists | status s | load generator CPU % |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in $NODES; do
 	: > "$OUT/$n.res"
@@ -145,7 +145,7 @@ for n in $NODES; do
 		echo "| $n | failed | | | | | | | | | | | |"
 		continue
 	fi
-	echo "| $n | $(med reg_s "$n") ($(med reg_per_s "$n")) | $(med reg_cpu_us_per_node "$n") | $(med hb_sent "$n") / $(med hb_echoed "$n") | $(med hb_sched_pct "$n") | $(med sched_us_per_hb "$n") | $(med cpu_us_per_hb "$n") | $(med rss0_kb "$n") | $(med rss_end_kb "$n") | $(med rss_kb_per_node "$n") | $(med status_alive "$n") alive | $(med status_s "$n") | $(med self_hb_cpu_pct "$n") |"
+	echo "| $n | $(med reg_s "$n") ($(med reg_per_s "$n")) | $(med reg_cpu_us_per_node "$n") | $(med hb_sent "$n") / $(med hb_echoed_total "$n") of $(med hb_sent_total "$n") | $(med hb_sched_pct "$n") | $(med sched_us_per_hb "$n") | $(med cpu_us_per_hb "$n") | $(med rss0_kb "$n") | $(med rss_end_kb "$n") | $(med rss_kb_per_node "$n") | $(med status_alive "$n") alive | $(med status_s "$n") | $(med self_hb_cpu_pct "$n") |"
 done
 echo
 echo "registration: N sequential handshakes (connect, Challenge, Hello with proof, HelloReply, NodeRegister, NodeWelcome) from one client, so it is bound by round trips, not by the dispatcher; dispatcher CPU per registration from schedstat (its info log writes two lines per node). CPU per node per heartbeat = dispatcher CPU time during the heartbeat phase / heartbeats sent (each is read, resets the node's libev timer and is echoed). RSS per node = (VmRSS at the end - VmRSS idle) / N. status s: wall time of \`mpiv status --json\` with N nodes."
