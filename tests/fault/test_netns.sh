@@ -542,7 +542,7 @@ case_join() {
 # between may reach the job's output.
 
 case_freeze() {
-	local since victim vpid ranks ok=1 r alive after fenced= stale rpids
+	local since victim vpid ranks ok=1 r alive after fenced='' stale rpids
 	start_node n1 && start_node n2 && start_node n3 || return
 	since=$(dlog_lines)
 	start_job freeze
