@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,6 +526,37 @@ auth_node_key_file(const struct auth_keys *k, const char *path, char *err,
 	strcat(text, "\n");
 	rc = auth_write_file(path, text, err, errlen);
 	auth_wipe(text, sizeof(text));
+	return rc;
+}
+
+int
+auth_find_embedded(const char *disp, char *path, size_t pathlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	char pat[4096], buf[256], err[256];
+	struct stat st;
+	size_t n;
+	glob_t g;
+	int rc = -1;
+
+	snprintf(pat, sizeof(pat), "%s/mpiv-run.*/dispatcher",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if (glob(pat, 0, NULL, &g) != 0)
+		return -1;
+	for (size_t i = 0; i < g.gl_pathc && rc < 0; i++) {
+		/* auth_read_file: ours only if nobody else can read it. */
+		if (stat(g.gl_pathv[i], &st) < 0 || st.st_uid != getuid() ||
+		    auth_read_file(g.gl_pathv[i], buf, sizeof(buf), &n, err,
+		    sizeof(err)) < 0 || strcmp(buf, disp) != 0)
+			continue;
+		n = strlen(g.gl_pathv[i]) - strlen("dispatcher");
+		if (snprintf(path, pathlen, "%.*ssecret", (int)n,
+		    g.gl_pathv[i]) >= (int)pathlen)
+			continue;
+		if (stat(path, &st) == 0 && st.st_uid == getuid())
+			rc = 0;
+	}
+	globfree(&g);
 	return rc;
 }
 

@@ -99,6 +99,16 @@ int auth_load(struct auth_keys *k, const char *path, char *err,
 int auth_load_cluster(struct auth_keys *k, const char *path, char *err,
     size_t errlen);
 
+/*
+ * The secret of an embedded deployment (`mpiv run` without --dispatcher)
+ * of this user whose dispatcher listens on disp: its temp dir
+ * ${TMPDIR:-/tmp}/mpiv-run.* holds `dispatcher` (the address) and
+ * `secret`, both ours and mode 0600. So `mpiv run -v` then `mpiv kill
+ * --dispatcher ADDR` works on one machine without a secret file. Fills
+ * path; 0, or -1 when there is none.
+ */
+int auth_find_embedded(const char *disp, char *path, size_t pathlen);
+
 /* K_node = HMAC(S, "mpiv node key v1"). */
 void auth_node_key(const struct auth_key *s, uint8_t out[AUTH_HASH_LEN]);
 /* K_rank = HMAC(T, "rank " + decimal rank). */

@@ -91,11 +91,16 @@ kill_connect(const char *cmd, const char *disp)
 	Mpiv__Hello hello = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
 	struct auth_keys keys;
-	char why[600], name[32];
+	char why[600], name[32], path[4096];
 	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
 	if (auth_load_cluster(&keys, kill_secret, why, sizeof(why)) < 0) {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
+		return -1;
+	}
+	if (!keys.enabled && auth_find_embedded(disp, path, sizeof(path)) == 0 &&
+	    auth_load_cluster(&keys, path, why, sizeof(why)) < 0) {
 		fprintf(stderr, "mpiv %s: %s\n", cmd, why);
 		return -1;
 	}

@@ -844,8 +844,11 @@ run_main(int argc, char **argv)
 	if (r.dispatcher != NULL) {
 		/* The embedded deployment makes a secret of its own. */
 		char why[512];
+		char path[PATH_MAX];
 		if (auth_load_cluster(&r.keys, r.secret_file, why,
-		    sizeof(why)) < 0) {
+		    sizeof(why)) < 0 || (!r.keys.enabled &&
+		    auth_find_embedded(r.dispatcher, path, sizeof(path)) == 0 &&
+		    auth_load_cluster(&r.keys, path, why, sizeof(why)) < 0)) {
 			fprintf(stderr, "mpiv: %s\n", why);
 			return 1;
 		}

@@ -250,6 +250,11 @@ run_deploy_start(struct run *r)
 	    sizeof(r->disp_addr)) < 0)
 		return -1;
 	log_info("run dispatcher addr=%s", r->disp_addr);
+	/* Lets `mpiv kill --dispatcher ADDR` of this user find the secret
+	   (auth_find_embedded). */
+	snprintf(store, sizeof(store), "%.3000s/dispatcher", r->tmpdir);
+	if (auth_write_file(store, r->disp_addr, why, sizeof(why)) < 0)
+		log_warnx("run %s", why);
 
 	args[1] = "cm";
 	args[2] = "--listen";

@@ -268,12 +268,18 @@ host, port = sys.argv[1].rsplit(":", 1)
 s = socket.create_connection((host, int(port)), timeout=5)
 meta = bytes([0x08, 99, 0x10, 3])
 s.sendall(struct.pack(">HHII", 0x4d56, 1, len(meta), 0) + meta)
-hdr = b""
-while len(hdr) < 12:
-    b = s.recv(12 - len(hdr))
-    assert b, "closed before a reply"
-    hdr += b
-magic, typ, mlen, plen = struct.unpack(">HHII", hdr)
+def header():
+    hdr = b""
+    while len(hdr) < 12:
+        b = s.recv(12 - len(hdr))
+        assert b, "closed before a reply"
+        hdr += b
+    return struct.unpack(">HHII", hdr)
+magic, typ, mlen, plen = header()
+if typ == 5:	# the server's Challenge (no secret here): skip it
+    while mlen > 0:
+        mlen -= len(s.recv(mlen))
+    magic, typ, mlen, plen = header()
 assert magic == 0x4d56 and typ == 2, (magic, typ)
 meta = b""
 while len(meta) < mlen:
