@@ -539,7 +539,7 @@ auth_find_embedded(const char *disp, char *path, size_t pathlen)
 	glob_t g;
 	int rc = -1;
 
-	snprintf(pat, sizeof(pat), "%s/mpiv-run.*/dispatcher",
+	snprintf(pat, sizeof(pat), "%s/mpiv-run.*/dispatcher.addr",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	if (glob(pat, 0, NULL, &g) != 0)
 		return -1;
@@ -549,7 +549,7 @@ auth_find_embedded(const char *disp, char *path, size_t pathlen)
 		    auth_read_file(g.gl_pathv[i], buf, sizeof(buf), &n, err,
 		    sizeof(err)) < 0 || strcmp(buf, disp) != 0)
 			continue;
-		n = strlen(g.gl_pathv[i]) - strlen("dispatcher");
+		n = strlen(g.gl_pathv[i]) - strlen("dispatcher.addr");
 		if (snprintf(path, pathlen, "%.*ssecret", (int)n,
 		    g.gl_pathv[i]) >= (int)pathlen)
 			continue;

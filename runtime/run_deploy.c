@@ -252,7 +252,7 @@ run_deploy_start(struct run *r)
 	log_info("run dispatcher addr=%s", r->disp_addr);
 	/* Lets `mpiv kill --dispatcher ADDR` of this user find the secret
 	   (auth_find_embedded). */
-	snprintf(store, sizeof(store), "%.3000s/dispatcher", r->tmpdir);
+	snprintf(store, sizeof(store), "%.3000s/dispatcher.addr", r->tmpdir);
 	if (auth_write_file(store, r->disp_addr, why, sizeof(why)) < 0)
 		log_warnx("run %s", why);
 
