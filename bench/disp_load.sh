@@ -52,9 +52,8 @@ fi
 # the dispatcher needs one fd per node too
 ulimit -n "$(ulimit -Hn)" 2> /dev/null
 
-fail=0
 problems=
-problem() { fail=1; problems="$problems$1"$'\n'; echo "disp_load.sh: $1" >&2; }
+problem() { problems="$problems$1"$'\n'; echo "disp_load.sh: $1" >&2; }
 wait_for() {
 	local end=$(($(date +%s) + $1))
 	shift
@@ -66,7 +65,7 @@ wait_for() {
 median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 
-DPID= LPID=
+DPID='' LPID=''
 cleanup() {
 	local p
 	for p in $LPID $DPID; do
@@ -75,7 +74,7 @@ cleanup() {
 		kill -KILL "$p" 2> /dev/null
 		{ wait "$p"; } 2> /dev/null
 	done
-	LPID= DPID=
+	LPID='' DPID=''
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -69,9 +69,8 @@ if [ "$USE_SECRET" = 1 ]; then
 	SECOPT=(--secret-file "$OUT/secret")
 fi
 
-fail=0
 problems=
-problem() { fail=1; problems="$problems$1"$'\n'; echo "nodeloss.sh: $1" >&2; }
+problem() { problems="$problems$1"$'\n'; echo "nodeloss.sh: $1" >&2; }
 wait_for() {	# wait_for SECONDS CMD...: 0 once CMD succeeds
 	local end=$(($(date +%s) + $1))
 	shift
@@ -88,7 +87,7 @@ secs_of() { awk -F: '{ printf "%.3f\n", $1 * 3600 + $2 * 60 + $3 }'; }
 dsec() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < -43200) d += 86400; printf "%.3f\n", d }'; }
 
 # ---- one deployment ----
-DPID= CMPID= NPIDS=() DA= STOPPED=
+DPID='' CMPID='' NPIDS=() DA='' STOPPED=''
 deploy() {	# deploy T HB DIR
 	local t=$1 hb=$2 d=$3 i
 	mkdir -p "$d"
@@ -125,7 +124,7 @@ undeploy() {
 		kill -KILL "$p" 2> /dev/null
 		{ wait "$p"; } 2> /dev/null
 	done
-	NPIDS=() CMPID= DPID=
+	NPIDS=() CMPID='' DPID=''
 }
 RUNPID=
 cleanup() {
