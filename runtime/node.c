@@ -605,6 +605,16 @@ node_welcome(struct node *n, const Mpiv__NodeWelcome *w)
 	if (w->heartbeat_timeout > 0 && w->heartbeat_timeout < 1e6) {
 		n->silence_w.repeat = w->heartbeat_timeout;
 		ev_timer_again(n->loop, &n->silence_w);
+		/* Three heartbeats per timeout at least, or a node that is
+		   merely slow gets declared dead over and over. */
+		if (n->hb_w.repeat > w->heartbeat_timeout / 3) {
+			log_warnx("node heartbeat interval %g s is too long for "
+			    "the dispatcher's %g s timeout: using %g s",
+			    n->hb_w.repeat, w->heartbeat_timeout,
+			    w->heartbeat_timeout / 3);
+			n->hb_w.repeat = w->heartbeat_timeout / 3;
+			ev_timer_again(n->loop, &n->hb_w);
+		}
 	}
 	log_info("node welcome node=%s heartbeat_timeout=%g", n->node_id,
 	    w->heartbeat_timeout);
