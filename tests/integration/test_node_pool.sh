@@ -54,7 +54,7 @@ S=(--secret-file "$T/secret")
 "$MPIV" secret new "$T/secret" > /dev/null || { echo "mpiv secret new failed"; exit 1; }
 mkdir -p "$T/sub"
 "$B/bin/mpivcc" -O2 -o "$T/sub/prog" tests/fault/progs/flt_ring.c || exit 1
-ROUNDS=40000
+ROUNDS=100000
 timeout 120 "$MPIV" run -n 4 "$T/sub/prog" "$ROUNDS" 3000 > "$T/ref.out" 2> "$T/ref.err" ||
     { notok "failure-free embedded run" "$T/ref.err"; exit 1; }
 
