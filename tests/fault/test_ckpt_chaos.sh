@@ -503,7 +503,8 @@ if sel cs-restart; then
 	if [ "$ok" = 1 ]; then
 		dstart cm cm --listen 127.0.0.1:0 --dispatcher "${DADDR[disp]}" --log-level info
 		dstart cs cs --listen 127.0.0.1:0 --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
-		dstart node node --dispatcher "${DADDR[disp]}" --slots $NP --log-level info
+		dstart node node --dispatcher "${DADDR[disp]}" --slots $NP --log-level info \
+		    --cache-dir "$DEP/cache"
 		dlisten cm && dlisten cs || ok=0
 	fi
 	if [ "$ok" = 0 ]; then

@@ -138,7 +138,7 @@ CM_PID=$!
 PIDS+=($!)
 CS_PID=$!
 "$MPIV" node --secret-file "$T/node.key" --dispatcher "$DA" --slots 4 \
-    --name good > /dev/null 2> "$T/node.err" &
+    --cache-dir "$T/cache" --name good > /dev/null 2> "$T/node.err" &
 PIDS+=($!)
 NODE_PID=$!
 wait_for 10 grep -q '^listening on ' "$T/cm.out" || { notok "cm start" "$T/cm.err"; exit 1; }
