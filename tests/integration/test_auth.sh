@@ -18,46 +18,11 @@
 #     formed)
 #   - a daemon that has no secret is refused by clients that have one
 # Every wait is bounded.
-set -u
 cd "$(dirname "$0")/../.." || exit 2
-B=${MPIV_BUILD:-build}
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-MPIV=$B/bin/mpiv
+. tests/integration/common.bash
+common_init auth
 PEER="python3 $PWD/tests/integration/authpeer.py"
-T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-auth.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	exec 2> /dev/null	# no "Killed" job notices at the end
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
 unset MPIV_SECRET_FILE
-fail=0
-ok() { echo "ok - $1"; }
-notok() {
-	echo "not ok - $1"
-	fail=1
-	shift
-	for f in "$@"; do
-		[ -s "$f" ] && tail -n 8 "$f" | sed "s|^|#   ${f##*/}: |"
-	done
-}
-
-# wait_for SECONDS CMD...: polls CMD every 0.1 s; 0 once it succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ "$SECONDS" -lt "$end" ]; do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
 
 # listening FILE: the address a daemon printed on stdout.
 listening() { sed -n 's/^listening on //p' "$1"; }

@@ -5,39 +5,9 @@
 # 1, "dispatcher link lost"), the node agents kill its ranks and register
 # again, the CM drops the job's log, and a new job runs with a job id
 # never used before and the failure-free output.
-set -u
 cd "$(dirname "$0")/../.." || exit 2
-B=${MPIV_BUILD:-build}
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-MPIV=$B/bin/mpiv
-T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-drst.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-fail=0
-ok() { echo "ok - $1"; }
-notok() {
-	echo "not ok - $1"
-	fail=1
-	shift
-	for f in "$@"; do
-		[ -s "$f" ] && tail -n 8 "$f" | sed "s|^|#   ${f##*/}: |"
-	done
-}
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ "$SECONDS" -lt "$end" ]; do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
+. tests/integration/common.bash
+common_init drst
 S=(--secret-file "$T/secret")
 "$MPIV" secret new "$T/secret" > /dev/null || exit 1
 "$B/bin/mpivcc" -O2 -o "$T/prog" tests/fault/progs/flt_ring.c || exit 1

@@ -11,44 +11,9 @@
 #   - a node joining mid-job takes ranks that were waiting for a slot
 #   - the embedded deployment under --chaos-nodes
 # Every job's stdout must equal the failure-free run's, exit code 0.
-set -u
 cd "$(dirname "$0")/../.." || exit 2
-B=${MPIV_BUILD:-build}
-case $B in /*) ;; *) B=$PWD/$B ;; esac
-MPIV=$B/bin/mpiv
-T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-pool.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-fail=0
-ok() { echo "ok - $1"; }
-notok() {
-	echo "not ok - $1"
-	fail=1
-	shift
-	for f in "$@"; do
-		[ -s "$f" ] && tail -n 8 "$f" | sed "s|^|#   ${f##*/}: |"
-	done
-}
-
-# wait_for SECONDS CMD...: polls CMD every 0.1 s; 0 once it succeeds.
-wait_for() {
-	local end=$((SECONDS + $1))
-	shift
-	while [ "$SECONDS" -lt "$end" ]; do
-		"$@" && return 0
-		sleep 0.1
-	done
-	"$@"
-}
+. tests/integration/common.bash
+common_init pool
 
 S=(--secret-file "$T/secret")
 "$MPIV" secret new "$T/secret" > /dev/null || { echo "mpiv secret new failed"; exit 1; }

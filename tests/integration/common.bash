@@ -1,0 +1,55 @@
+# tests/integration/common.bash: sourced by the integration tests that
+# start daemons by hand (not a test itself: tests/run.sh runs *.sh).
+# Sets B (build dir, absolute), MPIV, a temp dir T removed at exit, and
+# PIDS, the background daemons killed at exit; gives ok / notok (sets
+# fail=1 and shows the tail of the files named) and wait_for. The test
+# ends with `[ "$fail" = 0 ]`.
+#
+#   common_init NAME    call first (after cd to the repo root)
+
+set -u
+
+common_cleanup() {
+	local p
+	exec 2> /dev/null	# no "Killed" job notices at the end
+	for p in "${PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+
+common_init() {
+	B=${MPIV_BUILD:-build}
+	case $B in /*) ;; *) B=$PWD/$B ;; esac
+	MPIV=$B/bin/mpiv
+	T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-$1.XXXXXX")
+	PIDS=()
+	fail=0
+	trap common_cleanup EXIT
+}
+
+ok() { echo "ok - $1"; }
+
+# notok MSG [FILE...]: the failing check, then the tail of each file.
+notok() {
+	local f
+	echo "not ok - $1"
+	fail=1
+	shift
+	for f in "$@"; do
+		[ -s "$f" ] && tail -n 8 "$f" | sed "s|^|#   ${f##*/}: |"
+	done
+}
+
+# wait_for SECONDS CMD...: polls CMD every 0.1 s; 0 once it succeeds.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ "$SECONDS" -lt "$end" ]; do
+		"$@" && return 0
+		sleep 0.1
+	done
+	"$@"
+}
