@@ -126,7 +126,8 @@ if wait_for 20 job_on 3 n3; then
 	    jq -e '.jobs[0].ranks | map(select(.state == "waiting")) | length == 2' > /dev/null &&
 	    ok "n3's ranks wait for a slot" || notok "ranks not waiting" "$T/d.err"
 	start_node n4 2
-	wait_for 20 job_on 3 n4 && ok "n4 joined mid-job and runs the waiting ranks" ||
+	wait_for 20 grep -q 'dispatcher relaunching job=3 rank=[0-9]* inc=2 node=n4 ' "$T/d.err" &&
+	    ok "n4 joined mid-job and runs the waiting ranks" ||
 	    notok "n4 took no rank" "$T/d.err"
 else
 	notok "job 3 never ran on n3" "$T/d.err"
