@@ -1295,7 +1295,7 @@ djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr)
 	djob_ckpt_why(j, why, sizeof(why));
 	if (why[0] != '\0') {
 		snprintf(msg, sizeof(msg), "checkpoints disabled for job %s: "
-		    "%s", j->id, why);
+		    "%.150s", j->id, why);
 		goto fail;
 	}
 	for (int r = 0; r < j->nranks; r++) {

@@ -57,7 +57,8 @@ dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
 	ji->restarts = j->restarts;
 	ji->checkpoints = j->checkpoints;
 	ji->kills = j->kills;
-	ji->message = (char *)(j->failed ? j->reason : j->waitmsg);
+	ji->message = (char *)(j->failed ? j->reason :
+	    j->state == DJOB_WAITING ? j->waitmsg : "");
 	for (int r = 0; r < j->nranks; r++) {
 		const struct drank *rk = &j->ranks[r];
 

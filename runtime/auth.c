@@ -7,9 +7,11 @@
  * length); HMAC follows RFC 2104 (keys longer than a block are hashed,
  * ipad 0x36, opad 0x5c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,10 +531,113 @@ auth_node_key_file(const struct auth_keys *k, const char *path, char *err,
 	return rc;
 }
 
+/*
+ * The inode of the TCP socket listening on 127.0.0.1:port (from
+ * /proc/net/tcp, where addresses are hex in host order), or 0.
+ */
+static unsigned long
+auth_listen_inode(unsigned port)
+{
+	char line[512];
+	unsigned long inode = 0, ino;
+	unsigned addr, lport, st;
+	FILE *f = fopen("/proc/net/tcp", "r");
+
+	if (f == NULL)
+		return 0;
+	while (inode == 0 && fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, " %*u: %x:%x %*x:%*x %x %*x:%*x %*x:%*x %*x "
+		    "%*u %*u %lu", &addr, &lport, &st, &ino) == 4 &&
+		    addr == 0x0100007fu && lport == port && st == 0x0a)
+			inode = ino;
+	fclose(f);
+	return inode;
+}
+
+/*
+ * The --secret-file argument of our own process that owns the listening
+ * socket inode, found through /proc/PID/fd. 0 or -1.
+ */
+static int
+auth_owner_secret(unsigned long inode, char *path, size_t pathlen)
+{
+	char want[64], link[PATH_MAX], fdir[64], cmd[8192];
+	struct dirent *p, *fd;
+	struct stat st;
+	DIR *procs, *fds;
+	int rc = -1;
+
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	if ((procs = opendir("/proc")) == NULL)
+		return -1;
+	while (rc < 0 && (p = readdir(procs)) != NULL) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(fdir, sizeof(fdir), "/proc/%.20s", p->d_name);
+		if (stat(fdir, &st) < 0 || st.st_uid != getuid())
+			continue;
+		snprintf(fdir, sizeof(fdir), "/proc/%.20s/fd", p->d_name);
+		if ((fds = opendir(fdir)) == NULL)
+			continue;
+		while ((fd = readdir(fds)) != NULL) {
+			char fp[128];
+			ssize_t n;
+
+			snprintf(fp, sizeof(fp), "%s/%.20s", fdir, fd->d_name);
+			n = readlink(fp, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (strcmp(link, want) == 0)
+				break;
+		}
+		closedir(fds);
+		if (fd == NULL)
+			continue;
+		/* Found the owner: its argv, NUL-separated. */
+		snprintf(fdir, sizeof(fdir), "/proc/%.20s/cmdline", p->d_name);
+		int cfd = open(fdir, O_RDONLY | O_CLOEXEC);
+		ssize_t len = cfd >= 0 ? read(cfd, cmd, sizeof(cmd) - 1) : -1;
+
+		if (cfd >= 0)
+			close(cfd);
+		if (len <= 0)
+			break;
+		cmd[len] = '\0';
+		for (char *a = cmd; a < cmd + len; a += strlen(a) + 1)
+			if (strcmp(a, "--secret-file") == 0 &&
+			    a + strlen(a) + 1 < cmd + len &&
+			    snprintf(path, pathlen, "%s", a + strlen(a) + 1) <
+			    (int)pathlen)
+				rc = 0;
+		break;
+	}
+	closedir(procs);
+	return rc;
+}
+
 int
 auth_find_embedded(const char *disp, char *path, size_t pathlen)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct stat pst;
+	unsigned long inode;
+	unsigned port;
+	char host[32];
+
+	/*
+	 * A dispatcher of ours on this machine (an embedded deployment,
+	 * whatever TMPDIR it was given): the secret file it was started
+	 * with, if it is ours and private.
+	 */
+	if (sscanf(disp, "%31[^:]:%u", host, &port) == 2 &&
+	    (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0) &&
+	    (inode = auth_listen_inode(port)) != 0 &&
+	    auth_owner_secret(inode, path, pathlen) == 0 &&
+	    stat(path, &pst) == 0 && pst.st_uid == getuid() &&
+	    (pst.st_mode & 077) == 0)
+		return 0;
+
 	char pat[4096], buf[256], err[256];
 	struct stat st;
 	size_t n;

@@ -649,6 +649,11 @@ test_blocking_client(void **state)
 			assert_int_equal(waitpid(pid, &st, 0), pid);
 			assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		}
+		/* Our copy of the server side (the child served it). */
+		conn_close(srv.c, "test done", false);
+		for (int i = 0; i < 100 && srv.closed == 0; i++)
+			ev_run(loop, EVRUN_NOWAIT);
+		assert_int_equal(srv.closed, 1);
 		ev_loop_destroy(loop);
 	}
 }
