@@ -30,7 +30,8 @@ kill_usage(FILE *f)
 	fprintf(f,
 	    "usage: mpiv kill --dispatcher HOST:PORT [--signal N] JOB RANK\n"
 	    "  --dispatcher HOST:PORT  the dispatcher running the job "
-	    "(mpiv run -v prints it)\n"
+	    "(mpiv run -v prints it;\n"
+	    "                          default: env MPIV_DISPATCHER)\n"
 	    "  --secret-file FILE      the cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
 	    "  --signal N              signal to send (default 9, SIGKILL)\n"
@@ -199,7 +200,7 @@ kill_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__Kill k = MPIV__KILL__INIT;
-	const char *disp = NULL;
+	const char *disp = getenv("MPIV_DISPATCHER");
 	char *end;
 	long v;
 	int ch;
@@ -233,8 +234,8 @@ kill_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (disp == NULL || argc - optind != 2) {
-		fprintf(stderr, "mpiv kill: %s\n", disp == NULL ?
+	if (disp == NULL || *disp == '\0' || argc - optind != 2) {
+		fprintf(stderr, "mpiv kill: %s\n", disp == NULL || *disp == '\0' ?
 		    "missing --dispatcher HOST:PORT" : "want JOB RANK");
 		kill_usage(stderr);
 		return 2;
@@ -262,7 +263,8 @@ checkpoint_usage(FILE *f)
 	fprintf(f,
 	    "usage: mpiv checkpoint --dispatcher HOST:PORT JOB [RANK]\n"
 	    "  --dispatcher HOST:PORT  the dispatcher running the job "
-	    "(mpiv run -v prints it)\n"
+	    "(mpiv run -v prints it;\n"
+	    "                          default: env MPIV_DISPATCHER)\n"
 	    "  --secret-file FILE      the cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
 	    "  RANK                    a rank of the job, or \"all\" "
@@ -281,7 +283,7 @@ checkpoint_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
-	const char *disp = NULL;
+	const char *disp = getenv("MPIV_DISPATCHER");
 	char *end;
 	long v;
 	int ch;
@@ -303,8 +305,8 @@ checkpoint_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (disp == NULL || argc - optind < 1 || argc - optind > 2) {
-		fprintf(stderr, "mpiv checkpoint: %s\n", disp == NULL ?
+	if (disp == NULL || *disp == '\0' || argc - optind < 1 || argc - optind > 2) {
+		fprintf(stderr, "mpiv checkpoint: %s\n", disp == NULL || *disp == '\0' ?
 		    "missing --dispatcher HOST:PORT" : "want JOB [RANK]");
 		checkpoint_usage(stderr);
 		return 2;
@@ -331,7 +333,7 @@ kill_node_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mpiv kill-node --dispatcher HOST:PORT NODE\n"
-	    "  --dispatcher HOST:PORT  the dispatcher\n"
+	    "  --dispatcher HOST:PORT  the dispatcher (default: env MPIV_DISPATCHER)\n"
 	    "  --secret-file FILE      the cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
 	    "  NODE                    a node's name or node id (mpiv status "
@@ -351,7 +353,7 @@ kill_node_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	Mpiv__NodeKill nk = MPIV__NODE_KILL__INIT;
-	const char *disp = NULL;
+	const char *disp = getenv("MPIV_DISPATCHER");
 	int ch;
 
 	optind = 1;
@@ -371,8 +373,8 @@ kill_node_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (disp == NULL || argc - optind != 1 || *argv[optind] == '\0') {
-		fprintf(stderr, "mpiv kill-node: %s\n", disp == NULL ?
+	if (disp == NULL || *disp == '\0' || argc - optind != 1 || *argv[optind] == '\0') {
+		fprintf(stderr, "mpiv kill-node: %s\n", disp == NULL || *disp == '\0' ?
 		    "missing --dispatcher HOST:PORT" : "want NODE");
 		kill_node_usage(stderr);
 		return 2;
