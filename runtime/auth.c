@@ -616,6 +616,27 @@ auth_owner_secret(unsigned long inode, char *path, size_t pathlen)
 	return rc;
 }
 
+/*
+ * Only an embedded deployment's secret is found this way: it sits in the
+ * run's temp dir beside `dispatcher.addr`, which names disp (a dispatcher
+ * started by hand with a secret file stays out of reach without it).
+ */
+static bool
+auth_is_embedded(const char *secret, const char *disp)
+{
+	char addr[PATH_MAX], buf[256], err[256];
+	const char *slash = strrchr(secret, '/');
+	struct stat st;
+	size_t n;
+
+	if (slash == NULL || snprintf(addr, sizeof(addr), "%.*s/dispatcher.addr",
+	    (int)(slash - secret), secret) >= (int)sizeof(addr))
+		return false;
+	return stat(addr, &st) == 0 && st.st_uid == getuid() &&
+	    auth_read_file(addr, buf, sizeof(buf), &n, err, sizeof(err)) == 0 &&
+	    strcmp(buf, disp) == 0;
+}
+
 int
 auth_find_embedded(const char *disp, char *path, size_t pathlen)
 {
@@ -635,7 +656,7 @@ auth_find_embedded(const char *disp, char *path, size_t pathlen)
 	    (inode = auth_listen_inode(port)) != 0 &&
 	    auth_owner_secret(inode, path, pathlen) == 0 &&
 	    stat(path, &pst) == 0 && pst.st_uid == getuid() &&
-	    (pst.st_mode & 077) == 0)
+	    (pst.st_mode & 077) == 0 && auth_is_embedded(path, disp))
 		return 0;
 
 	char pat[4096], buf[256], err[256];
