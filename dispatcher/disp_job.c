@@ -532,8 +532,16 @@ djob_launch(struct djob *j)
 {
 	char why[200], msg[240];
 
-	for (int r = 0; r < j->nranks; r++)
+	for (int r = 0; r < j->nranks; r++) {
+		if (j->ranks[r].node == NULL) {
+			/* Its node vanished during the setup: placed anew,
+			   or when a slot frees up. */
+			j->ranks[r].relaunch = true;
+			djob_relaunch(j, r);
+			continue;
+		}
 		djob_launch_rank(j, r);
+	}
 	j->state = DJOB_RUNNING;
 	djob_ckpt_why(j, why, sizeof(why));
 	log_info("dispatcher job running job=%s nranks=%d mode=%s "
@@ -1323,7 +1331,7 @@ fail:
 	djob_kill_reply(client, cr->job_id, false, msg);
 }
 
-/* A node's ranks are lost with it (relaunch is issue 5). */
+/* A node's ranks are lost with it: relaunched elsewhere when possible. */
 static void
 djob_node_lost(struct djob *j, struct dpeer *node)
 {
@@ -1338,6 +1346,12 @@ djob_node_lost(struct djob *j, struct dpeer *node)
 		if (rk->node != node)
 			continue;
 		if (rk->exited) {
+			rk->node = NULL;
+			continue;
+		}
+		/* Placed but not launched yet (CMs still setting up): it is
+		   placed again when the job launches (djob_launch). */
+		if (j->state == DJOB_SETUP && !rk->launched) {
 			rk->node = NULL;
 			continue;
 		}

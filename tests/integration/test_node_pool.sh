@@ -70,8 +70,10 @@ submit() {
 }
 # job_on JOB NODE: the job runs and some rank of it is on NODE (a name).
 job_on() {
-	"$MPIV" status "${S[@]}" --dispatcher "$DA" --json "$1" 2> /dev/null |
-	    jq -e --arg n "$2#" '.jobs[0].ranks | map(select(.state == "running" and (.node | startswith($n)))) | length > 0' > /dev/null
+	local js
+	js=$("$MPIV" status "${S[@]}" --dispatcher "$DA" --json "$1" 2> /dev/null) &&
+	    [ -n "$js" ] &&
+	    echo "$js" | jq -e --arg n "$2#" '.jobs[0].state == "running" and (.jobs[0].ranks | map(select(.state == "running" and (.node | startswith($n)))) | length > 0)' > /dev/null
 }
 check_job() {	# check_job NAME JOBID WHAT
 	wait "$JOB_PID"
@@ -122,9 +124,9 @@ submit j3
 if wait_for 20 job_on 3 n3; then
 	"$MPIV" kill-node "${S[@]}" --dispatcher "$DA" n3 > /dev/null 2>&1
 	sleep 0.5
-	"$MPIV" status "${S[@]}" --dispatcher "$DA" --json 3 2> /dev/null |
-	    jq -e '.jobs[0].ranks | map(select(.state == "waiting")) | length == 2' > /dev/null &&
-	    ok "n3's ranks wait for a slot" || notok "ranks not waiting" "$T/d.err"
+	"$MPIV" status "${S[@]}" --dispatcher "$DA" --json 3 > "$T/st3.json" 2> "$T/st3.err" &&
+	    jq -e '.jobs[0].ranks | map(select(.state == "waiting")) | length == 2' "$T/st3.json" > /dev/null &&
+	    ok "n3's ranks wait for a slot" || notok "ranks not waiting" "$T/st3.json" "$T/st3.err" "$T/d.err"
 	start_node n4 2
 	wait_for 20 grep -q 'dispatcher relaunching job=3 rank=[0-9]* inc=2 node=n4 ' "$T/d.err" &&
 	    ok "n4 joined mid-job and runs the waiting ranks" ||

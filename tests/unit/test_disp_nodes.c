@@ -359,11 +359,66 @@ test_node_pool(void **state)
 	close(cm);
 }
 
+/*
+ * A node lost while its job's CMs are still setting up (ranks placed, not
+ * launched): the job does not fail; once the CM is ready its ranks are
+ * placed again, on a node that joined meanwhile, as incarnation 1.
+ */
+static void
+test_setup_node_lost(void **state)
+{
+	Mpiv__ServiceRegister sreg = MPIV__SERVICE_REGISTER__INIT;
+	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
+	Mpiv__JobStatus ready = MPIV__JOB_STATUS__INIT;
+	Mpiv__JobSetup *setup;
+	Mpiv__NodeWelcome *w;
+	Mpiv__StatusReply *sr;
+	char *argv[] = { "prog" }, job[32];
+	int cm, client, d, e;
+
+	d = node_join("delta", "", 2, &w);
+	frame_free_meta(&w->base);
+	cm = hello(MPIV__ROLE__ROLE_CM, "cm2");
+	sreg.role = MPIV__ROLE__ROLE_CM;
+	sreg.addr = (char *)"127.0.0.1:2";
+	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
+	    &sreg.base, NULL, 0, TMO), 0);
+	client = hello(MPIV__ROLE__ROLE_CLIENT, "test run 2");
+	js.nranks = 2;
+	js.argv = argv;
+	js.n_argv = 1;
+	js.cwd = (char *)"/";
+	js.ncms = 1;
+	assert_int_equal(frame_write(client, MPIV__MSG_TYPE__MSG_JOB_SUBMIT,
+	    &js.base, NULL, 0, TMO), 0);
+	setup = (Mpiv__JobSetup *)expect(cm, MPIV__MSG_TYPE__MSG_JOB_SETUP);
+	snprintf(job, sizeof(job), "%s", setup->job_id);
+	frame_free_meta(&setup->base);
+	close(d);		/* delta vanishes before the launch */
+	e = node_join("epsilon", "", 2, &w);
+	frame_free_meta(&w->base);
+	ready.job_id = job;
+	ready.state = (char *)"ready";
+	ready.message = (char *)"";
+	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_JOB_STATUS,
+	    &ready.base, NULL, 0, TMO), 0);
+	assert_int_equal(expect_launch(e, 0), 1);
+	assert_int_equal(expect_launch(e, 1), 1);
+	sr = status(job);
+	assert_string_equal(sr->error, "");
+	assert_string_equal(sr->jobs[0]->state, "running");
+	frame_free_meta(&sr->base);
+	close(e);
+	close(client);
+	close(cm);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_node_pool),
+		cmocka_unit_test(test_setup_node_lost),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
