@@ -33,6 +33,18 @@ if "$B/bin/mpiv" run --help 2>&1 | grep -q -- '--chaos'; then
 		diff "$out/ref2.txt" "$out/chaos.txt" || true
 		exit 1
 	fi
+	echo
+	echo "== again, now losing whole machines: node agents killed with their ranks (mean every 1.5 s, 3 node agents)"
+	"$B/bin/mpiv" run -n "$N" --cms 2 --nodes 3 --timeout 300 --chaos 1500ms --chaos-nodes \
+		--report "$out/nodes.json" "$out/heat" 20000 > "$out/nodes.txt"
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("node agents killed: %d  rank restarts: %d  exit code: %d" % (r["kills"], r["restarts"], r["exit_code"]))' "$out/nodes.json"
+	if cmp -s "$out/nodes.txt" "$out/ref2.txt"; then
+		echo "output identical to the failure-free run: OK"
+	else
+		echo "output DIFFERS from the failure-free run:"
+		diff "$out/ref2.txt" "$out/nodes.txt" || true
+		exit 1
+	fi
 else
 	echo
 	echo "(this build has no fault injection yet: --chaos arrives with message logging and replay)"
