@@ -819,7 +819,7 @@ node_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hH:k:L:N:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:d:hH:k:L:N:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			n.dispatcher = optarg;
