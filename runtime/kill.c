@@ -273,8 +273,16 @@ checkpoint_usage(FILE *f)
 	    "mpiv run --report\ncounts the checkpoints that became durable.\n");
 }
 
-int
-checkpoint_main(int argc, char **argv)
+/*
+ * The options of a short client without options of its own
+ * (--dispatcher, default env MPIV_DISPATCHER; --secret-file; --help),
+ * then min..max arguments (want names them in the error). -1 with *disp
+ * set and optind at the first argument, or the exit code: 0 after
+ * --help, 2 on a usage error (said, with the usage).
+ */
+static int
+kill_client_args(int argc, char **argv, const char *cmd, const char *want,
+    int min, int max, void (*usage)(FILE *), const char **disp)
 {
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
@@ -282,35 +290,48 @@ checkpoint_main(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
-	const char *disp = getenv("MPIV_DISPATCHER");
-	char *end;
-	long v;
 	int ch;
 
+	*disp = getenv("MPIV_DISPATCHER");
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+d:hk:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
-			disp = optarg;
+			*disp = optarg;
 			break;
 		case 'k':
 			kill_secret_file(optarg);
 			break;
 		case 'h':
-			checkpoint_usage(stdout);
+			usage(stdout);
 			return 0;
 		default:
-			checkpoint_usage(stderr);
+			usage(stderr);
 			return 2;
 		}
 	}
-	if (disp == NULL || *disp == '\0' || argc - optind < 1 || argc - optind > 2) {
-		fprintf(stderr, "mpiv checkpoint: %s\n", disp == NULL || *disp == '\0' ?
-		    "missing --dispatcher HOST:PORT" : "want JOB [RANK]");
-		checkpoint_usage(stderr);
+	if (*disp == NULL || **disp == '\0' || argc - optind < min ||
+	    argc - optind > max) {
+		fprintf(stderr, "mpiv %s: %s\n", cmd, *disp == NULL ||
+		    **disp == '\0' ? "missing --dispatcher HOST:PORT" : want);
+		usage(stderr);
 		return 2;
 	}
+	return -1;
+}
+
+int
+checkpoint_main(int argc, char **argv)
+{
+	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
+	const char *disp;
+	char *end;
+	long v;
+	int rc;
+
+	if ((rc = kill_client_args(argc, argv, "checkpoint", "want JOB [RANK]",
+	    1, 2, checkpoint_usage, &disp)) >= 0)
+		return rc;
 	cr.job_id = argv[optind];
 	cr.rank = -1;
 	if (argc - optind == 2 && strcmp(argv[optind + 1], "all") != 0) {
@@ -346,36 +367,15 @@ kill_node_usage(FILE *f)
 int
 kill_node_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "dispatcher", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "secret-file", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
-	};
 	Mpiv__NodeKill nk = MPIV__NODE_KILL__INIT;
-	const char *disp = getenv("MPIV_DISPATCHER");
-	int ch;
+	const char *disp;
+	int rc;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+d:hk:", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'd':
-			disp = optarg;
-			break;
-		case 'k':
-			kill_secret_file(optarg);
-			break;
-		case 'h':
-			kill_node_usage(stdout);
-			return 0;
-		default:
-			kill_node_usage(stderr);
-			return 2;
-		}
-	}
-	if (disp == NULL || *disp == '\0' || argc - optind != 1 || *argv[optind] == '\0') {
-		fprintf(stderr, "mpiv kill-node: %s\n", disp == NULL || *disp == '\0' ?
-		    "missing --dispatcher HOST:PORT" : "want NODE");
+	if ((rc = kill_client_args(argc, argv, "kill-node", "want NODE", 1, 1,
+	    kill_node_usage, &disp)) >= 0)
+		return rc;
+	if (*argv[optind] == '\0') {
+		fprintf(stderr, "mpiv kill-node: want NODE\n");
 		kill_node_usage(stderr);
 		return 2;
 	}
