@@ -22,20 +22,14 @@
 int
 dbin_submit(struct djob *j, const Mpiv__JobSubmit *js, const char **err)
 {
-	size_t n = strlen(js->binary_hash);
-
-	if (n == 0)
+	if (*js->binary_hash == '\0')
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!((js->binary_hash[i] >= '0' && js->binary_hash[i] <= '9') ||
-		    (js->binary_hash[i] >= 'a' && js->binary_hash[i] <= 'f')))
-			n = 0;
-	if (n != 2 * AUTH_HASH_LEN || js->binary_size == 0 ||
+	if (!auth_hash_hex_ok(js->binary_hash) || js->binary_size == 0 ||
 	    js->binary_size > DISP_MAX_BINARY) {
 		*err = "bad program hash or size (programs up to 1 GiB ship)";
 		return -1;
 	}
-	memcpy(j->bin_hash, js->binary_hash, n + 1);
+	memcpy(j->bin_hash, js->binary_hash, sizeof(j->bin_hash));
 	j->bin_size = js->binary_size;
 	return 0;
 }

@@ -283,6 +283,18 @@ auth_nibble(char c)
 	return -1;
 }
 
+bool
+auth_hash_hex_ok(const char *hex)
+{
+	size_t i;
+
+	for (i = 0; hex[i] != '\0'; i++)
+		if (!((hex[i] >= '0' && hex[i] <= '9') ||
+		    (hex[i] >= 'a' && hex[i] <= 'f')))
+			return false;
+	return i == 2 * AUTH_HASH_LEN;
+}
+
 int
 auth_unhex(const char *hex, uint8_t *out, size_t n)
 {

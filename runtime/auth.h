@@ -62,6 +62,9 @@ int auth_random(void *buf, size_t n);
 void auth_hex(const uint8_t *in, size_t n, char *out);
 /* Exactly 2n hex digits into n bytes. 0 or -1. */
 int auth_unhex(const char *hex, uint8_t *out, size_t n);
+/* hex is a SHA-256 as auth_hex writes it: 64 lower-case hex digits (so
+   it is safe as a path component, and one hash has one spelling). */
+bool auth_hash_hex_ok(const char *hex);
 /* Wipes key material (not optimised away). */
 void auth_wipe(void *p, size_t n);
 

@@ -38,19 +38,6 @@ struct node_bin {
 	struct node_bin *next;
 };
 
-/* The hash is a path component: exactly 64 lower-case hex digits. */
-static bool
-node_bin_hash_ok(const char *h)
-{
-	size_t i;
-
-	for (i = 0; h[i] != '\0'; i++)
-		if (!((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' &&
-		    h[i] <= 'f')))
-			return false;
-	return i == 2 * AUTH_HASH_LEN;
-}
-
 /* mkdir -p with mode 0700 for what we create. 0 or -1 (errno). */
 static int
 node_bin_mkdirs(const char *path)
@@ -154,7 +141,7 @@ node_bin_need(struct node *n, const Mpiv__Launch *l, char *path, size_t len)
 	uint8_t *packed, **nl;
 	size_t plen, *nlen;
 
-	if (!node_bin_hash_ok(l->binary_hash) || l->binary_size == 0 ||
+	if (!auth_hash_hex_ok(l->binary_hash) || l->binary_size == 0 ||
 	    l->binary_size > NODE_BIN_MAX) {
 		node_launch_failed(n, l, "bad program hash or size in launch");
 		return -1;
