@@ -872,19 +872,36 @@ djob_cm_error(struct dpeer *cm, const char *text)
 }
 
 /*
+ * A node reported on a rank it was not given (incarnation inc, 0 when the
+ * report has none): it is declared dead, since a node that lies about
+ * ranks cannot be trusted with any.
+ */
+static void
+djob_bad_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
+    const char *what)
+{
+	char why[160];
+
+	log_warnx("dispatcher node claims a rank it was not given node=%s "
+	    "what=%s job=%s rank=%d incarnation=%u", node->node_id, what,
+	    j->id, r, inc);
+	snprintf(why, sizeof(why), "%s for rank %d incarnation %u of job %s, "
+	    "which it was not given", what, r, inc, j->id);
+	dnode_declare_dead(node, why);
+}
+
+/*
  * Checks a node's report about incarnation inc of rank r of job j: 1
  * when it is the current incarnation and this node was given it, 0 for
  * an older incarnation (stale, ignored), -1 for a claim on a rank the
  * node was not given (a later incarnation, the current one placed
- * elsewhere, a rank out of range): that node is declared dead, since a
- * node that lies about ranks cannot be trusted with any.
+ * elsewhere, a rank out of range): that node is declared dead
+ * (djob_bad_claim).
  */
 static int
 djob_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
     const char *what)
 {
-	char why[160];
-
 	if (r >= 0 && r < j->nranks) {
 		const struct drank *rk = &j->ranks[r];
 
@@ -893,12 +910,7 @@ djob_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
 		if (inc == rk->incarnation && rk->node == node)
 			return 1;
 	}
-	log_warnx("dispatcher node claims a rank it was not given node=%s "
-	    "what=%s job=%s rank=%d incarnation=%u", node->node_id, what,
-	    j->id, r, inc);
-	snprintf(why, sizeof(why), "%s for rank %d incarnation %u of job %s, "
-	    "which it was not given", what, r, inc, j->id);
-	dnode_declare_dead(node, why);
+	djob_bad_claim(node, j, r, inc, what);
 	return -1;
 }
 
@@ -1252,7 +1264,7 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	    (j->ranks[ct->rank].node != node &&
 	    j->ranks[ct->rank].prev_node != node)) {
 		/* Only the node that ran (or runs) the rank checkpoints it. */
-		(void)djob_claim(node, j, -1, 0, "checkpoint");
+		djob_bad_claim(node, j, ct->rank, 0, "checkpoint");
 		return;
 	}
 	rk = &j->ranks[ct->rank];
