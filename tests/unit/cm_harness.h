@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../../channel-memory/cm.h"
+#include "listen_line.h"
 #include "frame.h"
 #include "log.h"
 #include "net.h"
@@ -42,10 +43,7 @@ static const char *cm_dispatcher;	/* --dispatcher ADDR, or NULL */
 static int
 start_cm(void **state)
 {
-	int p[2];
-	char line[256];
-	size_t n = 0;
-	struct pollfd pf;
+	int p[2], rc;
 
 	if (pipe(p) < 0)
 		return -1;
@@ -63,23 +61,9 @@ start_cm(void **state)
 		exit(cm_main(cm_dispatcher != NULL ? 9 : 7, argv));
 	}
 	close(p[1]);
-	pf.fd = p[0];
-	pf.events = POLLIN;
-	while (n < sizeof(line) - 1) {
-		if (poll(&pf, 1, 5000) <= 0 || read(p[0], line + n, 1) != 1)
-			break;
-		if (line[n] == '\n')
-			break;
-		n++;
-	}
-	line[n] = '\0';
+	rc = listen_line_read(p[0], cm_addr, sizeof(cm_addr));
 	close(p[0]);
-	if (sscanf(line, "listening on %127s", cm_addr) != 1) {
-		fprintf(stderr, "cm did not say where it listens: \"%s\"\n",
-		    line);
-		return -1;
-	}
-	return 0;
+	return rc;
 }
 
 static int

@@ -25,6 +25,7 @@
 
 #include "../../dispatcher/dispatcher.h"
 #include "frame.h"
+#include "listen_line.h"
 #include "net.h"
 
 #define TMO 3000	/* ms, every wait */
@@ -35,10 +36,7 @@ static char disp_addr[128];
 static int
 start_disp(void **state)
 {
-	char line[256];
-	size_t n = 0;
-	struct pollfd pf;
-	int p[2];
+	int p[2], rc;
 
 	if (pipe(p) < 0 || (disp_pid = fork()) < 0)
 		return -1;
@@ -53,20 +51,9 @@ start_disp(void **state)
 		exit(dispatcher_main(7, argv));
 	}
 	close(p[1]);
-	pf.fd = p[0];
-	pf.events = POLLIN;
-	while (n < sizeof(line) - 1) {
-		if (poll(&pf, 1, 5000) <= 0 || read(p[0], line + n, 1) != 1)
-			break;
-		if (line[n] == '\n')
-			break;
-		n++;
-	}
-	line[n] = '\0';
+	rc = listen_line_read(p[0], disp_addr, sizeof(disp_addr));
 	close(p[0]);
-	if (sscanf(line, "listening on %127s", disp_addr) != 1)
-		return -1;
-	return 0;
+	return rc;
 }
 
 static int
@@ -188,6 +175,55 @@ status(const char *job)
 	return r;
 }
 
+/* A CM registering at addr (never dialled: the test plays it). */
+static int
+cm_join(const char *name, const char *addr)
+{
+	Mpiv__ServiceRegister sreg = MPIV__SERVICE_REGISTER__INIT;
+	int fd = hello(MPIV__ROLE__ROLE_CM, name);
+
+	sreg.role = MPIV__ROLE__ROLE_CM;
+	sreg.addr = (char *)addr;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
+	    &sreg.base, NULL, 0, TMO), 0);
+	return fd;
+}
+
+/* A client submitting a 2-rank job; the job id from cm's JobSetup. */
+static int
+job_submit(const char *name, int cm, char *job, size_t len)
+{
+	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
+	Mpiv__JobSetup *setup;
+	char *argv[] = { "prog" };
+	int fd = hello(MPIV__ROLE__ROLE_CLIENT, name);
+
+	js.nranks = 2;
+	js.argv = argv;
+	js.n_argv = 1;
+	js.cwd = (char *)"/";
+	js.ncms = 1;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_JOB_SUBMIT,
+	    &js.base, NULL, 0, TMO), 0);
+	setup = (Mpiv__JobSetup *)expect(cm, MPIV__MSG_TYPE__MSG_JOB_SETUP);
+	snprintf(job, len, "%s", setup->job_id);
+	frame_free_meta(&setup->base);
+	return fd;
+}
+
+/* The CM says the job is set up: the dispatcher launches it. */
+static void
+cm_ready(int cm, const char *job)
+{
+	Mpiv__JobStatus ready = MPIV__JOB_STATUS__INIT;
+
+	ready.job_id = (char *)job;
+	ready.state = (char *)"ready";
+	ready.message = (char *)"";
+	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_JOB_STATUS,
+	    &ready.base, NULL, 0, TMO), 0);
+}
+
 /* Reads Launch frames until one for rank r; its incarnation. */
 static uint32_t
 expect_launch(int fd, int r)
@@ -220,14 +256,12 @@ task_started(int fd, int rank, uint32_t inc)
 static void
 test_node_pool(void **state)
 {
-	Mpiv__ServiceRegister sreg = MPIV__SERVICE_REGISTER__INIT;
-	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
-	Mpiv__JobStatus ready = MPIV__JOB_STATUS__INIT, *st;
+	Mpiv__JobStatus *st;
 	Mpiv__NodeKill nk = MPIV__NODE_KILL__INIT;
 	Mpiv__NodeWelcome *w;
 	Mpiv__Heartbeat *echo;
 	Mpiv__StatusReply *sr;
-	char *argv[] = { "prog" }, a_id[80], c_id[80];
+	char a_id[80], c_id[80], job[32];
 	int a, b, c, c2, cm, client, ctl;
 	uint32_t inc;
 
@@ -243,26 +277,12 @@ test_node_pool(void **state)
 	assert_int_equal(echo->seq, 42);
 	frame_free_meta(&echo->base);
 
-	/* A CM and a 2-rank job: both ranks land on alpha. */
-	cm = hello(MPIV__ROLE__ROLE_CM, "cm");
-	sreg.role = MPIV__ROLE__ROLE_CM;
-	sreg.addr = (char *)"127.0.0.1:1";
-	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
-	    &sreg.base, NULL, 0, TMO), 0);
-	client = hello(MPIV__ROLE__ROLE_CLIENT, "test run");
-	js.nranks = 2;
-	js.argv = argv;
-	js.n_argv = 1;
-	js.cwd = (char *)"/";
-	js.ncms = 1;
-	assert_int_equal(frame_write(client, MPIV__MSG_TYPE__MSG_JOB_SUBMIT,
-	    &js.base, NULL, 0, TMO), 0);
-	frame_free_meta(expect(cm, MPIV__MSG_TYPE__MSG_JOB_SETUP));
-	ready.job_id = (char *)"1";
-	ready.state = (char *)"ready";
-	ready.message = (char *)"";
-	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    &ready.base, NULL, 0, TMO), 0);
+	/* A CM and a 2-rank job (the first: job 1): both ranks land on
+	   alpha. */
+	cm = cm_join("cm", "127.0.0.1:1");
+	client = job_submit("test run", cm, job, sizeof(job));
+	assert_string_equal(job, "1");
+	cm_ready(cm, job);
 	assert_int_equal(expect_launch(a, 0), 1);
 	assert_int_equal(expect_launch(a, 1), 1);
 	task_started(a, 0, 1);
@@ -367,41 +387,19 @@ test_node_pool(void **state)
 static void
 test_setup_node_lost(void **state)
 {
-	Mpiv__ServiceRegister sreg = MPIV__SERVICE_REGISTER__INIT;
-	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
-	Mpiv__JobStatus ready = MPIV__JOB_STATUS__INIT;
-	Mpiv__JobSetup *setup;
 	Mpiv__NodeWelcome *w;
 	Mpiv__StatusReply *sr;
-	char *argv[] = { "prog" }, job[32];
+	char job[32];
 	int cm, client, d, e;
 
 	d = node_join("delta", "", 2, &w);
 	frame_free_meta(&w->base);
-	cm = hello(MPIV__ROLE__ROLE_CM, "cm2");
-	sreg.role = MPIV__ROLE__ROLE_CM;
-	sreg.addr = (char *)"127.0.0.1:2";
-	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
-	    &sreg.base, NULL, 0, TMO), 0);
-	client = hello(MPIV__ROLE__ROLE_CLIENT, "test run 2");
-	js.nranks = 2;
-	js.argv = argv;
-	js.n_argv = 1;
-	js.cwd = (char *)"/";
-	js.ncms = 1;
-	assert_int_equal(frame_write(client, MPIV__MSG_TYPE__MSG_JOB_SUBMIT,
-	    &js.base, NULL, 0, TMO), 0);
-	setup = (Mpiv__JobSetup *)expect(cm, MPIV__MSG_TYPE__MSG_JOB_SETUP);
-	snprintf(job, sizeof(job), "%s", setup->job_id);
-	frame_free_meta(&setup->base);
+	cm = cm_join("cm2", "127.0.0.1:2");
+	client = job_submit("test run 2", cm, job, sizeof(job));
 	close(d);		/* delta vanishes before the launch */
 	e = node_join("epsilon", "", 2, &w);
 	frame_free_meta(&w->base);
-	ready.job_id = job;
-	ready.state = (char *)"ready";
-	ready.message = (char *)"";
-	assert_int_equal(frame_write(cm, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    &ready.base, NULL, 0, TMO), 0);
+	cm_ready(cm, job);
 	assert_int_equal(expect_launch(e, 0), 1);
 	assert_int_equal(expect_launch(e, 1), 1);
 	sr = status(job);
