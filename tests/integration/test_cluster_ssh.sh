@@ -78,11 +78,13 @@ exec sh -c "$*"
 EOF
 chmod +x "$W/fake-ssh"
 
-# five free loopback ports in a row (nothing accepts on them)
+# three free loopback ports in a row (nothing accepts on them), below
+# the kernel's ephemeral range (from 32768): a port there can be taken
+# by any outgoing connection between this check and the daemon's bind
 port_free() { ! (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
 DP=
 for try in 1 2 3 4 5 6 7 8 9 10; do
-	base=$((20000 + (RANDOM % 2000) * 10))
+	base=$((20000 + (RANDOM % 1200) * 10))
 	free=1
 	for p in 0 1 2; do
 		port_free $((base + p)) || { free=0; break; }

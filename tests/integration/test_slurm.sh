@@ -122,10 +122,12 @@ wait_for() {
 	done
 }
 
+# Two free ports below the ephemeral range (from 32768), where an outgoing
+# connection cannot take them between this check and slurmctld's bind.
 port_free() { ! (exec 3<> "/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
 CTLD_PORT=
 for try in 1 2 3 4 5 6 7 8 9 10; do
-	p=$((30000 + (RANDOM % 3000) * 2))
+	p=$((30000 + (RANDOM % 1300) * 2))
 	port_free $p && port_free $((p + 1)) && { CTLD_PORT=$p; break; }
 done
 [ -n "$CTLD_PORT" ] || fail "no free ports for slurmctld/slurmd"
