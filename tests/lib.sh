@@ -68,6 +68,14 @@ t_notok() {
 			printf '# test: %s\n# reason: %s\n# command: %s\n' "$1" "$2" "${T_LASTCMD:-}"
 			cat "$3"
 		} > "$log"
+		# A TAP-speaking test's failed assertions may lie far above its
+		# last lines: show each with the lines that explain it, so a CI
+		# log names the failure even when only this output survives.
+		if grep -q '^not ok' "$3"; then
+			printf '#   failed assertions (first 8, 12 lines each):\n'
+			grep -n -A 12 '^not ok' "$3" | awk '/^[0-9]+:not ok/ { n++ } n <= 8' |
+				head -n 120 | sed 's/^/#   > /'
+		fi
 		printf '#   log: %s (last %d lines below)\n' "$log" "$T_TAIL"
 		tail -n "$T_TAIL" "$3" | sed 's/^/#   | /'
 	fi
