@@ -70,12 +70,16 @@ sel() { [ -z "${FLT_ONLY:-}" ] || [[ $1 =~ $FLT_ONLY ]]; }
 # ck_start OUT SECS ARGS...: mpiv run -v --log-level info in the
 # background (its temp dirs, and so the CS store, under OUT.tmp); waits
 # for its "mpiv: dispatcher ADDR job ID" line: CK_DADDR, CK_JOB, CK_PID.
+# With CK_HOLD=1 the job is held (flt_hold: its steps slowed while
+# OUT.hold exists) until ck_release OUT or ck_end OUT: a case that must
+# kill, wait for a checkpoint and kill again does not race the job's end.
 ck_start() {
 	local out=$1 secs=$2
 	shift 2
 	rm -rf "$out".*
 	mkdir -p "$out.tmp"
-	TMPDIR=$out.tmp timeout -k 5 $((secs + 20)) "$MPIV" run -v \
+	[ "${CK_HOLD:-0}" = 1 ] && : > "$out.hold"
+	FLT_HOLD=$out.hold TMPDIR=$out.tmp timeout -k 5 $((secs + 20)) "$MPIV" run -v \
 		--log-level info --report "$out.json" --timeout "$secs" "$@" \
 		< /dev/null > "$out.out" 2> "$out.err" &
 	CK_PID=$!
@@ -86,8 +90,11 @@ ck_start() {
 	CK_DADDR=$3 CK_JOB=$5
 }
 
-# ck_end OUT: waits for the job started by ck_start; FLT_RC.
+ck_release() { rm -f "$1.hold"; }
+
+# ck_end OUT: releases it, waits for the job started by ck_start; FLT_RC.
 ck_end() {
+	ck_release "$1"
 	wait "$CK_PID"
 	FLT_RC=$?
 	FLT_BG_PIDS=()
@@ -253,7 +260,7 @@ fi
 if sel between; then
 	o=$FLT_TMP/between
 	what="between (--ckpt-interval 0.5, mpiv kill rank 2 twice)"
-	ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${BIG[@]}"
+	CK_HOLD=1 ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${BIG[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	ok=1
 	# a durable checkpoint of rank 2 (the dispatcher knows it), then kill
@@ -342,7 +349,7 @@ if sel after-fork-late; then
 	o=$FLT_TMP/after-fork-late
 	what="after-fork-late (MPIV_FAULT=ckpt-after-fork:2:1, 16 MiB, then mpiv kill rank 1)"
 	MPIV_FAULT=ckpt-after-fork:2:1 MPIV_FAULT_LOG=$o.flog \
-		ck_start "$o" 90 -n $NP --ckpt-interval 1.0 "$BIN" "${BIG[@]}"
+		CK_HOLD=1 ck_start "$o" 90 -n $NP --ckpt-interval 1.0 "$BIN" "${BIG[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	ok=1
 	if l=$(ck_line 30 "$o.err" "node ckpt-clone job=$CK_JOB rank=1 incarnation=2 k=[0-9]+ ") &&
@@ -384,7 +391,7 @@ ck_ckpt() {
 interrupt_case() {
 	local name=$1 o=$FLT_TMP/$1 what victim l node cs= hs nl
 	what="$name (64 MiB images, checkpoint 2 of rank 1 interrupted)"
-	ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
+	CK_HOLD=1 ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	CK_CMLOG=$o.err
 	OUT_TMP_STORE=$o.tmp
@@ -448,7 +455,7 @@ if sel restore-woken; then
 	o=$FLT_TMP/restore-woken
 	what="restore-woken (MPIV_FAULT=restore-woken:1:0:2, mpiv kill rank 0 after a durable checkpoint)"
 	MPIV_FAULT=restore-woken:1:0:2 MPIV_FAULT_LOG=$o.flog \
-		ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${SMALL[@]}"
+		CK_HOLD=1 ck_start "$o" 60 -n $NP --ckpt-interval 0.5 "$BIN" "${SMALL[@]}"
 	CK_SHOW=("$o.json" "$o.flog" "$o.err")
 	if ck_line 20 "$o.err" "dispatcher checkpoint durable job=$CK_JOB rank=0 ckpt=1 " > /dev/null; then
 		timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" 0 > /dev/null 2>> "$o.kill"
@@ -503,15 +510,16 @@ if sel cs-restart; then
 	if [ "$ok" = 1 ]; then
 		dstart cm cm --listen 127.0.0.1:0 --dispatcher "${DADDR[disp]}" --log-level info
 		dstart cs cs --listen 127.0.0.1:0 --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
-		dstart node node --dispatcher "${DADDR[disp]}" --slots $NP --log-level info \
-		    --cache-dir "$DEP/cache"
+		# its ranks see the hold of ck_start below (their node's env)
+		FLT_HOLD=$FLT_TMP/cs-restart.hold dstart node node --dispatcher "${DADDR[disp]}" \
+		    --slots $NP --log-level info --cache-dir "$DEP/cache"
 		dlisten cm && dlisten cs || ok=0
 	fi
 	if [ "$ok" = 0 ]; then
 		flt_notok "$what: the deployment did not start" "$DEP/disp.err" "$DEP/cm.err" "$DEP/cs.err"
 	else
 		o=$FLT_TMP/cs-restart
-		ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
+		CK_HOLD=1 ck_start "$o" 90 --dispatcher "${DADDR[disp]}" -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 		CK_SHOW=("$o.json" "$DEP/cs.err" "$DEP/cs2.err" "$DEP/disp.err")
 		CK_CMLOG=$DEP/cm.err
 		k3=
@@ -575,9 +583,10 @@ if sel nocriu; then
 		case $spec in
 		-)
 			what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3, mpiv kill rank $rank mid-run)"
-			ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
-			# once rank 0 printed its third line
-			flt_wait_for 20 eval "[ \$(wc -l < '$o.out') -ge 3 ]" &&
+			CK_HOLD=1 ck_start "$o" 60 -n $NP --ckpt-interval 0.3 "$BIN" "${SMALL[@]}"
+			# once rank 0 printed its first line (held: the job
+			# cannot end before the kill)
+			flt_wait_for 20 eval "[ \$(wc -l < '$o.out') -ge 1 ]" &&
 				timeout 10 "$MPIV" kill --dispatcher "$CK_DADDR" "$CK_JOB" "$rank" > /dev/null 2>> "$o.kill" ;;
 		chaos)
 			what="nocriu/$name (MPIV_CRIU=/nonexistent, --ckpt-interval 0.3, --chaos 700ms --chaos-seed 5 --chaos-max 3)"

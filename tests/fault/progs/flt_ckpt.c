@@ -10,7 +10,8 @@
  * non-deterministic outcome, logged) and an Allreduce checks the sum.
  * Rank 0 prints a line every STEPS/10 steps; at the end every rank hashes
  * its whole ballast and rank 0 prints the hashes in rank order. A restore
- * that lost or corrupted any memory prints different numbers. */
+ * that lost or corrupted any memory prints different numbers. Steps are
+ * slowed while FLT_HOLD names an existing file (flt.h). */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -31,6 +32,7 @@ int main(int argc, char **argv)
 	FLT_ASSERT(all != NULL && rq != NULL, "malloc");
 	for (long s = 1; s <= steps; s++) {
 		size_t w = (size_t)s * 7919u % nw;
+		flt_hold();
 		st = flt_mix(flt_burn(st, work), ball[w]);
 		ball[w] = flt_mix(st, (uint64_t)s);
 		uint64_t in;
