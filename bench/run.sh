@@ -124,6 +124,35 @@ if [ "$DO_MPIV" = 1 ]; then
 fi
 [ "$DO_MPIV" = 1 ] || [ "$DO_OMPI" = 1 ] || { echo "run.sh: nothing to run" >&2; exit 1; }
 
+# ---- relay floor ------------------------------------------------------------
+# bench/tcp_floor.c (plain TCP, not MPI): what any design with a relay hop
+# costs on this machine, measured in the same run as the MPI numbers.
+FLOOR=$OUT/tcp_floor
+if ! cc -O2 -o "$FLOOR" bench/tcp_floor.c > "$LOGS/build-tcp_floor.log" 2>&1; then
+	note "tcp_floor build failed (see $LOGS/build-tcp_floor.log): no floor table"
+	rm -f "$FLOOR"
+fi
+# floor ROUND: direct and through a relay, blocking waits and yield-spinning
+# waits, at 8 B and 1 MiB (only the sizes this run's ping-pong measures).
+floor() {
+	[ -x "$FLOOR" ] || return 0
+	for fs in 8 1048576; do
+		case " $PP_SIZES " in *" $fs "*) ;; *) continue ;; esac
+		if [ "$fs" = 8 ]; then fi_=20000; else fi_=400; fi
+		[ "$QUICK" = 1 ] && fi_=$((fi_ / 4))
+		for fw in block yield; do
+			for fm in 0 1; do
+				fl=$(timeout 120 "$FLOOR" "$fm" "$fs" "$fi_" "$fw" 2> /dev/null)
+				case $fl in
+				*half_rtt_us=*) echo "$fl" | awk -v r="$1" \
+				    '{print "impl=floor round=" r " RESULT floor mode=" $1, $2, $3, $4}' >> "$RAW" ;;
+				*) note "tcp_floor $fm $fs $fw round $1: no result" ;;
+				esac
+			done
+		done
+	done
+}
+
 # ---- runs -----------------------------------------------------------------
 # run IMPL BENCH N ROUND TAG [ARGS]: one job under timeout; RESULT lines go
 # to $RAW.
@@ -211,6 +240,7 @@ echo "run.sh: $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ', quick'), timeout ${
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	for s in $PP_SIZES; do pair pingpong 2 "$r" "-$s" --size "$s"; done
+	floor "$r"
 	for n in $RING_N; do pair ring "$n" "$r" ""; done
 	for n in $AR_N; do pair allreduce "$n" "$r" ""; done
 	r=$((r + 1))
@@ -255,6 +285,8 @@ for line in open(raw):
 		put('ring', int(kv['n']), kv['hop_us'])
 	elif bench == 'allreduce':
 		put('ar', (int(kv['n']), int(kv['bytes'])), kv['call_us'])
+	elif bench == 'floor':
+		put('floor', (kv['mode'], kv['wait'], int(kv['size'])), kv['half_rtt_us'])
 
 def med(kind, key, impl):
 	v = data.get((kind, key), {}).get(impl)
@@ -309,6 +341,25 @@ if ks:
 	header('Allreduce, MPI_SUM of doubles (µs per call)', 'ranks, size')
 	for (n, b) in sorted(ks, key=lambda k: (k[1], k[0])):
 		row(f'N = {n}, {size_name(b)}', 'ar', (n, b), 1)
+	print()
+
+fl = sorted(k for (kind, k) in data if kind == 'floor')
+if fl:
+	print('## Relay floor: plain TCP ping-pong, not MPI (bench/tcp_floor.c)\n')
+	print('Two processes directly, or through a third that only relays; '
+	      '"block" sleeps in poll/epoll as mpiv does, "yield" busy-polls '
+	      'with sched_yield() (three pure spinners on two cores take '
+	      'milliseconds per hop). The ratio is to Open MPI\'s ping-pong of '
+	      'the same size in the same round.\n')
+	print('| variant | half round trip (µs) | ratio to Open MPI |')
+	print('|---|---:|---:|')
+	for (mode, wait, s) in sorted(fl, key=lambda k: (k[2], k[1], k[0])):
+		d = data[('floor', (mode, wait, s))]['floor']
+		o = data.get(('lat', s), {}).get('ompi', {})
+		rs = [d[r] / o[r] for r in d if r in o and o[r] > 0]
+		r = statistics.median(rs) if rs else None
+		print(f'| {mode}, {wait}, {size_name(s)} | {fmt(statistics.median(d.values()), 2)} | '
+		      f'{"n/a" if r is None else f"{r:.2f}"} |')
 	print()
 
 print('## Targets (issue 2)\n')

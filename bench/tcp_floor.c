@@ -2,19 +2,24 @@
  * tcp_floor.c: not an MPI program. The floor of mpiv's architecture on
  * this machine: TCP ping-pong half round trip between two processes,
  * directly and through a third relay process (epoll, read/write of up to
- * 64 KiB, like a Channel Memory that does nothing else). Every wait is a
- * blocking poll/epoll_wait, as in libmpi-lite and the CM; no spinning.
+ * 64 KiB, like a Channel Memory that does nothing else). By default every
+ * wait is a blocking poll/epoll_wait, as in libmpi-lite and the CM; WAIT
+ * "spin" makes every process (ends and relay) busy-poll instead, as Open
+ * MPI's ranks do, and "yield" busy-polls with a sched_yield() between
+ * polls (what three spinners can do on two cores).
  *
  *   cc -O2 -o tcp_floor bench/tcp_floor.c
- *   ./tcp_floor MODE SIZE ITERS      MODE 0 = direct, 1 = through a relay
+ *   ./tcp_floor MODE SIZE ITERS [WAIT]   MODE 0 = direct, 1 = through a
+ *                                        relay; WAIT block|spin|yield
  *
- * Prints "direct|relay size=<bytes> half_rtt_us=<µs>".
+ * Prints "direct|relay size=<bytes> wait=<WAIT> half_rtt_us=<µs>".
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +28,15 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static int wait_mode;		/* 0 block, 1 spin, 2 spin + yield */
+
+static void
+idle(void)
+{
+	if (wait_mode == 2)
+		sched_yield();
+}
 
 static void
 nodelay(int s)
@@ -67,12 +81,15 @@ recv_all(int s, char *b, size_t n)
 
 	while (got < n) {
 		struct pollfd p = { s, POLLIN, 0 };
-		poll(&p, 1, -1);
+		if (wait_mode == 0)
+			poll(&p, 1, -1);
 		ssize_t r = recv(s, b + got, n - got, MSG_DONTWAIT);
 		if (r > 0)
 			got += r;
 		else if (r == 0)
 			exit(0);
+		else
+			idle();
 	}
 }
 
@@ -124,7 +141,9 @@ relay(int ls)
 	epoll_ctl(ep, EPOLL_CTL_ADD, b, &e);
 	for (;;) {
 		struct epoll_event ev[2];
-		int k = epoll_wait(ep, ev, 2, -1);
+		int k = epoll_wait(ep, ev, 2, wait_mode ? 0 : -1);
+		if (k == 0)
+			idle();
 		for (int j = 0; j < k; j++) {
 			int from = ev[j].data.u32 ? b : a, to = ev[j].data.u32 ? a : b;
 			ssize_t r = read(from, rb, sizeof rb);
@@ -142,7 +161,10 @@ main(int argc, char **argv)
 	size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
 	int iters = argc > 3 ? atoi(argv[3]) : 5000, port, s;
 	char *buf = calloc(1, n + 1);
+	const char *w = argc > 4 ? argv[4] : "block";
 	int ls = listen_any(&port);
+
+	wait_mode = strcmp(w, "spin") == 0 ? 1 : strcmp(w, "yield") == 0 ? 2 : 0;
 
 	if (fork() == 0) {
 		if (through)
@@ -165,8 +187,8 @@ main(int argc, char **argv)
 		send_all(s, buf, n);
 		recv_all(s, buf, n);
 	}
-	printf("%s size=%zu half_rtt_us=%.2f\n", through ? "relay " : "direct", n,
-	    (now() - t0) / iters / 2 * 1e6);
+	printf("%s size=%zu wait=%s half_rtt_us=%.2f\n",
+	    through ? "relay " : "direct", n, w, (now() - t0) / iters / 2 * 1e6);
 	close(s);
 	while (wait(NULL) > 0)
 		;
