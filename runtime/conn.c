@@ -222,8 +222,9 @@ conn_want_flush(struct conn *c)
  * malloc of a big buffer is a fresh mapping, faulted in 4 KiB page by
  * page while the payload is read into it (256 faults per MiB, and a
  * Channel Memory that logs keeps every payload, so it never reuses
- * memory). They are carved from PB_ARENA arenas, 2 MiB-aligned and
- * advised for transparent huge pages (one fault per 2 MiB), or, above
+ * memory). They are carved from PB_ARENA arenas, 2 MiB-aligned (and,
+ * with MPIV_CM_THP=1, advised for transparent huge pages: one fault per
+ * 2 MiB; see pb_thp), or, above
  * PB_ARENA / 4, get a mapping of their own rounded to 2 MiB. An arena
  * whose buffers are all freed starts over (the current one) or is kept
  * as a spare (up to PB_SPARE_BYTES), so a relay that frees what it
@@ -260,7 +261,31 @@ static struct pb_region *pb_cur;	/* the arena being carved */
 static struct pb_region *pb_spares;
 static size_t pb_spare_bytes;
 
-/* A 2 MiB-aligned anonymous mapping of size bytes, advised for THP. */
+/*
+ * Whether arenas are advised for transparent huge pages: only with
+ * MPIV_CM_THP=1. Measured on 2026-11-24 (1 MiB logging ping-pong, same
+ * machine, runs interleaved): with THP 375-384 MB/s in some runs and
+ * 1517-1645 in others, without 835-1230 in every run (4 and 16 MiB
+ * alike). The slow runs are THP faults that compact memory first
+ * (defrag "madvise" here): on a machine that has run for a while, free
+ * 2 MiB blocks are scarce and each first touch costs milliseconds. A
+ * steady 1 GB/s beats a coin toss between 0.4 and 1.6.
+ */
+static bool
+pb_thp(void)
+{
+	static int thp = -1;
+	const char *e;
+
+	if (thp < 0) {
+		e = getenv("MPIV_CM_THP");
+		thp = e != NULL && strcmp(e, "1") == 0;
+	}
+	return thp == 1;
+}
+
+/* A 2 MiB-aligned anonymous mapping of size bytes (advised for THP with
+   MPIV_CM_THP=1). */
 static uint8_t *
 pb_map(size_t size)
 {
@@ -279,7 +304,8 @@ pb_map(size_t size)
 	if (PB_HUGE - head > 0)
 		(void)munmap(base + size, PB_HUGE - head);
 #ifdef MADV_HUGEPAGE
-	(void)madvise(base, size, MADV_HUGEPAGE);
+	if (pb_thp())
+		(void)madvise(base, size, MADV_HUGEPAGE);
 #endif
 	return base;
 }
