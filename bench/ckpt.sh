@@ -55,15 +55,7 @@ problems=
 problem() { fail=1; problems="$problems$1"$'\n'; echo "ckpt.sh: $1" >&2; }
 
 now() { date +%s.%N; }
-wait_for() {	# wait_for SECONDS CMD...: 0 once CMD succeeds
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. "$ROOT/bench/lib.bash"
 calc() { awk "BEGIN { v = $1; if (v != v) print \"nan\"; else printf \"$2\\n\", v }" 2> /dev/null || echo nan; }
 kv() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" | tail -n 1; }
 

@@ -54,15 +54,7 @@ ulimit -n "$(ulimit -Hn)" 2> /dev/null
 
 problems=
 problem() { problems="$problems$1"$'\n'; echo "disp_load.sh: $1" >&2; }
-wait_for() {
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. "$ROOT/bench/lib.bash"
 kv() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" | tail -n 1; }
 
 DPID='' LPID=''

@@ -33,7 +33,7 @@ done
 
 # run_mpiv NAME OPTS... -- prog args: prints the RESULT line's field $FIELD
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" | head -1; }
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. bench/lib.bash
 mpiv_run() { timeout 300 "$B/bin/mpiv" run -n 2 --cms 1 "$@" 2>>"$OUT/err.log"; }
 ompi_run() {
 	[ -n "$OMPIRUN" ] || return 1

@@ -71,15 +71,7 @@ fi
 
 problems=
 problem() { problems="$problems$1"$'\n'; echo "nodeloss.sh: $1" >&2; }
-wait_for() {	# wait_for SECONDS CMD...: 0 once CMD succeeds
-	local end=$(($(date +%s) + $1))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
-median() { sort -g | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "nan"}'; }
+. "$ROOT/bench/lib.bash"
 range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {if (NR) printf "%s-%s", lo, hi; else print "-"}'; }
 # HH:MM:SS.fff -> seconds in the day
 secs_of() { awk -F: '{ printf "%.3f\n", $1 * 3600 + $2 * 60 + $3 }'; }
