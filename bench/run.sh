@@ -133,15 +133,19 @@ if ! cc -O2 -o "$FLOOR" bench/tcp_floor.c > "$LOGS/build-tcp_floor.log" 2>&1; th
 	rm -f "$FLOOR"
 fi
 # floor ROUND: direct and through a relay, blocking waits and yield-spinning
-# waits, at 8 B and 1 MiB (only the sizes this run's ping-pong measures).
+# waits, at 8 B and 1 MiB (only the sizes this run's ping-pong measures);
+# at 1 MiB also the zero-copy relays (splice, and splice keeping a copy of
+# every byte by tee, i.e. logging without copies).
 floor() {
 	[ -x "$FLOOR" ] || return 0
 	for fs in 8 1048576; do
 		case " $PP_SIZES " in *" $fs "*) ;; *) continue ;; esac
 		if [ "$fs" = 8 ]; then fi_=20000; else fi_=400; fi
 		[ "$QUICK" = 1 ] && fi_=$((fi_ / 4))
+		fms="0 1"
+		[ "$fs" = 8 ] || fms="0 1 2 3"
 		for fw in block yield; do
-			for fm in 0 1; do
+			for fm in $fms; do
 				fl=$(timeout 120 "$FLOOR" "$fm" "$fs" "$fi_" "$fw" 2> /dev/null)
 				case $fl in
 				*half_rtt_us=*) echo "$fl" | awk -v r="$1" \
@@ -346,11 +350,15 @@ if ks:
 fl = sorted(k for (kind, k) in data if kind == 'floor')
 if fl:
 	print('## Relay floor: plain TCP ping-pong, not MPI (bench/tcp_floor.c)\n')
-	print('Two processes directly, or through a third that only relays; '
-	      '"block" sleeps in poll/epoll as mpiv does, "yield" busy-polls '
+	print('Two processes directly, or through a third that only relays '
+	      '("relay": read/write; "splice": splice() through a pipe, no copy '
+	      'in user space; "splicelog": splice, and tee() into log pipes kept '
+	      'to the end, i.e. a relay that keeps every byte with no copy of its '
+	      'own); "block" sleeps in poll/epoll as mpiv does, "yield" busy-polls '
 	      'with sched_yield() (three pure spinners on two cores take '
-	      'milliseconds per hop). The ratio is to Open MPI\'s ping-pong of '
-	      'the same size in the same round.\n')
+	      'milliseconds per hop). The ratio is of times, to Open MPI\'s '
+	      'ping-pong of the same size in the same round: > 1 is slower, and '
+	      'at 1 MiB its inverse is the bandwidth ratio.\n')
 	print('| variant | half round trip (µs) | ratio to Open MPI |')
 	print('|---|---:|---:|')
 	for (mode, wait, s) in sorted(fl, key=lambda k: (k[2], k[1], k[0])):
