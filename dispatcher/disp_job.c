@@ -1249,15 +1249,16 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 
 	if (!ct->ok) {
 		log_warnx("dispatcher checkpoint failed job=%s rank=%d "
-		    "ckpt=%llu node=%s error=\"%s\"", ct->job_id, ct->rank,
-		    (unsigned long long)ct->ckpt_no, node->name, ct->error);
+		    "ckpt=%llu node=%s error=\"%s\" inc=%u", ct->job_id,
+		    ct->rank, (unsigned long long)ct->ckpt_no, node->name,
+		    ct->error, ct->incarnation);
 		return;
 	}
 	log_info("dispatcher checkpoint durable job=%s rank=%d ckpt=%llu "
-	    "bytes=%llu raw_bytes=%llu dump_s=%.3f upload_s=%.3f node=%s",
-	    ct->job_id, ct->rank, (unsigned long long)ct->ckpt_no,
+	    "bytes=%llu raw_bytes=%llu dump_s=%.3f upload_s=%.3f node=%s "
+	    "inc=%u", ct->job_id, ct->rank, (unsigned long long)ct->ckpt_no,
 	    (unsigned long long)ct->bytes, (unsigned long long)ct->raw_bytes,
-	    ct->dump_s, ct->upload_s, node->name);
+	    ct->dump_s, ct->upload_s, node->name, ct->incarnation);
 	if (j == NULL)
 		return;
 	if (ct->rank < 0 || ct->rank >= j->nranks ||

@@ -620,13 +620,14 @@ ckpt_op_free(struct ckpt_op *op)
 }
 
 static void
-ckpt_send_taken(struct node *n, const char *job, int rank, uint64_t k,
-    const struct ckpt_result *res)
+ckpt_send_taken(struct node *n, const char *job, int rank, uint32_t inc,
+    uint64_t k, const struct ckpt_result *res)
 {
 	Mpiv__CkptTaken ct = MPIV__CKPT_TAKEN__INIT;
 
 	ct.job_id = (char *)job;
 	ct.rank = rank;
+	ct.incarnation = inc;
 	ct.ckpt_no = k;
 	ct.ok = res->ok;
 	ct.bytes = res->bytes;
@@ -637,11 +638,11 @@ ckpt_send_taken(struct node *n, const char *job, int rank, uint64_t k,
 	if (res->ok)
 		log_info("node checkpoint taken job=%s rank=%d k=%" PRIu64
 		    " bytes=%" PRIu64 " raw_bytes=%" PRIu64 " dump_s=%.3f "
-		    "upload_s=%.3f", job, rank, k, res->bytes, res->raw_bytes,
-		    res->dump_s, res->upload_s);
+		    "upload_s=%.3f inc=%u", job, rank, k, res->bytes,
+		    res->raw_bytes, res->dump_s, res->upload_s, inc);
 	else
 		log_warnx("node checkpoint failed job=%s rank=%d k=%" PRIu64
-		    " error=\"%s\"", job, rank, k, res->error);
+		    " error=\"%s\" inc=%u", job, rank, k, res->error, inc);
 	if (n->c != NULL)
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_CKPT_TAKEN, &ct.base,
 		    NULL, 0);
@@ -664,7 +665,8 @@ ckpt_on_helper(struct ev_loop *loop, ev_child *w, int revents)
 		(void)kill(op->clone, SIGKILL);
 	}
 	res.error[sizeof(res.error) - 1] = '\0';
-	ckpt_send_taken(op->n, op->job, op->rank, op->k, &res);
+	ckpt_send_taken(op->n, op->job, op->rank, op->incarnation, op->k,
+	    &res);
 	ckpt_op_free(op);
 }
 
@@ -732,7 +734,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		    "being taken");
 		if (c > 0)
 			(void)kill(c, SIGKILL);
-		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
 	if ((op = calloc(1, sizeof(*op))) == NULL ||
@@ -745,7 +747,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		    strerror(errno));
 		if (!t->restored)
 			(void)kill(pid, SIGKILL);
-		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
 	snprintf(a.dir, sizeof(a.dir), "%s", op->dir);
@@ -758,7 +760,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		free(op);
 		if (!t->restored)
 			(void)kill(pid, SIGKILL);
-		ckpt_send_taken(n, t->job, t->rank, k, &res);
+		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
 	if (h == 0) {
