@@ -23,6 +23,8 @@
 #define CM_REDIAL_SECONDS  1.0
 #define CM_SPIN_DEFAULT_US 50
 #define CM_SPIN_EVAL_US	   10000
+#define CM_PREFAULT_DEFAULT 2	/* arenas; see pbuf_prefault */
+#define CM_PREFAULT_MAX	   64
 
 static void
 cm_usage(FILE *f)
@@ -47,8 +49,31 @@ cm_usage(FILE *f)
 	    "before sleeping\n"
 	    "                          (default %d, 0 = never; off while "
 	    "the machine is\n"
-	    "                          oversubscribed; env MPIV_CM_SPIN)\n",
-	    CM_SPIN_DEFAULT_US);
+	    "                          oversubscribed; env MPIV_CM_SPIN)\n"
+	    "  --prefault N            keep N 16 MiB arenas for big payloads "
+	    "faulted in\n"
+	    "                          ahead of need, by a helper thread "
+	    "(default %d,\n"
+	    "                          0 = off; env MPIV_CM_PREFAULT)\n",
+	    CM_SPIN_DEFAULT_US, CM_PREFAULT_DEFAULT);
+}
+
+/* A whole number from lo to hi for option --name. 0, or -1 said why. */
+static int
+cm_parse_long(const char *name, const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "mpiv cm: bad --%s \"%s\" (%ld to %ld)\n",
+		    name, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
 }
 
 /* Parses "123", "64K", "512M", "8G". 0 or -1. */
@@ -255,6 +280,7 @@ cm_main(int argc, char **argv)
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "max-memory", required_argument, NULL, 'm' },
 		{ "secret-file", required_argument, NULL, 'k' },
+		{ "prefault", required_argument, NULL, 'p' },
 		{ "spin", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -262,12 +288,14 @@ cm_main(int argc, char **argv)
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
 	const char *listen_addr = "0.0.0.0:0";
 	const char *spin = getenv("MPIV_CM_SPIN");
+	const char *prefault = getenv("MPIV_CM_PREFAULT");
+	long npre = CM_PREFAULT_DEFAULT;
 	const char *secret = NULL;
 	enum log_level level = LOG_LEVEL_INFO;
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:p:s:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			cm.dispatcher = optarg;
@@ -295,6 +323,9 @@ cm_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'p':
+			prefault = optarg;
+			break;
 		case 's':
 			spin = optarg;
 			break;
@@ -303,17 +334,12 @@ cm_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (spin != NULL) {
-		char *end;
-		errno = 0;
-		cm.spin_us = strtol(spin, &end, 10);
-		if (errno != 0 || end == spin || *end != '\0' ||
-		    cm.spin_us < 0 || cm.spin_us > 1000000) {
-			fprintf(stderr, "mpiv cm: bad --spin \"%s\" (µs, 0 "
-			    "to 1000000)\n", spin);
-			return 2;
-		}
-	}
+	if (spin != NULL &&
+	    cm_parse_long("spin", spin, 0, 1000000, &cm.spin_us) < 0)
+		return 2;
+	if (prefault != NULL && cm_parse_long("prefault", prefault, 0,
+	    CM_PREFAULT_MAX, &npre) < 0)
+		return 2;
 	if ((cm.ncpu = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		cm.ncpu = 1;
 	if (optind != argc) {
@@ -331,8 +357,14 @@ cm_main(int argc, char **argv)
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)
 		return 1;
-	log_info("cm listening addr=%s max_memory=%llu spin_us=%ld", cm.bound,
-	    (unsigned long long)cm.max_memory, cm.spin_us);
+	if (pbuf_prefault((int)npre) < 0) {
+		log_warn("cm no prefault helper thread (big payloads fault "
+		    "their memory in as they arrive)");
+		npre = 0;
+	}
+	log_info("cm listening addr=%s max_memory=%llu spin_us=%ld "
+	    "prefault=%ld", cm.bound, (unsigned long long)cm.max_memory,
+	    cm.spin_us, npre);
 
 	ev_io_init(&cm.accept_w, cm_on_accept, cm.lfd, EV_READ);
 	cm.accept_w.data = &cm;
@@ -352,6 +384,6 @@ cm_main(int argc, char **argv)
 
 	job_free_all(&cm);
 	ev_loop_destroy(cm.loop);
-	log_info("cm stopped");
+	log_info("cm stopped prefault_used=%lu", pbuf_prefault_used());
 	return 0;
 }

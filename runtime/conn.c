@@ -19,12 +19,15 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -326,7 +329,138 @@ pb_region_drop(struct pb_region *r)
 	free(r);
 }
 
-/* A spare of exactly size bytes and the same kind, or a new mapping. */
+/*
+ * Prefaulted arenas. Without checkpoints that free its log, a logging CM
+ * puts every big payload in fresh memory: 256 page faults per MiB (each
+ * one zeroes a page) taken inside the loop's read(), on the message's
+ * path. A helper thread maps arenas and faults them in beforehand
+ * (MADV_POPULATE_WRITE, or one write per page on kernels before 5.14),
+ * keeping pf_want of them ready, so the faults run on another core while
+ * the loop relays. Measured 2026-11-24 (1 MiB logging ping-pong, 2 cores,
+ * runs interleaved): 1110-1470 µs half round trip with fresh arenas,
+ * 790-890 µs with arenas faulted in beforehand. Only the ready list
+ * crosses threads (under pf_mu); regions, spares and pbufs stay the
+ * loop's. Warm spares (arenas the log freed) are still taken first.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+static pthread_mutex_t pf_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pf_cv = PTHREAD_COND_INITIALIZER;
+static struct pb_region *pf_ready;	/* under pf_mu */
+static int pf_nready;			/* under pf_mu */
+static int pf_want;		/* set once before the thread starts */
+static unsigned long pf_used;	/* the loop's */
+
+static void
+pf_touch(uint8_t *base, size_t size)
+{
+	size_t off;
+
+	if (madvise(base, size, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (off = 0; off < size; off += 4096)
+		((volatile uint8_t *)base)[off] = 0;
+}
+
+static void *
+pf_main(void *arg)
+{
+	struct timespec pause = { 0, 100 * 1000 * 1000 };
+	struct pb_region *r;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&pf_mu);
+		while (pf_nready >= pf_want)
+			pthread_cond_wait(&pf_cv, &pf_mu);
+		pthread_mutex_unlock(&pf_mu);
+		if ((r = calloc(1, sizeof(*r))) == NULL ||
+		    (r->base = pb_map(PB_ARENA)) == NULL) {
+			free(r);
+			nanosleep(&pause, NULL);	/* out of memory: later */
+			continue;
+		}
+		r->size = PB_ARENA;
+		pf_touch(r->base, r->size);
+		pthread_mutex_lock(&pf_mu);
+		r->next = pf_ready;
+		pf_ready = r;
+		pf_nready++;
+		pthread_mutex_unlock(&pf_mu);
+	}
+	return NULL;
+}
+
+int
+pbuf_prefault(int n)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
+
+	if (n <= 0 || pf_want > 0)
+		return 0;
+	(void)pb_thp();		/* its lazy init is not thread-safe */
+	pf_want = n;
+	/* The helper takes no signal: they stay the loop thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &a, pf_main, NULL);
+	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pf_want = 0;
+		errno = rc;
+		return -1;
+	}
+	return 0;
+}
+
+int
+pbuf_prefault_ready(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pf_mu);
+	n = pf_nready;
+	pthread_mutex_unlock(&pf_mu);
+	return n;
+}
+
+unsigned long
+pbuf_prefault_used(void)
+{
+	return pf_used;
+}
+
+/* A ready arena, or NULL (and the helper is asked for more). */
+static struct pb_region *
+pf_take(void)
+{
+	struct pb_region *r;
+
+	if (pf_want == 0)
+		return NULL;
+	pthread_mutex_lock(&pf_mu);
+	if ((r = pf_ready) != NULL) {
+		pf_ready = r->next;
+		pf_nready--;
+		r->next = NULL;
+	}
+	pthread_cond_signal(&pf_cv);
+	pthread_mutex_unlock(&pf_mu);
+	if (r != NULL)
+		pf_used++;
+	return r;
+}
+
+/* A spare of exactly size bytes and the same kind, a prefaulted arena, or
+   a new mapping. */
 static struct pb_region *
 pb_region_get(size_t size, bool dedicated)
 {
@@ -340,6 +474,8 @@ pb_region_get(size_t size, bool dedicated)
 			return r;
 		}
 	}
+	if (!dedicated && size == PB_ARENA && (r = pf_take()) != NULL)
+		return r;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	if ((r->base = pb_map(size)) == NULL) {

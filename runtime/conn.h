@@ -81,6 +81,17 @@ uint32_t pbuf_avail(const struct pbuf *pb);
 void pbuf_advance(struct pbuf *pb, uint32_t avail);	/* wakes writers */
 void pbuf_ref(struct pbuf *pb);
 void pbuf_unref(struct pbuf *pb);
+/*
+ * Big payloads (1 MiB and more) are carved from 16 MiB arenas. A server
+ * that logs (the CM) keeps them, so each arena is fresh memory whose page
+ * faults would land in the loop's read(). pbuf_prefault(n) starts one
+ * helper thread that keeps n arenas mapped and faulted in ahead of need;
+ * call it once, before the loop runs (n <= 0: does nothing). Counters:
+ * arenas faulted in and waiting, and arenas taken from them so far.
+ */
+int pbuf_prefault(int n);
+int pbuf_prefault_ready(void);
+unsigned long pbuf_prefault_used(void);
 /* Queues header+meta, then the payload from pb (takes a reference). */
 int conn_send_pbuf(struct conn *c, uint16_t type,
     const ProtobufCMessage *meta, struct pbuf *pb);
