@@ -221,30 +221,33 @@ conn_want_flush(struct conn *c)
 /* ---------------- big payload memory ---------------- */
 
 /*
- * Payloads of PB_BIG_MIN (1 MiB) and more do not come from malloc: a fresh
- * malloc of a big buffer is a fresh mapping, faulted in 4 KiB page by
- * page while the payload is read into it (256 faults per MiB, and a
- * Channel Memory that logs keeps every payload, so it never reuses
- * memory). They are carved from PB_ARENA arenas, 2 MiB-aligned (and,
- * with MPIV_CM_THP=1, advised for transparent huge pages: one fault per
- * 2 MiB; see pb_thp), or, above
- * PB_ARENA / 4, get a mapping of their own rounded to 2 MiB. An arena
- * whose buffers are all freed starts over (the current one) or is kept
- * as a spare (up to PB_SPARE_BYTES), so a relay that frees what it
+ * Payloads of PB_BIG_MIN (32 KiB) and more do not come from malloc: a
+ * Channel Memory that logs keeps every payload, so without checkpoints
+ * freeing its log it never reuses memory, and malloc's heap grows into
+ * fresh pages faulted in one by one while payloads are read into them.
+ * They are carved from PB_ARENA arenas, 2 MiB-aligned (and, with
+ * MPIV_CM_THP=1, advised for transparent huge pages; see pb_thp), faulted
+ * in ahead of need by a helper thread when pbuf_prefault was called, or,
+ * above PB_ARENA / 4, get a mapping of their own rounded to 2 MiB. An
+ * arena whose buffers are all freed starts over (the current one) or is
+ * kept as a spare (up to PB_SPARE_BYTES), so a relay that frees what it
  * forwarded keeps reusing warm memory. A buffer freed in an arena that
  * is no longer carved returns its whole pages at once, so one long-lived
  * buffer cannot pin a whole arena. Like the pbuf refcounts, this is not
  * thread-safe: pbufs belong to the thread of their loop.
  *
- * Not below 1 MiB: a huge page faulted in on first touch zeroes 2 MiB at
- * once inside the CM's read(), and on a VM that hands free 2 MiB blocks
- * back to its host (virtio-balloon free page reporting, as here) that
- * first touch costs milliseconds. With 64 KiB messages (Allreduce, 8
- * ranks) that stalled the CM: 4.4-5.8 ms per call against 1.6-1.9 ms
- * with malloc; from 1 MiB up the fewer faults win (4 MiB ping-pong
- * 3.5-3.9 ms against 4.3-5.1 ms with malloc).
+ * The threshold was 1 MiB while arenas were advised for huge pages: a
+ * huge page's first touch zeroes 2 MiB inside the CM's read(), and on a
+ * VM that hands free memory back to its host (virtio-balloon free page
+ * reporting, as here) that costs milliseconds; 64 KiB Allreduce on 8
+ * ranks went from 1.6-1.9 to 4.4-5.8 ms per call. Without the advice
+ * (2026-11-24, logging CM, runs interleaved): that Allreduce 1.57-1.62
+ * ms per call from arenas against 1.70-5.30 ms from malloc (whose heap
+ * now met the same cold memory), 64 KiB ping-pong 94-100 µs against
+ * 119-134 µs; 1 KiB and 8 KiB payloads showed no difference either way,
+ * so they stay with malloc.
  */
-#define PB_BIG_MIN	(1u << 20)
+#define PB_BIG_MIN	(32u << 10)
 #define PB_ARENA	((size_t)16 << 20)
 #define PB_HUGE		((size_t)2 << 20)
 #define PB_ALIGN	64

@@ -82,7 +82,7 @@ void pbuf_advance(struct pbuf *pb, uint32_t avail);	/* wakes writers */
 void pbuf_ref(struct pbuf *pb);
 void pbuf_unref(struct pbuf *pb);
 /*
- * Big payloads (1 MiB and more) are carved from 16 MiB arenas. A server
+ * Big payloads (32 KiB and more) are carved from 16 MiB arenas. A server
  * that logs (the CM) keeps them, so each arena is fresh memory whose page
  * faults would land in the loop's read(). pbuf_prefault(n) starts one
  * helper thread that keeps n arenas mapped and faulted in ahead of need;
