@@ -170,41 +170,39 @@ log_tee(int in, ssize_t r)
 	room -= need;
 }
 
-/* MODE 2/3: the relay loop with splice (and tee when logging). */
+/* One chunk from one end to the other: read/write (MODE 1), or splice
+   through a pipe (2), keeping a copy in the log by tee (3). */
 static void
-relay_splice(int a, int b, int logging)
+forward(int from, int to, int mode)
 {
-	int ep = epoll_create1(0), p[2];
-	struct epoll_event e = { .events = EPOLLIN };
-	size_t cap = (size_t)pipe_big(p);
+	static char rb[1 << 16];
+	static int p[2] = { -1, -1 };
+	static size_t cap;
+	ssize_t r;
 
-	e.data.u32 = 0;
-	epoll_ctl(ep, EPOLL_CTL_ADD, a, &e);
-	e.data.u32 = 1;
-	epoll_ctl(ep, EPOLL_CTL_ADD, b, &e);
-	for (;;) {
-		struct epoll_event ev[2];
-		int k = epoll_wait(ep, ev, 2, wait_mode ? 0 : -1);
-		if (k == 0)
-			idle();
-		for (int j = 0; j < k; j++) {
-			int from = ev[j].data.u32 ? b : a, to = ev[j].data.u32 ? a : b;
-			ssize_t r = splice(from, NULL, p[1], NULL, cap,
-			    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
-			if (r == 0)
-				exit(0);
-			if (r < 0)
-				continue;
-			if (logging)
-				log_tee(p[0], r);
-			while (r > 0) {
-				ssize_t w = splice(p[0], NULL, to, NULL, (size_t)r,
-				    SPLICE_F_MOVE);
-				if (w <= 0)
-					perror("splice"), exit(1);
-				r -= w;
-			}
-		}
+	if (mode == 1) {
+		r = read(from, rb, sizeof rb);
+		if (r <= 0)
+			exit(0);
+		send_all(to, rb, (size_t)r);
+		return;
+	}
+	if (p[0] < 0)
+		cap = (size_t)pipe_big(p);
+	r = splice(from, NULL, p[1], NULL, cap,
+	    SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+	if (r == 0)
+		exit(0);
+	if (r < 0)
+		return;
+	if (mode == 3)
+		log_tee(p[0], r);
+	while (r > 0) {
+		ssize_t w = splice(p[0], NULL, to, NULL, (size_t)r,
+		    SPLICE_F_MOVE);
+		if (w <= 0)
+			perror("splice"), exit(1);
+		r -= w;
 	}
 }
 
@@ -213,12 +211,9 @@ relay(int ls, int mode)
 {
 	int a = accept(ls, 0, 0), b = accept(ls, 0, 0), ep = epoll_create1(0);
 	struct epoll_event e = { .events = EPOLLIN };
-	static char rb[1 << 16];
 
 	nodelay(a);
 	nodelay(b);
-	if (mode >= 2)
-		relay_splice(a, b, mode == 3);
 	e.data.u32 = 0;
 	epoll_ctl(ep, EPOLL_CTL_ADD, a, &e);
 	e.data.u32 = 1;
@@ -229,11 +224,10 @@ relay(int ls, int mode)
 		if (k == 0)
 			idle();
 		for (int j = 0; j < k; j++) {
-			int from = ev[j].data.u32 ? b : a, to = ev[j].data.u32 ? a : b;
-			ssize_t r = read(from, rb, sizeof rb);
-			if (r <= 0)
-				exit(0);
-			send_all(to, rb, r);
+			if (ev[j].data.u32)
+				forward(b, a, mode);
+			else
+				forward(a, b, mode);
 		}
 	}
 }
