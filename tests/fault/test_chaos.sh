@@ -23,6 +23,12 @@ SEEDS=${FLT_SEEDS:-"11 22 33"}
 # name  nranks  output-mode  args...
 # output-mode: raw (only rank 0 prints: stdout compared byte for byte)
 #              tag (several ranks print: --tag-output, both streams)
+# name: a program of tests/fault/progs, or PROG=LABEL to run PROG again
+# under another name; LABEL ckpt* also checkpoints every 0.3 s (every run,
+# the reference too), so the CM frees its log while ranks die.
+# flt_coll with 16384 longs: 128 KiB Bcast payloads, carved from the CM's
+# arenas (and its prefaulted ones), replayed after kills, and with
+# checkpoints freed from arenas that other payloads still share.
 PROGS=(
 	"flt_mw       4 raw 2000 20000"
 	"flt_stencil  4 tag 2000 3000"
@@ -32,20 +38,23 @@ PROGS=(
 	"flt_coll     4 raw 250 32"
 	"flt_split    5 raw 200"
 	"flt_exit     3 tag 800 3"
+	"flt_coll=128k      4 raw 250 16384"
+	"flt_coll=ckpt128k  4 raw 800 16384"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n mode args...
 chaos_prog() {
 	local name=$1 n=$2 mode=$3
 	shift 3
-	local bin ref=$FLT_TMP/$name.ref tagopt=() wall ms mid storm limit
-	local kills_total=0 runs=0 seed mtbf label out k r
-	if ! bin=$(flt_prog "$name"); then
-		flt_notok "$name: cannot compile tests/fault/progs/$name.c"
+	local bin ref=$FLT_TMP/$name.ref runopt=() wall ms mid storm limit
+	local kills_total=0 runs=0 seed mtbf label out k r prog=${name%%=*}
+	if ! bin=$(flt_prog "$prog"); then
+		flt_notok "$name: cannot compile tests/fault/progs/$prog.c"
 		return
 	fi
-	[ "$mode" = tag ] && tagopt=(--tag-output)
-	flt_job "$ref" 120 -n "$n" "${tagopt[@]}" "$bin" "$@"
+	[ "$mode" = tag ] && runopt=(--tag-output)
+	case $name in *=ckpt*) runopt+=(--ckpt-interval 0.3) ;; esac
+	flt_job "$ref" 120 -n "$n" "${runopt[@]}" "$bin" "$@"
 	if grep -q 'FLT-FAIL' "$ref.err" || [ -z "$(flt_report "$ref.json" wall_s)" ]; then
 		flt_notok "$name: failure-free reference run (exit $FLT_RC)" "$ref.err" "$ref.out"
 		return
@@ -67,7 +76,7 @@ chaos_prog() {
 		for label in mid storm; do
 			if [ "$label" = mid ]; then mtbf=${mid}ms k=4; else mtbf=${storm}ms k=8; fi
 			out=$FLT_TMP/$name.$label.$seed
-			flt_job "$out" "$limit" -n "$n" "${tagopt[@]}" --chaos "$mtbf" \
+			flt_job "$out" "$limit" -n "$n" "${runopt[@]}" --chaos "$mtbf" \
 				--chaos-seed "$seed" --chaos-max "$k" "$bin" "$@"
 			r=$FLT_RC
 			runs=$((runs + 1))
