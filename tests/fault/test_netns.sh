@@ -352,22 +352,40 @@ if [ "$REF_RC" != 0 ] || [ ! -s "$REF/ref.cmp" ] || grep -q FLT-FAIL "$REF/ref.e
 fi
 echo "# reference: flt_stencil ${PROG_ARGS[*]} -n $NRANKS, $(flt_report "$REF/ref.json" wall_s) s, $(wc -l < "$REF/ref.cmp") lines"
 
+# case_begin LABEL TAG NODE...: the nodes started, job TAG started and
+# running all its ranks; SINCE = the dispatcher log line count before the
+# job. 1 (said as LABEL's failure) when a node or the job did not start.
+case_begin() {
+	local label=$1 tag=$2 h
+	shift 2
+	for h in "$@"; do start_node "$h" || return 1; done
+	SINCE=$(dlog_lines)
+	start_job "$tag"
+	if ! mid_job "$tag"; then
+		flt_notok "$label: the job did not get going" "$L/$tag.err" "$L/dispatcher.log"
+		wait_job "$tag"
+		return 1
+	fi
+}
+
+# case_victim: the first host running ranks of $JOB as VICTIM, with its
+# ranks (RANKS, spaced), its agent's pid (VPID) and its ranks' pids (RPIDS).
+case_victim() {
+	read -r VICTIM _ < <(hosts_with_ranks "$JOB")
+	RANKS=$(ranks_on "$JOB" "$VICTIM" | tr '\n' ' ')
+	VPID=${PID[node-$VICTIM]}
+	RPIDS=$(rank_pids "$JOB" "$VICTIM")
+}
+
 # ---- case kill: one node agent SIGKILLed -----------------------------------
 
 case_kill() {
 	local since victim vpid ranks left rpids
-	start_node n1 && start_node n2 && start_node n3 || return
-	since=$(dlog_lines)
-	start_job kill
-	if ! mid_job kill; then
-		flt_notok "kill: the job did not get going" "$L/kill.err" "$L/dispatcher.log"
-		wait_job kill
-		return
-	fi
-	read -r victim _ < <(hosts_with_ranks "$JOB")
-	ranks=$(ranks_on "$JOB" "$victim" | tr '\n' ' ')
-	vpid=${PID[node-$victim]}
-	rpids=$(rank_pids "$JOB" "$victim")
+	case_begin kill kill n1 n2 n3 || return
+	since=$SINCE
+	case_victim
+	victim=$VICTIM ranks=$RANKS
+	vpid=$VPID rpids=$RPIDS
 	kill9 "$vpid"
 	# its ranks die with it (PR_SET_PDEATHSIG): the namespace empties
 	flt_wait_for 5 sh -c "[ -z \"\$(ip netns pids $MPIVTB_PREFIX-$victim)\" ]"
@@ -396,18 +414,11 @@ case_kill() {
 
 case_partition() {
 	local since victim vpid ranks heal_at running ok=1 stale old_id rpids
-	start_node n1 && start_node n2 && start_node n3 || return
-	since=$(dlog_lines)
-	start_job part
-	if ! mid_job part; then
-		flt_notok "partition: the job did not get going" "$L/part.err" "$L/dispatcher.log"
-		wait_job part
-		return
-	fi
-	read -r victim _ < <(hosts_with_ranks "$JOB")
-	ranks=$(ranks_on "$JOB" "$victim" | tr '\n' ' ')
-	vpid=${PID[node-$victim]}
-	rpids=$(rank_pids "$JOB" "$victim")
+	case_begin partition part n1 n2 n3 || return
+	since=$SINCE
+	case_victim
+	victim=$VICTIM ranks=$RANKS
+	vpid=$VPID rpids=$RPIDS
 	$TB partition "$victim" > /dev/null
 	# declared dead after the heartbeat timeout, ranks relaunched elsewhere
 	if ! flt_wait_for $((HBT + 8)) sh -c "tail -n +$((since + 1)) '$L/dispatcher.log' | grep -q 'node declared dead node=$victim#'"; then
@@ -464,14 +475,8 @@ case_partition() {
 
 case_two() {
 	local since v1 v2 r1 r2 ok=1
-	start_node n1 && start_node n2 && start_node n3 && start_node n4 || return
-	since=$(dlog_lines)
-	start_job two
-	if ! mid_job two; then
-		flt_notok "two: the job did not get going" "$L/two.err" "$L/dispatcher.log"
-		wait_job two
-		return
-	fi
+	case_begin two two n1 n2 n3 n4 || return
+	since=$SINCE
 	{ read -r v1 _; read -r v2 _; } < <(hosts_with_ranks "$JOB")
 	if [ -z "${v2:-}" ]; then	# all ranks on one node: lose another one too
 		for v2 in n1 n2 n3 n4; do [ "$v2" != "$v1" ] && break; done
@@ -490,16 +495,10 @@ case_two() {
 
 case_join() {
 	local since victim ranks waited ok=1 r n
-	start_node n1 && start_node n2 || return
-	since=$(dlog_lines)
-	start_job join
-	if ! mid_job join; then
-		flt_notok "join: the job did not get going" "$L/join.err" "$L/dispatcher.log"
-		wait_job join
-		return
-	fi
-	read -r victim _ < <(hosts_with_ranks "$JOB")
-	ranks=$(ranks_on "$JOB" "$victim" | tr '\n' ' ')
+	case_begin join join n1 n2 || return
+	since=$SINCE
+	case_victim
+	victim=$VICTIM ranks=$RANKS
 	kill9 "${PID[node-$victim]}"
 	# no free slot anywhere: the lost ranks must wait
 	sleep 1.5
@@ -543,18 +542,11 @@ case_join() {
 
 case_freeze() {
 	local since victim vpid ranks ok=1 r alive after fenced='' stale rpids
-	start_node n1 && start_node n2 && start_node n3 || return
-	since=$(dlog_lines)
-	start_job freeze
-	if ! mid_job freeze; then
-		flt_notok "freeze: the job did not get going" "$L/freeze.err" "$L/dispatcher.log"
-		wait_job freeze
-		return
-	fi
-	read -r victim _ < <(hosts_with_ranks "$JOB")
-	ranks=$(ranks_on "$JOB" "$victim" | tr '\n' ' ')
-	vpid=${PID[node-$victim]}
-	rpids=$(rank_pids "$JOB" "$victim")
+	case_begin freeze freeze n1 n2 n3 || return
+	since=$SINCE
+	case_victim
+	victim=$VICTIM ranks=$RANKS
+	vpid=$VPID rpids=$RPIDS
 	kill -STOP "$vpid"
 	# the old incarnations live on while their agent is frozen
 	sleep 1
