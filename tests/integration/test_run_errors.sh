@@ -113,6 +113,18 @@ run_case usage/no-program 2 -n 2 && grep -q 'no program' err &&
 run_case usage/bad-option 2 -n 2 --frobnicate ./hello && ok usage/bad-option
 run_case usage/help 0 --help && grep -q '^usage: mpiv run' out && ok usage/help
 
+# ---- mpiv cm: out-of-range numeric options exit 2 with the option named --
+for a in "--prefault 65" "--prefault -1" "--prefault x" "--spin 2000000"; do
+	# shellcheck disable=SC2086
+	timeout 10 "$MPIV" cm --listen 127.0.0.1:0 $a > out 2> err < /dev/null
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "^mpiv cm: bad ${a%% *} \"${a#* }\"" err; then
+		ok "cm-usage/${a// /=}"
+	else
+		notok "cm-usage/${a// /=}: exit $rc (want 2 and a message naming the option)" err
+	fi
+done
+
 # ---- success, -np, --, output forwarding ----
 if run_case run/hello 0 -n 3 ./hello; then
 	if [ "$(grep -c '^hello [0-2] of 3$' out)" = 3 ] &&
