@@ -5,9 +5,12 @@
 #   sh deploy/install-deps.sh [--if-missing]
 set -eu
 
+# clang's runtime (libclang-rt-dev: libFuzzer, ASan for clang) is only a
+# Recommends of clang, and this script installs without Recommends: it is
+# named here, or the fuzz targets do not link on a fresh machine.
 PKGS="gcc make pkg-config libev-dev libzstd-dev zstd libprotobuf-c-dev
-protobuf-c-compiler libcmocka-dev clang python3 jq procps psmisc iproute2 nftables
-openmpi-bin libopenmpi-dev"
+protobuf-c-compiler libcmocka-dev clang libclang-rt-dev python3 jq procps psmisc
+iproute2 nftables openmpi-bin libopenmpi-dev"
 
 missing=""
 for p in $PKGS; do
