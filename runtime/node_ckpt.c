@@ -804,7 +804,9 @@ node_ckpt_stop(struct node *n)
 
 /* ---------------- restore ---------------- */
 
-/* Downloads the current image of (job, rank) into dir. 0 or -1. */
+/* Downloads the current image of (job, rank) into dir. 0 or -1. Only an
+   ImageEnd whose size and checksum match what arrived makes it 0: rc stays
+   -1 through the data frames, so a stream cut anywhere before it fails. */
 static int
 ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
     ProtobufCMessage **metamsg, uint64_t *bytes, char *err, size_t n)
@@ -862,11 +864,11 @@ ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 		if (h.type == MPIV__MSG_TYPE__MSG_IMAGE_DATA) {
 			sum = cksum_update(sum, payload, h.payload_len);
 			got += h.payload_len;
-			rc = criu_unpack_stream_feed(u, payload,
+			int fed = criu_unpack_stream_feed(u, payload,
 			    h.payload_len);
 			free(payload);
 			frame_free_meta(m);
-			if (rc < 0) {
+			if (fed < 0) {
 				snprintf(err, n, "unpack: %s",
 				    criu_unpack_stream_error(u));
 				goto out;
