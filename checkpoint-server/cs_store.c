@@ -9,6 +9,11 @@
  * is synced again, `current` is replaced atomically, old images beyond
  * --keep are deleted. On start, temp files and orphans a crash left are
  * removed and `current` is made to name the newest complete image.
+ *
+ * Modes: an image is a rank's whole memory (its rank key included), so
+ * every file here is created 0600 and every directory 0700, whatever the
+ * umask (explicit modes; a umask only ever narrows them). Job and rank
+ * directories an older CS left wider are narrowed at recovery.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +32,8 @@
 #include "log.h"
 
 #define CS_STORE_SMALL 64	/* bytes of `current` and ckpt-K.sum */
+#define CS_STORE_FILE_MODE 0600
+#define CS_STORE_DIR_MODE  0700
 
 enum cs_store_kind { CSK_OTHER, CSK_TMP, CSK_IMG, CSK_META, CSK_SUM };
 
@@ -115,7 +122,8 @@ cs_store_write_file(int dfd, const char *name, const void *buf, size_t len)
 {
 	int fd, saved;
 
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    CS_STORE_FILE_MODE);
 	if (fd < 0)
 		return -1;
 	if (cs_store_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
@@ -155,7 +163,7 @@ cs_store_ckpt_name(char *out, size_t cap, uint64_t k, const char *ext)
 static int
 cs_store_mkdir(int pfd, const char *name)
 {
-	if (mkdirat(pfd, name, 0755) == 0)
+	if (mkdirat(pfd, name, CS_STORE_DIR_MODE) == 0)
 		return fsync(pfd);
 	return errno == EEXIST ? 0 : -1;
 }
@@ -242,7 +250,7 @@ cs_store_tmp_create(int rdfd, uint64_t k, char *name, size_t namelen)
 			    (uint64_t)tries;
 		snprintf(name, namelen, "tmp-%" PRIu64 "-%016" PRIx64, k, rnd);
 		fd = openat(rdfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		    0644);
+		    CS_STORE_FILE_MODE);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
 	}
@@ -518,7 +526,22 @@ cs_store_recover_rank(struct cs *cs, int rdfd, const char *where)
 		cs_store_prune(cs, rdfd, newest);
 }
 
-/* Every STORE/JOB/RANK directory: temp files and orphans out. */
+/* A job or rank directory an older CS made 0755 becomes 0700. */
+static void
+cs_store_narrow(int dfd, const char *where)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) < 0 || (st.st_mode & 077) == 0)
+		return;
+	if (fchmod(dfd, CS_STORE_DIR_MODE) < 0)
+		log_warn("cs recovery: cannot make dir=%s private", where);
+	else
+		log_info("cs recovery: dir=%s mode %03o -> %03o", where,
+		    (unsigned)(st.st_mode & 0777), CS_STORE_DIR_MODE);
+}
+
+/* Every STORE/JOB/RANK directory: temp files and orphans out, made private. */
 void
 cs_store_recover(struct cs *cs)
 {
@@ -541,6 +564,7 @@ cs_store_recover(struct cs *cs)
 		    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (jfd < 0)
 			continue;
+		cs_store_narrow(jfd, je->d_name);
 		if ((jd = fdopendir(jfd)) == NULL) {
 			close(jfd);
 			continue;
@@ -555,6 +579,7 @@ cs_store_recover(struct cs *cs)
 				continue;
 			snprintf(where, sizeof(where), "%s/%s", je->d_name,
 			    re->d_name);
+			cs_store_narrow(rfd, where);
 			cs_store_recover_rank(cs, rfd, where);
 			close(rfd);
 		}
@@ -567,7 +592,9 @@ cs_store_recover(struct cs *cs)
 int
 cs_store_open(struct cs *cs)
 {
-	if (mkdir(cs->store, 0755) < 0 && errno != EEXIST) {
+	struct stat st;
+
+	if (mkdir(cs->store, CS_STORE_DIR_MODE) < 0 && errno != EEXIST) {
 		log_warn("cs cannot create store=%s", cs->store);
 		return -1;
 	}
@@ -576,5 +603,11 @@ cs_store_open(struct cs *cs)
 		log_warn("cs cannot open store=%s", cs->store);
 		return -1;
 	}
+	/* An existing store is the operator's directory (it may be shared):
+	   never chmod'ed, only reported; what the CS makes in it is 0700. */
+	if (fstat(cs->store_fd, &st) == 0 && (st.st_mode & 077) != 0)
+		log_info("cs store=%s mode=%03o (not changed; images stay "
+		    "private in 0700 job directories)", cs->store,
+		    (unsigned)(st.st_mode & 0777));
 	return 0;
 }

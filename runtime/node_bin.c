@@ -8,7 +8,8 @@
  * against the hash, made executable and renamed into place; the launches
  * that waited for it then run. Every node uses the same cache path, so a
  * CRIU image taken on one node (which maps the program from there)
- * restores on another.
+ * restores on another. The cache is the node user's alone: directories
+ * 0700, programs 0700 (explicit modes, so no umask widens them).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -277,7 +278,7 @@ node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
 		return;
 	}
 	node_bin_file(n, b->hash, path, sizeof(path));
-	if (fsync(b->fd) < 0 || fchmod(b->fd, 0755) < 0 ||
+	if (fsync(b->fd) < 0 || fchmod(b->fd, 0700) < 0 ||
 	    rename(b->tmp, path) < 0) {
 		snprintf(why, sizeof(why), "cannot install %.120s: %s", path,
 		    strerror(errno));
