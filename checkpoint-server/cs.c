@@ -27,11 +27,16 @@ cs_usage(FILE *f)
 	fprintf(f,
 	    "usage: mpiv cs [-h] --store DIR [--listen HOST:PORT] [--keep N]\n"
 	    "               [--max-image BYTES] [--dispatcher HOST:PORT]\n"
+	    "               [--advertise HOST:PORT]\n"
 	    "               [--log-level error|warn|info|debug]\n"
 	    "  --store DIR             where images are kept (created if "
-	    "missing)\n"
+	    "missing, 0700)\n"
 	    "  --listen HOST:PORT      address to serve (port 0 picks one; "
 	    "default 0.0.0.0:0)\n"
+	    "  --advertise HOST:PORT   address nodes are told to dial "
+	    "(default: the bound one;\n"
+	    "                          for a NAT or a relay in front of "
+	    "this CS)\n"
 	    "  --keep N                images kept per rank (default %u)\n"
 	    "  --max-image BYTES       largest image accepted (suffixes K, M, "
 	    "G; default 4G)\n"
@@ -146,6 +151,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
     enum log_level *level, bool *help)
 {
 	static const struct option opts[] = {
+		{ "advertise", required_argument, NULL, 'a' },
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "keep", required_argument, NULL, 'k' },
@@ -160,9 +166,22 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:S:s:", opts,
+	while ((ch = getopt_long(argc, argv, "a:d:hk:l:L:m:S:s:", opts,
 	    NULL)) != -1) {
 		switch (ch) {
+		case 'a': {
+			char host[128], port[16];
+			if (net_split_hostport(optarg, host, sizeof(host), port,
+			    sizeof(port)) < 0 || *host == '\0' ||
+			    atoi(port) <= 0 || atoi(port) > 65535 ||
+			    strlen(optarg) >= sizeof(cs->addr)) {
+				fprintf(stderr, "mpiv cs: bad --advertise "
+				    "\"%s\" (HOST:PORT)\n", optarg);
+				return 2;
+			}
+			cs->advertise = optarg;
+			break;
+		}
 		case 'd':
 			cs->dispatcher = optarg;
 			break;
@@ -252,8 +271,11 @@ cs_main(int argc, char **argv)
 	if (daemon_listen("cs", listen_addr, cs.bound, sizeof(cs.bound),
 	    &cs.lfd, &cs.loop) < 0)
 		goto out_chunk;
-	log_info("cs listening addr=%s store=%s keep=%u max_image=%llu",
-	    cs.bound, cs.store, cs.keep, (unsigned long long)cs.max_image);
+	snprintf(cs.addr, sizeof(cs.addr), "%s",
+	    cs.advertise != NULL ? cs.advertise : cs.bound);
+	log_info("cs listening addr=%s advertised=%s store=%s keep=%u "
+	    "max_image=%llu", cs.bound, cs.addr, cs.store, cs.keep,
+	    (unsigned long long)cs.max_image);
 
 	ev_io_init(&cs.accept_w, cs_on_accept, cs.lfd, EV_READ);
 	cs.accept_w.data = &cs;

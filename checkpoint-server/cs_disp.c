@@ -43,7 +43,7 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 		if (r->ok) {
 			cs->disp_backoff = CS_DISP_BACKOFF;
 			log_info("cs registered with dispatcher=%s addr=%s",
-			    cs->dispatcher, cs->bound);
+			    cs->dispatcher, cs->addr);
 			return;
 		}
 		log_warnx("cs dispatcher=%s refused us reason=\"%s\", retrying "
@@ -105,9 +105,9 @@ cs_disp_on_dial(void *arg, int fd, int err)
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CS;
 	h.rank = -1;
-	h.name = cs->bound;
+	h.name = cs->addr;
 	sr.role = MPIV__ROLE__ROLE_CS;
-	sr.addr = cs->bound;
+	sr.addr = cs->addr;
 	(void)conn_send(cs->disp, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	(void)conn_send(cs->disp, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
 	    &sr.base, NULL, 0);

@@ -270,7 +270,7 @@ cs_notify_on_dial(void *arg, int fd, int err)
 	h.role = MPIV__ROLE__ROLE_CS;
 	h.job_id = l->job;
 	h.rank = -1;
-	h.name = l->cs->bound;
+	h.name = l->cs->addr;
 	(void)conn_send(l->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	cs_notify_send(l);
 }

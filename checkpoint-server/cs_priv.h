@@ -46,6 +46,10 @@ struct cs {
 	struct ev_loop *loop;
 	int lfd;
 	char bound[128];
+	/* Given to the dispatcher (so to nodes) and named to CMs: --advertise,
+	   else bound (a NAT or a relay in front of the CS). */
+	char addr[128];
+	const char *advertise;
 	const char *store;
 	int store_fd;
 	unsigned keep;
