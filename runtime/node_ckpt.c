@@ -48,6 +48,8 @@
 #define CKPT_STOP_WAIT_MS	10000	/* clone must stop within this */
 #define CKPT_IO_TIMEOUT_MS	30000	/* per frame to/from a CS */
 #define CKPT_DIAL_TIMEOUT_MS	5000
+#define CKPT_FETCH_TRIES	3	/* downloads of an image before giving up */
+#define CKPT_FETCH_PAUSE_US	200000	/* times the try number, between them */
 #define CKPT_CHUNK		(256u << 10)	/* ImageData payload */
 #define CKPT_HELPER_LIMIT	300.	/* s before a helper is killed */
 #define CKPT_NFDS		5	/* fds 0-4: stdio and ctrl pipes */
@@ -369,10 +371,10 @@ ckpt_up_out(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-/* Reads frames until one of type want; Error or EOF fail. */
+/* Reads frames until one of type want; Error or EOF fail (naming cs). */
 static int
-ckpt_expect(int fd, uint16_t want, ProtobufCMessage **out, char *err,
-    size_t n)
+ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
+    char *err, size_t n)
 {
 	struct frame_hdr h;
 	ProtobufCMessage *m;
@@ -382,9 +384,9 @@ ckpt_expect(int fd, uint16_t want, ProtobufCMessage **out, char *err,
 	for (;;) {
 		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
 		    &e) < 0) {
-			snprintf(err, n, "checkpoint server: %s", e != NULL ?
-			    e : errno == ECONNRESET ? "connection closed" :
-			    strerror(errno));
+			snprintf(err, n, "checkpoint server %s: %s", cs,
+			    e != NULL ? e : errno == ECONNRESET ?
+			    "connection closed" : strerror(errno));
 			return -1;
 		}
 		free(payload);
@@ -393,7 +395,7 @@ ckpt_expect(int fd, uint16_t want, ProtobufCMessage **out, char *err,
 			return 0;
 		}
 		if (h.type == MPIV__MSG_TYPE__MSG_ERROR) {
-			snprintf(err, n, "checkpoint server error: %s",
+			snprintf(err, n, "checkpoint server %s error: %s", cs,
 			    ((Mpiv__Error *)m)->text);
 			frame_free_meta(m);
 			return -1;
@@ -499,8 +501,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m, res->error,
-	    sizeof(res->error)) < 0)
+	if (ckpt_expect(u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
+	    res->error, sizeof(res->error)) < 0)
 		goto out;
 	ack = (Mpiv__ImageAck *)m;
 	if (!ack->ok)
@@ -832,7 +834,8 @@ ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 		    strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(fd, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err, n) < 0)
+	if (ckpt_expect(fd, l->cs, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err,
+	    n) < 0)
 		goto out;
 	info = (Mpiv__ImageInfo *)m;
 	if (!info->found || info->meta == NULL) {
@@ -893,11 +896,11 @@ ckpt_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 			break;
 		}
 		if (h.type == MPIV__MSG_TYPE__MSG_ERROR)
-			snprintf(err, n, "checkpoint server error: %s",
-			    ((Mpiv__Error *)m)->text);
+			snprintf(err, n, "checkpoint server %s error: %s",
+			    l->cs, ((Mpiv__Error *)m)->text);
 		else
-			snprintf(err, n, "unexpected %s during a download",
-			    frame_type_name(h.type));
+			snprintf(err, n, "unexpected %s during a download "
+			    "from %s", frame_type_name(h.type), l->cs);
 		frame_free_meta(m);
 		rc = -1;
 		goto out;
@@ -972,9 +975,35 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 		ckpt_restore_failed(n, l, 0, err);
 		return -1;
 	}
-	if (ckpt_download(l, dir, &meta, &metamsg, &bytes, err,
-	    sizeof(err)) < 0)
-		goto fail;
+	/*
+	 * A stream cut by the network (or a CS restarting) fails the
+	 * download, never the image: fetched again into a fresh directory,
+	 * a few times, before the restore is reported failed.
+	 */
+	for (int try = 1;; try++) {
+		size_t len;
+
+		if (ckpt_download(l, dir, &meta, &metamsg, &bytes, err,
+		    sizeof(err)) == 0)
+			break;
+		if (try == CKPT_FETCH_TRIES) {
+			len = strlen(err);
+			snprintf(err + len, sizeof(err) - len, " (%d tries)",
+			    try);
+			goto fail;
+		}
+		log_warnx("node restore fetch failed job=%s rank=%d "
+		    "incarnation=%u cs=%s try=%d/%d error=\"%s\", retrying",
+		    l->job_id, l->rank, l->incarnation, l->cs, try,
+		    CKPT_FETCH_TRIES, err);
+		proc_rmtree(dir);
+		if (ckpt_mkdir("rst", dir, sizeof(dir)) < 0) {
+			snprintf(err, sizeof(err), "mkdtemp in /dev/shm: %s",
+			    strerror(errno));
+			goto fail;
+		}
+		usleep(CKPT_FETCH_PAUSE_US * try);
+	}
 	k = meta->ckpt_no;
 	t1 = ckpt_now();
 	for (int i = 0; i < 4; i++)
