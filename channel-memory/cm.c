@@ -54,26 +54,9 @@ cm_usage(FILE *f)
 	    "faulted in\n"
 	    "                          ahead of need, by a helper thread "
 	    "(default %d,\n"
-	    "                          0 = off; env MPIV_CM_PREFAULT)\n",
+	    "                          0 = off; env MPIV_CM_PREFAULT)\n"
+	    DAEMON_CONN_LIMITS_USAGE,
 	    CM_SPIN_DEFAULT_US, CM_PREFAULT_DEFAULT);
-}
-
-/* A whole number from lo to hi for option --name. 0, or -1 said why. */
-static int
-cm_parse_long(const char *name, const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
-		fprintf(stderr, "mpiv cm: bad --%s \"%s\" (%ld to %ld)\n",
-		    name, s, lo, hi);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 /* Parses "123", "64K", "512M", "8G". 0 or -1. */
@@ -114,6 +97,8 @@ cm_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 				log_warn("cm accept");
 			return;
 		}
+		if (cm->as.gate != NULL && conn_gate_admit(cm->as.gate, fd) < 0)
+			continue;	/* over a connection cap: closed */
 		(void)session_new(cm, fd, false);
 	}
 }
@@ -282,8 +267,13 @@ cm_main(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 'k' },
 		{ "prefault", required_argument, NULL, 'p' },
 		{ "spin", required_argument, NULL, 's' },
+		{ "max-conns", required_argument, NULL, 0x100 },
+		{ "max-unauth", required_argument, NULL, 0x101 },
+		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
+	struct conn_limits lim;
 	struct cm cm = { .lfd = -1, .max_memory = CM_DEFAULT_MAX_MEMORY,
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
 	const char *listen_addr = "0.0.0.0:0";
@@ -329,16 +319,28 @@ cm_main(int argc, char **argv)
 		case 's':
 			spin = optarg;
 			break;
+		case 0x100:
+			max_conns = optarg;
+			break;
+		case 0x101:
+			max_unauth = optarg;
+			break;
+		case 0x102:
+			per_host = optarg;
+			break;
 		default:
 			cm_usage(stderr);
 			return 2;
 		}
 	}
-	if (spin != NULL &&
-	    cm_parse_long("spin", spin, 0, 1000000, &cm.spin_us) < 0)
+	if (spin != NULL && daemon_parse_long("cm", "spin", spin, 0, 1000000,
+	    &cm.spin_us) < 0)
 		return 2;
-	if (prefault != NULL && cm_parse_long("prefault", prefault, 0,
-	    CM_PREFAULT_MAX, &npre) < 0)
+	if (prefault != NULL && daemon_parse_long("cm", "prefault", prefault,
+	    0, CM_PREFAULT_MAX, &npre) < 0)
+		return 2;
+	if (daemon_conn_limits("cm", max_conns, max_unauth, per_host,
+	    &lim) < 0)
 		return 2;
 	if ((cm.ncpu = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		cm.ncpu = 1;
@@ -353,6 +355,10 @@ cm_main(int argc, char **argv)
 	cm.as.enabled = cm.keys.enabled;
 	cm.as.key = session_auth_key;
 	cm.as.arg = &cm;
+	if ((cm.as.gate = conn_gate_new("cm", &lim)) == NULL) {
+		log_errorx("cm out of memory");
+		return 1;
+	}
 
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)
@@ -363,8 +369,9 @@ cm_main(int argc, char **argv)
 		npre = 0;
 	}
 	log_info("cm listening addr=%s max_memory=%llu spin_us=%ld "
-	    "prefault=%ld", cm.bound, (unsigned long long)cm.max_memory,
-	    cm.spin_us, npre);
+	    "prefault=%ld max_conns=%ld max_unauth=%ld max_unauth_per_host=%ld",
+	    cm.bound, (unsigned long long)cm.max_memory, cm.spin_us, npre,
+	    lim.max_conns, lim.max_unauth, lim.max_unauth_per_host);
 
 	ev_io_init(&cm.accept_w, cm_on_accept, cm.lfd, EV_READ);
 	cm.accept_w.data = &cm;

@@ -44,7 +44,8 @@ cs_usage(FILE *f)
 	    "  --log-level LEVEL       default info\n"
 	    "  --secret-file FILE      cluster secret: authenticate every "
 	    "connection\n"
-	    "                          (env MPIV_SECRET_FILE)\n",
+	    "                          (env MPIV_SECRET_FILE)\n"
+	    DAEMON_CONN_LIMITS_USAGE,
 	    CS_DEFAULT_KEEP);
 }
 
@@ -96,7 +97,10 @@ cs_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	for (;;) {
 		fd = accept4(cs->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd >= 0) {
-			(void)cs_peer_new(cs, fd);
+			/* Over a connection cap: closed by the gate. */
+			if (cs->as.gate == NULL ||
+			    conn_gate_admit(cs->as.gate, fd) == 0)
+				(void)cs_peer_new(cs, fd);
 			continue;
 		}
 		if (errno == EINTR || errno == ECONNABORTED)
@@ -145,10 +149,10 @@ cs_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	cs_peer_kill_all(cs);
 }
 
-/* Options into cs; 0, or the exit code of a usage error (or -h). */
+/* Options into cs and lim; 0, or the exit code of a usage error (or -h). */
 static int
 cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
-    enum log_level *level, bool *help)
+    enum log_level *level, bool *help, struct conn_limits *lim)
 {
 	static const struct option opts[] = {
 		{ "advertise", required_argument, NULL, 'a' },
@@ -160,8 +164,12 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		{ "max-image", required_argument, NULL, 'm' },
 		{ "secret-file", required_argument, NULL, 'S' },
 		{ "store", required_argument, NULL, 's' },
+		{ "max-conns", required_argument, NULL, 0x100 },
+		{ "max-unauth", required_argument, NULL, 0x101 },
+		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
 	uint64_t v;
 	int ch;
 
@@ -219,6 +227,15 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		case 's':
 			cs->store = optarg;
 			break;
+		case 0x100:
+			max_conns = optarg;
+			break;
+		case 0x101:
+			max_unauth = optarg;
+			break;
+		case 0x102:
+			per_host = optarg;
+			break;
 		default:
 			cs_usage(stderr);
 			return 2;
@@ -230,6 +247,8 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		cs_usage(stderr);
 		return 2;
 	}
+	if (daemon_conn_limits("cs", max_conns, max_unauth, per_host, lim) < 0)
+		return 2;
 	return 0;
 }
 
@@ -243,11 +262,12 @@ cs_main(int argc, char **argv)
 	};
 	const char *listen_addr = "0.0.0.0:0";
 	enum log_level level = LOG_LEVEL_INFO;
+	struct conn_limits lim;
 	bool help = false;
 	int rc = 1;
 
 	if ((rc = cs_parse_args(&cs, argc, argv, &listen_addr, &level,
-	    &help)) != 0 || help) {
+	    &help, &lim)) != 0 || help) {
 		if (help)
 			cs_usage(stdout);
 		return rc;
@@ -260,6 +280,10 @@ cs_main(int argc, char **argv)
 	cs.as.enabled = cs.keys.enabled;
 	cs.as.key = auth_key_service_nodes;
 	cs.as.arg = &cs.keys;
+	if ((cs.as.gate = conn_gate_new("cs", &lim)) == NULL) {
+		log_errorx("cs out of memory");
+		return 1;
+	}
 
 	if (cs_store_open(&cs) < 0)
 		return 1;
@@ -274,8 +298,10 @@ cs_main(int argc, char **argv)
 	snprintf(cs.addr, sizeof(cs.addr), "%s",
 	    cs.advertise != NULL ? cs.advertise : cs.bound);
 	log_info("cs listening addr=%s advertised=%s store=%s keep=%u "
-	    "max_image=%llu", cs.bound, cs.addr, cs.store, cs.keep,
-	    (unsigned long long)cs.max_image);
+	    "max_image=%llu max_conns=%ld max_unauth=%ld "
+	    "max_unauth_per_host=%ld", cs.bound, cs.addr, cs.store, cs.keep,
+	    (unsigned long long)cs.max_image, lim.max_conns, lim.max_unauth,
+	    lim.max_unauth_per_host);
 
 	ev_io_init(&cs.accept_w, cs_on_accept, cs.lfd, EV_READ);
 	cs.accept_w.data = &cs;

@@ -37,6 +37,7 @@ disp_usage(FILE *f)
 	    "connection\n"
 	    "                           (env MPIV_SECRET_FILE; "
 	    "mpiv secret new FILE)\n"
+	    DAEMON_CONN_LIMITS_USAGE
 	    "Prints \"listening on HOST:PORT\" on stdout once ready.\n");
 }
 
@@ -55,6 +56,8 @@ disp_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 				log_warn("dispatcher accept");
 			return;
 		}
+		if (d->as.gate != NULL && conn_gate_admit(d->as.gate, fd) < 0)
+			continue;	/* over a connection cap: closed */
 		(void)dpeer_new(d, fd);
 	}
 }
@@ -89,8 +92,13 @@ dispatcher_main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "secret-file", required_argument, NULL, 'k' },
+		{ "max-conns", required_argument, NULL, 0x100 },
+		{ "max-unauth", required_argument, NULL, 0x101 },
+		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
+	struct conn_limits lim;
 	struct disp d = { .lfd = -1, .hb_timeout = DISP_HB_TIMEOUT,
 	    .next_job = 1 };
 	const char *listen_addr = "0.0.0.0:7070";
@@ -129,6 +137,15 @@ dispatcher_main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 0x100:
+			max_conns = optarg;
+			break;
+		case 0x101:
+			max_unauth = optarg;
+			break;
+		case 0x102:
+			per_host = optarg;
+			break;
 		default:
 			disp_usage(stderr);
 			return 2;
@@ -138,6 +155,9 @@ dispatcher_main(int argc, char **argv)
 		disp_usage(stderr);
 		return 2;
 	}
+	if (daemon_conn_limits("dispatcher", max_conns, max_unauth, per_host,
+	    &lim) < 0)
+		return 2;
 	log_init("dispatcher", level);
 	signal(SIGPIPE, SIG_IGN);
 	if (daemon_auth_load("dispatcher", secret, false, &d.keys) < 0)
@@ -146,13 +166,19 @@ dispatcher_main(int argc, char **argv)
 	d.as.enabled = d.keys.enabled;
 	d.as.key = auth_key_service_nodes;
 	d.as.arg = &d.keys;
+	if ((d.as.gate = conn_gate_new("dispatcher", &lim)) == NULL) {
+		log_errorx("dispatcher out of memory");
+		return 1;
+	}
 
 	if (dstate_load(&d) < 0)
 		return 1;
 	if (daemon_listen("dispatcher", listen_addr, d.bound, sizeof(d.bound),
 	    &d.lfd, &d.loop) < 0)
 		return 1;
-	log_info("dispatcher listening addr=%s", d.bound);
+	log_info("dispatcher listening addr=%s max_conns=%ld max_unauth=%ld "
+	    "max_unauth_per_host=%ld", d.bound, lim.max_conns, lim.max_unauth,
+	    lim.max_unauth_per_host);
 	d.t_start = ev_now(d.loop);
 
 	ev_io_init(&d.accept_w, disp_on_accept, d.lfd, EV_READ);

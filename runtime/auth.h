@@ -158,10 +158,15 @@ void auth_reply_proof(const struct auth_key *key,
 typedef int auth_key_fn(void *arg, const Mpiv__Hello *h,
     struct auth_key *key, const char **why);
 
+struct conn_gate;
+
 struct auth_server {
 	bool enabled;		/* false: Challenge{auth=false}, no checks */
 	auth_key_fn *key;
 	void *arg;
+	/* Daemons: conns given to conn_auth_server count against this gate
+	   (connection caps, runtime/conn.h) until they close; NULL: none. */
+	struct conn_gate *gate;
 };
 
 /*

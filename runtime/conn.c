@@ -24,7 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -36,6 +39,10 @@
 #include "net.h"
 
 #define CONN_RBUF	  (16u * 1024)
+/* Read buffer of a conn not yet authenticated (inside struct conn): a
+   Hello fits, anything longer goes through mbuf, capped by
+   CONN_PREAUTH_MAX_FRAME. */
+#define CONN_RBUF_SMALL	  512u
 #define CONN_IOV_MAX	  64
 #define CONN_READS_PER_CB 16
 /* Largest read() straight into a payload: a relayed payload is forwarded
@@ -105,7 +112,9 @@ struct conn {
 	bool paused;
 	bool resume_pending;
 	size_t r_off, r_len;
-	uint8_t rbuf[CONN_RBUF];
+	uint8_t *rbuf;		/* rsmall until authenticated, then malloc'ed */
+	size_t rcap;
+	uint8_t rsmall[CONN_RBUF_SMALL];
 
 	/* writing */
 	struct conn_wbuf *wq_head;
@@ -133,6 +142,11 @@ struct conn {
 	uint8_t nonce_c[AUTH_NONCE_LEN];
 	uint8_t proof_c[AUTH_HASH_LEN];
 	uint8_t proof_s[AUTH_HASH_LEN];
+
+	/* admission (conn_gate) */
+	struct conn_gate *gate;
+	struct gate_host *ghost;	/* while counted as unauthenticated */
+	bool gate_unauth;
 };
 
 static void conn_flush(struct conn *c);
@@ -141,6 +155,9 @@ static int conn_auth_header(struct conn *c);
 static bool conn_auth_frame(struct conn *c, const struct frame_hdr *h,
     ProtobufCMessage *meta);
 static int conn_auth_hold_hello(struct conn *c, const ProtobufCMessage *meta);
+static void conn_gate_join(struct conn_gate *g, struct conn *c);
+static void conn_gate_authed(struct conn *c);
+static void conn_gate_leave(struct conn *c);
 
 /*
  * Batching (conn_set_batching): while a connection's input is being
@@ -727,6 +744,8 @@ conn_new(struct ev_loop *loop, int fd, const struct conn_ops *ops,
 	c->ops = ops;
 	c->udata = udata;
 	c->wq_tail = &c->wq_head;
+	c->rbuf = c->rsmall;
+	c->rcap = sizeof(c->rsmall);
 	conn_fill_peer(c);
 	ev_io_init(&c->rio, conn_on_read, fd, EV_READ);
 	c->rio.data = c;
@@ -820,6 +839,7 @@ conn_destroy(struct conn *c)
 	ev_timer_stop(c->loop, &c->flush_tmr);
 	pbuf_wait_del(c);
 	conn_batch_remove(c);
+	conn_gate_leave(c);
 	close(c->fd);
 	c->fd = -1;
 	if (c->ops->on_close != NULL)
@@ -831,6 +851,8 @@ conn_destroy(struct conn *c)
 	free(c->mbuf);
 	if (c->payload_owned)
 		free(c->payload);
+	if (c->rbuf != c->rsmall)
+		free(c->rbuf);
 	free(c);
 }
 
@@ -1074,6 +1096,28 @@ conn_drain(struct conn *c)
 }
 
 /*
+ * Gives an authenticated conn (or one that never authenticates: dialled,
+ * or without a handshake) its full-size read buffer, at its first read
+ * with the small one empty. A conn whose Hello is still awaited keeps
+ * reading through the small one, so a flood of unauthenticated conns
+ * costs no CONN_RBUF each. Without memory it stays small (slower only).
+ */
+static void
+conn_grow_rbuf(struct conn *c)
+{
+	uint8_t *p;
+
+	if (c->rbuf != c->rsmall || c->astate == CONN_A_S_HELLO ||
+	    c->r_off != c->r_len)
+		return;
+	if ((p = malloc(CONN_RBUF)) == NULL)
+		return;
+	c->rbuf = p;
+	c->rcap = CONN_RBUF;
+	c->r_off = c->r_len = 0;
+}
+
+/*
  * One read(): straight into the payload when the buffer is empty and a
  * payload is being read, else into the read buffer. Returns bytes read,
  * 0 when nothing more for now, -1 when the connection is closing.
@@ -1092,7 +1136,8 @@ conn_read_once(struct conn *c, bool *drained)
 			want = CONN_PAYLOAD_CHUNK;
 		n = read(c->fd, c->payload + c->p_have, want);
 	} else {
-		want = sizeof(c->rbuf);
+		conn_grow_rbuf(c);
+		want = c->rcap;
 		n = read(c->fd, c->rbuf, want);
 	}
 	if (n == 0) {
@@ -1379,6 +1424,8 @@ conn_auth_server(struct conn *c, const struct auth_server *as)
 		ch.nonce.len = sizeof(c->nonce_s);
 	}
 	c->astate = CONN_A_S_HELLO;
+	if (as != NULL && as->gate != NULL)
+		conn_gate_join(as->gate, c);
 	(void)conn_send(c, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, NULL, 0);
 }
 
@@ -1487,6 +1534,34 @@ conn_auth_hold_hello(struct conn *c, const ProtobufCMessage *meta)
 	return 0;
 }
 
+/*
+ * A header before authentication announcing more than
+ * CONN_PREAUTH_MAX_FRAME bytes: closes at once, before a byte of it is
+ * buffered. Not on the HelloReply a dialler waits for (it can carry a
+ * CM's per-rank table, and comes from the server the dialler chose).
+ */
+static int
+conn_auth_too_big(struct conn *c)
+{
+	uint64_t n = (uint64_t)c->h.meta_len + c->h.payload_len;
+
+	if (n <= CONN_PREAUTH_MAX_FRAME)
+		return 0;
+	log_warnx("conn refused peer=%s reason=\"frame too big before "
+	    "authentication\" type=%s bytes=%llu cap=%u", c->peer,
+	    frame_type_name(c->h.type), (unsigned long long)n,
+	    CONN_PREAUTH_MAX_FRAME);
+	if (c->astate == CONN_A_S_HELLO) {
+		c->astate = CONN_A_DONE;
+		c->auth_failed = true;
+		conn_close(c, "frame too big before authentication", false);
+	} else {
+		conn_auth_fail(c, "authentication: frame too big before "
+		    "authentication");
+	}
+	return -1;
+}
+
 /* A frame header during the handshake: only the expected type passes. */
 static int
 conn_auth_header(struct conn *c)
@@ -1507,6 +1582,8 @@ conn_auth_header(struct conn *c)
 	default:
 		return 0;
 	}
+	if (c->astate != CONN_A_C_REPLY && conn_auth_too_big(c) < 0)
+		return -1;
 	if (c->h.type == want && c->h.payload_len == 0)
 		return 0;
 	snprintf(why, sizeof(why), "%sexpected %s as the first frame, got %s",
@@ -1541,6 +1618,7 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 		hello = (const Mpiv__Hello *)meta;
 		if (c->as == NULL || !c->as->enabled) {
 			c->astate = CONN_A_DONE;
+			conn_gate_authed(c);
 			return false;
 		}
 		if (hello->auth_proof.len == 0) {
@@ -1560,6 +1638,7 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 		log_debug("auth ok peer=%s role=%d job=%s rank=%d", c->peer,
 		    (int)hello->role, hello->job_id, hello->rank);
 		c->astate = CONN_A_S_REPLY;
+		conn_gate_authed(c);
 		return false;
 	case CONN_A_C_SKIP:
 		c->astate = CONN_A_DONE;
@@ -1599,4 +1678,256 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 	default:
 		return false;
 	}
+}
+
+/* ---------------- admission (conn_gate) ---------------- */
+
+#define GATE_BUCKETS 1024
+
+/* One peer address with conns not yet authenticated. */
+struct gate_host {
+	struct gate_host *next;
+	uint8_t addr[16];	/* IPv4 (also when v4-mapped) or IPv6 */
+	uint8_t len;		/* 4, 16, or 0 for a non-IP socket */
+	long unauth;
+};
+
+struct conn_gate {
+	char who[32];
+	struct conn_limits lim;
+	long conns;		/* every conn counted here */
+	long unauth;		/* of them, not yet authenticated */
+	unsigned long refused;	/* since the gate was made */
+	unsigned long unlogged;	/* refused since the last log line */
+	double last_log;	/* CLOCK_MONOTONIC seconds, 0: never */
+	struct gate_host *hosts[GATE_BUCKETS];
+};
+
+static double
+gate_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * The soft limit on open files must fit max_conns (plus the daemon's own
+ * files), or accept() fails with EMFILE before the cap says anything.
+ */
+static void
+gate_fit_nofile(const char *who, long max_conns)
+{
+	struct rlimit rl;
+	rlim_t want = (rlim_t)max_conns + 256;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ?
+	    rl.rlim_max : want;
+	(void)setrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < want)
+		log_warnx("%s open files limit=%llu is below max_conns=%ld "
+		    "plus 256: accept fails before the cap is reached "
+		    "(raise ulimit -n)", who, (unsigned long long)rl.rlim_cur,
+		    max_conns);
+}
+
+struct conn_gate *
+conn_gate_new(const char *who, const struct conn_limits *l)
+{
+	struct conn_gate *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	snprintf(g->who, sizeof(g->who), "%s", who);
+	g->lim = *l;
+	gate_fit_nofile(who, l->max_conns);
+	return g;
+}
+
+void
+conn_gate_counts(const struct conn_gate *g, long *conns, long *unauth,
+    unsigned long *refused)
+{
+	*conns = g->conns;
+	*unauth = g->unauth;
+	*refused = g->refused;
+}
+
+/* The peer's address of fd as a host key. 0, or -1 (peer gone). */
+static int
+gate_key(int fd, struct gate_host *k)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl = sizeof(ss);
+
+	memset(k, 0, sizeof(*k));
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET) {
+		memcpy(k->addr, &((struct sockaddr_in *)&ss)->sin_addr, 4);
+		k->len = 4;
+	} else if (ss.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		memcpy(k->addr, s6->sin6_addr.s6_addr + 12, 4);
+		k->len = 4;
+	} else if (ss.ss_family == AF_INET6) {
+		memcpy(k->addr, s6->sin6_addr.s6_addr, 16);
+		k->len = 16;
+	}
+	return 0;
+}
+
+static unsigned
+gate_hash(const struct gate_host *k)
+{
+	unsigned h = 2166136261u;	/* FNV-1a */
+
+	for (unsigned i = 0; i < k->len; i++)
+		h = (h ^ k->addr[i]) * 16777619u;
+	return h % GATE_BUCKETS;
+}
+
+/* The entry of k's address, created when create; NULL if none. */
+static struct gate_host *
+gate_host_find(struct conn_gate *g, const struct gate_host *k, bool create)
+{
+	struct gate_host *h, **bp = &g->hosts[gate_hash(k)];
+
+	for (h = *bp; h != NULL; h = h->next)
+		if (h->len == k->len && memcmp(h->addr, k->addr, k->len) == 0)
+			return h;
+	if (!create || (h = calloc(1, sizeof(*h))) == NULL)
+		return NULL;
+	memcpy(h->addr, k->addr, sizeof(h->addr));
+	h->len = k->len;
+	h->next = *bp;
+	*bp = h;
+	return h;
+}
+
+static void
+gate_host_drop(struct conn_gate *g, struct gate_host *h)
+{
+	struct gate_host **bp = &g->hosts[gate_hash(h)];
+
+	for (; *bp != NULL; bp = &(*bp)->next) {
+		if (*bp == h) {
+			*bp = h->next;
+			free(h);
+			return;
+		}
+	}
+}
+
+static void
+gate_host_str(const struct gate_host *k, char *out, size_t n)
+{
+	if (k->len == 0 || inet_ntop(k->len == 4 ? AF_INET : AF_INET6,
+	    k->addr, out, (socklen_t)n) == NULL)
+		snprintf(out, n, "local");
+}
+
+/*
+ * One refusal: a log line now if none came in the last CONN_GATE_LOG_S
+ * seconds, else only counted (the next line says how many).
+ */
+static void
+gate_refused(struct conn_gate *g, const struct gate_host *k,
+    const char *limit, long max)
+{
+	char host[INET6_ADDRSTRLEN];
+	double now = gate_now();
+
+	g->refused++;
+	g->unlogged++;
+	if (g->last_log != 0 && now - g->last_log < CONN_GATE_LOG_S)
+		return;
+	gate_host_str(k, host, sizeof(host));
+	log_warnx("%s refused connection peer=%s limit=%s max=%ld conns=%ld "
+	    "unauth=%ld refused=%lu (at most one such line per %d s)", g->who,
+	    host, limit, max, g->conns, g->unauth, g->unlogged,
+	    CONN_GATE_LOG_S);
+	g->last_log = now;
+	g->unlogged = 0;
+}
+
+int
+conn_gate_admit(struct conn_gate *g, int fd)
+{
+	struct gate_host k, *h;
+	const char *limit = NULL;
+	long max = 0;
+
+	if (gate_key(fd, &k) < 0) {
+		close(fd);	/* gone already: nothing to serve */
+		return -1;
+	}
+	h = gate_host_find(g, &k, false);
+	if (g->conns >= g->lim.max_conns) {
+		limit = "max-conns";
+		max = g->lim.max_conns;
+	} else if (g->unauth >= g->lim.max_unauth) {
+		limit = "max-unauth";
+		max = g->lim.max_unauth;
+	} else if (h != NULL && h->unauth >= g->lim.max_unauth_per_host) {
+		limit = "max-unauth-per-host";
+		max = g->lim.max_unauth_per_host;
+	}
+	if (limit != NULL) {
+		close(fd);
+		gate_refused(g, &k, limit, max);
+		return -1;
+	}
+	if (g->unlogged > 0 && gate_now() - g->last_log >= CONN_GATE_LOG_S) {
+		/* The tail of a flood that ended: said once, late. */
+		log_warnx("%s refused connection limit=any refused=%lu (since "
+		    "the last such line)", g->who, g->unlogged);
+		g->unlogged = 0;
+		g->last_log = gate_now();
+	}
+	return 0;
+}
+
+/* c (accepted, not authenticated) counts against g from now on. */
+static void
+conn_gate_join(struct conn_gate *g, struct conn *c)
+{
+	struct gate_host k;
+
+	c->gate = g;
+	c->gate_unauth = true;
+	g->conns++;
+	g->unauth++;
+	if (gate_key(c->fd, &k) == 0 &&
+	    (c->ghost = gate_host_find(g, &k, true)) != NULL)
+		c->ghost->unauth++;
+}
+
+/* c proved itself: it no longer counts as unauthenticated. */
+static void
+conn_gate_authed(struct conn *c)
+{
+	struct conn_gate *g = c->gate;
+
+	if (g == NULL || !c->gate_unauth)
+		return;
+	c->gate_unauth = false;
+	g->unauth--;
+	if (c->ghost != NULL && --c->ghost->unauth == 0)
+		gate_host_drop(g, c->ghost);
+	c->ghost = NULL;
+}
+
+static void
+conn_gate_leave(struct conn *c)
+{
+	if (c->gate == NULL)
+		return;
+	conn_gate_authed(c);
+	c->gate->conns--;
+	c->gate = NULL;
 }

@@ -151,4 +151,58 @@ void conn_auth_server(struct conn *c, const struct auth_server *as);
 void conn_auth_client(struct conn *c, const struct auth_key *key);
 bool conn_auth_failed(const struct conn *c);
 
+/*
+ * Before authentication (an accepted conn whose Hello is not proven yet,
+ * a dialled conn waiting for the Challenge) a frame's meta and payload
+ * together may not exceed CONN_PREAUTH_MAX_FRAME bytes: the largest
+ * legitimate one, a Hello, is under 400 bytes (a 128-byte host name, a
+ * job id, two 32-byte auth fields). The header is checked before
+ * anything is allocated or buffered; a bigger frame closes the conn with
+ * one log line. Until then an accepted conn reads through a small
+ * buffer inside struct conn; the CONN_RBUF one comes with the Hello.
+ * After authentication frame_max_payload() and FRAME_MAX_META apply.
+ */
+#define CONN_PREAUTH_MAX_FRAME 4096u
+
+/*
+ * Admission of accepted connections (the gate), per daemon. Counted are
+ * the conns that went through conn_auth_server with as->gate set: all of
+ * them (max_conns), and those not yet authenticated, in total
+ * (max_unauth) and per peer IP address (max_unauth_per_host). A conn
+ * counts as authenticated once its Hello is proven (or, on a daemon
+ * without a secret, once it sent a Hello). conn_gate_admit is called on
+ * each accepted socket before anything else: over a cap, it closes the
+ * socket and logs at most one line per CONN_GATE_LOG_S seconds (with how
+ * many were refused since the last line).
+ *
+ * Defaults: 4096 conns fit a CM serving thousands of ranks (one conn per
+ * rank per job) or a dispatcher with thousands of nodes; 1024 handshakes
+ * at once and 256 from one address leave room for a whole job's ranks
+ * dialling a CM at once (all ranks of a host share its address), while a
+ * flood holds at most 1024 x ~6 KiB before the hello timeout frees it.
+ */
+#define CONN_DEFAULT_MAX_CONNS		 4096
+#define CONN_DEFAULT_MAX_UNAUTH		 1024
+#define CONN_DEFAULT_MAX_UNAUTH_PER_HOST 256
+#define CONN_GATE_LOG_S			 5
+
+struct conn_limits {
+	long max_conns;
+	long max_unauth;
+	long max_unauth_per_host;
+};
+
+struct conn_gate;
+/*
+ * A gate for daemon `who` (for logs). Also raises the soft limit on open
+ * files to fit max_conns (warns once if the hard limit cannot). NULL on
+ * ENOMEM.
+ */
+struct conn_gate *conn_gate_new(const char *who, const struct conn_limits *l);
+/* 0: fd may become a conn; -1: refused, fd is closed. */
+int conn_gate_admit(struct conn_gate *g, int fd);
+/* Counts right now, and refusals since the gate was made (tests, logs). */
+void conn_gate_counts(const struct conn_gate *g, long *conns, long *unauth,
+    unsigned long *refused);
+
 #endif

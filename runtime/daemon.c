@@ -1,10 +1,13 @@
 /*
  * daemon.c: the listening socket and event loop of an mpiv server.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "auth.h"
+#include "conn.h"
 #include "daemon.h"
 #include "log.h"
 #include "net.h"
@@ -46,5 +49,53 @@ daemon_auth_load(const char *who, const char *path, bool node_key_ok,
 	if (!k->enabled)
 		log_warnx("%s: no --secret-file: connections are not "
 		    "authenticated", who);
+	return 0;
+}
+
+int
+daemon_parse_long(const char *who, const char *name, const char *s, long lo,
+    long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) {
+		fprintf(stderr, "mpiv %s: bad --%s \"%s\" (%ld to %ld)\n", who,
+		    name, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+#define DAEMON_MAX_CONNS_HI 1000000L
+
+int
+daemon_conn_limits(const char *who, const char *max_conns,
+    const char *max_unauth, const char *per_host, struct conn_limits *l)
+{
+	const struct {
+		const char *name, *env, *given;
+		long *out, def;
+	} opt[] = {
+		{ "max-conns", "MPIV_MAX_CONNS", max_conns, &l->max_conns,
+		    CONN_DEFAULT_MAX_CONNS },
+		{ "max-unauth", "MPIV_MAX_UNAUTH", max_unauth, &l->max_unauth,
+		    CONN_DEFAULT_MAX_UNAUTH },
+		{ "max-unauth-per-host", "MPIV_MAX_UNAUTH_PER_HOST", per_host,
+		    &l->max_unauth_per_host, CONN_DEFAULT_MAX_UNAUTH_PER_HOST },
+	};
+	const char *v;
+
+	for (size_t i = 0; i < sizeof(opt) / sizeof(opt[0]); i++) {
+		*opt[i].out = opt[i].def;
+		if ((v = opt[i].given) == NULL)
+			v = getenv(opt[i].env);
+		if (v != NULL && daemon_parse_long(who, opt[i].name, v, 1,
+		    DAEMON_MAX_CONNS_HI, opt[i].out) < 0)
+			return -1;
+	}
 	return 0;
 }

@@ -28,4 +28,33 @@ struct auth_keys;
 int daemon_auth_load(const char *who, const char *path, bool node_key_ok,
     struct auth_keys *k);
 
+/*
+ * A whole number from lo to hi for option --name of `mpiv WHO`. 0, or -1
+ * once "mpiv WHO: bad --NAME "S" (LO to HI)" is on stderr (exit 2).
+ */
+int daemon_parse_long(const char *who, const char *name, const char *s,
+    long lo, long hi, long *out);
+
+/*
+ * The connection caps of `mpiv WHO` (runtime/conn.h, conn_gate): the
+ * values of --max-conns, --max-unauth, --max-unauth-per-host (NULL: not
+ * given), else $MPIV_MAX_CONNS, $MPIV_MAX_UNAUTH,
+ * $MPIV_MAX_UNAUTH_PER_HOST, else the CONN_DEFAULT_* values. 0, or -1
+ * once the bad value's option is named on stderr (exit 2).
+ */
+struct conn_limits;
+int daemon_conn_limits(const char *who, const char *max_conns,
+    const char *max_unauth, const char *per_host, struct conn_limits *l);
+
+/* The lines of the three options for a daemon's usage text. */
+#define DAEMON_CONN_LIMITS_USAGE \
+	"  --max-conns N           connections at once (default 4096; " \
+	"env MPIV_MAX_CONNS)\n" \
+	"  --max-unauth N          of them not yet authenticated (default " \
+	"1024;\n" \
+	"                          env MPIV_MAX_UNAUTH)\n" \
+	"  --max-unauth-per-host N of them from one IP address (default " \
+	"256;\n" \
+	"                          env MPIV_MAX_UNAUTH_PER_HOST)\n"
+
 #endif
