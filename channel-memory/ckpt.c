@@ -164,6 +164,16 @@ ckpt_apply(struct job *j, int32_t rank, const struct ckpt_mark *m)
 		    ": its payload is still arriving", j->id, rank, upto + 1);
 	ckpt_drop_marks(j, ck, k);	/* m is gone from here on */
 	job_memory_check(j);
+	/* The rank trims the digests of its sends up to k at every CM. */
+	if (rs->sess != NULL) {
+		Mpiv__CkptDurable d = MPIV__CKPT_DURABLE__INIT;
+		d.job_id = j->id;
+		d.rank = rank;
+		d.ckpt_no = k;
+		d.incarnation = rs->incarnation;
+		(void)conn_send(rs->sess->c, MPIV__MSG_TYPE__MSG_CKPT_DURABLE,
+		    &d.base, NULL, 0);
+	}
 }
 
 /* CkptMark on a rank's home connection. */

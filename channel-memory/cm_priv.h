@@ -9,6 +9,7 @@
  *   evlog.c    the per-receiver log of ordering decisions, its memory
  *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
  *   replay.c   answering a restarted rank's posts from its log
+ *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
  *              freeing the log a durable checkpoint made useless
  *   match.c    the MPI matching engine (match.h)
@@ -174,6 +175,13 @@ struct ckpt_state {
 	uint32_t freed_inc;
 };
 
+/* The digests of one channel's sends: sequences base .. base+n-1. */
+struct dighist {
+	uint64_t base;
+	uint64_t *d;
+	uint32_t n, cap;
+};
+
 /* State of one rank of a job as this CM sees it. */
 struct rank_state {
 	struct session *sess;	/* its live connection to this CM */
@@ -194,6 +202,7 @@ struct rank_state {
 	   every event up to resume_event and outcome up to resume_nd */
 	uint64_t resume_event, resume_nd;
 	struct ckpt_state ck;
+	struct dighist *dig;	/* per sender, NULL until a digest came */
 };
 
 struct job {
@@ -310,6 +319,15 @@ void replay_post(struct session *s, const struct post *p);
 void replay_refilled(struct job *j, int32_t rcv);
 uint64_t replay_log_events(const struct job *j, const struct rank_state *rs);
 uint64_t replay_delivered(const struct rank_state *rs);
+
+/* digest.c */
+int digest_put(struct job *j, int32_t dst, int32_t src, uint64_t seq,
+    uint64_t d, char *why, size_t cap);
+int digest_check(struct job *j, const Mpiv__Send *snd, char *why,
+    size_t cap);
+void digest_truncate(struct job *j, int32_t dst, int32_t src, uint64_t seq);
+void digest_trim(struct session *s, const Mpiv__DigestTrim *t);
+void digest_free(struct job *j, struct rank_state *rs);
 
 /* ckpt.c */
 bool ckpt_resume_check(const struct job *j, int32_t rank, uint32_t inc,

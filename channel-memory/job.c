@@ -40,6 +40,7 @@ job_free(struct job *j)
 		match_fini(&rs->mq, relay_free_msg_cb, NULL);
 		evlog_free(j, rs);
 		nd_free(j, rs);
+		digest_free(j, rs);
 		ckpt_free(j, rs);
 		replay_reset(rs);
 	}

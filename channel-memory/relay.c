@@ -198,6 +198,34 @@ relay_refill(struct session *s, struct rank_state *rs, struct logent *e,
 }
 
 /*
+ * Send{check} of a re-executing sender: a send this CM already holds,
+ * digest only. A digest that differs from the logged one ends the job
+ * (the Error reaches the sender, whose error handler aborts). Returns 0,
+ * or -1 when the session was closed.
+ */
+static int
+relay_send_check(struct session *s, const Mpiv__Send *snd, uint32_t len)
+{
+	char why[400];
+	int rc;
+
+	if (len != 0) {
+		session_error(s, "a send check carries no payload");
+		return -1;
+	}
+	rc = digest_check(s->job, snd, why, sizeof(why));
+	if (rc < 0) {
+		log_warnx("cm %s job=%s", why, s->job->id);
+		session_error(s, why);
+		return -1;
+	}
+	log_debug("cm send check job=%s src=%d dst=%d seq=%llu %s", s->job->id,
+	    snd->src, snd->dst, (unsigned long long)snd->seq,
+	    rc > 0 ? "same" : "unverifiable (digest no longer kept)");
+	return 0;
+}
+
+/*
  * A Send header (and meta) arrived on rank session s. Validates it, drops
  * duplicates, then matches or queues it. On success s->in_pb is the buffer
  * to read the payload into (NULL: read and discard). Returns 0, or -1
@@ -210,7 +238,7 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	struct rank_state *rs;
 	struct match_req *r, *probes, *next;
 	struct msg *m;
-	char why[160];
+	char why[160], why2[320];
 
 	if (snd->src != s->rank) {
 		snprintf(why, sizeof(why), "send src=%d on the connection of "
@@ -236,6 +264,8 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 		return -1;
 	}
 	rs = &j->ranks[snd->dst];
+	if (snd->check)
+		return relay_send_check(s, snd, len);
 	if (!match_seq_accept(&rs->mq, snd->src, snd->seq)) {
 		j->duplicates++;
 		log_debug("cm duplicate dropped job=%s src=%d dst=%d seq=%llu "
@@ -243,6 +273,12 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 		    (unsigned long long)snd->seq,
 		    (unsigned long long)match_seq_last(&rs->mq, snd->src));
 		return 0;
+	}
+	if (digest_put(j, snd->dst, snd->src, snd->seq, snd->digest, why2,
+	    sizeof(why2)) < 0) {
+		match_seq_rewind(&rs->mq, snd->src, snd->seq);
+		session_error(s, why2);
+		return -1;
 	}
 	if (rs->nrefill > 0) {
 		struct logent *e = evlog_refill_find(rs, snd->src, snd->seq);
@@ -330,6 +366,7 @@ relay_send_abort(struct session *s)
 		    (unsigned long long)m->seq);
 		match_remove(&rs->mq, &m->m);
 		match_seq_rewind(&rs->mq, m->m.src, m->seq);
+		digest_truncate(s->job, m->dst, m->m.src, m->seq);
 		job_unexpected_sub(s->job, pbuf_len(m->pb));
 		s->in_msg = NULL;
 		m->filler = NULL;

@@ -388,6 +388,9 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_CKPT_MARK:
 		ckpt_mark(s, (Mpiv__CkptMark *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_DIGEST_TRIM:
+		digest_trim(s, (Mpiv__DigestTrim *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ:
 		(void)session_control_frame(s, h->type, m);
 		return;

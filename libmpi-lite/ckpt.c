@@ -93,6 +93,20 @@ static size_t ck_linelen;
 static bool ck_line_skip;	/* inside an overlong line: dropped */
 static pid_t ck_middle = -1;	/* middle child not reaped yet */
 
+/*
+ * The send sequences (per receiver) of the last few checkpoints, taken
+ * with their marks. When the home CM says checkpoint k is durable, the
+ * rank tells every CM the sequences of k (DigestTrim): a restore never
+ * goes back further, so the digests of older sends are useless there.
+ */
+#define CK_SNAPS	4
+static struct ck_snap {
+	uint64_t k;		/* 0: free */
+	uint64_t *seqs;		/* world_size entries */
+} ck_snaps[CK_SNAPS];
+static uint64_t ck_durable;	/* highest durable k announced by the CM */
+static uint64_t ck_trimmed;	/* highest k whose DigestTrim went out */
+
 static long
 ck_now_us(void)
 {
@@ -184,6 +198,11 @@ mpiv_ckpt_fini(void)
 {
 	ck_reap_middle();
 	ck_disable();
+	for (int i = 0; i < CK_SNAPS; i++) {
+		free(ck_snaps[i].seqs);
+		ck_snaps[i].seqs = NULL;
+		ck_snaps[i].k = 0;
+	}
 }
 
 int
@@ -464,6 +483,59 @@ ck_fork(uint32_t *inc)
 	return b;
 }
 
+/* ---------------- send digests of durable checkpoints ---------------- */
+
+/* Keeps the send sequences of checkpoint k in the oldest slot. */
+static void
+ck_snap_take(uint64_t k)
+{
+	struct ck_snap *o = &ck_snaps[0];
+	int n = mpiv_state.world_size;
+
+	for (int i = 1; i < CK_SNAPS; i++)
+		if (ck_snaps[i].k < o->k)
+			o = &ck_snaps[i];
+	if (o->seqs == NULL && (o->seqs = calloc((size_t)n,
+	    sizeof(*o->seqs))) == NULL) {
+		o->k = 0;
+		return;		/* no trim for k: the digests stay longer */
+	}
+	mpiv_p2p_seq_copy(o->seqs, n);
+	o->k = k;
+}
+
+void
+mpiv_ckpt_durable(uint64_t k)
+{
+	if (k > ck_durable)
+		ck_durable = k;
+}
+
+/* Sends DigestTrim for the newest durable checkpoint we have sequences
+   of, to every CM. Errors surface through the transport. MPI code. */
+static void
+ck_send_trim(void)
+{
+	Mpiv__DigestTrim t = MPIV__DIGEST_TRIM__INIT;
+	struct ck_snap *best = NULL;
+
+	for (int i = 0; i < CK_SNAPS; i++)
+		if (ck_snaps[i].k > ck_trimmed &&
+		    ck_snaps[i].k <= ck_durable &&
+		    (best == NULL || ck_snaps[i].k > best->k))
+			best = &ck_snaps[i];
+	ck_trimmed = ck_durable;
+	if (best == NULL)
+		return;
+	t.ckpt_no = best->k;
+	t.n_seqs = (size_t)mpiv_state.world_size;
+	t.seqs = best->seqs;
+	for (int cm = 0; cm < mpiv_tp_ncms(); cm++)
+		if (mpiv_tp_send(cm, MPIV__MSG_TYPE__MSG_DIGEST_TRIM, &t.base,
+		    NULL, 0, NULL, NULL) != MPI_SUCCESS)
+			return;
+}
+
 /* ---------------- taking one ---------------- */
 
 static void
@@ -514,6 +586,7 @@ ck_take(void)
 	if (mpiv_tp_send_now(home, MPIV__MSG_TYPE__MSG_CKPT_MARK,
 	    &mark.base) != MPI_SUCCESS)
 		goto out;
+	ck_snap_take(k);
 	mpiv_fault_point("ckpt-before-fork");
 	/* 4. The clone. */
 	clone = ck_fork(&inc);
@@ -545,6 +618,9 @@ mpiv_ckpt_check(void)
 {
 	if (ck_busy || !mpiv_state.initialized || mpiv_state.finalized)
 		return;
+	if (ck_durable > ck_trimmed && mpiv_tp_error() == NULL &&
+	    !mpiv_tp_reading_frame())
+		ck_send_trim();
 	if (!ck_requested && (ck_interval_us == 0 || ck_now_us() < ck_next_us))
 		return;
 	if (mpiv_tp_error() != NULL || mpiv_tp_reading_frame())

@@ -90,6 +90,7 @@ static bool tp_keyed;
 
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
 static void tp_lost(struct tp_conn *c, const char *what, const char *why);
+static int tp_read(struct tp_conn *c);
 static bool tp_is_fencing(const char *text);
 static void tp_fenced(struct tp_conn *c, const char *text)
     __attribute__((noreturn));
@@ -156,7 +157,13 @@ tp_write(struct tp_conn *c)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			tp_lost(c, "write", strerror(errno));
+			/* The CM may have said why before it closed (replay
+			   diverged, fencing): an Error frame still in the
+			   socket makes this a refusal, not a lost CM. */
+			int e = errno;
+			(void)tp_read(c);
+			if (!c->dead)
+				tp_lost(c, "write", strerror(e));
 			return -1;
 		}
 		while (c->qhead != NULL) {
@@ -454,6 +461,9 @@ tp_frame_done(struct tp_conn *c)
 	case MPIV__MSG_TYPE__MSG_ND_ACK:
 		mpiv_ndlog_ack(((const Mpiv__NdAck *)c->meta)->ack_id);
 		break;
+	case MPIV__MSG_TYPE__MSG_CKPT_DURABLE:
+		mpiv_ckpt_durable(((const Mpiv__CkptDurable *)c->meta)->ckpt_no);
+		break;
 	case MPIV__MSG_TYPE__MSG_ERROR: {
 		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
 		const char *text = e->text && *e->text ? e->text : "(no text)";
@@ -632,9 +642,15 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
 		return;
 	c->dead = true;
 	if (tp_err == NULL) {
-		snprintf(tp_errbuf, sizeof(tp_errbuf),
-		    "lost Channel Memory %d (%s): %s: %s", c->index, c->addr,
-		    what, why);
+		/* The CM's own words (replay diverged ...) lead: the
+		   connection was ended on purpose, not lost. */
+		if (strncmp(why, "replay diverged", 15) == 0)
+			snprintf(tp_errbuf, sizeof(tp_errbuf), "%s (said by "
+			    "Channel Memory %d, %s)", why, c->index, c->addr);
+		else
+			snprintf(tp_errbuf, sizeof(tp_errbuf),
+			    "lost Channel Memory %d (%s): %s: %s", c->index,
+			    c->addr, what, why);
 		tp_err = tp_errbuf;
 	}
 }

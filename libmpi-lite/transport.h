@@ -169,6 +169,8 @@ void mpiv_p2p_send_written(struct mpiv_request *r);
 void mpiv_p2p_sync_ack(uint64_t send_id);
 /* Synchronous sends still waiting for their SyncAck. */
 extern int mpiv_p2p_pending_acks;
+/* Copies the last send sequence used per receiver (n world ranks). */
+void mpiv_p2p_seq_copy(uint64_t *out, int n);
 /* RecvPost/Probe/Cancel issued so far (the last post_no). */
 uint64_t mpiv_p2p_post_count(void);
 /* A restored clone: posts again every receive, probe and cancel still
@@ -264,6 +266,9 @@ void mpiv_ckpt_ctrl_input(void);
 
 extern bool mpiv_ckpt_armed;
 void mpiv_ckpt_check(void);
+/* The home CM says checkpoint k of this rank is durable: the next safe
+   point sends every CM the DigestTrim of k. */
+void mpiv_ckpt_durable(uint64_t k);
 /*
  * A safe point: at the entry of an MPI operation (and while a Wait
  * sleeps), nothing of the rank's own is half done. Takes a checkpoint

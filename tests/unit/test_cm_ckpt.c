@@ -5,8 +5,9 @@
  * to the mark (and only that), a durable notice before its mark, a stale
  * incarnation's notice ignored, a restored rank's Hello{resume_event,
  * resume_nd} (replay and NdLog only after the mark, resuming before what
- * was freed refused), the log bounded over many checkpoint cycles, and
- * garbage marks and notices rejected.
+ * was freed refused), the log bounded over many checkpoint cycles,
+ * garbage marks and notices rejected, and the send digests a
+ * re-executing sender is checked against (kept, compared, trimmed).
  */
 #include "cm_harness.h"
 
@@ -701,6 +702,166 @@ test_throttled_mark(void **state)
 	close(r1);
 }
 
+/* ---------------- send digests (channel-memory/digest.c) ---------------- */
+
+/* Send of data with digest d; check: Send{check} of size n, no payload. */
+static void
+dg_send(int fd, int src, int dst, uint64_t seq, const char *data,
+    uint64_t d, bool check)
+{
+	Mpiv__Send s = MPIV__SEND__INIT;
+	uint32_t n = (uint32_t)strlen(data);
+
+	s.src = src;
+	s.dst = dst;
+	s.tag = 5;
+	s.seq = seq;
+	s.digest = d;
+	s.check = check;
+	s.size = n;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SEND, &s.base,
+	    check ? NULL : data, check ? 0 : n, TMO), 0);
+}
+
+static void
+dg_trim(int fd, uint64_t k, uint64_t seq0, uint64_t seq1)
+{
+	Mpiv__DigestTrim t = MPIV__DIGEST_TRIM__INIT;
+	uint64_t seqs[2] = { seq0, seq1 };
+
+	t.ckpt_no = k;
+	t.n_seqs = 2;
+	t.seqs = seqs;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_DIGEST_TRIM,
+	    &t.base, NULL, 0, TMO), 0);
+}
+
+/*
+ * A re-executing sender's checks: the same digest passes in silence, a
+ * different one is "replay diverged" naming rank, send number and
+ * receiver, and the connection ends; checks of trimmed sends pass
+ * unverified; a check with a payload is refused.
+ */
+static void
+test_digest_check(void **state)
+{
+	Mpiv__HelloReply *hr;
+	Mpiv__Error *e;
+	int r0, r1;
+
+	ck_job("dg", 2, 1);
+	r0 = ck_rank("dg", 0, 1, 0, 0, NULL, NULL, 0, NULL);
+	r1 = ck_rank("dg", 1, 1, 0, 0, NULL, NULL, 0, NULL);
+	dg_send(r0, 0, 1, 1, "one", 0x1111, false);
+	dg_send(r0, 0, 1, 2, "two", 0x2222, false);
+	dg_send(r0, 0, 1, 3, "three", 0x3333, false);
+	ck_post(r1, 1, false);
+	ck_got(r1, 1, 1, "one", false);
+	close(r0);
+	/* incarnation 2 is told what the CM holds, and checks it */
+	r0 = ck_hello("dg", 0, 2, 0, 0, &hr);
+	assert_true(hr->ok);
+	assert_true(hr->n_last_seq == 2);
+	assert_int_equal(hr->last_seq[1], 3);
+	frame_free_meta(&hr->base);
+	skip_nd_log(r0);
+	dg_send(r0, 0, 1, 1, "one", 0x1111, true);	/* delivered one */
+	dg_send(r0, 0, 1, 2, "two", 0x2222, true);	/* still unexpected */
+	expect_silence(r0, 100);
+	/* the sender's checkpoint with seq 1 reached: digest 1 forgotten */
+	dg_trim(r0, 1, 0, 1);
+	dg_send(r0, 0, 1, 1, "ONE", 0x9999, true);	/* unverifiable */
+	expect_silence(r0, 100);
+	dg_send(r0, 0, 1, 3, "THREE", 0x4444, true);
+	e = (Mpiv__Error *)expect(r0, MPIV__MSG_TYPE__MSG_ERROR, NULL, NULL);
+	if (strstr(e->text, "replay diverged: rank 0, send #3 to rank 1 "
+	    "(tag 5)") == NULL)
+		fail_msg("error \"%s\" does not name the send", e->text);
+	frame_free_meta(&e->base);
+	expect_closed(r0);
+	close(r0);
+	/* a check that carries a payload is a protocol error */
+	r0 = ck_rank("dg", 0, 3, 0, 0, NULL, NULL, 0, NULL);
+	{
+		Mpiv__Send s = MPIV__SEND__INIT;
+		s.src = 0;
+		s.dst = 1;
+		s.seq = 2;
+		s.check = true;
+		assert_int_equal(frame_write(r0, MPIV__MSG_TYPE__MSG_SEND,
+		    &s.base, "xx", 2, TMO), 0);
+	}
+	ck_error(r0, "carries no payload");
+	close(r0);
+	close(r1);
+}
+
+/*
+ * A sender that died mid-payload sends the message again: the same
+ * digest is taken, another one is "replay diverged" (the receiver may
+ * have seen part of the first).
+ */
+static void
+test_digest_resend(void **state)
+{
+	Mpiv__Send s = MPIV__SEND__INIT;
+	int r0, r1;
+
+	ck_job("dr", 2, 1);
+	r1 = ck_rank("dr", 1, 1, 0, 0, NULL, NULL, 0, NULL);
+	ck_post(r1, 1, false);
+	r0 = ck_rank("dr", 0, 1, 0, 0, NULL, NULL, 0, NULL);
+	/* header of 4 bytes, 2 of them sent, then the sender dies */
+	s.src = 0;
+	s.dst = 1;
+	s.tag = 5;
+	s.seq = 1;
+	s.digest = 0xabcd;
+	{
+		size_t len = 0;
+		uint8_t *hdr = frame_encode(MPIV__MSG_TYPE__MSG_SEND, &s.base, 4,
+		    &len);
+		assert_non_null(hdr);
+		assert_int_equal(write(r0, hdr, len), (ssize_t)len);
+		assert_int_equal(write(r0, "ab", 2), 2);
+		free(hdr);
+	}
+	usleep(100000);
+	close(r0);
+	expect_closed(r1);	/* its delivery cannot be finished */
+	close(r1);
+	r0 = ck_rank("dr", 0, 2, 0, 0, NULL, NULL, 0, NULL);
+	dg_send(r0, 0, 1, 1, "abXY", 0xdcba, false);
+	ck_error(r0, "replay diverged: rank 0, send #1 to rank 1");
+	close(r0);
+	r0 = ck_rank("dr", 0, 3, 0, 0, NULL, NULL, 0, NULL);
+	dg_send(r0, 0, 1, 1, "abcd", 0xabcd, false);
+	expect_silence(r0, 100);
+	close(r0);
+}
+
+/* A durable checkpoint is told to the rank whose log it freed. */
+static void
+test_durable_told(void **state)
+{
+	Mpiv__CkptDurable *d;
+	int r0, cs;
+
+	ck_job("dt", 1, 1);
+	r0 = ck_rank("dt", 0, 1, 0, 0, NULL, NULL, 0, NULL);
+	cs = ck_cs("dt");
+	ck_mark(r0, 1, 0, 0, 0);
+	ck_durable(cs, "dt", 0, 1, 1);
+	d = (Mpiv__CkptDurable *)expect(r0, MPIV__MSG_TYPE__MSG_CKPT_DURABLE,
+	    NULL, NULL);
+	assert_int_equal(d->ckpt_no, 1);
+	assert_int_equal(d->rank, 0);
+	assert_int_equal(d->incarnation, 1);
+	frame_free_meta(&d->base);
+	close(cs);
+	close(r0);
+}
+
 static int
 start_small(void **state)
 {
@@ -719,6 +880,9 @@ main(void)
 		cmocka_unit_test(test_bounded_log),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_mark_not_home),
+		cmocka_unit_test(test_digest_check),
+		cmocka_unit_test(test_digest_resend),
+		cmocka_unit_test(test_durable_told),
 	};
 	const struct CMUnitTest small[] = {
 		cmocka_unit_test(test_throttled_mark),

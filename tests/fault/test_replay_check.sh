@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# tests/fault/test_replay_check.sh: a re-execution that sends other
+# messages than the incarnation it replaces must end the job with
+# "replay diverged", never with a wrong answer (issue 10, item 0).
+#
+# tests/fault/progs/flt_shuffle.c is a master-worker that shuffles its
+# work with srand(getpid()), like well-known Mandelbrot examples: its
+# rank 0, killed and started again from the beginning, gets a new pid,
+# hands out other items and would file the logged results under the
+# wrong ones. Cases:
+#   restart    rank 0 killed mid-run, no checkpoints: exit non-zero with
+#              "replay diverged: rank 0, send #N to rank D (tag T)" once
+#              per run, one restart (the divergence is not mistaken for
+#              a lost CM), and no WRONG value printed;
+#   checkpoint the same with CRIU checkpoints, rank 0 killed once one of
+#              its checkpoints is durable: restored with its shuffle in
+#              memory, its re-executed sends equal the logged ones, so
+#              the job ends 0 with the failure-free output (the digests
+#              of its sends before the checkpoint were trimmed: no
+#              false alarm either way).
+. "$(dirname "$0")/common.bash"
+
+flt_need_chaos
+bin=$(flt_prog flt_shuffle) || { flt_notok "cannot compile flt_shuffle"; flt_finish; }
+ITEMS=300
+
+# The failure-free output: the same in every run whatever the shuffle.
+flt_job "$FLT_TMP/ref" 60 -n 4 "$bin" "$ITEMS" 3000
+if [ "$FLT_RC" != 0 ] || grep -q WRONG "$FLT_TMP/ref.out" ||
+	[ "$(grep -c '^shuffle: item ' "$FLT_TMP/ref.out")" != "$ITEMS" ]; then
+	flt_notok "failure-free run: exit $FLT_RC or a wrong or missing item" "$FLT_TMP/ref.err" "$FLT_TMP/ref.out"
+	flt_finish
+fi
+
+has_addr() { grep -q '^mpiv: dispatcher [^ ]* job [^ ]*$' "$1"; }
+lines_at_least() { [ "$(grep -c . "$1")" -ge "$2" ]; }
+
+# start OUT DELAY_US ARGS...: the job in the background, verbose (the
+# dispatcher address), its dispatcher in $ADDR and job id in $JOB.
+start() {
+	local out=$1 delay=$2
+	shift 2
+	rm -f "$out".*
+	timeout -k 5 90 "$MPIV" run -v --log-level info --report "$out.json" \
+		--timeout 60 "$@" -n 4 "$bin" "$ITEMS" "$delay" < /dev/null \
+		> "$out.out" 2> "$out.err" &
+	PID=$!
+	FLT_BG_PIDS=("$PID")
+	flt_wait_for 30 has_addr "$out.err" || return 1
+	read -r _ _ ADDR _ JOB <<< "$(grep -m1 '^mpiv: dispatcher ' "$out.err")"
+}
+
+finish() {
+	wait "$PID"
+	FLT_RC=$?
+	FLT_BG_PIDS=()
+}
+
+for i in 1 2; do
+	out=$FLT_TMP/restart.$i
+	if ! start "$out" 3000 || ! flt_wait_for 30 lines_at_least "$out.out" $((2 + i)); then
+		finish
+		flt_notok "restart $i: the job did not start or make progress" "$out.err"
+		continue
+	fi
+	timeout 20 "$MPIV" kill --dispatcher "$ADDR" "$JOB" 0 > "$out.kill" 2>&1 ||
+		flt_notok "restart $i: mpiv kill failed" "$out.kill"
+	finish
+	restarts=$(flt_report "$out.json" restarts)
+	ndiv=$(grep -c '^mpiv: rank 0: .*replay diverged: rank 0, send #[0-9]* to rank [0-9]* (tag 1)' "$out.err")
+	if grep -q WRONG "$out.out"; then
+		flt_notok "restart $i: a wrong value was printed (exit $FLT_RC)" "$out.out"
+	elif [ "$FLT_RC" = 0 ]; then
+		flt_notok "restart $i: exit 0 after rank 0 re-executed with another shuffle" "$out.err" "$out.out"
+	elif [ "$ndiv" != 1 ]; then
+		flt_notok "restart $i: exit $FLT_RC with $ndiv 'replay diverged' lines from rank 0 (want 1)" "$out.err"
+	elif [ "$restarts" != 1 ]; then
+		flt_notok "restart $i: $restarts restarts (want 1: the divergence ends the job, it is no lost CM)" "$out.err"
+	else
+		flt_ok "restart $i: exit $FLT_RC, $(grep -m1 -o 'replay diverged: rank 0, send #[0-9]* to rank [0-9]* (tag 1)' "$out.err")"
+	fi
+done
+
+CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+if timeout 60 "$CRIU" check > /dev/null 2>&1; then
+	out=$FLT_TMP/ckpt
+	# ~2 s of work (300 items of 20 ms on 3 workers), a checkpoint of
+	# every rank every 0.2 s: rank 0 is killed after its second one
+	durable() { grep -q "dispatcher checkpoint durable job=$JOB rank=0 ckpt=2 " "$1"; }
+	if ! start "$out" 20000 --ckpt-interval 0.2 || ! flt_wait_for 40 durable "$out.err"; then
+		finish
+		flt_notok "checkpoint: no durable checkpoint 2 of rank 0" "$out.err"
+	else
+		timeout 20 "$MPIV" kill --dispatcher "$ADDR" "$JOB" 0 > "$out.kill" 2>&1 ||
+			flt_notok "checkpoint: mpiv kill failed" "$out.kill"
+		finish
+		from=$(jq -r '[.restart_log[] | select(.rank == 0) | .from_ckpt] | first // 0' "$out.json" 2> /dev/null)
+		if [ "$FLT_RC" != 0 ]; then
+			flt_notok "checkpoint: exit $FLT_RC after a restore" "$out.err"
+		elif [ "${from:-0}" -lt 1 ]; then
+			flt_notok "checkpoint: rank 0 was not restored from a checkpoint (from_ckpt=$from)" "$out.err"
+		else
+			flt_same "checkpoint: restored from checkpoint $from, no false divergence" "$FLT_TMP/ref.out" "$out.out"
+		fi
+	fi
+else
+	echo "# checkpoint case skipped: $CRIU check fails here"
+fi
+flt_finish
