@@ -56,7 +56,7 @@ esac
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 [ -d "$REPO/.git" ] || die "$REPO is not a git checkout"
 
-for t in debootstrap unshare chroot git; do
+for t in debootstrap unshare pivot_root git; do
 	if ! command -v "$t" >/dev/null 2>&1; then
 		[ "$t" = debootstrap ] || die "missing tool: $t"
 		say "installing debootstrap"
@@ -97,19 +97,27 @@ else
 fi
 
 # run_in_root TARGET: make TARGET inside the root, in fresh mount and PID
-# namespaces; the namespace (and all it started) ends with the make.
+# namespaces; the namespace (and all it started) ends with the make. The
+# root becomes "/" by pivot_root, not chroot, and the host's mounts are
+# detached: CRIU reads the mount table and refuses mounts whose parent it
+# cannot see, as a chroot shows them.
 run_in_root() {
 	unshare --mount --pid --fork --propagation private /bin/sh -eu -c '
 		R=$1 T=$2
+		mount --bind "$R" "$R"
 		mount -t proc proc "$R/proc"
 		mount --rbind /sys "$R/sys"
 		mount --rbind /dev "$R/dev"
 		mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
 		mount -t tmpfs -o mode=755 tmpfs "$R/run"
 		mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
-		exec chroot "$R" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		mkdir -p "$R/.oldroot"
+		cd "$R"
+		pivot_root . .oldroot
+		exec /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
 			PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-			/bin/sh -c "cd /root/mpiv && exec make $T"
+			/bin/sh -c "umount -l /.oldroot && rmdir /.oldroot &&
+				cd /root/mpiv && exec make $T"
 	' fresh-check "$DIR" "$1"
 }
 
