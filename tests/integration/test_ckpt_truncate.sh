@@ -42,9 +42,16 @@ timeout 60 "$MPIV" run -n 2 "$T/prog" "${ARGS[@]}" > "$T/ref.out" 2> "$T/ref.err
 rnd() { echo $(( ((RANDOM << 15) | RANDOM) % $1 )); }
 # cut_point I SIZE: where case I cuts a stream of about SIZE bytes. Case
 # 1 cuts within the first 4 KiB (frame headers, the metadata, the first
-# chunk's start), the others anywhere, past the end included (then the
-# relay cuts inside ImageEnd).
-cut_point() { if [ "$1" = 1 ]; then rnd 4096; else rnd $(($2 + 400)); fi; }
+# chunk's start); case 2 in the second half, after whole ImageData frames
+# (256 KiB each; the old download bug needed that); the others anywhere,
+# past the end included (then the relay cuts inside ImageEnd).
+cut_point() {
+	case $1 in
+	1) rnd 4096 ;;
+	2) echo $(($2 / 2 + $(rnd $(($2 / 2))))) ;;
+	*) rnd $(($2 + 400)) ;;
+	esac
+}
 listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
     sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 
@@ -119,10 +126,17 @@ if ! wait_for 20 grep -qs '^mpiv: dispatcher .* job ' "$T/job.err" ||
 fi
 JOB=$(sed -n 's/^mpiv: dispatcher .* job \([^ ]*\)$/\1/p' "$T/job.err" | head -n 1)
 
+# gone WHAT: the job ended before case WHAT (then it is not run).
+gone() {
+	kill -0 "$RUN" 2> /dev/null && return 1
+	notok "$1: not run, the job ended: $(tail -n 1 "$T/job.err")"
+}
+
 # ---------------- downloads cut once: fetched again, restored
 for i in $(seq 1 "$NCASES"); do
 	r=$((i % 2))
 	what="down/$i (rank $r)"
+	gone "$what" && continue
 	if ! ckpt_now "$r" || ! img=$(rank_img "$r" "$K") || [ ! -s "$img" ]; then
 		notok "$what: no durable checkpoint of rank $r" "$T/d.err" "$T/n.err" "$T/ck.err"
 		continue
@@ -157,6 +171,7 @@ done
 for i in $(seq 1 "$NCASES"); do
 	r=$((i % 2))
 	what="up/$i (rank $r)"
+	gone "$what" && continue
 	cur=$(cat "$T/store/$JOB/$r/current" 2> /dev/null)
 	if [ -z "$cur" ] || ! img=$(rank_img "$r"); then
 		notok "$what: rank $r has no current image" "$T/cs.err"
