@@ -5,6 +5,7 @@
  * library prints), ERRORS_RETURN hands the code back, a user handler is
  * called and then the code is returned.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,19 @@ static const char *const errh_strings[] = {
 	    "Channel Memory",
 };
 
+/* What the failing call found out, beyond its code (mpiv_err_detail). */
+static char errh_detail[256];
+
+void
+mpiv_err_detail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(errh_detail, sizeof(errh_detail), fmt, ap);
+	va_end(ap);
+}
+
 static const char *
 errh_string(int code)
 {
@@ -68,8 +82,11 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 {
 	MPI_Errhandler eh;
 	const char *s;
-	char line[512];
+	char line[512], detail[sizeof(errh_detail)];
 
+	/* The detail belongs to this error only, whatever the handler. */
+	memcpy(detail, errh_detail, sizeof(detail));
+	errh_detail[0] = '\0';
 	if (code == MPI_SUCCESS)
 		return code;
 	if (comm == MPI_COMM_NULL || comm->group == NULL)
@@ -96,7 +113,9 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 	if ((code == MPI_ERR_PROC_FAILED || code == MPI_ERR_INTERN) &&
 	    mpiv_transport_error() != NULL)
 		s = mpiv_transport_error();
-	if (s != NULL)
+	if (s != NULL && detail[0] != '\0')
+		snprintf(line, sizeof(line), "%s: %s: %s", fn, s, detail);
+	else if (s != NULL)
 		snprintf(line, sizeof(line), "%s: %s", fn, s);
 	else
 		snprintf(line, sizeof(line), "%s: error code %d", fn, code);

@@ -189,6 +189,10 @@ int mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
  * the job is aborted) and returns code for ERRORS_RETURN.
  */
 int mpiv_err(MPI_Comm comm, int code, const char *fn);
+/* One line on what the failing call found (the buffer, the size ...):
+   the next mpiv_err() prints it after the code's text, then forgets it. */
+void mpiv_err_detail(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 /* Same, for functions that fail with "not supported by mpiv". */
 int mpiv_unsupported(const char *fn);
 

@@ -107,8 +107,16 @@ p2p_start_send(struct mpiv_request *r)
 	dst = mpiv_comm_world_rank(r->comm, r->peer);
 	if (dst < 0 || dst >= p2p_nseq)
 		return MPI_ERR_RANK;
-	if (bytes > frame_max_payload())
+	if (bytes > frame_max_payload()) {
+		mpiv_err_detail("a message of %zu bytes is over mpiv's limit "
+		    "of %zu bytes per message", bytes,
+		    (size_t)frame_max_payload());
 		return MPI_ERR_COUNT;
+	}
+	if (bytes > 0 && p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
+		return MPI_ERR_BUFFER;
+	}
 	if (bytes > 0) {
 		if (mpiv_dt_is_contig(r->dt)) {
 			payload = p2p_addr(r->buf, r->dt->true_lb);
@@ -183,6 +191,10 @@ p2p_start_recv(struct mpiv_request *r)
 	int rc;
 
 	r->cap = (size_t)r->count * r->dt->size;
+	if (r->cap > 0 && p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", r->cap);
+		return MPI_ERR_BUFFER;
+	}
 	m.req_id = mpiv_req_new_id(r);
 	m.context = r->context;
 	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
@@ -369,8 +381,13 @@ p2p_check(MPI_Comm comm, int count, MPI_Datatype dt, int rank, int tag,
 		return rc;
 	if (dt->size != 0 && (size_t)count > SIZE_MAX / dt->size)
 		return MPI_ERR_COUNT;
-	if (!recv && (size_t)count * dt->size > frame_max_payload())
-		return MPI_ERR_COUNT;	/* one frame carries one message */
+	if (!recv && (size_t)count * dt->size > frame_max_payload()) {
+		/* one frame carries one message */
+		mpiv_err_detail("a message of %zu bytes is over mpiv's limit "
+		    "of %zu bytes per message", (size_t)count * dt->size,
+		    (size_t)frame_max_payload());
+		return MPI_ERR_COUNT;
+	}
 	if (rank != MPI_PROC_NULL && !(recv && rank == MPI_ANY_SOURCE) &&
 	    (rank < 0 || rank >= comm->size))
 		return MPI_ERR_RANK;

@@ -91,6 +91,10 @@ static bool tp_keyed;
 static void tp_fail(struct tp_conn *c, const char *what, const char *why);
 static void tp_lost(struct tp_conn *c, const char *what, const char *why);
 static int tp_read(struct tp_conn *c);
+static bool tp_conn_errno(int e);
+/* The code tp_send returns once a write failed (a local error sets it). */
+static int tp_local_code = MPI_ERR_PROC_FAILED;
+static void tp_local_error(struct tp_conn *c, int e);
 static bool tp_is_fencing(const char *text);
 static void tp_fenced(struct tp_conn *c, const char *text)
     __attribute__((noreturn));
@@ -157,10 +161,19 @@ tp_write(struct tp_conn *c)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
+			int e = errno;
+			if (!tp_conn_errno(e)) {
+				/* Ours, not the connection's: a buffer the
+				   program passed is unreadable (EFAULT) or
+				   the kernel is short of memory. An MPI
+				   error, never a self-kill and restart,
+				   which would only meet it again. */
+				tp_local_error(c, e);
+				return -1;
+			}
 			/* The CM may have said why before it closed (replay
 			   diverged, fencing): an Error frame still in the
 			   socket makes this a refusal, not a lost CM. */
-			int e = errno;
 			(void)tp_read(c);
 			if (!c->dead)
 				tp_lost(c, "write", strerror(e));
@@ -289,7 +302,7 @@ tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
 	/* Fast path: an idle connection takes the frame right now (an
 	   urgent one tries even behind a stalled frame). */
 	if ((idle || urgent) && tp_write(c) < 0)
-		return MPI_ERR_PROC_FAILED;
+		return tp_local_code;
 	return MPI_SUCCESS;
 }
 
@@ -630,6 +643,51 @@ tp_read(struct tp_conn *c)
 }
 
 /* ---------------- failure ---------------- */
+
+/* True for errors that mean the connection (or the CM) is gone. */
+static bool
+tp_conn_errno(int e)
+{
+	switch (e) {
+	case EPIPE: case ECONNRESET: case ECONNABORTED: case ETIMEDOUT:
+	case EHOSTUNREACH: case ENETUNREACH: case ENETDOWN: case ENETRESET:
+	case ENOTCONN: case EHOSTDOWN: case ECONNREFUSED:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * A write failed for a reason of this process (EFAULT, ENOMEM ...): part
+ * of a frame may be in the stream, so the connection cannot go on, but
+ * the CM is fine and a restart would fail the same way. The call fails
+ * with an MPI error naming the cause; errors-are-fatal aborts the job.
+ */
+static void
+tp_local_error(struct tp_conn *c, int e)
+{
+	if (e == EFAULT) {
+		tp_local_code = MPI_ERR_BUFFER;
+		mpiv_err_detail("the send buffer is not readable memory "
+		    "(EFAULT writing to Channel Memory %d)", c->index);
+	} else {
+		tp_local_code = e == ENOMEM || e == ENOBUFS ? MPI_ERR_NO_MEM :
+		    MPI_ERR_OTHER;
+		mpiv_err_detail("writing to Channel Memory %d: %s", c->index,
+		    strerror(e));
+	}
+	if (c->dead)
+		return;
+	c->dead = true;
+	if (tp_err == NULL) {
+		snprintf(tp_errbuf, sizeof(tp_errbuf), "local error writing "
+		    "to Channel Memory %d (%s): %s", c->index, c->addr,
+		    e == EFAULT ? "a send buffer is not readable memory" :
+		    strerror(e));
+		tp_err = tp_errbuf;
+	}
+}
 
 /*
  * Marks c lost and keeps the first reason: every later MPI call returns
