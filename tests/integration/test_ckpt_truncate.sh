@@ -126,10 +126,16 @@ if ! wait_for 20 grep -qs '^mpiv: dispatcher .* job ' "$T/job.err" ||
 fi
 JOB=$(sed -n 's/^mpiv: dispatcher .* job \([^ ]*\)$/\1/p' "$T/job.err" | head -n 1)
 
-# gone WHAT: the job ended before case WHAT (then it is not run).
+# gone WHAT: the job ended before case WHAT, or the script's time is
+# up (then it is not run: a stuck deployment cannot stretch the test).
 gone() {
-	kill -0 "$RUN" 2> /dev/null && return 1
-	notok "$1: not run, the job ended: $(tail -n 1 "$T/job.err")"
+	if [ "$SECONDS" -gt 70 ]; then
+		notok "$1: not run, 70 s of the script's time are gone"
+	elif ! kill -0 "$RUN" 2> /dev/null; then
+		notok "$1: not run, the job ended: $(tail -n 1 "$T/job.err")"
+	else
+		return 1
+	fi
 }
 
 # ---------------- downloads cut once: fetched again, restored
