@@ -1684,6 +1684,12 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 
 #define GATE_BUCKETS 1024
 
+/* The caps, each with its own log rate. */
+enum gate_cap { GATE_CONNS, GATE_UNAUTH, GATE_PER_HOST, GATE_NCAPS };
+static const char *const gate_cap_name[GATE_NCAPS] = {
+	"max-conns", "max-unauth", "max-unauth-per-host",
+};
+
 /* One peer address with conns not yet authenticated. */
 struct gate_host {
 	struct gate_host *next;
@@ -1698,8 +1704,10 @@ struct conn_gate {
 	long conns;		/* every conn counted here */
 	long unauth;		/* of them, not yet authenticated */
 	unsigned long refused;	/* since the gate was made */
-	unsigned long unlogged;	/* refused since the last log line */
-	double last_log;	/* CLOCK_MONOTONIC seconds, 0: never */
+	/* per cap: refused since its last log line, and when that was
+	   (CLOCK_MONOTONIC seconds, 0: never) */
+	unsigned long unlogged[GATE_NCAPS];
+	double last_log[GATE_NCAPS];
 	struct gate_host *hosts[GATE_BUCKETS];
 };
 
@@ -1831,64 +1839,89 @@ gate_host_str(const struct gate_host *k, char *out, size_t n)
 		snprintf(out, n, "local");
 }
 
+static long
+gate_cap_max(const struct conn_gate *g, enum gate_cap cap)
+{
+	switch (cap) {
+	case GATE_CONNS:
+		return g->lim.max_conns;
+	case GATE_UNAUTH:
+		return g->lim.max_unauth;
+	default:
+		return g->lim.max_unauth_per_host;
+	}
+}
+
 /*
- * One refusal: a log line now if none came in the last CONN_GATE_LOG_S
- * seconds, else only counted (the next line says how many).
+ * One refusal by cap: a log line now if that cap logged none in the last
+ * CONN_GATE_LOG_S seconds, else only counted (its next line says how
+ * many were refused, this one included).
  */
 static void
 gate_refused(struct conn_gate *g, const struct gate_host *k,
-    const char *limit, long max)
+    enum gate_cap cap)
 {
 	char host[INET6_ADDRSTRLEN];
 	double now = gate_now();
 
 	g->refused++;
-	g->unlogged++;
-	if (g->last_log != 0 && now - g->last_log < CONN_GATE_LOG_S)
+	g->unlogged[cap]++;
+	if (g->last_log[cap] != 0 && now - g->last_log[cap] < CONN_GATE_LOG_S)
 		return;
 	gate_host_str(k, host, sizeof(host));
 	log_warnx("%s refused connection peer=%s limit=%s max=%ld conns=%ld "
 	    "unauth=%ld refused=%lu (at most one such line per %d s)", g->who,
-	    host, limit, max, g->conns, g->unauth, g->unlogged,
-	    CONN_GATE_LOG_S);
-	g->last_log = now;
-	g->unlogged = 0;
+	    host, gate_cap_name[cap], gate_cap_max(g, cap), g->conns,
+	    g->unauth, g->unlogged[cap], CONN_GATE_LOG_S);
+	g->last_log[cap] = now;
+	g->unlogged[cap] = 0;
+}
+
+/* Refusals counted but not logged yet, said once their time came. */
+static void
+gate_log_tail(struct conn_gate *g)
+{
+	double now = 0;
+
+	for (int i = 0; i < GATE_NCAPS; i++) {
+		if (g->unlogged[i] == 0)
+			continue;
+		if (now == 0)
+			now = gate_now();
+		if (now - g->last_log[i] < CONN_GATE_LOG_S)
+			continue;
+		log_warnx("%s refused connection limit=%s max=%ld refused=%lu "
+		    "(since the last such line)", g->who, gate_cap_name[i],
+		    gate_cap_max(g, (enum gate_cap)i), g->unlogged[i]);
+		g->unlogged[i] = 0;
+		g->last_log[i] = now;
+	}
 }
 
 int
 conn_gate_admit(struct conn_gate *g, int fd)
 {
 	struct gate_host k, *h;
-	const char *limit = NULL;
-	long max = 0;
+	enum gate_cap cap = GATE_NCAPS;
 
 	if (gate_key(fd, &k) < 0) {
 		close(fd);	/* gone already: nothing to serve */
 		return -1;
 	}
 	h = gate_host_find(g, &k, false);
-	if (g->conns >= g->lim.max_conns) {
-		limit = "max-conns";
-		max = g->lim.max_conns;
-	} else if (g->unauth >= g->lim.max_unauth) {
-		limit = "max-unauth";
-		max = g->lim.max_unauth;
-	} else if (h != NULL && h->unauth >= g->lim.max_unauth_per_host) {
-		limit = "max-unauth-per-host";
-		max = g->lim.max_unauth_per_host;
-	}
-	if (limit != NULL) {
+	if (g->conns >= g->lim.max_conns)
+		cap = GATE_CONNS;
+	else if (g->unauth >= g->lim.max_unauth)
+		cap = GATE_UNAUTH;
+	else if (h != NULL && h->unauth >= g->lim.max_unauth_per_host)
+		cap = GATE_PER_HOST;
+	if (cap != GATE_NCAPS) {
 		close(fd);
-		gate_refused(g, &k, limit, max);
+		gate_refused(g, &k, cap);
 		return -1;
 	}
-	if (g->unlogged > 0 && gate_now() - g->last_log >= CONN_GATE_LOG_S) {
-		/* The tail of a flood that ended: said once, late. */
-		log_warnx("%s refused connection limit=any refused=%lu (since "
-		    "the last such line)", g->who, g->unlogged);
-		g->unlogged = 0;
-		g->last_log = gate_now();
-	}
+	/* A flood that ended: the refusals not yet said, once, late. */
+	gate_log_tail(g);
 	return 0;
 }
 

@@ -172,8 +172,8 @@ bool conn_auth_failed(const struct conn *c);
  * counts as authenticated once its Hello is proven (or, on a daemon
  * without a secret, once it sent a Hello). conn_gate_admit is called on
  * each accepted socket before anything else: over a cap, it closes the
- * socket and logs at most one line per CONN_GATE_LOG_S seconds (with how
- * many were refused since the last line).
+ * socket and logs at most one line per cap per CONN_GATE_LOG_S seconds
+ * (with how many that cap refused since its last line).
  *
  * Defaults: 4096 conns fit a CM serving thousands of ranks (one conn per
  * rank per job) or a dispatcher with thousands of nodes; 1024 handshakes
