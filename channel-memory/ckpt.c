@@ -164,6 +164,8 @@ ckpt_apply(struct job *j, int32_t rank, const struct ckpt_mark *m)
 		    ": its payload is still arriving", j->id, rank, upto + 1);
 	ckpt_drop_marks(j, ck, k);	/* m is gone from here on */
 	job_memory_check(j);
+	if (entries > 0)
+		pressure_relieved(j, rank);
 	/* The rank trims the digests of its sends up to k at every CM. */
 	if (rs->sess != NULL) {
 		Mpiv__CkptDurable d = MPIV__CKPT_DURABLE__INIT;
@@ -200,6 +202,15 @@ ckpt_mark(struct session *s, const Mpiv__CkptMark *mk)
 		log_debug("cm ckpt mark ignored job=%s rank=%d ckpt=%" PRIu64
 		    ": relay-only job", j->id, s->rank, mk->ckpt_no);
 		return;
+	}
+	if (rs->ck_asked) {
+		/* the checkpoint log pressure asked for: paused again */
+		rs->ck_asked = false;
+		if (j->throttled && !s->paused && rs->mq.nunexpected == 0 &&
+		    !rs->rp.active) {
+			s->paused = true;
+			conn_pause_read(s->c, true);
+		}
 	}
 	delivered = replay_delivered(rs);
 	why[0] = '\0';

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +45,14 @@ cm_usage(FILE *f)
 	    "  --max-memory BYTES      bytes held per job (unexpected messages "
 	    "and the log)\n"
 	    "                          before senders are paused\n"
-	    "                          (suffixes K, M, G; default 8G)\n"
+	    "                          (suffixes K, M, G; default half of the "
+	    "machine's or\n"
+	    "                          cgroup's memory; env MPIV_CM_MAX_MEMORY)\n"
+	    "  --log-full-timeout S    a job whose log stays over the cap while "
+	    "checkpoints\n"
+	    "                          free nothing for S seconds fails "
+	    "(default %d;\n"
+	    "                          env MPIV_CM_LOG_FULL_TIMEOUT)\n"
 	    "  --spin US               after receiving, poll this many µs "
 	    "before sleeping\n"
 	    "                          (default %d, 0 = never; off while "
@@ -56,26 +64,33 @@ cm_usage(FILE *f)
 	    "(default %d,\n"
 	    "                          0 = off; env MPIV_CM_PREFAULT)\n"
 	    DAEMON_CONN_LIMITS_USAGE,
-	    CM_SPIN_DEFAULT_US, CM_PREFAULT_DEFAULT);
+	    CM_LOG_FULL_TIMEOUT, CM_SPIN_DEFAULT_US, CM_PREFAULT_DEFAULT);
 }
 
 /* Parses "123", "64K", "512M", "8G". 0 or -1. */
-static int
+int
 cm_parse_bytes(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
 
+	int shift = 0;
+
+	if (*s < '0' || *s > '9')	/* strtoull takes "-1" as 2^64-1 */
+		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno != 0 || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
+	if (v > (ULLONG_MAX >> shift))
+		return -1;
+	v <<= shift;
 	if (*end != '\0' || v == 0)
 		return -1;
 	*out = v;
@@ -179,6 +194,9 @@ cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	close(cm->lfd);
 	cm->lfd = -1;
 	session_kill_all(cm);
+	/* the loop ends when nothing is left to watch: no pressure timers */
+	for (struct job *j = cm->jobs; j != NULL; j = j->next)
+		pressure_end(j);
 }
 
 static long
@@ -270,11 +288,15 @@ cm_main(int argc, char **argv)
 		{ "max-conns", required_argument, NULL, 0x100 },
 		{ "max-unauth", required_argument, NULL, 0x101 },
 		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
+		{ "log-full-timeout", required_argument, NULL, 0x103 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *maxmem = getenv("MPIV_CM_MAX_MEMORY");
+	const char *full = getenv("MPIV_CM_LOG_FULL_TIMEOUT");
+	long full_s = CM_LOG_FULL_TIMEOUT;
 	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
 	struct conn_limits lim;
-	struct cm cm = { .lfd = -1, .max_memory = CM_DEFAULT_MAX_MEMORY,
+	struct cm cm = { .lfd = -1,
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
 	const char *listen_addr = "0.0.0.0:0";
 	const char *spin = getenv("MPIV_CM_SPIN");
@@ -307,11 +329,7 @@ cm_main(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (cm_parse_bytes(optarg, &cm.max_memory) < 0) {
-				fprintf(stderr, "mpiv cm: bad --max-memory "
-				    "\"%s\"\n", optarg);
-				return 2;
-			}
+			maxmem = optarg;
 			break;
 		case 'p':
 			prefault = optarg;
@@ -328,11 +346,24 @@ cm_main(int argc, char **argv)
 		case 0x102:
 			per_host = optarg;
 			break;
+		case 0x103:
+			full = optarg;
+			break;
 		default:
 			cm_usage(stderr);
 			return 2;
 		}
 	}
+	if (maxmem == NULL || *maxmem == '\0')
+		cm.max_memory = cm_memcap_default();
+	else if (cm_parse_bytes(maxmem, &cm.max_memory) < 0) {
+		fprintf(stderr, "mpiv cm: bad --max-memory \"%s\"\n", maxmem);
+		return 2;
+	}
+	if (full != NULL && daemon_parse_long("cm", "log-full-timeout", full,
+	    1, 86400, &full_s) < 0)
+		return 2;
+	cm.log_full_timeout = (double)full_s;
 	if (spin != NULL && daemon_parse_long("cm", "spin", spin, 0, 1000000,
 	    &cm.spin_us) < 0)
 		return 2;
@@ -368,9 +399,11 @@ cm_main(int argc, char **argv)
 		    "their memory in as they arrive)");
 		npre = 0;
 	}
-	log_info("cm listening addr=%s max_memory=%llu spin_us=%ld "
+	log_info("cm listening addr=%s max_memory=%llu log_full_timeout=%ld "
+	    "spin_us=%ld "
 	    "prefault=%ld max_conns=%ld max_unauth=%ld max_unauth_per_host=%ld",
-	    cm.bound, (unsigned long long)cm.max_memory, cm.spin_us, npre,
+	    cm.bound, (unsigned long long)cm.max_memory, full_s, cm.spin_us,
+	    npre,
 	    lim.max_conns, lim.max_unauth, lim.max_unauth_per_host);
 
 	ev_io_init(&cm.accept_w, cm_on_accept, cm.lfd, EV_READ);

@@ -2,6 +2,7 @@
  * cm_priv.h: Channel Memory internals, prototypes grouped by file.
  *
  *   cm.c       options, listening socket, signals, the dispatcher link
+ *   memcap.c   the default --max-memory, from the machine or cgroup
  *   session.c  one accepted connection: hello, fencing, frame dispatch
  *   job.c      jobs served, per-rank state, memory accounting, stats
  *   relay.c    the live message path: sends, receives, probes, cancels,
@@ -9,6 +10,7 @@
  *   evlog.c    the per-receiver log of ordering decisions, its memory
  *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
  *   replay.c   answering a restarted rank's posts from its log
+ *   pressure.c a log over --max-memory: asks checkpoints, or gives up
  *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
  *              freeing the log a durable checkpoint made useless
@@ -27,7 +29,8 @@
 #include "conn.h"
 #include "match.h"
 
-#define CM_DEFAULT_MAX_MEMORY (8ull << 30)
+#define CM_DEFAULT_MAX_MEMORY (8ull << 30)	/* when memcap.c finds nothing */
+#define CM_LOG_FULL_TIMEOUT   30	/* seconds: --log-full-timeout */
 #define CM_MAX_NRANKS	      (1 << 20)
 #define CM_HELLO_TIMEOUT      10.0	/* seconds to say Hello */
 
@@ -39,6 +42,7 @@ struct cm {
 	int lfd;
 	char bound[128];
 	uint64_t max_memory;	/* cap on bytes held per job (messages, log) */
+	double log_full_timeout;	/* give up when no checkpoint frees for this */
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
 	struct job *jobs;
@@ -203,6 +207,9 @@ struct rank_state {
 	uint64_t resume_event, resume_nd;
 	struct ckpt_state ck;
 	struct dighist *dig;	/* per sender, NULL until a digest came */
+	uint64_t log_bytes;	/* payload bytes of its log (home only) */
+	bool ck_asked;		/* log pressure asked a checkpoint: not paused */
+	double ck_asked_at;
 };
 
 struct job {
@@ -222,6 +229,8 @@ struct job {
 	uint64_t duplicates;
 	uint64_t log_meta_bytes;	/* entries and nd outcomes */
 	bool log_cap_said;	/* the log outgrew --max-memory (said once) */
+	ev_timer pressure_w;	/* while paused: pressure.c */
+	double pressure_t0;	/* since when no checkpoint freed anything */
 };
 
 enum session_state {
@@ -319,6 +328,14 @@ void replay_post(struct session *s, const struct post *p);
 void replay_refilled(struct job *j, int32_t rcv);
 uint64_t replay_log_events(const struct job *j, const struct rank_state *rs);
 uint64_t replay_delivered(const struct rank_state *rs);
+
+/* memcap.c */
+uint64_t cm_memcap_default(void);
+
+/* pressure.c */
+void pressure_begin(struct job *j);
+void pressure_end(struct job *j);
+void pressure_relieved(struct job *j, int32_t rank);
 
 /* digest.c */
 int digest_put(struct job *j, int32_t dst, int32_t src, uint64_t seq,

@@ -92,6 +92,7 @@ evlog_free(struct job *j, struct rank_state *rs)
 		free(e);
 	}
 	rs->log_head = rs->log_tail = NULL;
+	rs->log_bytes = 0;
 }
 
 /* The logged delivery (src, seq) whose payload died with its sender. */
@@ -169,6 +170,7 @@ evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
 		if (e->pb != NULL) {
 			*bytes += pbuf_len(e->pb);
 			j->log_bytes -= pbuf_len(e->pb);
+			rs->log_bytes -= pbuf_len(e->pb);
 		}
 		j->log_meta_bytes -= sizeof(*e);
 		j->log_entries--;

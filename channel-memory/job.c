@@ -33,6 +33,7 @@ job_is_home(const struct job *j, int32_t rank)
 static void
 job_free(struct job *j)
 {
+	pressure_end(j);
 	for (int32_t r = 0; j->ranks != NULL && r < j->nranks; r++) {
 		struct rank_state *rs = &j->ranks[r];
 		if (!rs->home)
@@ -174,7 +175,8 @@ job_throttle(struct job *j, bool on)
 			if (j->ranks[s->rank].home &&
 			    (j->ranks[s->rank].mq.nunexpected > 0 ||
 			    j->ranks[s->rank].rp.active ||
-			    j->ranks[s->rank].ck.early_ckpt != 0))
+			    j->ranks[s->rank].ck.early_ckpt != 0 ||
+			    j->ranks[s->rank].ck_asked))
 				continue;
 			s->paused = true;
 			conn_pause_read(s->c, true);
@@ -208,10 +210,12 @@ job_memory_check(struct job *j)
 			    (unsigned long long)max,
 			    (unsigned long long)j->throttle_episodes);
 		job_throttle(j, true);
+		pressure_begin(j);
 	} else if (j->throttled && held <= max / 4 * 3) {
 		log_debug("cm memory below low watermark job=%s held=%llu: "
 		    "resuming senders", j->id, (unsigned long long)held);
 		job_throttle(j, false);
+		pressure_end(j);
 	}
 }
 
@@ -250,8 +254,8 @@ job_log_grew(struct job *j)
 
 	if (!j->log_cap_said && logged > j->cm->max_memory) {
 		j->log_cap_said = true;
-		log_errorx("cm job=%s log holds %llu bytes, over --max-memory; "
-		    "raise it or enable checkpoints", j->id,
+		log_warnx("cm job=%s log holds %llu bytes, over --max-memory: "
+		    "senders paused, checkpoints asked (pressure.c)", j->id,
 		    (unsigned long long)logged);
 	}
 	job_memory_check(j);

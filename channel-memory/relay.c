@@ -106,6 +106,7 @@ relay_deliver(struct job *j, int32_t rcv, const struct post *p,
 	e->pb = m->pb;		/* the message's reference moves here */
 	m->pb = NULL;
 	j->log_bytes += e->size;
+	rs->log_bytes += e->size;
 	if (m->filler != NULL)	/* still streaming in: the sender's entry */
 		m->filler->in_ent = e;
 	relay_msg_free(m);

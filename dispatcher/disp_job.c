@@ -1288,6 +1288,54 @@ djob_send_ckpt(struct djob *j, int r)
 }
 
 /*
+ * A CM's log of job j outgrew its --max-memory (CmPressure): the ranks it
+ * names are asked for a checkpoint, which alone frees their logs. A job
+ * that cannot take checkpoints, or whose CM gave up waiting for them,
+ * fails now with one line instead of hanging until its --timeout.
+ */
+void
+djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p)
+{
+	struct djob *j = djob_find(cm->d, p->job_id);
+	char why[200], msg[640];
+	int n = 0;
+
+	if (j == NULL || j->state != DJOB_RUNNING)
+		return;
+	if (p->give_up) {
+		snprintf(msg, sizeof(msg), "%s", p->text != NULL && *p->text ?
+		    p->text : "a channel memory gave up: its log is full");
+		djob_fail(j, 1, msg);
+		return;
+	}
+	djob_ckpt_why(j, why, sizeof(why));
+	if (why[0] != '\0') {
+		snprintf(msg, sizeof(msg), "channel memory %s: the message log "
+		    "of job %s fills its --max-memory (%llu of %llu bytes), "
+		    "and only checkpoints free a log, which this job cannot "
+		    "take (%.100s); raise the cap (mpiv run --cm-max-memory, "
+		    "mpiv cm --max-memory)", cm->addr, j->id,
+		    (unsigned long long)p->log_bytes,
+		    (unsigned long long)p->max_memory, why);
+		djob_fail(j, 1, msg);
+		return;
+	}
+	for (size_t i = 0; i < p->n_ranks; i++) {
+		int r = p->ranks[i];
+
+		if (r < 0 || r >= j->nranks || !djob_rank_live(&j->ranks[r]) ||
+		    !j->ranks[r].started)
+			continue;
+		djob_send_ckpt(j, r);
+		n++;
+	}
+	log_info("dispatcher log pressure job=%s cm=%s log_bytes=%llu "
+	    "max=%llu checkpoints_asked=%d", j->id, cm->addr,
+	    (unsigned long long)p->log_bytes,
+	    (unsigned long long)p->max_memory, n);
+}
+
+/*
  * `mpiv checkpoint`: CkptRequest{job, rank or -1} forwarded to the
  * rank's node (which writes `ckpt` to the rank's ctrl-in pipe).
  * Answered with JobStatus{ok|error}.

@@ -149,6 +149,9 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_REPLAY_DONE:
 		djob_replay_done(p, (Mpiv__ReplayDone *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_CM_PRESSURE:
+		djob_cm_pressure(p, (Mpiv__CmPressure *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 	case MPIV__MSG_TYPE__MSG_CM_STATS:
 		return;

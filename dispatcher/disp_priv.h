@@ -226,6 +226,7 @@ struct djob *djob_find(struct disp *d, const char *id);
 void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
 void djob_cm_error(struct dpeer *cm, const char *text);
+void djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void djob_cs_returned(struct dpeer *cs);
 void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
 void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);

@@ -613,6 +613,17 @@ out:
 	ck_busy = false;
 }
 
+int
+mpiv_ckpt_due_ms(void)
+{
+	long left;
+
+	if (!mpiv_ckpt_armed || ck_busy || ck_interval_us == 0)
+		return -1;
+	left = (ck_next_us - ck_now_us()) / 1000;
+	return left <= 0 ? 1 : left > INT_MAX ? INT_MAX : (int)left + 1;
+}
+
 void
 mpiv_ckpt_check(void)
 {

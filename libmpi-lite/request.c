@@ -164,7 +164,9 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 		mpiv_ckpt_point();
 		if (r->complete)
 			break;
-		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+		/* asleep until something happens or a periodic checkpoint
+		   falls due (a rank blocked here is checkpointed on time) */
+		if ((rc = mpiv_tp_progress(mpiv_ckpt_due_ms())) != MPI_SUCCESS)
 			return rc;
 	}
 	return MPI_SUCCESS;

@@ -266,6 +266,11 @@ void mpiv_ckpt_ctrl_input(void);
 
 extern bool mpiv_ckpt_armed;
 void mpiv_ckpt_check(void);
+/* Milliseconds until the next periodic checkpoint is due (at least 1),
+   -1 when none: the timeout of a sleep at a safe point, so that a rank
+   blocked inside an MPI call (a receive waiting for a busy peer, a send
+   its CM holds back) is checkpointed on time. */
+int mpiv_ckpt_due_ms(void);
 /* The home CM says checkpoint k of this rank is durable: the next safe
    point sends every CM the DigestTrim of k. */
 void mpiv_ckpt_durable(uint64_t k);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../channel-memory/cm.h"
 #include "criu.h"
 #include "front.h"
 #include "json.h"
@@ -69,6 +70,12 @@ run_usage(FILE *f)
 	    "(uncoordinated;\n"
 	    "                           restarts resume from the last one)\n"
 	    "  --cs K                   checkpoint servers (default 1)\n"
+	    "  --cm-max-memory BYTES    what each embedded CM holds per job "
+	    "before it pauses\n"
+	    "                           senders and asks for checkpoints (64M, "
+	    "2G; default\n"
+	    "                           half of the machine's or cgroup's "
+	    "memory)\n"
 	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
 	    "ID\" on stderr\n"
 	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
@@ -166,6 +173,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "chaos-seed", required_argument, NULL, 'S' },
 		{ "ckpt-interval", required_argument, NULL, 'I' },
 		{ "cs", required_argument, NULL, 'X' },
+		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "relay-only", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -221,6 +229,14 @@ run_parse(struct run *r, int argc, char **argv)
 				    "\"%s\" (want a duration: 30s, 500ms, 0.5)",
 				    optarg);
 			r->ckpt_interval = ms / 1000.;
+			break;
+		}
+		case 'Y': {
+			uint64_t b;
+			if (cm_parse_bytes(optarg, &b) < 0)
+				return run_usage_error("bad --cm-max-memory "
+				    "\"%s\" (want bytes: 64M, 2G)", optarg);
+			r->cm_max_memory = optarg;
 			break;
 		}
 		case 'X':
@@ -303,6 +319,10 @@ run_parse(struct run *r, int argc, char **argv)
 	if (r->relay_only && (r->ckpt_interval > 0 || r->ncs > 0))
 		return run_usage_error("%s", "--relay-only cannot take "
 		    "checkpoints (--ckpt-interval, --cs)");
+	if (r->cm_max_memory != NULL && r->dispatcher != NULL)
+		return run_usage_error("%s", "--cm-max-memory sets the embedded "
+		    "deployment's CMs; with --dispatcher give it to mpiv cm "
+		    "(--max-memory)");
 	if (optind >= argc)
 		return run_usage_error("%s", "no program to run");
 	r->argv = argv + optind;

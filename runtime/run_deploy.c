@@ -256,6 +256,9 @@ run_deploy_start(struct run *r)
 	if (auth_write_file(store, r->disp_addr, why, sizeof(why)) < 0)
 		log_warnx("run %s", why);
 
+	/* the CMs read it as their --max-memory default */
+	if (r->cm_max_memory != NULL)
+		setenv("MPIV_CM_MAX_MEMORY", r->cm_max_memory, 1);
 	args[1] = "cm";
 	args[2] = "--listen";
 	args[3] = "127.0.0.1:0";

@@ -70,6 +70,7 @@ struct run {
 	char ship_hash[65];
 	uint64_t ship_size;
 	double ckpt_interval;	/* --ckpt-interval, 0: off */
+	const char *cm_max_memory;	/* --cm-max-memory, NULL: the CMs' default */
 	int ncs;		/* --cs K (embedded: started) */
 	bool ckpt_said;		/* "checkpoints disabled" printed */
 	double timeout;
