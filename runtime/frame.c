@@ -70,6 +70,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_BINARY_GET, "binary_get", &mpiv__binary_get__descriptor },
 	{ MPIV__MSG_TYPE__MSG_BINARY_DATA, "binary_data", &mpiv__binary_data__descriptor },
 	{ MPIV__MSG_TYPE__MSG_BINARY_END, "binary_end", &mpiv__binary_end__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_WARNING, "job_warning", &mpiv__job_warning__descriptor },
 };
 
 static const struct frame_type *
