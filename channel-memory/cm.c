@@ -48,6 +48,11 @@ cm_usage(FILE *f)
 	    "                          (suffixes K, M, G; default half of the "
 	    "machine's or\n"
 	    "                          cgroup's memory; env MPIV_CM_MAX_MEMORY)\n"
+	    "  --spill-dir DIR         beyond half the cap, logged payloads go "
+	    "to a file here\n"
+	    "                          (unlinked, 0600; default /var/tmp; "
+	    "\"off\": never;\n"
+	    "                          env MPIV_CM_SPILL_DIR)\n"
 	    "  --log-full-timeout S    a job whose log stays over the cap while "
 	    "checkpoints\n"
 	    "                          free nothing for S seconds fails "
@@ -289,10 +294,12 @@ cm_main(int argc, char **argv)
 		{ "max-unauth", required_argument, NULL, 0x101 },
 		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
 		{ "log-full-timeout", required_argument, NULL, 0x103 },
+		{ "spill-dir", required_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *maxmem = getenv("MPIV_CM_MAX_MEMORY");
 	const char *full = getenv("MPIV_CM_LOG_FULL_TIMEOUT");
+	const char *spill = getenv("MPIV_CM_SPILL_DIR");
 	long full_s = CM_LOG_FULL_TIMEOUT;
 	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
 	struct conn_limits lim;
@@ -349,6 +356,9 @@ cm_main(int argc, char **argv)
 		case 0x103:
 			full = optarg;
 			break;
+		case 0x104:
+			spill = optarg;
+			break;
 		default:
 			cm_usage(stderr);
 			return 2;
@@ -364,6 +374,10 @@ cm_main(int argc, char **argv)
 	    1, 86400, &full_s) < 0)
 		return 2;
 	cm.log_full_timeout = (double)full_s;
+	if (spill == NULL || *spill == '\0')
+		spill = "/var/tmp";
+	cm.spill_dir = strcmp(spill, "off") == 0 || strcmp(spill, "none") == 0 ?
+	    NULL : spill;
 	if (spin != NULL && daemon_parse_long("cm", "spin", spin, 0, 1000000,
 	    &cm.spin_us) < 0)
 		return 2;
@@ -399,10 +413,16 @@ cm_main(int argc, char **argv)
 		    "their memory in as they arrive)");
 		npre = 0;
 	}
+	if (cm.spill_dir != NULL && access(cm.spill_dir, W_OK | X_OK) < 0) {
+		log_warn("cm --spill-dir %s unusable: logs stay in memory",
+		    cm.spill_dir);
+		cm.spill_dir = NULL;
+	}
 	log_info("cm listening addr=%s max_memory=%llu log_full_timeout=%ld "
-	    "spin_us=%ld "
+	    "spill_dir=%s spin_us=%ld "
 	    "prefault=%ld max_conns=%ld max_unauth=%ld max_unauth_per_host=%ld",
-	    cm.bound, (unsigned long long)cm.max_memory, full_s, cm.spin_us,
+	    cm.bound, (unsigned long long)cm.max_memory, full_s,
+	    cm.spill_dir != NULL ? cm.spill_dir : "off", cm.spin_us,
 	    npre,
 	    lim.max_conns, lim.max_unauth, lim.max_unauth_per_host);
 

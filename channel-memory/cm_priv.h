@@ -10,6 +10,7 @@
  *   evlog.c    the per-receiver log of ordering decisions, its memory
  *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
  *   replay.c   answering a restarted rank's posts from its log
+ *   spill.c    logged payloads moved to a file beyond half the cap
  *   pressure.c a log over --max-memory: asks checkpoints, or gives up
  *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
@@ -43,6 +44,7 @@ struct cm {
 	char bound[128];
 	uint64_t max_memory;	/* cap on bytes held per job (messages, log) */
 	double log_full_timeout;	/* give up when no checkpoint frees for this */
+	const char *spill_dir;	/* NULL: payloads never leave memory */
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
 	struct job *jobs;
@@ -117,6 +119,8 @@ struct logent {
 	uint64_t size;
 	uint64_t victim_post;	/* cancels that won: the receive's post_no */
 	bool refill;		/* sender died mid-payload: awaiting its re-send */
+	bool spilled;		/* the payload is in the spill file, pb NULL */
+	uint64_t spill_off;
 	struct pbuf *pb;	/* deliveries: shares the message's buffer */
 };
 
@@ -207,7 +211,8 @@ struct rank_state {
 	uint64_t resume_event, resume_nd;
 	struct ckpt_state ck;
 	struct dighist *dig;	/* per sender, NULL until a digest came */
-	uint64_t log_bytes;	/* payload bytes of its log (home only) */
+	uint64_t log_bytes;	/* payload bytes of its log in memory (home) */
+	struct logent *spill_next;	/* first log entry not spilled yet */
 	bool ck_asked;		/* log pressure asked a checkpoint: not paused */
 	double ck_asked_at;
 };
@@ -229,6 +234,9 @@ struct job {
 	uint64_t duplicates;
 	uint64_t log_meta_bytes;	/* entries and nd outcomes */
 	bool log_cap_said;	/* the log outgrew --max-memory (said once) */
+	int spill_fd;		/* spill.c: -1 until the first spill */
+	uint64_t spill_end, spill_bytes;	/* file size, live bytes in it */
+	bool spill_failed, spilling;
 	ev_timer pressure_w;	/* while paused: pressure.c */
 	double pressure_t0;	/* since when no checkpoint freed anything */
 };
@@ -331,6 +339,12 @@ uint64_t replay_delivered(const struct rank_state *rs);
 
 /* memcap.c */
 uint64_t cm_memcap_default(void);
+
+/* spill.c */
+void spill_check(struct job *j);
+struct pbuf *spill_load(struct job *j, const struct logent *e);
+void spill_forget(struct job *j, struct rank_state *rs, struct logent *e);
+void spill_close(struct job *j);
 
 /* pressure.c */
 void pressure_begin(struct job *j);

@@ -87,12 +87,14 @@ evlog_free(struct job *j, struct rank_state *rs)
 			j->log_meta_bytes -= sizeof(*e);
 			if (e->pb != NULL)
 				j->log_bytes -= pbuf_len(e->pb);
+			spill_forget(j, rs, e);
 		}
 		pbuf_unref(e->pb);
 		free(e);
 	}
 	rs->log_head = rs->log_tail = NULL;
 	rs->log_bytes = 0;
+	rs->spill_next = NULL;
 }
 
 /* The logged delivery (src, seq) whose payload died with its sender. */
@@ -172,6 +174,9 @@ evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
 			j->log_bytes -= pbuf_len(e->pb);
 			rs->log_bytes -= pbuf_len(e->pb);
 		}
+		if (e->spilled)
+			*bytes += e->size;
+		spill_forget(j, rs, e);
 		j->log_meta_bytes -= sizeof(*e);
 		j->log_entries--;
 		(*entries)++;

@@ -45,6 +45,7 @@ job_free(struct job *j)
 		ckpt_free(j, rs);
 		replay_reset(rs);
 	}
+	spill_close(j);
 	free(j->ranks);
 	free(j->id);
 	free(j);
@@ -81,6 +82,7 @@ job_setup(struct cm *cm, const char *id, int32_t nranks, int32_t ncms,
 	    (j->ranks = calloc((size_t)nranks, sizeof(*j->ranks))) == NULL)
 		goto nomem;
 	j->cm = cm;
+	j->spill_fd = -1;
 	j->nranks = nranks;
 	j->ncms = ncms;
 	j->cm_index = cm_index;
@@ -111,10 +113,12 @@ static void
 job_log_end(const struct job *j)
 {
 	log_info("cm job end job=%s messages=%llu bytes=%llu log_entries=%llu "
-	    "log_bytes=%llu duplicates=%llu", j->id,
-	    (unsigned long long)j->messages, (unsigned long long)j->bytes,
-	    (unsigned long long)j->log_entries,
+	    "log_bytes=%llu spill_bytes=%llu spill_file=%llu duplicates=%llu",
+	    j->id, (unsigned long long)j->messages,
+	    (unsigned long long)j->bytes, (unsigned long long)j->log_entries,
 	    (unsigned long long)j->log_bytes,
+	    (unsigned long long)j->spill_bytes,
+	    (unsigned long long)j->spill_end,
 	    (unsigned long long)j->duplicates);
 }
 
@@ -252,6 +256,8 @@ job_log_grew(struct job *j)
 {
 	uint64_t logged = j->log_bytes + j->log_meta_bytes;
 
+	spill_check(j);
+	logged = j->log_bytes + j->log_meta_bytes;
 	if (!j->log_cap_said && logged > j->cm->max_memory) {
 		j->log_cap_said = true;
 		log_warnx("cm job=%s log holds %llu bytes, over --max-memory: "

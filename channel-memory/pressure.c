@@ -13,6 +13,8 @@
  * --log-full-timeout seconds, the CM gives up (CmPressure{give_up}) and
  * the dispatcher fails the job with one line, instead of letting it hang
  * until its --timeout. Without a dispatcher link it says so in its log.
+ * Payloads spilled to disk (spill.c) beyond the cap also ask for
+ * checkpoints, as advice: a job that cannot take them goes on from disk.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -35,6 +37,14 @@ pressure_from_log(const struct job *j)
 	return j->log_bytes + j->log_meta_bytes > j->cm->max_memory / 2;
 }
 
+/* Payloads spilled to disk beyond the cap: worth checkpoints to free
+   the disk, not worth failing a job for. */
+static bool
+pressure_from_spill(const struct job *j)
+{
+	return j->spill_bytes > j->cm->max_memory;
+}
+
 static void
 pressure_send(struct job *j, const int32_t *ranks, size_t n, bool give_up,
     const char *text)
@@ -42,6 +52,7 @@ pressure_send(struct job *j, const int32_t *ranks, size_t n, bool give_up,
 	Mpiv__CmPressure p = MPIV__CM_PRESSURE__INIT;
 	struct session *d = j->cm->disp;
 
+	p.advisory = !j->throttled;
 	p.job_id = j->id;
 	p.ranks = (int32_t *)ranks;
 	p.n_ranks = n;
@@ -109,7 +120,8 @@ pressure_ask(struct job *j, double now)
 	pressure_send(j, pick, n, false, NULL);
 }
 
-/* The job's senders were just paused. */
+/* The job's senders were just paused, or its spilled payloads outgrew
+   the cap. */
 void
 pressure_begin(struct job *j)
 {
@@ -141,7 +153,7 @@ pressure_relieved(struct job *j, int32_t rank)
 
 	j->pressure_t0 = now;
 	j->ranks[rank].ck_asked_at = 0;
-	if (j->throttled && pressure_from_log(j) &&
+	if (((j->throttled && pressure_from_log(j)) || pressure_from_spill(j)) &&
 	    ev_is_active(&j->pressure_w))
 		pressure_ask(j, now);
 }
@@ -154,7 +166,10 @@ pressure_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	char text[400];
 
 	if (!j->throttled) {
-		pressure_end(j);
+		if (pressure_from_spill(j))
+			pressure_ask(j, now);
+		else
+			pressure_end(j);
 		return;
 	}
 	if (!pressure_from_log(j)) {

@@ -164,6 +164,14 @@ replay_answer(struct session *s, struct rank_state *rs,
 	switch (e->kind) {
 	case LOG_DELIVER: {
 		Mpiv__Deliver d = MPIV__DELIVER__INIT;
+		struct pbuf *pb = e->pb;
+
+		if (pb == NULL && e->spilled &&
+		    (pb = spill_load(j, e)) == NULL) {
+			session_error(s, "channel memory cannot read a logged "
+			    "payload back from its spill file");
+			return;
+		}
 		d.req_id = w->p.req_id;
 		d.src = e->src;
 		d.tag = e->tag;
@@ -172,7 +180,9 @@ replay_answer(struct session *s, struct rank_state *rs,
 		d.context = e->context;
 		d.replayed = true;
 		(void)conn_send_pbuf(s->c, MPIV__MSG_TYPE__MSG_DELIVER, &d.base,
-		    e->pb);
+		    pb);
+		if (pb != e->pb)
+			pbuf_unref(pb);	/* read back: the send holds its own */
 		log_debug("cm replay deliver job=%s rcv=%d event=%llu src=%d "
 		    "tag=%d seq=%llu bytes=%llu post=%llu", j->id, s->rank,
 		    (unsigned long long)w->event, e->src, e->tag,

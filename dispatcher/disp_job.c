@@ -1309,6 +1309,11 @@ djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p)
 		return;
 	}
 	djob_ckpt_why(j, why, sizeof(why));
+	if (why[0] != '\0' && p->advisory) {
+		log_debug("dispatcher log spilled job=%s cm=%s: no checkpoints "
+		    "to free it (%s)", j->id, cm->addr, why);
+		return;
+	}
 	if (why[0] != '\0') {
 		snprintf(msg, sizeof(msg), "channel memory %s: the message log "
 		    "of job %s fills its --max-memory (%llu of %llu bytes), "

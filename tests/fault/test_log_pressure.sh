@@ -3,9 +3,13 @@
 # memory cap (issue 10, item 1). tests/fault/progs/flt_bigring.c passes
 # 1 MiB messages around a ring of 3 ranks: 300 rounds log ~900 MiB, the
 # CMs here get --cm-max-memory 64M.
-#   nockpt     no CRIU (MPIV_CRIU=/nonexistent): the job cannot free its
-#              log, so it fails within seconds with one line naming the
-#              CM, the cap and the way out (never a hang until --timeout)
+#   nockpt     no CRIU (MPIV_CRIU=/nonexistent) and no spilling
+#              (MPIV_CM_SPILL_DIR=off): the job cannot free its log, so it
+#              fails within seconds with one line naming the CM, the cap
+#              and the way out (never a hang until --timeout)
+#   spill      no CRIU, payloads spilled to disk beyond half the cap, while
+#              ranks are killed at random (their replays read the spilled
+#              payloads back): the failure-free output
 #   pressure   CRIU, no --ckpt-interval: the CM asks the dispatcher for
 #              checkpoints of the ranks with the largest logs; the job
 #              completes with the failure-free output
@@ -27,7 +31,7 @@ flt_job "$FLT_TMP/ref" 60 -n 3 "$ring" "${ARGS[@]}"
 
 # nockpt: one line, quickly
 t0=$(date +%s)
-MPIV_CRIU=/nonexistent flt_job "$FLT_TMP/nockpt" 60 -n 3 --cm-max-memory "$CAP" "$ring" "${ARGS[@]}"
+MPIV_CRIU=/nonexistent MPIV_CM_SPILL_DIR=off flt_job "$FLT_TMP/nockpt" 60 -n 3 --cm-max-memory "$CAP" "$ring" "${ARGS[@]}"
 secs=$(( $(date +%s) - t0 ))
 line="^mpiv: channel memory [0-9.:]*: the message log of job [^ ]* fills its --max-memory \([0-9]+ of 67108864 bytes\), and only checkpoints free a log, which this job cannot take \(node [^ ]* has no working CRIU\); raise the cap"
 if [ "$FLT_RC" != 1 ]; then
@@ -38,6 +42,21 @@ elif [ "$secs" -gt 15 ]; then
 	flt_notok "nockpt: failed only after $secs s" "$FLT_TMP/nockpt.err"
 else
 	flt_ok "nockpt: exit 1 after $secs s: $(grep -m1 '^mpiv: ' "$FLT_TMP/nockpt.err" | cut -c1-120)..."
+fi
+
+# spill: from disk, under kills
+MPIV_CRIU=/nonexistent MPIV_CM_SPILL_DIR="$FLT_TMP" flt_job "$FLT_TMP/spill" 90 -n 3 \
+	--log-level info --cm-max-memory "$CAP" --chaos 500ms --chaos-seed 3 "$ring" "${ARGS[@]}"
+spilled=$(sed -n 's/.*cm job end .*spill_bytes=\([0-9]*\).*/\1/p' "$FLT_TMP/spill.err" | head -n 1)
+if [ "$FLT_RC" != 0 ]; then
+	flt_notok "spill: exit $FLT_RC" "$FLT_TMP/spill.err"
+elif [ "${spilled:-0}" -lt $((256 << 20)) ]; then
+	flt_notok "spill: only ${spilled:-0} bytes spilled of ~900 MiB under a 64 MiB cap" "$FLT_TMP/spill.err"
+elif ls "$FLT_TMP"/mpiv-cm-spill.* > /dev/null 2>&1; then
+	flt_notok "spill: a spill file was left in the spill directory" "$FLT_TMP/spill.err"
+else
+	flt_same "spill: $((spilled >> 20)) MiB spilled, $(flt_report "$FLT_TMP/spill.json" kills) kills replayed from disk" \
+		"$FLT_TMP/ref.out" "$FLT_TMP/spill.out"
 fi
 
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}

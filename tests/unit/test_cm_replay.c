@@ -67,7 +67,11 @@ stop_all(void **state)
 	return rc;
 }
 
-/* The next frame of `type` on the dispatcher link, stashing ReplayDone. */
+/* CmPressure frames seen on the dispatcher link (log spilled or full). */
+static int npressure;
+
+/* The next frame of `type` on the dispatcher link, stashing ReplayDone
+   and counting CmPressure. */
 static ProtobufCMessage *
 disp_expect(uint16_t type)
 {
@@ -85,6 +89,11 @@ disp_expect(uint16_t type)
 			return m;
 		if (h.type == MPIV__MSG_TYPE__MSG_REPLAY_DONE && ndone < 16) {
 			done_q[ndone++] = (Mpiv__ReplayDone *)m;
+			continue;
+		}
+		if (h.type == MPIV__MSG_TYPE__MSG_CM_PRESSURE) {
+			npressure++;
+			frame_free_meta(m);
 			continue;
 		}
 		fail_msg("dispatcher link: expected %s, got %s",
@@ -863,10 +872,63 @@ test_log_over_cap(void **state)
 	close(r1);
 }
 
+/*
+ * The same log at a CM that spills (--spill-dir): every message gets
+ * through, the payloads beyond half the cap leave memory, and a
+ * restarted receiver replays all of them, read back from the file.
+ */
+static void
+test_log_spilled(void **state)
+{
+	enum { N = 100, SZ = 4096 };
+	char buf[SZ + 1];
+	int r0, r1, r1b;
+	Mpiv__CmStats *cs;
+
+	setup("spl", 2, false);
+	r0 = rank_conn("spl", 0, 1);
+	r1 = rank_conn("spl", 1, 1);
+	buf[SZ] = '\0';
+	for (int i = 0; i < N; i++) {
+		memset(buf, 'a' + i % 26, SZ);
+		do_send(r0, 0, 1, i, (uint64_t)i + 1, buf, SZ);
+		post_recv(r1, (uint64_t)i + 1, 0, -1);
+		expect_deliver(r1, (uint64_t)i + 1, (uint64_t)i + 1, 0, buf,
+		    false);
+	}
+	cs = stats("spl");
+	assert_int_equal(cs->messages, N);
+	assert_true(cs->log_bytes <= (64u << 10) / 2);	/* in memory */
+	frame_free_meta(&cs->base);
+	/* ~400 KiB spilled, over the cap: checkpoints were asked (advice) */
+	assert_true(npressure > 0);
+	close(r1);
+	r1b = rank_conn("spl", 1, 2);	/* replays all N from the log */
+	for (int i = 0; i < N; i++) {
+		memset(buf, 'a' + i % 26, SZ);
+		post_recv(r1b, (uint64_t)i + 1, 0, -1);
+		expect_deliver(r1b, (uint64_t)i + 1, (uint64_t)i + 1, 0, buf,
+		    true);
+	}
+	close(r1b);
+	close(r0);
+}
+
+/* A CM with --max-memory 64K that keeps its log in memory. */
 static int
 start_small(void **state)
 {
 	cm_max_memory = "64K";
+	setenv("MPIV_CM_SPILL_DIR", "off", 1);
+	return start_all(state);
+}
+
+/* The same, spilling to a temporary directory. */
+static int
+start_small_spill(void **state)
+{
+	cm_max_memory = "64K";
+	setenv("MPIV_CM_SPILL_DIR", "/tmp", 1);
 	return start_all(state);
 }
 
@@ -889,12 +951,17 @@ main(void)
 	const struct CMUnitTest small[] = {
 		cmocka_unit_test(test_log_over_cap),
 	};
+	const struct CMUnitTest spill[] = {
+		cmocka_unit_test(test_log_spilled),
+	};
 	int rc;
 
 	signal(SIGPIPE, SIG_IGN);
 	alarm(180);
 	log_init("test_cm_replay", LOG_LEVEL_WARN);
 	rc = cmocka_run_group_tests(tests, start_all, stop_all);
-	return rc | cmocka_run_group_tests_name("log_over_cap", small,
+	rc |= cmocka_run_group_tests_name("log_over_cap", small,
 	    start_small, stop_all);
+	return rc | cmocka_run_group_tests_name("log_spilled", spill,
+	    start_small_spill, stop_all);
 }
