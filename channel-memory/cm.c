@@ -444,6 +444,7 @@ cm_main(int argc, char **argv)
 
 	job_free_all(&cm);
 	ev_loop_destroy(cm.loop);
+	conn_gate_free(cm.as.gate);
 	log_info("cm stopped prefault_used=%lu", pbuf_prefault_used());
 	return 0;
 }

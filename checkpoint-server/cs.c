@@ -331,5 +331,6 @@ out_chunk:
 	free(cs.chunk);
 out_store:
 	close(cs.store_fd);
+	conn_gate_free(cs.as.gate);
 	return rc;
 }

@@ -1755,6 +1755,32 @@ conn_gate_new(const char *who, const struct conn_limits *l)
 	return g;
 }
 
+/*
+ * Frees g at the daemon's end. Connections point at their gate until
+ * they are freed: with some still counted it is left alone (said), so
+ * that none of them can touch freed memory.
+ */
+void
+conn_gate_free(struct conn_gate *g)
+{
+	if (g == NULL)
+		return;
+	if (g->conns != 0) {
+		log_warnx("%s %ld connections outlive their gate: not freed",
+		    g->who, g->conns);
+		return;
+	}
+	for (size_t i = 0; i < GATE_BUCKETS; i++) {
+		struct gate_host *h, *next;
+
+		for (h = g->hosts[i]; h != NULL; h = next) {
+			next = h->next;
+			free(h);
+		}
+	}
+	free(g);
+}
+
 void
 conn_gate_counts(const struct conn_gate *g, long *conns, long *unauth,
     unsigned long *refused)

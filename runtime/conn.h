@@ -199,6 +199,8 @@ struct conn_gate;
  * ENOMEM.
  */
 struct conn_gate *conn_gate_new(const char *who, const struct conn_limits *l);
+/* At the daemon's end, once its connections are gone (else left alone). */
+void conn_gate_free(struct conn_gate *g);
 /* 0: fd may become a conn; -1: refused, fd is closed. */
 int conn_gate_admit(struct conn_gate *g, int fd);
 /* Counts right now, and refusals since the gate was made (tests, logs). */
