@@ -9,7 +9,10 @@
 #   3. re-execution speed: rank 1 receives M messages, is killed as it
 #      enters MPI_Finalize (MPIV_FAULT=finalize:1:1) and replays them all
 #      from the CM's log; the report's replay time against the original
-#      receive phase.
+#      receive phase;
+#   4. the send digest every logged send carries (replay divergence
+#      detection): ns per message beside a memcpy of the same bytes
+#      (bench/digest_speed.c) and beside the ping-pong of table 1.
 # Prints markdown tables; also written to $B/bench/ft.md. Only ratios from
 # the same run mean anything on this noisy 2-core machine.
 set -u
@@ -41,6 +44,7 @@ ompi_run() {
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'; }
 
+: > "$OUT/lat"
 {
 echo "## Fault-tolerance costs ($(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg))"
 echo
@@ -57,6 +61,7 @@ for size in 8 65536 1048576; do
 	done
 	l=$(median < "$OUT/l"); r=$(median < "$OUT/r"); o=$(median < "$OUT/o")
 	[ "$l" = nan ] || [ "$r" = nan ] && fail=1
+	echo "$size $l" >> "$OUT/lat"
 	echo "| $size | $l | $r | $o | $(ratio "$l" "$r") | $(ratio "$l" "$o") |"
 done
 echo
@@ -90,5 +95,20 @@ for ms in "20000 64" "2000 65536"; do
 	[ "$p" = nan ] && fail=1
 	echo "| $1 x $2 B | $o | $p | $(ratio "$p" "$o") |"
 done
+echo
+echo "### Send digest (every logged send; best of 5, ns per message)"
+echo
+echo "| size | digest ns | memcpy ns | digest GB/s | digest / logging half round trip |"
+echo "|---:|---:|---:|---:|---:|"
+if cc -O2 -Ilibmpi-lite -o "$OUT/digest_speed" bench/digest_speed.c libmpi-lite/digest.c 2>>"$OUT/err.log"; then
+	"$OUT/digest_speed" 8 65536 1048576 | while read -r _ sz dg mc gb _; do
+		sz=${sz#size=}; dg=${dg#digest_ns=}; mc=${mc#memcpy_ns=}; gb=${gb#digest_gbs=}
+		lat=$(sed -n "s/^$sz //p" "$OUT/lat" 2>/dev/null)
+		echo "| $sz | $dg | $mc | $gb | $(awk -v d="$dg" -v l="${lat:-0}" 'BEGIN { if (l > 0) printf "%.4f", d / 1000 / l; else print "n/a" }') |"
+	done
+else
+	echo "digest_speed build failed" >&2
+	fail=1
+fi
 } | tee "$B/bench/ft.md"
 [ "$fail" = 0 ] || { echo "ft.sh: some runs failed, see $OUT/err.log" >&2; exit 1; }
