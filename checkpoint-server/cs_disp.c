@@ -3,8 +3,8 @@
  * Hello{ROLE_CS} and ServiceRegister{ROLE_CS, addr}, and keeps the link
  * up: lost, it is redialled after a second; refused, after a delay that
  * doubles up to CS_DISP_MAX_BACKOFF (so a dispatcher that does not take
- * checkpoint servers is not hammered). Frames from the dispatcher are
- * logged and otherwise ignored for now.
+ * checkpoint servers is not hammered). A Heartbeat from the dispatcher
+ * (its stall probe) is echoed; other frames are logged and ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +54,11 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_ERROR:
 		log_warnx("cs dispatcher error text=\"%s\"",
 		    ((Mpiv__Error *)m)->text);
+		return;
+	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		/* The dispatcher's probe: a CS that stops echoing is told
+		   to its jobs' clients as stalled (dispatcher/disp_warn.c). */
+		(void)conn_send(c, MPIV__MSG_TYPE__MSG_HEARTBEAT, m, NULL, 0);
 		return;
 	default:
 		log_debug("cs ignoring %s from the dispatcher",

@@ -734,6 +734,7 @@ djob_finish(struct djob *j)
 		jd.reason = j->failed ? j->reason : "";
 		jd.kills = j->kills;
 		jd.restarts = j->restarts;
+		jd.ckpt_failures = j->ckpt_failures;
 		djob_ckpt_why(j, why, sizeof(why));
 		jd.mode = j->relay_only ? "relay" : why[0] == '\0' &&
 		    (j->ckpt_interval > 0 || j->checkpoints > 0) ?
@@ -1248,10 +1249,16 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	struct drank *rk;
 
 	if (!ct->ok) {
-		log_warnx("dispatcher checkpoint failed job=%s rank=%d "
-		    "ckpt=%llu node=%s error=\"%s\" inc=%u", ct->job_id,
-		    ct->rank, (unsigned long long)ct->ckpt_no, node->name,
-		    ct->error, ct->incarnation);
+		log_warnx("dispatcher checkpoint %s job=%s rank=%d "
+		    "ckpt=%llu node=%s error=\"%s\" inc=%u", ct->skipped ?
+		    "skipped" : "failed", ct->job_id, ct->rank,
+		    (unsigned long long)ct->ckpt_no, node->name, ct->error,
+		    ct->incarnation);
+		/* Counted and told (disp_warn.c) when it is this node's. */
+		if (j != NULL && ct->rank >= 0 && ct->rank < j->nranks &&
+		    (j->ranks[ct->rank].node == node ||
+		    j->ranks[ct->rank].prev_node == node))
+			dwarn_ckpt_taken(j, ct->rank, ct);
 		return;
 	}
 	log_info("dispatcher checkpoint durable job=%s rank=%d ckpt=%llu "
@@ -1273,6 +1280,7 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	j->checkpoints++;
 	if (ct->ckpt_no > rk->last_ckpt)
 		rk->last_ckpt = ct->ckpt_no;
+	dwarn_ckpt_taken(j, ct->rank, ct);
 }
 
 /* Asks the node of a running rank for a checkpoint now. */

@@ -29,6 +29,15 @@ disp_usage(FILE *f)
 	    "default 0.0.0.0:7070)\n"
 	    "  --heartbeat-timeout S    a node silent this long is lost "
 	    "(default 10)\n"
+	    "  --stall-after S          a CM or CS silent to a probe this long "
+	    "is told as\n"
+	    "                           stalled to its jobs' clients (default 5; "
+	    "env\n"
+	    "                           MPIV_STALL_AFTER)\n"
+	    "  --warn-interval S        at most one begin line per warning kind "
+	    "and job\n"
+	    "                           this often (default 10; env "
+	    "MPIV_WARN_INTERVAL)\n"
 	    "  --state-dir DIR          keep the job counter here across "
 	    "restarts (running\n"
 	    "                           jobs do not survive a restart)\n"
@@ -74,6 +83,7 @@ disp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	d->stopping = true;
 	ev_io_stop(loop, &d->accept_w);
 	ev_timer_stop(loop, &d->bp_w);
+	ev_timer_stop(loop, &d->warn_w);
 	ev_signal_stop(loop, &d->sigint_w);
 	ev_signal_stop(loop, &d->sigterm_w);
 	close(d->lfd);
@@ -95,6 +105,8 @@ dispatcher_main(int argc, char **argv)
 		{ "max-conns", required_argument, NULL, 0x100 },
 		{ "max-unauth", required_argument, NULL, 0x101 },
 		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
+		{ "stall-after", required_argument, NULL, 0x103 },
+		{ "warn-interval", required_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
@@ -146,6 +158,21 @@ dispatcher_main(int argc, char **argv)
 		case 0x102:
 			per_host = optarg;
 			break;
+		case 0x103:
+		case 0x104: {
+			double v = strtod(optarg, &end);
+			if (*end != '\0' || !(v > 0) || v >= 1e6) {
+				fprintf(stderr, "mpiv dispatcher: bad --%s "
+				    "\"%s\" (want seconds > 0)\n", ch == 0x103 ?
+				    "stall-after" : "warn-interval", optarg);
+				return 2;
+			}
+			if (ch == 0x103)
+				d.stall_after = v;
+			else
+				d.warn_interval = v;
+			break;
+		}
 		default:
 			disp_usage(stderr);
 			return 2;
@@ -194,6 +221,7 @@ dispatcher_main(int argc, char **argv)
 	ev_init(&d.bp_w, dpeer_on_backpressure);
 	d.bp_w.repeat = 0.05;
 	d.bp_w.data = &d;
+	dwarn_start(&d);
 
 	ev_run(d.loop, 0);
 

@@ -151,6 +151,7 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_CM_PRESSURE:
 		djob_cm_pressure(p, (Mpiv__CmPressure *)m);
+		dwarn_pressure(p, (Mpiv__CmPressure *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 	case MPIV__MSG_TYPE__MSG_CM_STATS:
@@ -288,6 +289,7 @@ dpeer_on_frame(struct conn *c, const struct frame_hdr *h,
 			dpeer_hello(p, (Mpiv__Hello *)m);
 		break;
 	case DPEER_CM:
+		dwarn_heard(p);
 		dpeer_cm_frame(p, h, m);
 		break;
 	case DPEER_NODE:
@@ -297,6 +299,7 @@ dpeer_on_frame(struct conn *c, const struct frame_hdr *h,
 		dpeer_client_frame(p, h, m, payload);
 		break;
 	case DPEER_CS:
+		dwarn_heard(p);
 		dpeer_cs_frame(p, h, m);
 		break;
 	case DPEER_DEAD:

@@ -25,6 +25,8 @@
 #define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
 #define DISP_DEAD_KEEP		256	/* declared-dead node ids remembered */
 #define DISP_MAX_BINARY		(1ull << 30)	/* largest program shipped */
+#define DISP_WARN_INTERVAL	10.0	/* s: one begin line per warning kind */
+#define DISP_STALL_AFTER	5.0	/* s unanswered: a CM/CS stalls */
 
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
@@ -46,6 +48,10 @@ struct dpeer {
 	/* CM, CS */
 	char addr[128];		/* host:port ranks dial; "" until registered */
 	int njobs;		/* jobs it serves (for spreading) */
+	double heard;		/* ev_now() of its last frame */
+	double probe_out;	/* first unanswered probe (0: none) */
+	bool answers;		/* answered a probe once: can stall */
+	bool stalled;		/* silent past --stall-after */
 	/* node */
 	char node_id[80];	/* "NAME#N", "" until NodeRegister */
 	double last_seen;	/* ev_now() of its last frame */
@@ -55,6 +61,28 @@ struct dpeer {
 	/* client */
 	struct djob *job;
 	struct dpeer *prev, *next;
+};
+
+/*
+ * Conditions of a job the user is told about (disp_warn.c): each begins
+ * and clears; the client hears of it at most once per kind per
+ * warn_interval, mpiv status shows the active ones.
+ */
+enum dwarn_kind {
+	DWARN_CKPT = 0,		/* "ckpt_failing" */
+	DWARN_WAITING,		/* "waiting": services, slots */
+	DWARN_STALLED,		/* "stalled": a CM or CS not answering */
+	DWARN_PRESSURE,		/* "log_pressure": a CM log at its cap */
+	DWARN_NKINDS,
+};
+
+struct dwarn {
+	double seen;		/* condition holds since (0: does not) */
+	bool active;		/* held past its grace: begun */
+	double since, cleared;	/* of the current or last episode */
+	char text[400];		/* the line that says it began */
+	bool told;		/* what the client was last told */
+	double told_at;		/* when it was last told a begin (0: never) */
 };
 
 enum djob_state {
@@ -81,6 +109,7 @@ struct drank {
 	int cs;			/* index into djob.css, -1: none */
 	uint64_t last_ckpt;	/* last durable checkpoint (0: none) */
 	uint32_t checkpoints;	/* durable ones, from CkptTaken{ok} */
+	uint32_t ckpt_streak;	/* failed in a row (skips not counted) */
 	bool restoring;		/* current incarnation launched with restore */
 	struct dpeer *prev_node;	/* where it ran last (relaunch there) */
 	/*
@@ -160,6 +189,12 @@ struct djob {
 				   the same server again */
 	uint32_t checkpoints;
 	bool ckpt_warned;	/* "no criu/cs" said once */
+	/* warnings (disp_warn.c) */
+	struct dwarn warn[DWARN_NKINDS];
+	uint32_t ckpt_failures;	/* CkptTaken{ok = false}, skips aside */
+	char ckpt_err[300];	/* the last failure: "rank R: error" */
+	double pressure_at;	/* last CmPressure (0: none) */
+	char pressure_text[400];
 	struct djob *prev, *next;
 };
 
@@ -182,6 +217,10 @@ struct disp {
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
 	ev_timer bp_w;		/* polls client queues while nodes are paused */
+	ev_timer warn_w;	/* probes services, updates warnings */
+	double warn_interval;	/* s between lines of one warning kind */
+	double stall_after;	/* s a probed CM/CS may stay silent */
+	uint64_t probe_seq;
 	double hb_timeout;
 	struct dpeer *peers;
 	struct djob *jobs;
@@ -215,6 +254,14 @@ void dbin_free(struct djob *j);
 /* disp_state.c */
 int dstate_load(struct disp *d);
 int dstate_save(struct disp *d);
+
+/* disp_warn.c */
+void dwarn_start(struct disp *d);
+void dwarn_heard(struct dpeer *p);
+void dwarn_ckpt_taken(struct djob *j, int r, const Mpiv__CkptTaken *ct);
+void dwarn_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
+void dwarn_update(struct djob *j);
+const char *dwarn_kind_name(enum dwarn_kind k);
 
 /* disp_status.c */
 void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);

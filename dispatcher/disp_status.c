@@ -42,11 +42,15 @@ dstatus_rank_state(const struct drank *rk)
 }
 
 /* Fills ji for j, its ranks in ri/rip, its CM and CS addresses in
-   cms/css; the strings point into j. */
+   cms/css, its active warnings in w/wp (DWARN_NKINDS each); the strings
+   point into j. */
 static void
 dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
-    Mpiv__RankInfo **rip, Mpiv__RankInfo *ri, char **cms, char **css)
+    Mpiv__RankInfo **rip, Mpiv__RankInfo *ri, char **cms, char **css,
+    Mpiv__JobWarning **wp, Mpiv__JobWarning *w)
 {
+	size_t nw = 0;
+
 	mpiv__job_info__init(ji);
 	ji->job_id = (char *)j->id;
 	ji->state = (char *)dstatus_job_state(j);
@@ -83,6 +87,24 @@ dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
 		css[i] = (char *)(j->css[i] != NULL ? j->css[i]->addr : "-");
 	ji->css = css;
 	ji->n_css = (size_t)j->ncss;
+	ji->ckpt_failures = j->ckpt_failures;
+	for (int k = 0; k < DWARN_NKINDS; k++) {
+		const struct dwarn *dw = &j->warn[k];
+
+		if (!dw->active)
+			continue;
+		mpiv__job_warning__init(&w[nw]);
+		w[nw].job_id = (char *)j->id;
+		w[nw].kind = (char *)dwarn_kind_name((enum dwarn_kind)k);
+		w[nw].active = true;
+		w[nw].text = (char *)dw->text;
+		w[nw].since_s = dw->since - j->t_submit;
+		w[nw].count = k == DWARN_CKPT ? j->ckpt_failures : 0;
+		wp[nw] = &w[nw];
+		nw++;
+	}
+	ji->warnings = wp;
+	ji->n_warnings = nw;
 }
 
 void
@@ -98,6 +120,7 @@ dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr)
 	Mpiv__ServiceInfo *si = NULL, **sip = NULL;
 	Mpiv__JobInfo *ji = NULL, **jip = NULL;
 	Mpiv__RankInfo *ri = NULL, **rip = NULL;
+	Mpiv__JobWarning *wi = NULL, **wip = NULL;
 	char **strs = NULL, err[96] = "";
 
 	for (p = d->peers; p != NULL; p = p->next) {
@@ -120,7 +143,9 @@ dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr)
 	    (ns && ((si = calloc(ns, sizeof(*si))) == NULL ||
 	    (sip = calloc(ns, sizeof(*sip))) == NULL)) ||
 	    (nj && ((ji = calloc(nj, sizeof(*ji))) == NULL ||
-	    (jip = calloc(nj, sizeof(*jip))) == NULL)) ||
+	    (jip = calloc(nj, sizeof(*jip))) == NULL ||
+	    (wi = calloc(nj * DWARN_NKINDS, sizeof(*wi))) == NULL ||
+	    (wip = calloc(nj * DWARN_NKINDS, sizeof(*wip))) == NULL)) ||
 	    (nr && ((ri = calloc(nr, sizeof(*ri))) == NULL ||
 	    (rip = calloc(nr, sizeof(*rip))) == NULL)) ||
 	    (nc && (strs = calloc(nc, sizeof(*strs))) == NULL)) {
@@ -169,7 +194,8 @@ dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr)
 		if (*sr->job_id != '\0' && strcmp(sr->job_id, j->id) != 0)
 			continue;
 		dstatus_job(j, now, &ji[k], rip + nr, ri + nr, strs + nc,
-		    strs + nc + j->ncms);
+		    strs + nc + j->ncms, wip + k * DWARN_NKINDS,
+		    wi + k * DWARN_NKINDS);
 		nr += (size_t)j->nranks;
 		nc += (size_t)j->ncms + (size_t)j->ncss;
 		jip[k] = &ji[k];
@@ -188,6 +214,8 @@ dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr)
 	free(sip);
 	free(ji);
 	free(jip);
+	free(wi);
+	free(wip);
 	free(ri);
 	free(rip);
 	free(strs);

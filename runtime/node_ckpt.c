@@ -57,6 +57,7 @@
 /* What a helper writes back (one write, < PIPE_BUF). */
 struct ckpt_result {
 	int ok;
+	int skipped;		/* back-pressure: not a failure */
 	uint64_t bytes, raw_bytes;
 	double dump_s, upload_s;
 	char error[400];
@@ -632,6 +633,7 @@ ckpt_send_taken(struct node *n, const char *job, int rank, uint32_t inc,
 	ct.incarnation = inc;
 	ct.ckpt_no = k;
 	ct.ok = res->ok;
+	ct.skipped = res->skipped;
 	ct.bytes = res->bytes;
 	ct.raw_bytes = res->raw_bytes;
 	ct.dump_s = res->dump_s;
@@ -734,6 +736,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		    "no checkpoint server for this rank" :
 		    "skipped: the previous checkpoint of this rank is still "
 		    "being taken");
+		res.skipped = n->criu && *t->cs != '\0';
 		if (c > 0)
 			(void)kill(c, SIGKILL);
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);

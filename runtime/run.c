@@ -473,6 +473,7 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 	if (*jd->mode != '\0')
 		snprintf(r->mode, sizeof(r->mode), "%s", jd->mode);
 	r->kills = jd->kills;
+	r->ckpt_failures = jd->ckpt_failures;
 	r->checkpoints = 0;
 	for (size_t i = 0; i < jd->n_ranks; i++)
 		r->checkpoints += jd->ranks[i]->checkpoints;
@@ -503,6 +504,45 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 		r->results[rr->rank].exit_code = rr->exit_code;
 	}
 	run_stop(r, jd->exit_code, *jd->reason != '\0' ? jd->reason : NULL);
+}
+
+/*
+ * A JobWarning: a condition of the job began or cleared (the dispatcher
+ * rate-limits them, dispatcher/disp_warn.c). One line on stderr, and an
+ * entry of the report's "warnings" (a clear closes the open one of its
+ * kind).
+ */
+static void
+run_warning(struct run *r, const Mpiv__JobWarning *jw)
+{
+	struct run_warning *w = NULL, *more;
+
+	fprintf(stderr, "mpiv: %s\n", jw->text);
+	log_info("run warning job=%s kind=%s active=%d since_s=%.1f "
+	    "text=\"%s\"", jw->job_id, jw->kind, jw->active, jw->since_s,
+	    jw->text);
+	if (!jw->active) {
+		for (size_t i = r->nwarns; i-- > 0 && w == NULL;)
+			if (strcmp(r->warns[i].kind, jw->kind) == 0 &&
+			    r->warns[i].cleared_s < 0)
+				w = &r->warns[i];
+		if (w != NULL) {
+			w->cleared_s = jw->cleared_s;
+			if (jw->count > w->count)
+				w->count = jw->count;
+		}
+		return;
+	}
+	if ((more = realloc(r->warns, (r->nwarns + 1) * sizeof(*more))) ==
+	    NULL)
+		return;
+	r->warns = more;
+	w = &r->warns[r->nwarns++];
+	snprintf(w->kind, sizeof(w->kind), "%s", jw->kind);
+	w->since_s = jw->since_s;
+	w->cleared_s = -1;
+	w->count = jw->count;
+	snprintf(w->text, sizeof(w->text), "%s", jw->text);
 }
 
 static void
@@ -540,6 +580,10 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		}
 		break;
 	}
+	case MPIV__MSG_TYPE__MSG_JOB_WARNING:
+		if (!r->stopped)
+			run_warning(r, (Mpiv__JobWarning *)m);
+		break;
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
 		if (!r->stopped)
 			run_output(r, (Mpiv__Output *)m, payload,
@@ -698,6 +742,31 @@ run_write_report(struct run *r, double wall)
 	json_uint(&j, r->checkpoints);
 	json_key(&j, "ckpt_interval_s");
 	json_double(&j, r->ckpt_interval);
+	json_key(&j, "ckpt_failures");
+	json_uint(&j, r->ckpt_failures);
+	json_key(&j, "warnings");
+	json_arr_begin(&j);
+	for (size_t i = 0; i < r->nwarns; i++) {
+		const struct run_warning *w = &r->warns[i];
+		json_obj_begin(&j);
+		json_key(&j, "kind");
+		json_str(&j, w->kind);
+		json_key(&j, "since_s");
+		json_double(&j, w->since_s);
+		json_key(&j, "cleared_s");
+		if (w->cleared_s >= 0)
+			json_double(&j, w->cleared_s);
+		else
+			json_null(&j);
+		if (strcmp(w->kind, "ckpt_failing") == 0) {
+			json_key(&j, "failures");
+			json_uint(&j, w->count);
+		}
+		json_key(&j, "text");
+		json_str(&j, w->text);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
 	json_key(&j, "kills");
 	json_int(&j, r->kills);
 	json_key(&j, "chaos_seed");
@@ -947,6 +1016,7 @@ run_main(int argc, char **argv)
 	free(r.lines);
 	free(r.results);
 	free(r.rlog);
+	free(r.warns);
 	ev_loop_destroy(r.loop);
 	return r.exit_code;
 }

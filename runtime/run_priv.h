@@ -51,6 +51,15 @@ struct run_restart {
 	uint64_t from_ckpt;
 };
 
+/* A warning the dispatcher told (JobWarning), for the report. */
+struct run_warning {
+	char kind[24];
+	double since_s;		/* after the submission */
+	double cleared_s;	/* < 0: still active at the end */
+	uint32_t count;		/* ckpt_failing: failures when last told */
+	char text[400];
+};
+
 struct run {
 	struct ev_loop *loop;
 	/* options */
@@ -108,6 +117,10 @@ struct run {
 	char reason[600];
 	struct run_result *results;
 	struct run_line *lines;
+	/* warnings (JobWarning) and JobDone.ckpt_failures */
+	struct run_warning *warns;
+	size_t nwarns;
+	uint32_t ckpt_failures;
 };
 
 /* run.c */

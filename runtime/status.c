@@ -57,6 +57,14 @@ status_print_text(const Mpiv__StatusReply *r, bool one_job)
 		    j->restarts, j->checkpoints, j->kills);
 		if (*j->message != '\0')
 			printf("    %s\n", j->message);
+		for (size_t k = 0; k < j->n_warnings; k++)
+			printf("    warning %s (for %.0f s): %s\n",
+			    j->warnings[k]->kind, j->age_s -
+			    j->warnings[k]->since_s, j->warnings[k]->text);
+		if (j->ckpt_failures > 0)
+			printf("    %u failed checkpoint%s\n",
+			    j->ckpt_failures, j->ckpt_failures == 1 ? "" :
+			    "s");
 		if (!one_job && j->n_ranks > 16) {
 			printf("    (mpiv status %s lists its %zu ranks)\n",
 			    j->job_id, j->n_ranks);
@@ -144,6 +152,18 @@ status_print_json(const Mpiv__StatusReply *r)
 		status_kv_int(&j, "checkpoints", jb->checkpoints);
 		status_kv_int(&j, "kills", jb->kills);
 		status_kv_str(&j, "message", jb->message);
+		status_kv_int(&j, "ckpt_failures", jb->ckpt_failures);
+		json_key(&j, "warnings");
+		json_arr_begin(&j);
+		for (size_t k = 0; k < jb->n_warnings; k++) {
+			const Mpiv__JobWarning *w = jb->warnings[k];
+			json_obj_begin(&j);
+			status_kv_str(&j, "kind", w->kind);
+			status_kv_double(&j, "since_s", w->since_s);
+			status_kv_str(&j, "text", w->text);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
 		json_key(&j, "ranks");
 		json_arr_begin(&j);
 		for (size_t k = 0; k < jb->n_ranks; k++) {
