@@ -288,10 +288,11 @@ dwarn_pressure(struct dpeer *cm, const Mpiv__CmPressure *p)
 	j->pressure_at = ev_now(cm->d->loop);
 	snprintf(j->pressure_text, sizeof(j->pressure_text), "job %s: log "
 	    "pressure: its message log fills the --max-memory of channel "
-	    "memory %s (%llu of %llu bytes); senders wait for the "
-	    "checkpoints asked to free it", j->id, cm->addr,
+	    "memory %s (%llu of %llu bytes); %s", j->id, cm->addr,
 	    (unsigned long long)p->log_bytes,
-	    (unsigned long long)p->max_memory);
+	    (unsigned long long)p->max_memory, p->advisory ?
+	    "it spills to disk, checkpoints are asked to free it" :
+	    "senders wait for the checkpoints asked to free it");
 	dwarn_update(j);
 }
 
