@@ -18,7 +18,6 @@
 
 static void djob_finish(struct djob *j);
 static void djob_relaunch(struct djob *j, int r);
-static void djob_fail(struct djob *j, int code, const char *reason);
 
 struct djob *
 djob_find(struct disp *d, const char *id)
@@ -62,6 +61,7 @@ djob_free(struct djob *j)
 {
 	ev_timer_stop(j->d->loop, &j->grace_w);
 	ev_timer_stop(j->d->loop, &j->chaos_w);
+	djob_regen_stop(j);
 	free(j->rlog);
 	djob_strvfree(j->argv);
 	djob_strvfree(j->env);
@@ -85,7 +85,7 @@ djob_on_grace(struct ev_loop *loop, ev_timer *w, int revents)
 	djob_finish(j);
 }
 
-static void
+void
 djob_status(struct djob *j, const char *state, const char *msg)
 {
 	Mpiv__JobStatus st = MPIV__JOB_STATUS__INIT;
@@ -153,7 +153,7 @@ djob_rank_live(const struct drank *rk)
 	    rk->node != NULL && !conn_is_closing(rk->node->c);
 }
 
-static void
+void
 djob_send_kill(struct djob *j, int r, int sig)
 {
 	Mpiv__Kill k = MPIV__KILL__INIT;
@@ -324,7 +324,7 @@ out_nomem:
 }
 
 /* Sends JobSetup to each of the job's CMs. */
-static void
+void
 djob_setup_cms(struct djob *j)
 {
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
@@ -464,6 +464,7 @@ djob_launch_rank(struct djob *j, int r)
 	Mpiv__Launch l = MPIV__LAUNCH__INIT;
 	struct drank *rk = &j->ranks[r];
 	char *cms[DISP_MAX_CMS];
+	char **envx = NULL, basev[48];
 	uint8_t rank_key[AUTH_HASH_LEN];
 
 	for (int i = 0; i < j->ncms; i++)
@@ -474,6 +475,17 @@ djob_launch_rank(struct djob *j, int r)
 	l.n_argv = j->argc;
 	l.env = j->env;
 	l.n_env = j->nenv;
+	/* a job that started over numbers its checkpoints above the old
+	   run's (disp_regen.c) */
+	if (rk->ckpt_base > 0 &&
+	    (envx = calloc(j->nenv + 1, sizeof(*envx))) != NULL) {
+		memcpy(envx, j->env, j->nenv * sizeof(*envx));
+		snprintf(basev, sizeof(basev), "MPIV_CKPT_BASE=%llu",
+		    (unsigned long long)rk->ckpt_base);
+		envx[j->nenv] = basev;
+		l.env = envx;
+		l.n_env = j->nenv + 1;
+	}
 	l.cwd = j->cwd;
 	l.cms = cms;
 	l.n_cms = j->ncms;
@@ -494,6 +506,7 @@ djob_launch_rank(struct djob *j, int r)
 	}
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
 	    NULL, 0);
+	free(envx);
 	auth_wipe(rank_key, sizeof(rank_key));
 	rk->launched = true;
 	rk->started = false;
@@ -794,7 +807,7 @@ djob_ranks_pending(const struct djob *j)
  * rank still running, then finishes once they reported (or after a
  * grace period).
  */
-static void
+void
 djob_fail(struct djob *j, int code, const char *reason)
 {
 	Mpiv__Kill k = MPIV__KILL__INIT;
@@ -806,6 +819,9 @@ djob_fail(struct djob *j, int code, const char *reason)
 	snprintf(j->reason, sizeof(j->reason), "%s", reason);
 	log_info("dispatcher job failing job=%s exit_code=%d reason=\"%s\"",
 	    j->id, code, reason);
+	djob_regen_stop(j);
+	if (j->state == DJOB_REGEN)
+		j->state = DJOB_RUNNING;	/* its live ranks are killed */
 	if (j->state != DJOB_RUNNING) {
 		djob_finish(j);
 		return;
@@ -943,6 +959,12 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 		log_debug("dispatcher stale task exit job=%s rank=%d "
 		    "incarnation=%u current=%u", j->id, te->rank,
 		    te->incarnation, rk->incarnation);
+		djob_schedule(node->d);
+		return;
+	}
+	if (j->state == DJOB_REGEN) {
+		/* starting over (disp_regen.c): whatever it died of */
+		djob_regen_exited(j, te->rank);
 		djob_schedule(node->d);
 		return;
 	}
@@ -1248,6 +1270,9 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	struct djob *j = djob_find(node->d, ct->job_id);
 	struct drank *rk;
 
+	if (j != NULL && ct->rank >= 0 && ct->rank < j->nranks &&
+	    ct->ckpt_no > j->ranks[ct->rank].ckpt_seen)
+		j->ranks[ct->rank].ckpt_seen = ct->ckpt_no;
 	if (!ct->ok) {
 		log_warnx("dispatcher checkpoint %s job=%s rank=%d "
 		    "ckpt=%llu node=%s error=\"%s\" inc=%u", ct->skipped ?
@@ -1276,6 +1301,12 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 		return;
 	}
 	rk = &j->ranks[ct->rank];
+	if (ct->incarnation != 0 && ct->incarnation < rk->gen_inc) {
+		log_info("dispatcher checkpoint of a run that started over "
+		    "ignored job=%s rank=%d ckpt=%llu inc=%u", j->id, ct->rank,
+		    (unsigned long long)ct->ckpt_no, ct->incarnation);
+		return;
+	}
 	rk->checkpoints++;
 	j->checkpoints++;
 	if (ct->ckpt_no > rk->last_ckpt)
@@ -1495,9 +1526,9 @@ djob_peer_lost(struct dpeer *p)
 				if (j->cms[i] != p)
 					continue;
 				j->cms[i] = NULL;
-				snprintf(why, sizeof(why), "channel memory %s "
-				    "lost", p->addr);
-				if (!j->failed)
+				/* its logs are gone: start over, or fail */
+				if (!j->failed && !djob_regen_begin(j, i,
+				    p->addr, why, sizeof(why)))
 					djob_fail(j, 1, why);
 				break;
 			}

@@ -90,6 +90,7 @@ enum djob_state {
 	DJOB_SETUP,		/* JobSetup sent, waiting for every ready */
 	DJOB_RUNNING,		/* Launch sent */
 	DJOB_FINISHING,		/* a rank failed, others being killed */
+	DJOB_REGEN,		/* a CM was lost: starting over (disp_regen.c) */
 };
 
 struct drank {
@@ -112,6 +113,10 @@ struct drank {
 	uint32_t ckpt_streak;	/* failed in a row (skips not counted) */
 	bool restoring;		/* current incarnation launched with restore */
 	struct dpeer *prev_node;	/* where it ran last (relaunch there) */
+	/* a job that started over (disp_regen.c) */
+	uint32_t gen_inc;	/* first incarnation of the current run */
+	uint64_t ckpt_seen;	/* highest checkpoint number ever reported */
+	uint64_t ckpt_base;	/* MPIV_CKPT_BASE of its launches (0: none) */
 	/*
 	 * Exactly-once output, per stream (0 stdout, 1 stderr): bytes
 	 * forwarded to the client, and the incarnation whose bytes are
@@ -195,6 +200,12 @@ struct djob {
 	char ckpt_err[300];	/* the last failure: "rank R: error" */
 	double pressure_at;	/* last CmPressure (0: none) */
 	char pressure_text[400];
+	/* starting over after a lost CM (disp_regen.c) */
+	int regens;
+	double regen_t0;
+	int regen_idx;		/* the lost CM's index */
+	char regen_addr[128];	/* where it listened */
+	ev_timer regen_w;
 	struct djob *prev, *next;
 };
 
@@ -250,6 +261,18 @@ void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
     const uint8_t *payload, uint32_t len);
 void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
+
+/* disp_job.c, for disp_regen.c */
+void djob_status(struct djob *j, const char *state, const char *msg);
+void djob_send_kill(struct djob *j, int r, int sig);
+void djob_setup_cms(struct djob *j);
+void djob_fail(struct djob *j, int code, const char *reason);
+
+/* disp_regen.c */
+bool djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
+    size_t n);
+void djob_regen_exited(struct djob *j, int r);
+void djob_regen_stop(struct djob *j);
 
 /* disp_state.c */
 int dstate_load(struct disp *d);

@@ -23,6 +23,8 @@ dstatus_job_state(const struct djob *j)
 		return "running";
 	case DJOB_FINISHING:
 		return "finishing";
+	case DJOB_REGEN:
+		return "restarting";
 	}
 	return "?";
 }

@@ -167,6 +167,17 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 	}
 	if ((fl = fcntl(ck_in, F_GETFL)) >= 0)
 		fcntl(ck_in, F_SETFL, fl | O_NONBLOCK);
+	/* A job that started over after a lost CM numbers its checkpoints
+	   above the old run's, so that no old image is ever current. */
+	if ((iv = getenv("MPIV_CKPT_BASE")) != NULL && *iv != '\0') {
+		char *end;
+		unsigned long long b = strtoull(iv, &end, 10);
+
+		if (*end == '\0' && *iv != '-')
+			ck_no = b;
+		iv = NULL;
+	}
+	iv = getenv("MPIV_CKPT_INTERVAL");
 	if (iv != NULL && *iv != '\0') {
 		char *end;
 		double s = strtod(iv, &end);

@@ -26,6 +26,7 @@
 #define RUN_RESPAWN_MAX		1000	/* per node agent */
 
 static int run_deploy_node(struct run *r, struct run_daemon *d, int i);
+static int run_deploy_cm(struct run *r, struct run_daemon *d, int i);
 
 static long
 run_deploy_ms(void)
@@ -51,7 +52,7 @@ run_deploy_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	 * kill-node): the dispatcher relaunches its ranks elsewhere, and a
 	 * fresh agent takes its place shortly, as a rebooted machine would.
 	 */
-	if (!d->r->stopped && d->node >= 0 &&
+	if (!d->r->stopped && (d->node >= 0 || d->cm >= 0) &&
 	    d->respawns < RUN_RESPAWN_MAX) {
 		ev_timer_set(&d->respawn_w, RUN_RESPAWN_DELAY, 0.);
 		ev_timer_start(loop, &d->respawn_w);
@@ -72,6 +73,14 @@ run_deploy_on_respawn(struct ev_loop *loop, ev_timer *w, int revents)
 	if (d->r->stopped || d->pid > 0)
 		return;
 	d->respawns++;
+	if (d->cm >= 0) {
+		/* the job starts over on it (dispatcher/disp_regen.c) */
+		log_info("run starting cm %d again at %s (respawn %u)", d->cm,
+		    d->addr, d->respawns);
+		if (run_deploy_cm(d->r, d, d->cm) < 0 && !d->r->stopped)
+			run_stop(d->r, 1, d->r->reason);
+		return;
+	}
 	log_info("run starting node agent %d again (respawn %u)", d->node,
 	    d->respawns);
 	if (run_deploy_node(d->r, d, d->node) < 0 && !d->r->stopped)
@@ -149,6 +158,7 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 	if (fresh) {
 		d = &r->daemons[r->ndaemons];
 		d->node = -1;
+		d->cm = -1;
 		ev_init(&d->respawn_w, run_deploy_on_respawn);
 		d->respawn_w.data = d;
 	}
@@ -191,6 +201,39 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 	if (ch.out_fd >= 0)
 		close(ch.out_fd);
 	return rc;
+}
+
+/*
+ * Starts CM i (d NULL: a new daemon slot; else the one that died, again
+ * at the address it had, so that the dispatcher takes it for the same
+ * CM coming back and the job starts over on it: dispatcher/disp_regen.c).
+ */
+static int
+run_deploy_cm(struct run *r, struct run_daemon *d, int i)
+{
+	char *args[12], what[32], addr[128];
+
+	args[0] = r->self;
+	args[1] = "cm";
+	args[2] = "--listen";
+	args[3] = d != NULL ? d->addr : "127.0.0.1:0";
+	args[4] = "--dispatcher";
+	args[5] = r->disp_addr;
+	args[6] = "--log-level";
+	args[7] = (char *)r->child_level;
+	args[8] = "--secret-file";
+	args[9] = r->secret_path;
+	args[10] = NULL;
+	snprintf(what, sizeof(what), "cm %d", i);
+	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
+		return -1;
+	if (d == NULL) {
+		d = &r->daemons[r->ndaemons - 1];
+		d->cm = i;
+	}
+	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+	log_info("run cm=%d addr=%s", i, addr);
+	return 0;
 }
 
 int
@@ -259,22 +302,9 @@ run_deploy_start(struct run *r)
 	/* the CMs read it as their --max-memory default */
 	if (r->cm_max_memory != NULL)
 		setenv("MPIV_CM_MAX_MEMORY", r->cm_max_memory, 1);
-	args[1] = "cm";
-	args[2] = "--listen";
-	args[3] = "127.0.0.1:0";
-	args[4] = "--dispatcher";
-	args[5] = r->disp_addr;
-	args[6] = "--log-level";
-	args[7] = (char *)r->child_level;
-	args[8] = "--secret-file";
-	args[9] = r->secret_path;
-	args[10] = NULL;
-	for (int i = 0; i < r->ncms; i++) {
-		snprintf(what, sizeof(what), "cm %d", i);
-		if (run_deploy_spawn(r, NULL, what, args, cmaddr, sizeof(cmaddr)) < 0)
+	for (int i = 0; i < r->ncms; i++)
+		if (run_deploy_cm(r, NULL, i) < 0)
 			return -1;
-		log_info("run cm=%d addr=%s", i, cmaddr);
-	}
 
 	args[1] = "cs";
 	args[2] = "--listen";

@@ -25,7 +25,9 @@ struct run_daemon {
 	pid_t pid;		/* -1 once reaped */
 	ev_child w;
 	int node;		/* node agent index, -1 for a service */
-	unsigned respawns;	/* node agents: started again after dying */
+	int cm;			/* CM index, -1 for anything else */
+	char addr[128];		/* a CM: where it listens (again if respawned) */
+	unsigned respawns;	/* node agents, CMs: started again after dying */
 	ev_timer respawn_w;
 };
 
