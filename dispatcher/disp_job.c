@@ -284,6 +284,8 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	    (j->cm_ready = calloc(j->ncms, sizeof(*j->cm_ready))) == NULL ||
 	    (j->ranks = calloc(j->nranks, sizeof(*j->ranks))) == NULL)
 		goto out_free;
+	for (int r = 0; r < j->nranks; r++)
+		dout_init(&j->ranks[r]);
 	if (dbin_submit(j, js, err) < 0) {
 		djob_free(j);
 		return NULL;
@@ -1088,6 +1090,8 @@ djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
 		rk->out_inc[0] = rk->out_inc[1] = ts->incarnation;
 		rk->out_off[0] = ts->out_base;
 		rk->out_off[1] = ts->err_base;
+		dout_begin(rk, 0, ts->out_base);
+		dout_begin(rk, 1, ts->err_base);
 		log_info("dispatcher restored job=%s rank=%d inc=%u ckpt=%llu "
 		    "out_base=%llu err_base=%llu", j->id, ts->rank,
 		    ts->incarnation, (unsigned long long)ts->restored_ckpt,
@@ -1139,9 +1143,11 @@ djob_output(struct dpeer *node, const Mpiv__Output *o,
 		if (o->incarnation > rk->out_inc[s]) {
 			rk->out_inc[s] = o->incarnation;
 			rk->out_off[s] = 0;
+			dout_begin(rk, s, 0);
 		}
 		off = rk->out_off[s];
 		rk->out_off[s] += len;
+		dout_check(j, o->rank, s, off, payload, len);
 		if (rk->out_off[s] <= rk->out_fwd[s])
 			return;		/* all of it was printed before */
 		skip = rk->out_fwd[s] > off ? rk->out_fwd[s] - off : 0;
@@ -1151,6 +1157,7 @@ djob_output(struct dpeer *node, const Mpiv__Output *o,
 	} else {
 		rk->out_fwd[s] += len;	/* agent without incarnations */
 	}
+	dout_forwarded(rk, s, payload, len);
 	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_OUTPUT, &o->base,
 	    payload, len);
 	if (conn_queued(j->client->c) > DISP_OUT_HIGH)

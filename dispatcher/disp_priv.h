@@ -125,6 +125,10 @@ struct drank {
 	uint64_t out_fwd[2];
 	uint32_t out_inc[2];
 	uint64_t out_off[2];
+	/* the re-printed part checked against it (disp_outchk.c) */
+	uint64_t out_hash[2];	/* of every byte forwarded */
+	bool chk_on[2];
+	uint64_t chk_len[2], chk_hash[2], re_hash[2];
 };
 
 /* One relaunch of a rank, for JobDone.restart_log. */
@@ -200,6 +204,7 @@ struct djob {
 	char ckpt_err[300];	/* the last failure: "rank R: error" */
 	double pressure_at;	/* last CmPressure (0: none) */
 	char pressure_text[400];
+	uint32_t out_diverged;	/* re-executions that printed otherwise */
 	/* starting over after a lost CM (disp_regen.c) */
 	int regens;
 	double regen_t0;
@@ -267,6 +272,13 @@ void djob_status(struct djob *j, const char *state, const char *msg);
 void djob_send_kill(struct djob *j, int r, int sig);
 void djob_setup_cms(struct djob *j);
 void djob_fail(struct djob *j, int code, const char *reason);
+
+/* disp_outchk.c */
+void dout_init(struct drank *rk);
+void dout_begin(struct drank *rk, int s, uint64_t from);
+void dout_check(struct djob *j, int r, int s, uint64_t off, const uint8_t *p,
+    size_t len);
+void dout_forwarded(struct drank *rk, int s, const uint8_t *p, size_t len);
 
 /* disp_regen.c */
 bool djob_regen_begin(struct djob *j, int i, const char *addr, char *why,

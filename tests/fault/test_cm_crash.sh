@@ -68,6 +68,8 @@ crash() {
 		flt_notok "$name: exit $FLT_RC" "$out.err"
 	elif [ "$lost" != "$kills" ] || [ "$over" != "$kills" ]; then
 		flt_notok "$name: $lost 'lost' and $over 'runs again' lines for $kills CM kills" "$out.err"
+	elif grep -q "re-execution printed other" "$out.err"; then
+		flt_notok "$name: the dispatcher saw a rank print other output when it started over" "$out.err"
 	else
 		flt_same "$name: $kills CM kills, $(flt_report "$out.json" restarts) rank restarts, $(flt_report "$out.json" kills) rank kills, $(flt_report "$out.json" checkpoints) checkpoints" \
 			"$FLT_TMP/ref.norm" "$out.norm"

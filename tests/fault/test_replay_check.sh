@@ -12,6 +12,11 @@
 #              "replay diverged: rank 0, send #N to rank D (tag T)" once
 #              per run, one restart (the divergence is not mistaken for
 #              a lost CM), and no WRONG value printed;
+#   output     tests/fault/progs/flt_pidprint.c prints its pid, its
+#              messages do not depend on it: killed, its re-execution
+#              prints another pid, which the dispatcher must say (one
+#              "printed other stdout" line, listed in the report), while a
+#              deterministic program (the restart cases) never gets it;
 #   checkpoint the same with CRIU checkpoints, rank 0 killed once one of
 #              its checkpoints is durable: restored with its shuffle in
 #              memory, its re-executed sends equal the logged ones, so
@@ -80,6 +85,32 @@ for i in 1 2; do
 		flt_ok "restart $i: exit $FLT_RC, $(grep -m1 -o 'replay diverged: rank 0, send #[0-9]* to rank [0-9]* (tag 1)' "$out.err")"
 	fi
 done
+
+# output: a re-execution that prints otherwise is said, once
+pp=$(flt_prog flt_pidprint) || { flt_notok "cannot compile flt_pidprint"; flt_finish; }
+out=$FLT_TMP/pid
+timeout -k 5 90 "$MPIV" run -v --report "$out.json" --timeout 60 -n 2 "$pp" 200 10000 \
+	< /dev/null > "$out.out" 2> "$out.err" &
+PID=$!
+FLT_BG_PIDS=("$PID")
+if flt_wait_for 30 has_addr "$out.err" && flt_wait_for 30 lines_at_least "$out.out" 1; then
+	read -r _ _ ADDR _ JOB <<< "$(grep -m1 '^mpiv: dispatcher ' "$out.err")"
+	sleep 0.3
+	timeout 20 "$MPIV" kill --dispatcher "$ADDR" "$JOB" 0 > "$out.kill" 2>&1
+fi
+finish
+said=$(grep -c "^mpiv: rank 0's re-execution printed other stdout than it had before" "$out.err")
+listed=$(jq '[.warnings[]? | select(.kind == "output_diverged")] | length' "$out.json" 2> /dev/null)
+if [ "$FLT_RC" != 0 ] || [ "$(flt_report "$out.json" restarts)" != 1 ]; then
+	flt_notok "output: exit $FLT_RC, restarts $(flt_report "$out.json" restarts) (want 0 and 1)" "$out.err"
+elif [ "$said" != 1 ] || [ "${listed:-0}" != 1 ]; then
+	flt_notok "output: $said 'printed other stdout' lines and ${listed:-0} report entries (want 1 and 1)" "$out.err"
+else
+	flt_ok "output: a re-execution that printed another pid was said once and listed in the report"
+fi
+if grep -q "re-execution printed other" "$FLT_TMP"/restart.*.err; then
+	flt_notok "restart: a deterministic program got an output warning" "$FLT_TMP/restart.1.err"
+fi
 
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 if timeout 60 "$CRIU" check > /dev/null 2>&1; then
