@@ -227,6 +227,7 @@ dispatcher_main(int argc, char **argv)
 
 	djob_free_all(&d);
 	ev_loop_destroy(d.loop);
+	conn_gate_free(d.as.gate);
 	log_info("dispatcher stopped");
 	return 0;
 }
