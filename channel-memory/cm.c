@@ -290,9 +290,7 @@ cm_main(int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 'k' },
 		{ "prefault", required_argument, NULL, 'p' },
 		{ "spin", required_argument, NULL, 's' },
-		{ "max-conns", required_argument, NULL, 0x100 },
-		{ "max-unauth", required_argument, NULL, 0x101 },
-		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
+		DAEMON_CONN_LONGOPTS,
 		{ "log-full-timeout", required_argument, NULL, 0x103 },
 		{ "spill-dir", required_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
@@ -301,7 +299,7 @@ cm_main(int argc, char **argv)
 	const char *full = getenv("MPIV_CM_LOG_FULL_TIMEOUT");
 	const char *spill = getenv("MPIV_CM_SPILL_DIR");
 	long full_s = CM_LOG_FULL_TIMEOUT;
-	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
+	struct daemon_conn_opts co = { 0 };
 	struct conn_limits lim;
 	struct cm cm = { .lfd = -1,
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
@@ -344,14 +342,8 @@ cm_main(int argc, char **argv)
 		case 's':
 			spin = optarg;
 			break;
-		case 0x100:
-			max_conns = optarg;
-			break;
-		case 0x101:
-			max_unauth = optarg;
-			break;
-		case 0x102:
-			per_host = optarg;
+		DAEMON_CONN_OPT_CASES:
+			daemon_conn_opt(ch, optarg, &co);
 			break;
 		case 0x103:
 			full = optarg;
@@ -384,8 +376,7 @@ cm_main(int argc, char **argv)
 	if (prefault != NULL && daemon_parse_long("cm", "prefault", prefault,
 	    0, CM_PREFAULT_MAX, &npre) < 0)
 		return 2;
-	if (daemon_conn_limits("cm", max_conns, max_unauth, per_host,
-	    &lim) < 0)
+	if (daemon_conn_limits("cm", &co, &lim) < 0)
 		return 2;
 	if ((cm.ncpu = sysconf(_SC_NPROCESSORS_ONLN)) < 1)
 		cm.ncpu = 1;

@@ -164,12 +164,10 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		{ "max-image", required_argument, NULL, 'm' },
 		{ "secret-file", required_argument, NULL, 'S' },
 		{ "store", required_argument, NULL, 's' },
-		{ "max-conns", required_argument, NULL, 0x100 },
-		{ "max-unauth", required_argument, NULL, 0x101 },
-		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
+		DAEMON_CONN_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
+	struct daemon_conn_opts co = { 0 };
 	uint64_t v;
 	int ch;
 
@@ -227,14 +225,8 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		case 's':
 			cs->store = optarg;
 			break;
-		case 0x100:
-			max_conns = optarg;
-			break;
-		case 0x101:
-			max_unauth = optarg;
-			break;
-		case 0x102:
-			per_host = optarg;
+		DAEMON_CONN_OPT_CASES:
+			daemon_conn_opt(ch, optarg, &co);
 			break;
 		default:
 			cs_usage(stderr);
@@ -247,7 +239,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 		cs_usage(stderr);
 		return 2;
 	}
-	if (daemon_conn_limits("cs", max_conns, max_unauth, per_host, lim) < 0)
+	if (daemon_conn_limits("cs", &co, lim) < 0)
 		return 2;
 	return 0;
 }

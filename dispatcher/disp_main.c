@@ -102,14 +102,12 @@ dispatcher_main(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "secret-file", required_argument, NULL, 'k' },
-		{ "max-conns", required_argument, NULL, 0x100 },
-		{ "max-unauth", required_argument, NULL, 0x101 },
-		{ "max-unauth-per-host", required_argument, NULL, 0x102 },
+		DAEMON_CONN_LONGOPTS,
 		{ "stall-after", required_argument, NULL, 0x103 },
 		{ "warn-interval", required_argument, NULL, 0x104 },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *max_conns = NULL, *max_unauth = NULL, *per_host = NULL;
+	struct daemon_conn_opts co = { 0 };
 	struct conn_limits lim;
 	struct disp d = { .lfd = -1, .hb_timeout = DISP_HB_TIMEOUT,
 	    .next_job = 1 };
@@ -149,14 +147,8 @@ dispatcher_main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 0x100:
-			max_conns = optarg;
-			break;
-		case 0x101:
-			max_unauth = optarg;
-			break;
-		case 0x102:
-			per_host = optarg;
+		DAEMON_CONN_OPT_CASES:
+			daemon_conn_opt(ch, optarg, &co);
 			break;
 		case 0x103:
 		case 0x104: {
@@ -182,8 +174,7 @@ dispatcher_main(int argc, char **argv)
 		disp_usage(stderr);
 		return 2;
 	}
-	if (daemon_conn_limits("dispatcher", max_conns, max_unauth, per_host,
-	    &lim) < 0)
+	if (daemon_conn_limits("dispatcher", &co, &lim) < 0)
 		return 2;
 	log_init("dispatcher", level);
 	signal(SIGPIPE, SIG_IGN);

@@ -72,10 +72,23 @@ daemon_parse_long(const char *who, const char *name, const char *s, long lo,
 
 #define DAEMON_MAX_CONNS_HI 1000000L
 
-int
-daemon_conn_limits(const char *who, const char *max_conns,
-    const char *max_unauth, const char *per_host, struct conn_limits *l)
+void
+daemon_conn_opt(int ch, const char *arg, struct daemon_conn_opts *o)
 {
+	if (ch == DAEMON_CONN_OPT_FIRST)
+		o->max_conns = arg;
+	else if (ch == DAEMON_CONN_OPT_FIRST + 1)
+		o->max_unauth = arg;
+	else if (ch == DAEMON_CONN_OPT_FIRST + 2)
+		o->per_host = arg;
+}
+
+int
+daemon_conn_limits(const char *who, const struct daemon_conn_opts *o,
+    struct conn_limits *l)
+{
+	const char *max_conns = o->max_conns, *max_unauth = o->max_unauth;
+	const char *per_host = o->per_host;
 	const struct {
 		const char *name, *env, *given;
 		long *out, def;

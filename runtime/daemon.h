@@ -43,8 +43,23 @@ int daemon_parse_long(const char *who, const char *name, const char *s,
  * once the bad value's option is named on stderr (exit 2).
  */
 struct conn_limits;
-int daemon_conn_limits(const char *who, const char *max_conns,
-    const char *max_unauth, const char *per_host, struct conn_limits *l);
+
+/* The three options as given (NULL: not given), and their getopt_long
+   entries (their values: DAEMON_CONN_OPT_FIRST ..). */
+struct daemon_conn_opts {
+	const char *max_conns, *max_unauth, *per_host;
+};
+#define DAEMON_CONN_OPT_FIRST	0x100
+#define DAEMON_CONN_LONGOPTS \
+	{ "max-conns", required_argument, NULL, 0x100 }, \
+	{ "max-unauth", required_argument, NULL, 0x101 }, \
+	{ "max-unauth-per-host", required_argument, NULL, 0x102 }
+#define DAEMON_CONN_OPT_CASES	case 0x100: case 0x101: case 0x102
+
+/* Keeps arg of option ch (one of DAEMON_CONN_LONGOPTS) in o. */
+void daemon_conn_opt(int ch, const char *arg, struct daemon_conn_opts *o);
+int daemon_conn_limits(const char *who, const struct daemon_conn_opts *o,
+    struct conn_limits *l);
 
 /* The lines of the three options for a daemon's usage text. */
 #define DAEMON_CONN_LIMITS_USAGE \
