@@ -211,6 +211,7 @@ struct djob {
 	int regen_idx;		/* the lost CM's index */
 	char regen_addr[128];	/* where it listened */
 	ev_timer regen_w;
+	unsigned regen_ticks;
 	struct djob *prev, *next;
 };
 

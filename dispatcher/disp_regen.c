@@ -15,7 +15,8 @@
  *      service manager does) or by any other CM not serving the job, the
  *      job's surviving CMs forget it (JobEnd), and every CM sets it up
  *      anew (JobSetup: empty logs);
- *   3. once every CM is ready, every rank is launched from the beginning
+ *   3. once every CM is ready, every rank (also one that had finished:
+ *      the others need its messages again) is launched from the beginning
  *      with a new incarnation (higher than any of the old ones, so that a
  *      stray old process is fenced) and a checkpoint numbering above the
  *      old one (MPIV_CKPT_BASE), so that the CS never serves an image of
@@ -161,6 +162,18 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 
+		/* a rank that had finished runs again too: the others need
+		   its messages, which were in the lost logs */
+		if (rk->exited) {
+			rk->exited = false;
+			rk->exit_code = -1;
+			j->nexited--;
+		}
+		if (rk->node != NULL)
+			rk->prev_node = rk->node;
+		rk->node = NULL;	/* placed again, slot counted, at launch */
+		rk->launched = false;
+		rk->started = false;
 		rk->incarnation++;
 		rk->gen_inc = rk->incarnation;
 		rk->ckpt_base = rk->ckpt_seen + 1000;
@@ -194,13 +207,27 @@ djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		ev_timer_stop(loop, w);
 		return;
 	}
+	j->regen_ticks++;
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 
+		if (rk->exited)
+			continue;	/* done before the loss: runs again */
 		if (rk->launched && rk->node != NULL &&
 		    conn_is_closing(rk->node->c))
 			djob_regen_exited(j, r);	/* node gone with it */
-		alive |= j->ranks[r].launched;
+		/* a node busy restoring it may have missed the first kill:
+		   once a second, again (not counted as a kill) */
+		if (rk->launched && rk->node != NULL &&
+		    j->regen_ticks % 5 == 0) {
+			uint32_t kills = j->kills;
+			djob_send_kill(j, r, SIGKILL);
+			j->kills = kills;
+			log_info("dispatcher job=%s rank=%d inc=%u still alive "
+			    "while starting over: killed again", j->id, r,
+			    rk->incarnation);
+		}
+		alive |= rk->launched;
 	}
 	cm = djob_regen_pick_cm(j, j->regen_addr);
 	if (!alive && cm != NULL) {

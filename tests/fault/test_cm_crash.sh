@@ -11,6 +11,9 @@
 #   twice      a CM killed, then killed again right after the job started
 #              over (kills during the recovery)
 #   ranks      a CM killed while ranks are killed at random (--chaos)
+#   finished   tests/fault/progs/flt_early.c: every rank but 0 has
+#              finished when the CM dies; they run again too (rank 0 needs
+#              their messages, which were in the lost logs)
 #   ckpt       with checkpoints every 0.3 s (CRIU): images of the run that
 #              was lost are never restored; later kills restore the new
 #              run's images
@@ -78,6 +81,30 @@ crash() {
 
 crash one 1
 crash twice 2
+
+# finished: the early finishers' output is empty; rank 0's is compared
+early=$(flt_prog flt_early) || { flt_notok "cannot compile flt_early"; flt_finish; }
+flt_job "$FLT_TMP/early.ref" 60 -n 4 --cms 2 "$early" 300 10000
+out=$FLT_TMP/early
+timeout -k 5 120 "$MPIV" run --report "$out.json" --timeout 90 -n 4 --cms 2 "$early" 300 10000 \
+	< /dev/null > "$out.out" 2> "$out.err" &
+pid=$!
+FLT_BG_PIDS=("$pid")
+if flt_wait_for 30 lines_at_least "$out.out" 2; then
+	cm=$(cm_pid "$pid" 0)
+	[ -n "$cm" ] && kill -9 "$cm"
+fi
+wait "$pid"
+FLT_RC=$?
+FLT_BG_PIDS=()
+if [ "$FLT_RC" != 0 ]; then
+	flt_notok "finished: exit $FLT_RC" "$out.err"
+elif ! grep -q 'runs again from the beginning' "$out.err"; then
+	flt_notok "finished: the CM kill did not make the job start over" "$out.err"
+else
+	flt_same "finished: ranks that had finished ran again" "$FLT_TMP/early.ref.out" "$out.out"
+fi
+
 crash ranks 1 --chaos 700ms --chaos-seed 11
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 if timeout 60 "$CRIU" check > /dev/null 2>&1; then
