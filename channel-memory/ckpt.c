@@ -57,6 +57,19 @@ ckpt_free(struct job *j, struct rank_state *rs)
 	ckpt_drop_marks(j, &rs->ck, UINT64_MAX);
 }
 
+/* True when a Hello at (resume_event, resume_nd) is refused only because
+   a durable checkpoint freed the log it would replay from. */
+bool
+ckpt_restore_needed(const struct job *j, int32_t rank, uint64_t resume_event,
+    uint64_t resume_nd)
+{
+	const struct rank_state *rs = &j->ranks[rank];
+
+	return rs->home && !j->relay_only && resume_event <= rs->next_event &&
+	    resume_nd <= rs->nd_end && (resume_event < rs->ck.freed_event ||
+	    resume_nd < rs->ck.freed_nd);
+}
+
 bool
 ckpt_resume_check(const struct job *j, int32_t rank, uint32_t inc,
     uint64_t resume_event, uint64_t resume_nd, char *why, size_t cap)

@@ -361,6 +361,8 @@ void digest_trim(struct session *s, const Mpiv__DigestTrim *t);
 void digest_free(struct job *j, struct rank_state *rs);
 
 /* ckpt.c */
+bool ckpt_restore_needed(const struct job *j, int32_t rank,
+    uint64_t resume_event, uint64_t resume_nd);
 bool ckpt_resume_check(const struct job *j, int32_t rank, uint32_t inc,
     uint64_t resume_event, uint64_t resume_nd, char *why, size_t cap);
 void ckpt_hello(struct job *j, int32_t rank, uint32_t inc,

@@ -28,19 +28,28 @@ session_set_state(struct session *s, enum session_state st)
 }
 
 /* Refuses a Hello: HelloReply{ok=false}, then close after the flush. */
-void
-session_refuse(struct session *s, const char *why)
+/* HelloReply{ok = false, error = why}, then close after the flush;
+   restore: the rank must come back restored from a checkpoint. */
+static void
+session_refuse_as(struct session *s, const char *why, bool restore)
 {
 	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
 
 	log_warnx("cm refused peer=%s reason=\"%s\"", conn_peer(s->c), why);
 	hr.ok = false;
+	hr.restore_needed = restore;
 	hr.error = (char *)why;
 	hr.version = FRAME_VERSION;
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
 	    0);
 	session_set_state(s, SESS_DEAD);
 	conn_close(s->c, why, true);
+}
+
+void
+session_refuse(struct session *s, const char *why)
+{
+	session_refuse_as(s, why, false);
 }
 
 /* A protocol error after Hello: Error{text}, then close after the flush. */
@@ -87,10 +96,14 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 		session_refuse(s, why);
 		return;
 	}
-	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why)) ||
-	    !ckpt_resume_check(j, h->rank, h->incarnation, h->resume_event,
-	    h->resume_nd, why, sizeof(why))) {
+	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why))) {
 		session_refuse(s, why);
+		return;
+	}
+	if (!ckpt_resume_check(j, h->rank, h->incarnation, h->resume_event,
+	    h->resume_nd, why, sizeof(why))) {
+		session_refuse_as(s, why, ckpt_restore_needed(j, h->rank,
+		    h->resume_event, h->resume_nd));
 		return;
 	}
 	if ((seqs = calloc((size_t)j->nranks, sizeof(*seqs))) == NULL) {

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +83,17 @@ MPI_Init(int *argc, char ***argv)
 	   earlier incarnations, which the re-execution will replay. */
 	mpiv_ndlog_init();
 	if (mpiv_tp_open(cms, job, (int)rank, (int)size, (uint32_t)inc, err,
-	    sizeof(err)) < 0)
+	    sizeof(err)) < 0) {
+		if (mpiv_tp_restore_needed() && mpiv_ndlog_enabled()) {
+			/* Die like a killed rank: by the time the dispatcher
+			   relaunches us it knows the checkpoint (the node
+			   reports it right after the CS stored it). */
+			struct timespec nap = { 0, 200 * 1000 * 1000 };
+			nanosleep(&nap, NULL);
+			raise(SIGKILL);
+		}
 		init_die("rank %ld: %s", rank, err);
+	}
 	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
 		init_die("rank %ld: out of memory", rank);
 	mpiv_state.world_rank = (int)rank;

@@ -76,6 +76,7 @@ static int tp_nconns;
 static uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
 static int tp_world_size;
 static char tp_errbuf[512];
+static bool tp_restore_needed;	/* a CM said: restore a checkpoint */
 static const char *tp_err;
 static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static long tp_spin_us = -1;		/* bounded spin before sleeping */
@@ -1012,6 +1013,7 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	if (!rep->ok) {
 		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
 		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
+		tp_restore_needed |= rep->restore_needed;
 		frame_free_meta(m);
 		return -1;
 	}
@@ -1022,6 +1024,12 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 			tp_last_seq[i] = rep->last_seq[i];
 	frame_free_meta(m);
 	return home ? tp_read_ndlog(c, err, errlen) : 0;
+}
+
+bool
+mpiv_tp_restore_needed(void)
+{
+	return tp_restore_needed;
 }
 
 int

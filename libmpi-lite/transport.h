@@ -187,6 +187,10 @@ int mpiv_p2p_restore(void);
 int mpiv_tp_open(const char *cms, const char *job, int rank, int size,
     uint32_t incarnation, char *err, size_t errlen);
 int mpiv_tp_ncms(void);
+/* mpiv_tp_open failed because a CM freed the log this incarnation would
+   replay (a durable checkpoint the dispatcher had not heard of yet when
+   it launched us from the beginning): it must be restored instead. */
+bool mpiv_tp_restore_needed(void);
 /* Index of the CM that is home of world rank r. */
 int mpiv_tp_home(int world_rank);
 

@@ -198,6 +198,9 @@ ck_refused(const char *job, int rank, uint32_t inc, uint64_t resume_event,
 	assert_false(hr->ok);
 	if (strstr(hr->error, needle) == NULL)
 		fail_msg("refusal \"%s\" lacks \"%s\"", hr->error, needle);
+	/* only a log freed by a checkpoint asks for a restore */
+	assert_int_equal(hr->restore_needed,
+	    strstr(hr->error, "was freed by durable checkpoint") != NULL);
 	frame_free_meta(&hr->base);
 	expect_closed(fd);
 	close(fd);
