@@ -5,6 +5,8 @@
 #   make demo       install missing deps, build, run a job while killing ranks
 #   make asan       the same build with AddressSanitizer + UBSan in build-asan/
 #   make bench      benchmarks against Open MPI (not part of make test)
+#   make soak       SOAK_MINUTES (30) of random rank, node and CM kills over
+#                   mixed programs on one deployment (not part of make test)
 #   make fuzz       build the libFuzzer targets (clang)
 #
 # Every *.c under runtime/ channel-memory/ dispatcher/ checkpoint-server/
@@ -52,7 +54,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 MPI_TEST_BINS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(MPI_TEST_SRCS))
 
-.PHONY: all test demo asan bench fuzz deps clean tests-build
+.PHONY: all test demo asan bench soak fuzz deps clean tests-build
 all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC)
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
@@ -129,6 +131,10 @@ bench: deps
 	bash bench/ckpt.sh
 	bash bench/nodeloss.sh
 	bash bench/disp_load.sh
+
+soak: deps
+	$(MAKE) all
+	bash tests/soak.sh
 
 fuzz:
 	$(MAKE) -f tests/fuzz/fuzz.mk BUILD=$(BUILD)

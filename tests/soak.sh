@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# tests/soak.sh: `make soak`. One long-lived deployment on loopback (a
+# dispatcher, 2 Channel Memories, a checkpoint server, 3 node agents of 4
+# slots, a cluster secret), and for SOAK_MINUTES (default 30) jobs of
+# mixed programs submitted to it one after another, each under one kind
+# of fault picked in turn:
+#   ranks    ranks killed at random (--chaos 600ms)
+#   ckpt     the same with checkpoints every 0.4 s (when CRIU works)
+#   nodes    whole node agents killed at random (--chaos-nodes); this
+#            script starts a killed agent again, as a rebooted machine
+#   cm       a CM killed with SIGKILL mid-job and started again at the
+#            same address (the job starts over on it)
+#   mixed    checkpoints, rank kills and a CM kill together
+# Every job's output (tagged, sorted by rank) must equal the program's
+# failure-free output, taken first on the same deployment. The RSS of
+# every daemon is sampled after each job. The end prints a summary and
+# writes it to $MPIV_BUILD/soak/results.md: jobs, wrong outputs, failed
+# jobs, kills, and each daemon's RSS at the start, in the middle and at
+# the end. Exit status: 0 only with no wrong output and no failed job.
+#
+#   SOAK_MINUTES=10 make soak      (or: bash tests/soak.sh)
+#   MPIV_BUILD                     build dir (default build)
+set -u
+cd "$(dirname "$0")/.." || exit 2
+B=${MPIV_BUILD:-build}
+MINUTES=${SOAK_MINUTES:-30}
+ROOT=$(pwd)
+MPIV=$ROOT/$B/bin/mpiv
+OUT=$ROOT/$B/soak
+W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-soak.XXXXXX")
+mkdir -p "$OUT"
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null; done
+	sleep 0.5
+	for p in "${PIDS[@]}"; do kill -9 "$p" 2> /dev/null; done
+	rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+say() { printf 'soak: %s\n' "$*"; }
+
+[ -x "$MPIV" ] || { say "$MPIV not built (make)"; exit 2; }
+"$MPIV" secret new "$W/secret" > /dev/null || exit 2
+
+# start NAME ARGS...: a daemon in the background, its log in $W/NAME.log;
+# its pid in PID_NAME, its "listening on" address in ADDR_NAME.
+start() {
+	local name=$1 i
+	shift
+	"$MPIV" "$@" --secret-file "$W/secret" --log-level "${SOAK_LOG_LEVEL:-warn}" > "$W/$name.out" 2>> "$W/$name.log" &
+	eval "PID_$name=$!"
+	PIDS+=("$!")
+	for i in $(seq 100); do
+		if grep -q '^listening on ' "$W/$name.out" 2> /dev/null; then
+			eval "ADDR_$name=$(sed -n 's/^listening on //p' "$W/$name.out" | head -n 1)"
+			return 0
+		fi
+		[ "$name" = "${name#node}" ] || return 0	# nodes listen on nothing
+		sleep 0.05
+	done
+	say "$name did not start: $(tail -n 2 "$W/$name.log")"
+	exit 1
+}
+
+start disp dispatcher --listen 127.0.0.1:0
+start cm0 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
+start cm1 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
+start cs cs --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" --store "$W/store"
+for n in 0 1 2; do
+	start "node$n" node --dispatcher "$ADDR_disp" --slots 4 --name "soak$n" \
+		--cache-dir "$W/cache$n"
+done
+say "deployment: dispatcher $ADDR_disp, cms $ADDR_cm0 $ADDR_cm1, cs $ADDR_cs, 3 nodes"
+
+CRIU_OK=0
+timeout 60 "${MPIV_CRIU:-/opt/mpiv/criu/criu}" check > /dev/null 2>&1 && CRIU_OK=1
+
+# The programs: name, ranks, args (tests/fault/progs).
+PROGS=(
+	"flt_stencil 4 3000 3000"
+	"flt_mw 4 2000 20000"
+	"flt_ring 4 1500 3000"
+	"flt_coll 4 250 64"
+	"flt_order 3 150 24"
+	"flt_async 4 60 40"
+	"flt_ckpt 3 6000 4 2000"
+)
+MODES=(ranks nodes cm mixed)
+[ "$CRIU_OK" = 1 ] && MODES=(ranks ckpt nodes cm mixed)
+
+run_job() {	# OUTFILE NP PROG ARGS... (with RUN_OPTS): exit code
+	local out=$1 np=$2
+	shift 2
+	timeout -k 5 300 "$MPIV" run --dispatcher "$ADDR_disp" --secret-file "$W/secret" \
+		--report "$out.json" --timeout 240 --tag-output -n "$np" "${RUN_OPTS[@]}" "$@" \
+		< /dev/null > "$out.out" 2> "$out.err"
+}
+norm() {
+	sed -n 's/^\[[^],]*,\([0-9][0-9]*\)\]<\(std[a-z]*\)>: \{0,1\}/\1 \2 /p' "$1" |
+		LC_ALL=C sort -s -k2,2 | LC_ALL=C sort -s -n -k1,1
+}
+
+for p in "${PROGS[@]}"; do
+	set -- $p
+	"$ROOT/$B/bin/mpivcc" -O1 -I tests/fault/progs -o "$W/$1" "tests/fault/progs/$1.c" || exit 1
+	RUN_OPTS=()
+	run_job "$W/$1.ref" "$2" "$W/$1" "${@:3}" || { say "failure-free $1 failed: $(tail -n 2 "$W/$1.ref.err")"; exit 1; }
+	norm "$W/$1.ref.out" > "$W/$1.ref.norm"
+done
+say "references taken; soaking for $MINUTES minutes (modes: ${MODES[*]})"
+
+# keep_nodes: a node agent the dispatcher killed starts again.
+keep_nodes() {
+	local n pid
+	for n in 0 1 2; do
+		eval "pid=\$PID_node$n"
+		if ! kill -0 "$pid" 2> /dev/null; then
+			start "node$n" node --dispatcher "$ADDR_disp" --slots 4 --name "soak$n" \
+				--cache-dir "$W/cache$n"
+			NODE_RESTARTS=$((NODE_RESTARTS + 1))
+		fi
+	done
+}
+# kill_cm I: SIGKILL CM I, then start it again at its address.
+kill_cm() {
+	local pid addr
+	eval "pid=\$PID_cm$1 addr=\$ADDR_cm$1"
+	kill -9 "$pid" 2> /dev/null
+	wait "$pid" 2> /dev/null
+	sleep 0.3
+	start "cm$1" cm --listen "$addr" --dispatcher "$ADDR_disp"
+	CM_KILLS=$((CM_KILLS + 1))
+}
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
+sample() {
+	local n
+	printf '%s' "$1" >> "$OUT/rss.csv"
+	for n in disp cm0 cm1 cs node0 node1 node2; do
+		eval "printf ',%s' \"\$(rss \$PID_$n)\"" >> "$OUT/rss.csv"
+	done
+	echo >> "$OUT/rss.csv"
+}
+
+echo "job,disp,cm0,cm1,cs,node0,node1,node2" > "$OUT/rss.csv"
+: > "$OUT/jobs.txt"
+JOBS=0 WRONG=0 FAILED=0 KILLS=0 CM_KILLS=0 NODE_RESTARTS=0
+END=$(( $(date +%s) + MINUTES * 60 ))
+sample 0
+while [ "$(date +%s)" -lt "$END" ]; do
+	p=${PROGS[$((JOBS % ${#PROGS[@]}))]}
+	mode=${MODES[$(( (JOBS / ${#PROGS[@]}) % ${#MODES[@]} ))]}
+	set -- $p
+	name=$1 np=$2
+	shift 2
+	seed=$((1000 + JOBS))
+	case $mode in
+	ranks) RUN_OPTS=(--chaos 600ms --chaos-seed "$seed") ;;
+	ckpt) RUN_OPTS=(--ckpt-interval 0.4 --chaos 600ms --chaos-seed "$seed") ;;
+	nodes) RUN_OPTS=(--chaos 1s --chaos-nodes --chaos-seed "$seed") ;;
+	cm) RUN_OPTS=() ;;
+	mixed) RUN_OPTS=(--chaos 800ms --chaos-seed "$seed")
+		[ "$CRIU_OK" = 1 ] && RUN_OPTS+=(--ckpt-interval 0.4) ;;
+	esac
+	out=$W/job$JOBS
+	run_job "$out" "$np" "$W/$name" "$@" &
+	jpid=$!
+	if [ "$mode" = cm ] || [ "$mode" = mixed ]; then
+		sleep "0.$((RANDOM % 9 + 1))"
+		kill -0 "$jpid" 2> /dev/null && kill_cm $((JOBS % 2))
+	fi
+	while kill -0 "$jpid" 2> /dev/null; do
+		keep_nodes
+		sleep 0.2
+	done
+	wait "$jpid"
+	rc=$?
+	keep_nodes
+	k=$(jq -r '.kills // 0' "$out.json" 2> /dev/null)
+	KILLS=$((KILLS + ${k:-0}))
+	JOBS=$((JOBS + 1))
+	verdict=ok
+	if [ "$rc" != 0 ]; then
+		FAILED=$((FAILED + 1)) verdict="failed (exit $rc: $(grep '^mpiv: ' "$out.err" | tail -n 1 | cut -c1-200))"
+		cp "$out.err" "$OUT/job$((JOBS - 1)).err"
+	elif ! norm "$out.out" | cmp -s - "$W/$name.ref.norm"; then
+		WRONG=$((WRONG + 1)) verdict="WRONG OUTPUT"
+		cp "$out.out" "$OUT/job$((JOBS - 1)).out"
+	fi
+	echo "$((JOBS - 1)) $name $mode kills=${k:-0} $verdict" >> "$OUT/jobs.txt"
+	[ "$verdict" = ok ] || say "job $((JOBS - 1)) $name $mode: $verdict"
+	sample "$JOBS"
+	rm -f "$out".*
+done
+
+# RSS of each daemon: first sample, middle, last (kB).
+mid=$(( (JOBS + 1) / 2 + 1 ))
+{
+	echo "## Soak ($(date -u '+%Y-%m-%d %H:%M UTC'), $MINUTES min, $(nproc) cores, CRIU $([ "$CRIU_OK" = 1 ] && echo on || echo off))"
+	echo
+	echo "$JOBS jobs of ${#PROGS[@]} programs under modes ${MODES[*]}: $WRONG wrong outputs, $FAILED failed jobs; $KILLS rank or node kills by the dispatcher, $CM_KILLS CM kills, $NODE_RESTARTS node agents started again."
+	echo
+	echo "| daemon | RSS at start (kB) | after half the jobs | at the end |"
+	echo "|---|---:|---:|---:|"
+	for col in 2 3 4 5 6 7 8; do
+		name=$(head -n 1 "$OUT/rss.csv" | cut -d, -f"$col")
+		a=$(sed -n 2p "$OUT/rss.csv" | cut -d, -f"$col")
+		m=$(sed -n "${mid}p" "$OUT/rss.csv" | cut -d, -f"$col")
+		z=$(tail -n 1 "$OUT/rss.csv" | cut -d, -f"$col")
+		echo "| $name | $a | $m | $z |"
+	done
+	echo
+	echo "(CMs and node agents are new processes after a kill: their RSS is that of the latest one.)"
+} | tee "$OUT/results.md"
+# the daemons' logs go with a failure (warnings and errors only)
+[ "$WRONG" = 0 ] && [ "$FAILED" = 0 ] || cp "$W"/*.log "$OUT/" 2> /dev/null
+echo "$((JOBS - WRONG - FAILED)) passed, $((WRONG + FAILED)) failed"
+[ "$WRONG" = 0 ] && [ "$FAILED" = 0 ] && [ "$JOBS" -gt 0 ]
