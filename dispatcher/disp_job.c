@@ -1467,6 +1467,12 @@ djob_node_lost(struct djob *j, struct dpeer *node)
 			rk->node = NULL;
 			continue;
 		}
+		/* Starting over (disp_regen.c): it was being killed anyway. */
+		if (j->state == DJOB_REGEN) {
+			djob_regen_exited(j, r);
+			rk->prev_node = NULL;	/* node is freed soon */
+			continue;
+		}
 		/*
 		 * A rank of a running job whose node vanished is relaunched
 		 * elsewhere like a killed one (incarnation+1, from its last
