@@ -49,10 +49,15 @@ dstate_load(struct disp *d)
 	buf[n > 0 ? n : 0] = '\0';
 	errno = 0;
 	v = strtoul(buf, &end, 10);
-	if (n <= 0 || errno != 0 || (*end != '\n' && *end != '\0') || v < 1 ||
-	    v > 4000000000ul) {
-		log_warnx("dispatcher state file %s is corrupt (\"%.20s\")", path,
-		    buf);
+	/* dstate_save always ends it with a newline: a file cut short (the
+	   disk, an operator) could have lost digits, and a smaller counter
+	   would hand out job ids again */
+	if (n <= 0 || errno != 0 || *end != '\n' || end[1] != '\0' ||
+	    buf[0] < '0' || buf[0] > '9' || v < 1 || v > 4000000000ul) {
+		log_warnx("dispatcher state file %s is corrupt or cut short "
+		    "(\"%.20s\"): not starting, so that no job id is used "
+		    "twice; check it, or remove it to count from 1 again",
+		    path, buf);
 		return -1;
 	}
 	d->next_job = (unsigned)v;

@@ -64,4 +64,24 @@ rc=$?
     notok "job after restart: rc $rc" "$T/j2.err"
 grep -q ' job 2$' "$T/j2.err" && ok "its job id (2) was never used before (--state-dir)" ||
     notok "job id after restart: $(grep -o 'job [0-9]*$' "$T/j2.err")" "$T/j2.err"
+
+# The state file cut short at every point, or garbled: the dispatcher
+# refuses to start (exit 1) with one line naming the file, rather than
+# count job ids from a smaller number again.
+kill -TERM "$DPID" 2> /dev/null
+wait "$DPID" 2> /dev/null
+good=$(cat "$T/state/next_job")
+for cut in $(seq 0 ${#good}) garbled; do
+	if [ "$cut" = garbled ]; then printf 'x3\n' > "$T/state/next_job"
+	else printf '%s' "${good:0:$cut}" > "$T/state/next_job"; fi
+	timeout 10 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --state-dir "$T/state" \
+	    > "$T/cut.out" 2> "$T/cut.err"
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q 'state file .*next_job is corrupt or cut short' "$T/cut.err"; then
+		ok "state file cut to ${cut} bytes: refused in one line"
+	else
+		notok "state file cut to ${cut} bytes: exit $rc" "$T/cut.err"
+	fi
+done
+printf '%s\n' "$good" > "$T/state/next_job"
 [ "$fail" = 0 ]
