@@ -146,6 +146,7 @@ void
 mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 {
 	const char *iv = getenv("MPIV_CKPT_INTERVAL");
+	const char *base;
 	int fl;
 
 	(void)incarnation;
@@ -169,15 +170,14 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 		fcntl(ck_in, F_SETFL, fl | O_NONBLOCK);
 	/* A job that started over after a lost CM numbers its checkpoints
 	   above the old run's, so that no old image is ever current. */
-	if ((iv = getenv("MPIV_CKPT_BASE")) != NULL && *iv != '\0') {
+	if ((base = getenv("MPIV_CKPT_BASE")) != NULL && *base >= '0' &&
+	    *base <= '9') {
 		char *end;
-		unsigned long long b = strtoull(iv, &end, 10);
+		unsigned long long b = strtoull(base, &end, 10);
 
-		if (*end == '\0' && *iv != '-')
+		if (*end == '\0')
 			ck_no = b;
-		iv = NULL;
 	}
-	iv = getenv("MPIV_CKPT_INTERVAL");
 	if (iv != NULL && *iv != '\0') {
 		char *end;
 		double s = strtod(iv, &end);
