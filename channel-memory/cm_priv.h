@@ -277,6 +277,7 @@ int session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
     const char **why);
 void session_refuse(struct session *s, const char *why);
 void session_error(struct session *s, const char *why);
+void session_error_code(struct session *s, int code, const char *why);
 void session_kill_all(struct cm *cm);
 void session_send_hello(struct session *s);
 

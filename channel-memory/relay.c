@@ -168,11 +168,12 @@ relay_refill(struct session *s, struct rank_state *rs, struct logent *e,
 
 	if (len != e->size || snd->tag != e->tag ||
 	    snd->context != e->context) {
-		snprintf(why, sizeof(why), "re-sent message seq=%llu to rank %d "
-		    "differs from the logged copy (tag %d/%d, %u/%llu bytes)",
+		snprintf(why, sizeof(why), "replay diverged: rank %d, send #%llu "
+		    "to rank %d sent again differs from the logged copy (tag "
+		    "%d/%d, %u/%llu bytes)", snd->src,
 		    (unsigned long long)snd->seq, snd->dst, snd->tag, e->tag,
 		    len, (unsigned long long)e->size);
-		session_error(s, why);
+		session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
 		return -1;
 	}
 	pbuf_unref(e->pb);
@@ -217,7 +218,7 @@ relay_send_check(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	rc = digest_check(s->job, snd, why, sizeof(why));
 	if (rc < 0) {
 		log_warnx("cm %s job=%s", why, s->job->id);
-		session_error(s, why);
+		session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
 		return -1;
 	}
 	log_debug("cm send check job=%s src=%d dst=%d seq=%llu %s", s->job->id,
@@ -278,7 +279,7 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	if (digest_put(j, snd->dst, snd->src, snd->seq, snd->digest, why2,
 	    sizeof(why2)) < 0) {
 		match_seq_rewind(&rs->mq, snd->src, snd->seq);
-		session_error(s, why2);
+		session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why2);
 		return -1;
 	}
 	if (rs->nrefill > 0) {

@@ -324,7 +324,7 @@ replay_diverged(struct session *s, const struct logent *e,
 	evlog_describe_post(got, sizeof(got), p);
 	snprintf(why, sizeof(why), "replay diverged at post %llu: logged %s, "
 	    "got %s", (unsigned long long)p->post_no, logged, got);
-	session_error(s, why);
+	session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
 }
 
 /* Checks that s is a rank session whose home CM is this one. */

@@ -31,13 +31,15 @@ session_set_state(struct session *s, enum session_state st)
 /* HelloReply{ok = false, error = why}, then close after the flush;
    restore: the rank must come back restored from a checkpoint. */
 static void
-session_refuse_as(struct session *s, const char *why, bool restore)
+session_refuse_as(struct session *s, const char *why, bool restore,
+    int code)
 {
 	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
 
 	log_warnx("cm refused peer=%s reason=\"%s\"", conn_peer(s->c), why);
 	hr.ok = false;
 	hr.restore_needed = restore;
+	hr.code = code;
 	hr.error = (char *)why;
 	hr.version = FRAME_VERSION;
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
@@ -49,18 +51,25 @@ session_refuse_as(struct session *s, const char *why, bool restore)
 void
 session_refuse(struct session *s, const char *why)
 {
-	session_refuse_as(s, why, false);
+	session_refuse_as(s, why, false, MPIV__ERROR_CODE__ERR_UNSPECIFIED);
 }
 
 /* A protocol error after Hello: Error{text}, then close after the flush. */
 void
 session_error(struct session *s, const char *why)
 {
+	session_error_code(s, MPIV__ERROR_CODE__ERR_PROTOCOL, why);
+}
+
+/* The same with an ErrorCode the peer acts on (ERR_DIVERGED ...). */
+void
+session_error_code(struct session *s, int code, const char *why)
+{
 	Mpiv__Error e = MPIV__ERROR__INIT;
 
 	log_warnx("cm closing peer=%s job=%s rank=%d reason=\"%s\"",
 	    conn_peer(s->c), s->job ? s->job->id : "-", s->rank, why);
-	e.code = 1;
+	e.code = code;
 	e.text = (char *)why;
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR, &e.base, NULL, 0);
 	session_set_state(s, SESS_DEAD);
@@ -93,7 +102,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 		snprintf(why, sizeof(why), "stale incarnation %u of rank %d "
 		    "(current is %u)", h->incarnation, h->rank,
 		    rs->incarnation);
-		session_refuse(s, why);
+		session_refuse_as(s, why, false, MPIV__ERROR_CODE__ERR_FENCED);
 		return;
 	}
 	if (!replay_check(j, h->rank, h->incarnation, why, sizeof(why))) {
@@ -103,7 +112,8 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	if (!ckpt_resume_check(j, h->rank, h->incarnation, h->resume_event,
 	    h->resume_nd, why, sizeof(why))) {
 		session_refuse_as(s, why, ckpt_restore_needed(j, h->rank,
-		    h->resume_event, h->resume_nd));
+		    h->resume_event, h->resume_nd),
+		    MPIV__ERROR_CODE__ERR_UNSPECIFIED);
 		return;
 	}
 	if ((seqs = calloc((size_t)j->nranks, sizeof(*seqs))) == NULL) {

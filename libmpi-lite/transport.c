@@ -77,6 +77,7 @@ static uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
 static int tp_world_size;
 static char tp_errbuf[512];
 static bool tp_restore_needed;	/* a CM said: restore a checkpoint */
+static bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 static const char *tp_err;
 static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static long tp_spin_us = -1;		/* bounded spin before sleeping */
@@ -96,7 +97,6 @@ static bool tp_conn_errno(int e);
 /* The code tp_send returns once a write failed (a local error sets it). */
 static int tp_local_code = MPI_ERR_PROC_FAILED;
 static void tp_local_error(struct tp_conn *c, int e);
-static bool tp_is_fencing(const char *text);
 static void tp_fenced(struct tp_conn *c, const char *text)
     __attribute__((noreturn));
 
@@ -482,9 +482,10 @@ tp_frame_done(struct tp_conn *c)
 		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
 		const char *text = e->text && *e->text ? e->text : "(no text)";
 
-		if (tp_is_fencing(text))
+		if (e->code == MPIV__ERROR_CODE__ERR_FENCED)
 			tp_fenced(c, text);
-		tp_fail(c, "error from CM", text);
+		tp_fail(c, e->code == MPIV__ERROR_CODE__ERR_DIVERGED ?
+		    NULL : "error from CM", text);
 		break;
 	}
 	case MPIV__MSG_TYPE__MSG_BYE:
@@ -701,9 +702,9 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
 		return;
 	c->dead = true;
 	if (tp_err == NULL) {
-		/* The CM's own words (replay diverged ...) lead: the
-		   connection was ended on purpose, not lost. */
-		if (strncmp(why, "replay diverged", 15) == 0)
+		/* what NULL: the CM's own words (replay diverged ...) lead,
+		   the connection was ended on purpose, not lost. */
+		if (what == NULL)
 			snprintf(tp_errbuf, sizeof(tp_errbuf), "%s (said by "
 			    "Channel Memory %d, %s)", why, c->index, c->addr);
 		else
@@ -746,13 +747,6 @@ mpiv_tp_diverged(const char *fmt, ...)
 	tp_err = tp_errbuf;
 }
 
-/* A CM's refusal because a newer incarnation of this rank exists. */
-static bool
-tp_is_fencing(const char *text)
-{
-	return strstr(text, "stale incarnation") != NULL ||
-	    strstr(text, "newer incarnation") != NULL;
-}
 
 /*
  * Fencing: a newer incarnation of this rank exists, so this process must
@@ -1014,6 +1008,7 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
 		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
 		tp_restore_needed |= rep->restore_needed;
+		tp_refused_fenced = rep->code == MPIV__ERROR_CODE__ERR_FENCED;
 		frame_free_meta(m);
 		return -1;
 	}
@@ -1295,7 +1290,7 @@ mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
 		}
 		if (tp_hello(c, tp_job, tp_rank, incarnation, i == home, err,
 		    errlen) < 0) {
-			if (tp_is_fencing(err))
+			if (tp_refused_fenced)
 				tp_fenced(c, err);
 			goto fail;
 		}

@@ -231,6 +231,9 @@ refused(const char *job, int rank, uint32_t inc, uint32_t version,
 	assert_false(hr->ok);
 	if (strstr(hr->error, needle) == NULL)
 		fail_msg("error \"%s\" lacks \"%s\"", hr->error, needle);
+	/* a peer acts on the code, never on the words */
+	assert_int_equal(hr->code, strstr(needle, "stale incarnation") ?
+	    MPIV__ERROR_CODE__ERR_FENCED : MPIV__ERROR_CODE__ERR_UNSPECIFIED);
 	frame_free_meta(&hr->base);
 	expect_closed(fd);
 	close(fd);

@@ -780,6 +780,7 @@ test_digest_check(void **state)
 	if (strstr(e->text, "replay diverged: rank 0, send #3 to rank 1 "
 	    "(tag 5)") == NULL)
 		fail_msg("error \"%s\" does not name the send", e->text);
+	assert_int_equal(e->code, MPIV__ERROR_CODE__ERR_DIVERGED);
 	frame_free_meta(&e->base);
 	expect_closed(r0);
 	close(r0);
