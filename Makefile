@@ -77,9 +77,26 @@ $(MPIV): $(MAIN_OBJ) $(RTLIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $(MAIN_OBJ) $(RTLIB) $(DAEMON_LIBS)
 
-$(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS)
+# What libmpi.so exports: the MPI_* and PMPI_* functions and the
+# predefined objects mpi.h declares (extern struct mpiv_...), nothing of
+# the library's insides (framing, auth, the generated protobuf code), so
+# that an application's own symbols of those names never collide;
+# protobuf-c is linked in statically and hidden the same way, so that an
+# application using another protobuf-c cannot interpose on it.
+LIBMPI_MAP := $(BUILD)/lib/libmpi.map
+$(LIBMPI_MAP): libmpi-lite/mpi.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -shared -o $@ $^ -lprotobuf-c -lm
+	{ echo '{ global: MPI_*; PMPI_*;'; \
+	  $(CC) -E -P -x c libmpi-lite/mpi.h | tr '\n' ' ' | tr ';' '\n' | \
+	  sed -n 's/^ *extern struct mpiv_[a-z_]* //p' | tr ',' '\n' | \
+	  sed 's/[[:space:]]//g' | grep . | sed 's/$$/;/'; \
+	  echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
+
+$(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) -o $@ \
+		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
+		-Wl,-Bdynamic -lm
 
 $(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# tests/integration/test_symbols.sh: libmpi.so shows an application only
+# MPI: its dynamic symbols are the MPI_* and PMPI_* functions and the
+# predefined objects mpi.h declares, and it neither exports nor imports
+# anything of protobuf-c (linked in, hidden). An application that defines
+# functions named like the library's insides (frame_encode, auth_random,
+# net_dial) and like protobuf-c's (protobuf_c_message_pack), each of which
+# aborts when called, runs a ping-pong under mpiv run to the right answer.
+#
+#   MPIV_BUILD  build dir (default build)
+cd "$(dirname "$0")/../.." || exit 2
+B=${MPIV_BUILD:-build}
+SO=$B/lib/libmpi.so
+W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-symbols.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+FAILS=0
+ok() { printf 'ok - %s\n' "$1"; }
+notok() { FAILS=$((FAILS + 1)); printf 'not ok - %s\n' "$1"; }
+
+[ -f "$SO" ] || { echo "$SO not built"; exit 1; }
+pred='^(MPI_|PMPI_|mpiv_(comm|group|errors|errhandler|info|request|win|dt|op)_)'
+nm -D --defined-only "$SO" | awk '{ print $3 }' | grep -Ev "$pred" > "$W/extra"
+if [ -s "$W/extra" ]; then
+	notok "libmpi.so exports $(wc -l < "$W/extra") symbols besides MPI: $(head -5 "$W/extra" | tr '\n' ' ')"
+else
+	ok "libmpi.so exports only MPI_*, PMPI_* and mpi.h's predefined objects ($(nm -D --defined-only "$SO" | wc -l) symbols)"
+fi
+if nm -D "$SO" | grep -qi protobuf || ldd "$SO" | grep -q protobuf; then
+	notok "libmpi.so exports, imports or needs protobuf-c"
+else
+	ok "no protobuf-c symbol in libmpi.so's dynamic table, no libprotobuf-c dependency"
+fi
+
+cat > "$W/app.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <stddef.h>
+/* the application's own functions of the library's names */
+size_t frame_encode(void) { abort(); }
+int auth_random(void) { abort(); }
+int net_dial(void) { abort(); }
+size_t protobuf_c_message_pack(void) { abort(); }
+size_t protobuf_c_message_get_packed_size(void) { abort(); }
+int main(int argc, char **argv)
+{
+	int me, v = 0;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &me);
+	for (int i = 0; i < 100; i++) {
+		if (me == 0) {
+			v++;
+			MPI_Send(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+			MPI_Recv(&v, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			v++;
+			MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+		}
+	}
+	if (me == 0)
+		printf("v %d\n", v);
+	MPI_Finalize();
+	return 0;
+}
+C
+if ! "$B/bin/mpivcc" -o "$W/app" "$W/app.c" 2> "$W/cc.err"; then
+	notok "an application with its own frame_encode/auth_random/net_dial/protobuf_c_* does not link: $(head -3 "$W/cc.err")"
+else
+	out=$(timeout 60 "$B/bin/mpiv" run -n 2 --timeout 30 "$W/app" 2> "$W/run.err")
+	if [ "$out" = "v 200" ]; then
+		ok "an application defining frame_encode, auth_random, net_dial and protobuf_c_* runs correctly"
+	else
+		notok "application with colliding names: output '$out', $(tail -2 "$W/run.err")"
+	fi
+fi
+echo "# $FAILS failed"
+[ "$FAILS" = 0 ]
