@@ -163,7 +163,7 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 			continue;
 		}
 		if (nd_no < o->nd_no) {
-			mpiv_tp_diverged("replay diverged at non-deterministic "
+			mpiv_tp_set_error("replay diverged at non-deterministic "
 			    "call %llu (%s): the log has no entry for it (next "
 			    "logged is %llu)", (unsigned long long)nd_no,
 			    mpiv_ndlog_kind_name(kind),
@@ -171,7 +171,7 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 			return -1;
 		}
 		if (o->kind != kind) {
-			mpiv_tp_diverged("replay diverged at non-deterministic "
+			mpiv_tp_set_error("replay diverged at non-deterministic "
 			    "call %llu: logged %s, got %s",
 			    (unsigned long long)nd_no,
 			    mpiv_ndlog_kind_name(o->kind),

@@ -256,7 +256,7 @@ nd_replay(const Mpiv__NdOutcome *o, uint32_t kind, int n, MPI_Request *reqs,
 
 		if (i < 0 || i >= n || reqs[i] == NULL || !reqs[i]->active ||
 		    (j > 0 && i <= o->indices[j - 1])) {
-			mpiv_tp_diverged("replay diverged at non-deterministic "
+			mpiv_tp_set_error("replay diverged at non-deterministic "
 			    "call %llu (%s): logged completion of index %d, "
 			    "which is %s", (unsigned long long)
 			    mpiv_ndlog_current(), mpiv_ndlog_kind_name(kind), i,
@@ -274,7 +274,7 @@ nd_replay(const Mpiv__NdOutcome *o, uint32_t kind, int n, MPI_Request *reqs,
 	return MPI_SUCCESS;
 
 bad_record:
-	mpiv_tp_diverged("replay diverged at non-deterministic call %llu "
+	mpiv_tp_set_error("replay diverged at non-deterministic call %llu "
 	    "(%s over %d requests): logged flag=%d with %zu completed indices",
 	    (unsigned long long)mpiv_ndlog_current(),
 	    mpiv_ndlog_kind_name(kind), n, o->flag, o->n_indices);

@@ -735,7 +735,7 @@ tp_lost(struct tp_conn *c, const char *what, const char *why)
 }
 
 void
-mpiv_tp_diverged(const char *fmt, ...)
+mpiv_tp_set_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -1221,19 +1221,6 @@ mpiv_tp_clone_detach(void)
 			close(tp_conns[i].fd);
 		tp_conns[i].fd = -1;
 	}
-}
-
-void
-mpiv_tp_set_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (tp_err != NULL)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(tp_errbuf, sizeof(tp_errbuf), fmt, ap);
-	va_end(ap);
-	tp_err = tp_errbuf;
 }
 
 /* Forgets whatever c was in the middle of, in and out. */

@@ -131,7 +131,7 @@ uint64_t mpiv_ndlog_replay_left(void);
  * Starts the next non-deterministic call (gives it its nd_no). Returns 1
  * with *out = the logged outcome to impose (valid until the next call),
  * 0 when the log does not cover it (decide live, then record), -1 when
- * the log contradicts the call (divergence: mpiv_tp_diverged was called).
+ * the log contradicts the call (divergence: mpiv_tp_set_error was called).
  */
 int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
 /* nd_no of the current call. */
@@ -230,10 +230,6 @@ void mpiv_tp_close(int exit_code);
 const char *mpiv_tp_error(void);
 /* Highest seq CM holds from us for receiver dst (HelloReply.last_seq). */
 uint64_t mpiv_tp_last_seq(int dst);
-/* The replay contradicts the log: keeps the one-line reason as the
-   transport error (later calls fail with it) like a lost connection. */
-void mpiv_tp_diverged(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
 /* Last event number (Deliver, ProbeReply, CancelReply) fully received. */
 uint64_t mpiv_tp_last_event(void);
 /* True while some connection is in the middle of an incoming frame. */
@@ -253,7 +249,9 @@ void mpiv_tp_clone_detach(void);
  */
 int mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
     uint64_t resume_nd, char *err, size_t errlen);
-/* Fails every later call with this reason (like a lost connection). */
+/* Fails every later call with this one-line reason, like a lost
+   connection (a replay that contradicts the log, a failed restore); the
+   first reason stays. */
 void mpiv_tp_set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
