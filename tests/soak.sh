@@ -47,14 +47,19 @@ say() { printf 'soak: %s\n' "$*"; }
 # start NAME ARGS...: a daemon in the background, its log in $W/NAME.log;
 # its pid in PID_NAME, its "listening on" address in ADDR_NAME.
 start() {
-	local name=$1 i
+	local name=$1 i a
 	shift
-	"$MPIV" "$@" --secret-file "$W/secret" --log-level "${SOAK_LOG_LEVEL:-warn}" > "$W/$name.out" 2>> "$W/$name.log" &
+	# emptied here, before the daemon starts: were it emptied by the
+	# child's redirection, the loop below could read the old address
+	# between its grep and its sed as an empty one
+	: > "$W/$name.out"
+	"$MPIV" "$@" --secret-file "$W/secret" --log-level "${SOAK_LOG_LEVEL:-warn}" >> "$W/$name.out" 2>> "$W/$name.log" &
 	eval "PID_$name=$!"
 	PIDS+=("$!")
 	for i in $(seq 100); do
-		if grep -q '^listening on ' "$W/$name.out" 2> /dev/null; then
-			eval "ADDR_$name=$(sed -n 's/^listening on //p' "$W/$name.out" | head -n 1)"
+		a=$(sed -n 's/^listening on \([^ ]*\)$/\1/p' "$W/$name.out" 2> /dev/null | head -n 1)
+		if [ -n "$a" ]; then
+			eval "ADDR_$name=\$a"
 			return 0
 		fi
 		[ "$name" = "${name#node}" ] || return 0	# nodes listen on nothing
