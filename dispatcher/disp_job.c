@@ -85,7 +85,7 @@ djob_on_grace(struct ev_loop *loop, ev_timer *w, int revents)
 	djob_finish(j);
 }
 
-void
+static void
 djob_status(struct djob *j, const char *state, const char *msg)
 {
 	Mpiv__JobStatus st = MPIV__JOB_STATUS__INIT;
@@ -153,8 +153,9 @@ djob_rank_live(const struct drank *rk)
 	    rk->node != NULL && !conn_is_closing(rk->node->c);
 }
 
+/* Tells rank r's node to send it sig (not counted as a kill). */
 void
-djob_send_kill(struct djob *j, int r, int sig)
+djob_kill_rank(struct djob *j, int r, int sig)
 {
 	Mpiv__Kill k = MPIV__KILL__INIT;
 	struct drank *rk = &j->ranks[r];
@@ -166,6 +167,13 @@ djob_send_kill(struct djob *j, int r, int sig)
 	    0);
 	if (sig == SIGKILL)	/* surely dying: chaos picks another */
 		rk->kill_sent = true;
+}
+
+/* A kill of fault injection (chaos, mpiv kill): counted in the report. */
+static void
+djob_send_kill(struct djob *j, int r, int sig)
+{
+	djob_kill_rank(j, r, sig);
 	j->kills++;
 }
 
@@ -812,8 +820,6 @@ djob_ranks_pending(const struct djob *j)
 void
 djob_fail(struct djob *j, int code, const char *reason)
 {
-	Mpiv__Kill k = MPIV__KILL__INIT;
-
 	if (j->failed)
 		return;
 	j->failed = true;
@@ -830,15 +836,10 @@ djob_fail(struct djob *j, int code, const char *reason)
 	}
 	j->state = DJOB_FINISHING;
 	ev_timer_stop(j->d->loop, &j->chaos_w);
-	k.job_id = j->id;
-	k.signal = SIGKILL;
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
-		if (!rk->launched || rk->exited || rk->node == NULL)
-			continue;
-		k.rank = r;
-		(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_KILL, &k.base,
-		    NULL, 0);
+		if (rk->launched && !rk->exited && rk->node != NULL)
+			djob_kill_rank(j, r, SIGKILL);
 	}
 	if (!djob_ranks_pending(j))
 		djob_finish(j);

@@ -53,7 +53,6 @@ dout_begin(struct drank *rk, int s, uint64_t from)
 static void
 dout_diverged(struct djob *j, int r, int s)
 {
-	Mpiv__JobWarning jw = MPIV__JOB_WARNING__INIT;
 	char text[300];
 
 	snprintf(text, sizeof(text), "rank %d's re-execution printed other "
@@ -66,15 +65,9 @@ dout_diverged(struct djob *j, int r, int s)
 	    "bytes=%llu", j->id, r, s ? "stderr" : "stdout",
 	    (unsigned long long)j->ranks[r].chk_len[s]);
 	j->out_diverged++;
-	if (j->out_diverged > 1 || j->client == NULL)
+	if (j->out_diverged > 1)
 		return;
-	jw.job_id = j->id;
-	jw.kind = "output_diverged";
-	jw.active = true;
-	jw.text = text;
-	jw.since_s = ev_now(j->d->loop) - j->t_submit;
-	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_WARNING,
-	    &jw.base, NULL, 0);
+	dwarn_event(j, "output_diverged", true, text, ev_now(j->d->loop));
 }
 
 /* Bytes [off, off + len) of the current incarnation of rank r arrived on

@@ -269,8 +269,7 @@ void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
 
 /* disp_job.c, for disp_regen.c */
-void djob_status(struct djob *j, const char *state, const char *msg);
-void djob_send_kill(struct djob *j, int r, int sig);
+void djob_kill_rank(struct djob *j, int r, int sig);
 void djob_setup_cms(struct djob *j);
 void djob_fail(struct djob *j, int code, const char *reason);
 
@@ -297,6 +296,8 @@ void dwarn_heard(struct dpeer *p);
 void dwarn_ckpt_taken(struct djob *j, int r, const Mpiv__CkptTaken *ct);
 void dwarn_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void dwarn_update(struct djob *j);
+void dwarn_event(struct djob *j, const char *kind, bool active,
+    const char *text, double since);
 const char *dwarn_kind_name(enum dwarn_kind k);
 
 /* disp_status.c */

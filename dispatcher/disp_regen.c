@@ -42,27 +42,6 @@
 
 static void djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents);
 
-/* Tells the job's client (JobWarning "cm_lost": mpiv run prints it, the
-   report lists it): active when the job starts over, cleared once it
-   runs again. */
-static void
-djob_regen_tell(struct djob *j, bool active, const char *text)
-{
-	Mpiv__JobWarning jw = MPIV__JOB_WARNING__INIT;
-	double now = ev_now(j->d->loop);
-
-	if (j->client == NULL)
-		return;
-	jw.job_id = j->id;
-	jw.kind = "cm_lost";
-	jw.active = active;
-	jw.text = (char *)text;
-	jw.since_s = j->regen_t0 - j->t_submit;
-	jw.cleared_s = active ? 0 : now - j->t_submit;
-	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_WARNING,
-	    &jw.base, NULL, 0);
-}
-
 /* A registered CM listening at addr, or else one not serving j. */
 static struct dpeer *
 djob_regen_pick_cm(struct djob *j, const char *addr)
@@ -94,7 +73,6 @@ djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
     size_t n)
 {
 	char msg[300];
-	uint32_t kills;
 
 	if (j->relay_only || j->failed || j->state != DJOB_RUNNING) {
 		snprintf(why, n, "channel memory %s lost", addr);
@@ -111,21 +89,19 @@ djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
 	snprintf(j->regen_addr, sizeof(j->regen_addr), "%s", addr);
 	j->regen_idx = i;
 	ev_timer_stop(j->d->loop, &j->chaos_w);
-	kills = j->kills;
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 
 		rk->relaunch = false;	/* nothing launches until step 3 */
 		if (rk->launched && !rk->exited && rk->node != NULL &&
 		    !conn_is_closing(rk->node->c))
-			djob_send_kill(j, r, SIGKILL);
+			djob_kill_rank(j, r, SIGKILL);
 	}
-	j->kills = kills;	/* not fault injection: not counted as kills */
 	snprintf(msg, sizeof(msg), "channel memory %s lost with the job's "
 	    "message logs: every rank starts over from the beginning (%d of "
 	    "at most %d)", addr, j->regens, DJOB_REGEN_MAX);
 	log_warnx("dispatcher job=%s %s", j->id, msg);
-	djob_regen_tell(j, true, msg);
+	dwarn_event(j, "cm_lost", true, msg, j->regen_t0);
 	ev_timer_init(&j->regen_w, djob_regen_tick, DJOB_REGEN_TICK,
 	    DJOB_REGEN_TICK);
 	j->regen_w.data = j;
@@ -191,7 +167,7 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 	    cm->addr, j->regen_addr);
 	snprintf(msg, sizeof(msg), "job %s runs again from the beginning on "
 	    "channel memory %s", j->id, cm->addr);
-	djob_regen_tell(j, false, msg);
+	dwarn_event(j, "cm_lost", false, msg, j->regen_t0);
 	djob_setup_cms(j);
 }
 
@@ -217,12 +193,10 @@ djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		    conn_is_closing(rk->node->c))
 			djob_regen_exited(j, r);	/* node gone with it */
 		/* a node busy restoring it may have missed the first kill:
-		   once a second, again (not counted as a kill) */
+		   once a second, again */
 		if (rk->launched && rk->node != NULL &&
 		    j->regen_ticks % 5 == 0) {
-			uint32_t kills = j->kills;
-			djob_send_kill(j, r, SIGKILL);
-			j->kills = kills;
+			djob_kill_rank(j, r, SIGKILL);
 			log_info("dispatcher job=%s rank=%d inc=%u still alive "
 			    "while starting over: killed again", j->id, r,
 			    rk->incarnation);
@@ -241,8 +215,7 @@ djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	snprintf(why, sizeof(why), "channel memory %s lost, and %s within "
 	    "%.0f s", j->regen_addr, cm == NULL ? "no channel memory came "
 	    "back" : "its ranks did not all exit", DJOB_REGEN_TIMEOUT);
-	j->state = DJOB_RUNNING;	/* djob_fail kills what is left */
-	djob_fail(j, 1, why);
+	djob_fail(j, 1, why);	/* kills what is left */
 }
 
 /* The job ends (or fails) while starting over. */

@@ -403,3 +403,27 @@ dwarn_start(struct disp *d)
 	d->warn_w.data = d;
 	ev_timer_start(d->loop, &d->warn_w);
 }
+
+/*
+ * A warning that an event itself begins or ends, outside the kinds
+ * evaluated here (cm_lost from disp_regen.c, output_diverged from
+ * disp_outchk.c): JobWarning{kind, active, text} to the job's client, the
+ * times counted from the submission (since: ev_now() when it began).
+ */
+void
+dwarn_event(struct djob *j, const char *kind, bool active, const char *text,
+    double since)
+{
+	Mpiv__JobWarning jw = MPIV__JOB_WARNING__INIT;
+
+	if (j->client == NULL)
+		return;
+	jw.job_id = j->id;
+	jw.kind = (char *)kind;
+	jw.active = active;
+	jw.text = (char *)text;
+	jw.since_s = since - j->t_submit;
+	jw.cleared_s = active ? 0. : ev_now(j->d->loop) - j->t_submit;
+	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_WARNING,
+	    &jw.base, NULL, 0);
+}

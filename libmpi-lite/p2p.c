@@ -87,6 +87,18 @@ mpiv_p2p_sync_ack(uint64_t send_id)
 
 /* ---------------- starting operations ---------------- */
 
+/* One frame carries one message: a bigger one is refused, and the error
+   line says its size and the limit. */
+static bool
+p2p_too_big(size_t bytes)
+{
+	if (bytes <= frame_max_payload())
+		return false;
+	mpiv_err_detail("a message of %zu bytes is over mpiv's limit of %zu "
+	    "bytes per message", bytes, (size_t)frame_max_payload());
+	return true;
+}
+
 /* buf + disp without pointer arithmetic on a possibly NULL (MPI_BOTTOM)
    base. */
 static const void *
@@ -107,12 +119,8 @@ p2p_start_send(struct mpiv_request *r)
 	dst = mpiv_comm_world_rank(r->comm, r->peer);
 	if (dst < 0 || dst >= p2p_nseq)
 		return MPI_ERR_RANK;
-	if (bytes > frame_max_payload()) {
-		mpiv_err_detail("a message of %zu bytes is over mpiv's limit "
-		    "of %zu bytes per message", bytes,
-		    (size_t)frame_max_payload());
+	if (p2p_too_big(bytes))
 		return MPI_ERR_COUNT;
-	}
 	if (bytes > 0 && p2p_addr(r->buf, r->dt->true_lb) == NULL) {
 		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
 		return MPI_ERR_BUFFER;
@@ -381,13 +389,8 @@ p2p_check(MPI_Comm comm, int count, MPI_Datatype dt, int rank, int tag,
 		return rc;
 	if (dt->size != 0 && (size_t)count > SIZE_MAX / dt->size)
 		return MPI_ERR_COUNT;
-	if (!recv && (size_t)count * dt->size > frame_max_payload()) {
-		/* one frame carries one message */
-		mpiv_err_detail("a message of %zu bytes is over mpiv's limit "
-		    "of %zu bytes per message", (size_t)count * dt->size,
-		    (size_t)frame_max_payload());
+	if (!recv && p2p_too_big((size_t)count * dt->size))
 		return MPI_ERR_COUNT;
-	}
 	if (rank != MPI_PROC_NULL && !(recv && rank == MPI_ANY_SOURCE) &&
 	    (rank < 0 || rank >= comm->size))
 		return MPI_ERR_RANK;

@@ -240,7 +240,7 @@ int
 run_deploy_start(struct run *r)
 {
 	const char *tmp = getenv("TMPDIR");
-	char cmaddr[128], what[32], store[PATH_MAX], *args[14], why[512];
+	char csaddr[128], what[32], store[PATH_MAX], *args[14], why[512];
 	ssize_t n;
 
 	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
@@ -322,9 +322,9 @@ run_deploy_start(struct run *r)
 		snprintf(what, sizeof(what), "cs %d", i);
 		snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir,
 		    i);
-		if (run_deploy_spawn(r, NULL, what, args, cmaddr, sizeof(cmaddr)) < 0)
+		if (run_deploy_spawn(r, NULL, what, args, csaddr, sizeof(csaddr)) < 0)
 			return -1;
-		log_info("run cs=%d addr=%s", i, cmaddr);
+		log_info("run cs=%d addr=%s", i, csaddr);
 	}
 
 	for (int i = 0; i < r->nnodes; i++)
