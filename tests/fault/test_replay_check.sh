@@ -40,15 +40,15 @@ fi
 has_addr() { grep -q '^mpiv: dispatcher [^ ]* job [^ ]*$' "$1"; }
 lines_at_least() { [ "$(grep -c . "$1")" -ge "$2" ]; }
 
-# start OUT DELAY_US ARGS...: the job in the background, verbose (the
-# dispatcher address), its dispatcher in $ADDR and job id in $JOB.
+# start OUT RUNARGS...: "mpiv run RUNARGS" (options, -n, program and its
+# arguments) in the background, verbose (the dispatcher address), its
+# dispatcher in $ADDR and job id in $JOB.
 start() {
-	local out=$1 delay=$2
-	shift 2
+	local out=$1
+	shift
 	rm -f "$out".*
 	timeout -k 5 90 "$MPIV" run -v --log-level info --report "$out.json" \
-		--timeout 60 "$@" -n 4 "$bin" "$ITEMS" "$delay" < /dev/null \
-		> "$out.out" 2> "$out.err" &
+		--timeout 60 "$@" < /dev/null > "$out.out" 2> "$out.err" &
 	PID=$!
 	FLT_BG_PIDS=("$PID")
 	flt_wait_for 30 has_addr "$out.err" || return 1
@@ -63,7 +63,7 @@ finish() {
 
 for i in 1 2; do
 	out=$FLT_TMP/restart.$i
-	if ! start "$out" 3000 || ! flt_wait_for 30 lines_at_least "$out.out" $((2 + i)); then
+	if ! start "$out" -n 4 "$bin" "$ITEMS" 3000 || ! flt_wait_for 30 lines_at_least "$out.out" $((2 + i)); then
 		finish
 		flt_notok "restart $i: the job did not start or make progress" "$out.err"
 		continue
@@ -89,12 +89,7 @@ done
 # output: a re-execution that prints otherwise is said, once
 pp=$(flt_prog flt_pidprint) || { flt_notok "cannot compile flt_pidprint"; flt_finish; }
 out=$FLT_TMP/pid
-timeout -k 5 90 "$MPIV" run -v --report "$out.json" --timeout 60 -n 2 "$pp" 200 10000 \
-	< /dev/null > "$out.out" 2> "$out.err" &
-PID=$!
-FLT_BG_PIDS=("$PID")
-if flt_wait_for 30 has_addr "$out.err" && flt_wait_for 30 lines_at_least "$out.out" 1; then
-	read -r _ _ ADDR _ JOB <<< "$(grep -m1 '^mpiv: dispatcher ' "$out.err")"
+if start "$out" -n 2 "$pp" 200 10000 && flt_wait_for 30 lines_at_least "$out.out" 1; then
 	sleep 0.3
 	timeout 20 "$MPIV" kill --dispatcher "$ADDR" "$JOB" 0 > "$out.kill" 2>&1
 fi
@@ -118,7 +113,8 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	# ~2 s of work (300 items of 20 ms on 3 workers), a checkpoint of
 	# every rank every 0.2 s: rank 0 is killed after its second one
 	durable() { grep -q "dispatcher checkpoint durable job=$JOB rank=0 ckpt=2 " "$1"; }
-	if ! start "$out" 20000 --ckpt-interval 0.2 || ! flt_wait_for 40 durable "$out.err"; then
+	if ! start "$out" --ckpt-interval 0.2 -n 4 "$bin" "$ITEMS" 20000 ||
+	    ! flt_wait_for 40 durable "$out.err"; then
 		finish
 		flt_notok "checkpoint: no durable checkpoint 2 of rank 0" "$out.err"
 	else

@@ -70,25 +70,7 @@ main(int argc, char **argv)
 }
 EOF
 "$B/bin/mpivcc" -O1 -o "$T/tok" "$T/tok.c" || { echo "not ok - mpivcc"; exit 1; }
-cat > "$T/hi.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-int
-main(int argc, char **argv)
-{
-	int rank, size, sum = 0, one = 1;
-
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("hi size=%d sum=%d\n", size, sum);
-	MPI_Finalize();
-	return 0;
-}
-EOF
-"$B/bin/mpivcc" -O1 -o "$T/hi" "$T/hi.c" || { echo "not ok - mpivcc"; exit 1; }
+"$B/bin/mpivcc" -O1 -o "$T/hi" tests/integration/hi.c || { echo "not ok - mpivcc"; exit 1; }
 
 # ---- the deployment ----
 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 > "$T/d.out" 2> "$T/d.err" &

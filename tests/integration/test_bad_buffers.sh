@@ -16,21 +16,10 @@
 #
 #   MPIV_BUILD  build dir (default build)
 cd "$(dirname "$0")/../.." || exit 2
-B=${MPIV_BUILD:-build}
-ROOT=$(pwd)
-MPIV="$ROOT/$B/bin/mpiv"
+. tests/integration/common.bash
+common_init badbuf
 [ -x "$MPIV" ] || { echo "$MPIV not built"; exit 1; }
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-bad-buffers.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-cd "$W" || exit 2
-FAILS=0
-ok() { printf 'ok - %s\n' "$1"; }
-notok() {
-	FAILS=$((FAILS + 1))
-	printf 'not ok - %s (%s)\n' "$1" "$2"
-	sed 's/^/#   err| /' err 2> /dev/null | head -n 15
-}
+cd "$T" || exit 2
 
 cat > bad.c <<'EOF'
 #include <mpi.h>
@@ -69,7 +58,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-"$ROOT/$B/bin/mpivcc" -o bad bad.c || { echo "cannot compile bad.c"; exit 1; }
+"$B/bin/mpivcc" -o bad bad.c || { echo "cannot compile bad.c"; exit 1; }
 
 # case_ NAME WANT_RC FILE ERE [mpiv run options]: runs ./bad NAME on 2
 # ranks; the exit code, one line of FILE (err or out) matching ERE, and 0
@@ -82,11 +71,11 @@ case_() {
 	rc=$?
 	restarts=$(jq -r '.restarts' r.json 2> /dev/null)
 	if [ "$rc" != "$want" ]; then
-		notok "$name" "exit $rc, want $want"
+		notok "$name: exit $rc, want $want" err
 	elif [ "$(grep -cE "$ere" "$f")" != 1 ]; then
-		notok "$name" "$f has not one line matching '$ere'"
+		notok "$name: $f has not one line matching '$ere'" err out
 	elif [ "$restarts" != 0 ]; then
-		notok "$name" "$restarts restarts, want 0"
+		notok "$name: $restarts restarts, want 0" err
 	else
 		ok "$name: $(grep -m1 -E "$ere" "$f" | cut -c1-160)"
 	fi
@@ -98,5 +87,4 @@ case_ send-efault 1 err '^mpiv: rank 0: MPI_Send: invalid buffer pointer: the se
 case_ send-too-big 2 err "^mpiv: rank 0: MPI_Send: invalid count argument: a message of 1074790400 bytes is over mpiv's limit of 1073741824 bytes per message$"
 case_ return-null 0 out '^rc class MPI_ERR_BUFFER$'
 
-echo "# $FAILS failed"
-[ "$FAILS" = 0 ]
+[ "$fail" = 0 ]

@@ -36,25 +36,7 @@ rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
     { echo "not ok - mpiv secret"; exit 1; }
 S=(--secret-file "$T/secret")
 
-cat > "$T/hi.c" <<'EOF'
-#include <mpi.h>
-#include <stdio.h>
-int
-main(int argc, char **argv)
-{
-	int rank, size, sum = 0, one = 1;
-
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("hi size=%d sum=%d\n", size, sum);
-	MPI_Finalize();
-	return 0;
-}
-EOF
-"$B/bin/mpivcc" -O1 -o "$T/hi" "$T/hi.c" || { echo "not ok - mpivcc"; exit 1; }
+"$B/bin/mpivcc" -O1 -o "$T/hi" tests/integration/hi.c || { echo "not ok - mpivcc"; exit 1; }
 
 # ---- options: bad values exit 2 with the option named ----
 for who in dispatcher cm cs; do

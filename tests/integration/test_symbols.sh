@@ -9,19 +9,14 @@
 #
 #   MPIV_BUILD  build dir (default build)
 cd "$(dirname "$0")/../.." || exit 2
-B=${MPIV_BUILD:-build}
+. tests/integration/common.bash
+common_init symbols
 SO=$B/lib/libmpi.so
-W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-symbols.XXXXXX")
-trap 'rm -rf "$W"' EXIT
-FAILS=0
-ok() { printf 'ok - %s\n' "$1"; }
-notok() { FAILS=$((FAILS + 1)); printf 'not ok - %s\n' "$1"; }
-
 [ -f "$SO" ] || { echo "$SO not built"; exit 1; }
 pred='^(MPI_|PMPI_|mpiv_(comm|group|errors|errhandler|info|request|win|dt|op)_)'
-nm -D --defined-only "$SO" | awk '{ print $3 }' | grep -Ev "$pred" > "$W/extra"
-if [ -s "$W/extra" ]; then
-	notok "libmpi.so exports $(wc -l < "$W/extra") symbols besides MPI: $(head -5 "$W/extra" | tr '\n' ' ')"
+nm -D --defined-only "$SO" | awk '{ print $3 }' | grep -Ev "$pred" > "$T/extra"
+if [ -s "$T/extra" ]; then
+	notok "libmpi.so exports $(wc -l < "$T/extra") symbols besides MPI: $(head -5 "$T/extra" | tr '\n' ' ')"
 else
 	ok "libmpi.so exports only MPI_*, PMPI_* and mpi.h's predefined objects ($(nm -D --defined-only "$SO" | wc -l) symbols)"
 fi
@@ -31,7 +26,7 @@ else
 	ok "no protobuf-c symbol in libmpi.so's dynamic table, no libprotobuf-c dependency"
 fi
 
-cat > "$W/app.c" <<'C'
+cat > "$T/app.c" <<'C'
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,15 +59,14 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-if ! "$B/bin/mpivcc" -o "$W/app" "$W/app.c" 2> "$W/cc.err"; then
-	notok "an application with its own frame_encode/auth_random/net_dial/protobuf_c_* does not link: $(head -3 "$W/cc.err")"
+if ! "$B/bin/mpivcc" -o "$T/app" "$T/app.c" 2> "$T/cc.err"; then
+	notok "an application with its own frame_encode/auth_random/net_dial/protobuf_c_* does not link" "$T/cc.err"
 else
-	out=$(timeout 60 "$B/bin/mpiv" run -n 2 --timeout 30 "$W/app" 2> "$W/run.err")
+	out=$(timeout 60 "$B/bin/mpiv" run -n 2 --timeout 30 "$T/app" 2> "$T/run.err")
 	if [ "$out" = "v 200" ]; then
 		ok "an application defining frame_encode, auth_random, net_dial and protobuf_c_* runs correctly"
 	else
-		notok "application with colliding names: output '$out', $(tail -2 "$W/run.err")"
+		notok "application with colliding names: output '$out'" "$T/run.err"
 	fi
 fi
-echo "# $FAILS failed"
-[ "$FAILS" = 0 ]
+[ "$fail" = 0 ]

@@ -206,17 +206,14 @@ ck_refused(const char *job, int rank, uint32_t inc, uint64_t resume_event,
 	close(fd);
 }
 
+static void dg_send(int fd, int src, int dst, uint64_t seq,
+    const char *data, uint64_t d, bool check);
+
+/* Send of data (tag 5) from src to dst, no digest. */
 static void
 ck_send(int fd, int src, int dst, uint64_t seq, const char *data)
 {
-	Mpiv__Send s = MPIV__SEND__INIT;
-
-	s.src = src;
-	s.dst = dst;
-	s.tag = 5;
-	s.seq = seq;
-	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SEND, &s.base,
-	    data, (uint32_t)strlen(data), TMO), 0);
+	dg_send(fd, src, dst, seq, data, 0, false);
 }
 
 /* RecvPost (probe false) or Iprobe (probe true) of ANY source/tag. */
