@@ -29,10 +29,10 @@ GEN_H    := $(BUILD)/gen/mpiv.pb-c.h
 GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 
 # Sources shared by the library and the daemons (framing, sockets).
-SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c
+SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c libmpi-lite/digest.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
 	dispatcher/*.c checkpoint-server/*.c))
-LIB_SRCS    := $(wildcard libmpi-lite/*.c)
+LIB_SRCS    := $(filter-out $(SHARED_SRCS),$(wildcard libmpi-lite/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 SHARED_OBJS := $(call obj,$(SHARED_SRCS)) $(GEN_O)

@@ -168,6 +168,7 @@ ckpt_apply(struct job *j, int32_t rank, const struct ckpt_mark *m)
 		ck->freed_nd = m->nd_no;
 	ck->freed_ckpt = k;
 	ck->freed_inc = m->incarnation;
+	store_trim(j, rank, ck);
 	log_info("cm log freed job=%s rank=%d ckpt=%" PRIu64 " upto_event=%"
 	    PRIu64 " entries=%" PRIu64 " bytes=%" PRIu64 " nd_upto=%" PRIu64
 	    " nd_records=%" PRIu64 " log_entries=%" PRIu64, j->id, rank, k,

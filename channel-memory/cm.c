@@ -4,13 +4,16 @@
  * SIGTERM/SIGINT, then closes every connection and frees every job.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +61,17 @@ cm_usage(FILE *f)
 	    "                          free nothing for S seconds fails "
 	    "(default %d;\n"
 	    "                          env MPIV_CM_LOG_FULL_TIMEOUT)\n"
+	    "  --store DIR             keep every job's log in DIR too (0700), "
+	    "written\n"
+	    "                          before each answer: started again on "
+	    "DIR after a\n"
+	    "                          crash, the CM recovers its jobs "
+	    "(env MPIV_CM_STORE)\n"
+	    "  --store-sync MODE       write: a record is in the file (survives "
+	    "the CM's\n"
+	    "                          crash; default); fsync: on disk "
+	    "(survives the\n"
+	    "                          machine's; env MPIV_CM_STORE_SYNC)\n"
 	    "  --spin US               after receiving, poll this many µs "
 	    "before sleeping\n"
 	    "                          (default %d, 0 = never; off while "
@@ -70,6 +84,35 @@ cm_usage(FILE *f)
 	    "                          0 = off; env MPIV_CM_PREFAULT)\n"
 	    DAEMON_CONN_LIMITS_USAGE,
 	    CM_LOG_FULL_TIMEOUT, CM_SPIN_DEFAULT_US, CM_PREFAULT_DEFAULT);
+}
+
+/*
+ * --store DIR: created 0700 if missing, and locked for this CM's life
+ * (the lock goes with the process, crash included): two CMs on one
+ * store would each take the other's jobs. 0, or -1 said.
+ */
+static int
+cm_store_lock(const char *dir)
+{
+	char path[4200];
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		log_warn("cm --store %s: cannot create it", dir);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/lock", dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+		log_warn("cm --store %s: cannot open %s", dir, path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		log_errorx("cm --store %s is in use by another channel memory",
+		    dir);
+		close(fd);
+		return -1;
+	}
+	return 0;	/* fd stays open: the lock lasts as long as we do */
 }
 
 /* Parses "123", "64K", "512M", "8G". 0 or -1. */
@@ -293,11 +336,15 @@ cm_main(int argc, char **argv)
 		DAEMON_CONN_LONGOPTS,
 		{ "log-full-timeout", required_argument, NULL, 0x103 },
 		{ "spill-dir", required_argument, NULL, 0x104 },
+		{ "store", required_argument, NULL, 0x105 },
+		{ "store-sync", required_argument, NULL, 0x106 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *maxmem = getenv("MPIV_CM_MAX_MEMORY");
 	const char *full = getenv("MPIV_CM_LOG_FULL_TIMEOUT");
 	const char *spill = getenv("MPIV_CM_SPILL_DIR");
+	const char *store = getenv("MPIV_CM_STORE");
+	const char *store_sync = getenv("MPIV_CM_STORE_SYNC");
 	long full_s = CM_LOG_FULL_TIMEOUT;
 	struct daemon_conn_opts co = { 0 };
 	struct conn_limits lim;
@@ -351,6 +398,12 @@ cm_main(int argc, char **argv)
 		case 0x104:
 			spill = optarg;
 			break;
+		case 0x105:
+			store = optarg;
+			break;
+		case 0x106:
+			store_sync = optarg;
+			break;
 		default:
 			cm_usage(stderr);
 			return 2;
@@ -370,6 +423,14 @@ cm_main(int argc, char **argv)
 		spill = "/var/tmp";
 	cm.spill_dir = strcmp(spill, "off") == 0 || strcmp(spill, "none") == 0 ?
 	    NULL : spill;
+	if (store_sync != NULL && *store_sync != '\0' &&
+	    strcmp(store_sync, "write") != 0 && strcmp(store_sync, "fsync") != 0) {
+		fprintf(stderr, "mpiv cm: bad --store-sync \"%s\" (write or "
+		    "fsync)\n", store_sync);
+		return 2;
+	}
+	cm.store_fsync = store_sync != NULL && strcmp(store_sync, "fsync") == 0;
+	cm.store_dir = store != NULL && *store != '\0' ? store : NULL;
 	if (spin != NULL && daemon_parse_long("cm", "spin", spin, 0, 1000000,
 	    &cm.spin_us) < 0)
 		return 2;
@@ -396,9 +457,18 @@ cm_main(int argc, char **argv)
 		return 1;
 	}
 
+	if (cm.store_dir != NULL && cm_store_lock(cm.store_dir) < 0)
+		return 1;
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)
 		return 1;
+	if (cm.store_dir != NULL) {
+		int n = store_recover(&cm);
+
+		store_hook(&cm);
+		log_info("cm store dir=%s sync=%s recovered_jobs=%d",
+		    cm.store_dir, cm.store_fsync ? "fsync" : "write", n);
+	}
 	if (pbuf_prefault((int)npre) < 0) {
 		log_warn("cm no prefault helper thread (big payloads fault "
 		    "their memory in as they arrive)");

@@ -11,6 +11,8 @@
  *   ndstore.c  outcomes decided inside a rank (NdRecord, NdAck, NdLog)
  *   replay.c   answering a restarted rank's posts from its log
  *   spill.c    logged payloads moved to a file beyond half the cap
+ *   store.c    --store: the durable per-job log, written before answers
+ *   recover.c  --store: jobs rebuilt from their files at start
  *   pressure.c a log over --max-memory: asks checkpoints, or gives up
  *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
@@ -36,6 +38,7 @@
 #define CM_HELLO_TIMEOUT      10.0	/* seconds to say Hello */
 
 struct job;
+struct store;
 struct session;
 
 struct cm {
@@ -45,6 +48,9 @@ struct cm {
 	uint64_t max_memory;	/* cap on bytes held per job (messages, log) */
 	double log_full_timeout;	/* give up when no checkpoint frees for this */
 	const char *spill_dir;	/* NULL: payloads never leave memory */
+	const char *store_dir;	/* --store: NULL, nothing survives a crash */
+	bool store_fsync;	/* --store-sync fsync: fdatasync before answers */
+	struct store *store_dirty;	/* stores with records to write */
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
 	struct job *jobs;
@@ -75,6 +81,7 @@ struct msg {
 	bool sync;
 	struct pbuf *pb;	/* the one copy of the payload */
 	struct session *filler;	/* sender still streaming the payload */
+	uint64_t store_off;	/* payload's offset in the job's store, 0: none */
 };
 
 /* A request from a rank to its home CM, as posted (RecvPost, Probe, Cancel). */
@@ -121,6 +128,7 @@ struct logent {
 	bool refill;		/* sender died mid-payload: awaiting its re-send */
 	bool spilled;		/* the payload is in the spill file, pb NULL */
 	uint64_t spill_off;
+	uint64_t store_off;	/* payload's offset in the job's store, 0: none */
 	struct pbuf *pb;	/* deliveries: shares the message's buffer */
 };
 
@@ -237,6 +245,9 @@ struct job {
 	int spill_fd;		/* spill.c: -1 until the first spill */
 	uint64_t spill_end, spill_bytes;	/* file size, live bytes in it */
 	bool spill_failed, spilling;
+	struct store *store;	/* --store: its file (store.c), NULL: none */
+	bool recovered;		/* rebuilt from the store, JobSetup not seen */
+	ev_timer claim_w;	/* drops a recovered job nobody claims */
 	ev_timer pressure_w;	/* while paused: pressure.c */
 	double pressure_t0;	/* since when no checkpoint freed anything */
 };
@@ -266,6 +277,8 @@ struct session {
 	struct pbuf *in_pb;
 	struct msg *in_msg;	/* while still unexpected */
 	struct logent *in_ent;	/* once delivered (cut-through) */
+	Mpiv__StoreMsg in_sm;	/* its record for the store, when complete */
+	bool in_store;
 };
 
 /* cm.c */
@@ -295,6 +308,7 @@ void job_unexpected_take(struct job *j, uint64_t n);
 void job_log_grew(struct job *j);
 void job_memory_check(struct job *j);
 uint64_t job_held_bytes(const struct job *j);
+void job_recovered(struct job *j);
 
 /* relay.c */
 int relay_send_begin(struct session *s, const Mpiv__Send *snd,
@@ -324,6 +338,8 @@ int evlog_describe_entry(char *buf, size_t cap, const struct logent *e);
 
 /* ndstore.c */
 void nd_record(struct session *s, const Mpiv__NdRecord *r);
+int nd_restore(struct job *j, struct rank_state *rs,
+    const Mpiv__NdOutcome *o);
 void nd_send_log(struct session *s, struct rank_state *rs, uint64_t after);
 void nd_free(struct job *j, struct rank_state *rs);
 uint64_t nd_trim(struct job *j, struct rank_state *rs, uint64_t upto);
@@ -347,6 +363,50 @@ struct pbuf *spill_load(struct job *j, const struct logent *e);
 void spill_forget(struct job *j, struct rank_state *rs, struct logent *e);
 void spill_close(struct job *j);
 
+/* store.c */
+enum store_rec_type {
+	STORE_REC_JOB = 1,
+	STORE_REC_MSG,
+	STORE_REC_EVENT,
+	STORE_REC_ND,
+	STORE_REC_RANK,
+	STORE_REC_TRIM,
+	STORE_REC_DIGEST_TRIM,
+};
+
+struct store_rec {
+	uint16_t type;
+	ProtobufCMessage *meta;	/* the Store* message of the type */
+	uint64_t payload_off;
+	uint32_t payload_len;
+	uint64_t next;		/* offset of the next record */
+};
+
+void store_hook(struct cm *cm);
+int store_open(struct job *j);
+void store_token(struct job *j);
+void store_close(struct job *j, bool remove);
+uint64_t store_msg(struct job *j, Mpiv__StoreMsg *sm, struct pbuf *pb);
+void store_event(struct job *j, const struct logent *e, bool fold);
+void store_nd(struct job *j, int32_t rank, const Mpiv__NdOutcome *o,
+    uint64_t nd_no, uint64_t repeat);
+void store_rank(struct job *j, int32_t rank, uint32_t inc,
+    uint64_t resume_event, uint64_t resume_nd);
+void store_trim(struct job *j, int32_t rank, const struct ckpt_state *ck);
+void store_digest_trim(struct job *j, int32_t src, const uint64_t *seqs,
+    size_t n);
+void store_forget(struct job *j, struct logent *e);
+struct pbuf *store_load(struct job *j, uint64_t off, uint64_t size);
+int store_read(int fd, uint64_t off, uint64_t size, struct store_rec *r,
+    const char **err);
+void store_rec_free(struct store_rec *r);
+int store_adopt(struct job *j, int fd, char *path, uint64_t end);
+int store_fd(const struct job *j);
+void store_set_end(struct job *j, uint64_t end);
+
+/* recover.c */
+int store_recover(struct cm *cm);
+
 /* pressure.c */
 void pressure_begin(struct job *j);
 void pressure_end(struct job *j);
@@ -359,6 +419,8 @@ int digest_check(struct job *j, const Mpiv__Send *snd, char *why,
     size_t cap);
 void digest_truncate(struct job *j, int32_t dst, int32_t src, uint64_t seq);
 void digest_trim(struct session *s, const Mpiv__DigestTrim *t);
+void digest_trim_apply(struct job *j, int32_t src, const uint64_t *seqs,
+    size_t n);
 void digest_free(struct job *j, struct rank_state *rs);
 
 /* ckpt.c */

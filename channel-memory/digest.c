@@ -157,6 +157,20 @@ digest_drop(struct job *j, struct dighist *h, uint64_t upto)
 	h->base += k;
 }
 
+/* The digests of src's sends up to seqs[r] go, for every home rank r. */
+void
+digest_trim_apply(struct job *j, int32_t src, const uint64_t *seqs, size_t n)
+{
+	for (int32_t r = 0; r < j->nranks && (size_t)r < n; r++) {
+		struct dighist *h;
+
+		if (!job_is_home(j, r) ||
+		    (h = digest_hist(j, r, src, false)) == NULL)
+			continue;
+		digest_drop(j, h, seqs[r]);
+	}
+}
+
 /* DigestTrim from a rank: its checkpoint ckpt_no is durable; the digests
    of its sends up to seqs[r] are useless for every receiver r here. */
 void
@@ -164,14 +178,8 @@ digest_trim(struct session *s, const Mpiv__DigestTrim *t)
 {
 	struct job *j = s->job;
 
-	for (int32_t r = 0; r < j->nranks && (size_t)r < t->n_seqs; r++) {
-		struct dighist *h;
-
-		if (!job_is_home(j, r) ||
-		    (h = digest_hist(j, r, s->rank, false)) == NULL)
-			continue;
-		digest_drop(j, h, t->seqs[r]);
-	}
+	digest_trim_apply(j, s->rank, t->seqs, t->n_seqs);
+	store_digest_trim(j, s->rank, t->seqs, t->n_seqs);
 	log_debug("cm digests trimmed job=%s src=%d ckpt=%" PRIu64, j->id,
 	    s->rank, t->ckpt_no);
 }

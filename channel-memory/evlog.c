@@ -177,6 +177,7 @@ evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
 		if (e->spilled)
 			*bytes += e->size;
 		spill_forget(j, rs, e);
+		store_forget(j, e);
 		j->log_meta_bytes -= sizeof(*e);
 		j->log_entries--;
 		(*entries)++;

@@ -11,6 +11,8 @@
 #include "cm_priv.h"
 #include "log.h"
 
+#define JOB_UNCLAIMED 120.0	/* s a job rebuilt from its store waits */
+
 struct job *
 job_find(struct cm *cm, const char *id)
 {
@@ -46,6 +48,8 @@ job_free(struct job *j)
 		replay_reset(rs);
 	}
 	spill_close(j);
+	store_close(j, false);	/* kept for the next start (unless ended) */
+	ev_timer_stop(j->cm->loop, &j->claim_w);
 	free(j->ranks);
 	free(j->id);
 	free(j);
@@ -143,7 +147,28 @@ job_end(struct cm *cm, struct job *j)
 		conn_close(s->c, "job ended", true);
 	}
 	job_log_end(j);
+	store_close(j, true);
 	job_free(j);
+}
+
+static void
+job_unclaimed(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct job *j = w->data;
+
+	log_warnx("cm store job=%s: recovered but no dispatcher set it up "
+	    "within %.0f s: dropped", j->id, w->repeat);
+	job_end(j->cm, j);
+}
+
+/* j was rebuilt from its store: it waits for the dispatcher's JobSetup. */
+void
+job_recovered(struct job *j)
+{
+	j->recovered = true;
+	ev_timer_init(&j->claim_w, job_unclaimed, 0., JOB_UNCLAIMED);
+	j->claim_w.data = j;
+	ev_timer_again(j->cm->loop, &j->claim_w);
 }
 
 void

@@ -78,6 +78,7 @@ nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
 	struct nd_out *n;
 
 	/* a run of "nothing completed" continues the last one */
+	store_nd(j, (int32_t)(rs - j->ranks), o, nd_no, repeat);
 	if (t != NULL && !o->flag && o->n_indices == 0 && !t->flag &&
 	    t->nidx == 0 && t->kind == o->kind &&
 	    t->nd_no + t->repeat == nd_no) {
@@ -108,6 +109,18 @@ nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
 	rs->nd_end = nd_no + repeat - 1;
 	j->log_meta_bytes += sizeof(*n) + n->nidx * sizeof(int32_t);
 	return 0;
+}
+
+/* An outcome read back from the store (recover.c): 0, or -1 when it does
+   not continue the stored ones. */
+int
+nd_restore(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o)
+{
+	uint64_t rep = o->repeat ? o->repeat : 1;
+
+	if (o->nd_no != rs->nd_end + 1 || rep > UINT64_MAX - o->nd_no)
+		return -1;
+	return nd_store(j, rs, o, o->nd_no, rep);
 }
 
 /* NdRecord from a rank: store its outcomes in order, then NdAck. */

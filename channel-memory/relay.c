@@ -63,8 +63,9 @@ relay_deliver(struct job *j, int32_t rcv, const struct post *p,
 {
 	struct rank_state *rs = &j->ranks[rcv];
 	Mpiv__Deliver d = MPIV__DELIVER__INIT;
+	struct pbuf *pb = m->pb;
 	struct session *sender;
-	struct logent *e;
+	struct logent *e = NULL;
 
 	d.req_id = p->req_id;
 	d.src = m->m.src;
@@ -72,13 +73,25 @@ relay_deliver(struct job *j, int32_t rcv, const struct post *p,
 	d.event = ++rs->next_event;
 	d.seq = m->seq;
 	d.context = m->m.context;
+	/* logged (and stored) before the delivery leaves */
+	if (!j->relay_only &&
+	    (e = evlog_new(j, rcv, LOG_DELIVER, d.event, p)) != NULL) {
+		e->src = d.src;
+		e->tag = d.tag;
+		e->context = d.context;
+		e->seq = d.seq;
+		e->found = true;
+		e->size = pbuf_len(pb);
+		e->store_off = m->store_off;
+		store_event(j, e, false);
+	}
 	if (rs->sess != NULL)
 		(void)conn_send_pbuf(rs->sess->c, MPIV__MSG_TYPE__MSG_DELIVER,
-		    &d.base, m->pb);
+		    &d.base, pb);
 	log_debug("cm deliver job=%s rcv=%d event=%llu src=%d tag=%d seq=%llu "
 	    "bytes=%u req=%llu post=%llu", j->id, rcv,
 	    (unsigned long long)d.event, d.src, d.tag,
-	    (unsigned long long)d.seq, pbuf_len(m->pb),
+	    (unsigned long long)d.seq, pbuf_len(pb),
 	    (unsigned long long)p->req_id, (unsigned long long)p->post_no);
 	if (m->sync) {
 		Mpiv__SyncAck a = MPIV__SYNC_ACK__INIT;
@@ -92,17 +105,10 @@ relay_deliver(struct job *j, int32_t rcv, const struct post *p,
 			log_info("cm sync ack lost job=%s src=%d dst=%d: "
 			    "sender not connected", j->id, m->m.src, rcv);
 	}
-	if (j->relay_only ||
-	    (e = evlog_new(j, rcv, LOG_DELIVER, d.event, p)) == NULL) {
+	if (e == NULL) {
 		relay_msg_free(m);
 		return NULL;
 	}
-	e->src = d.src;
-	e->tag = d.tag;
-	e->context = d.context;
-	e->seq = d.seq;
-	e->found = true;
-	e->size = pbuf_len(m->pb);
 	e->pb = m->pb;		/* the message's reference moves here */
 	m->pb = NULL;
 	j->log_bytes += e->size;
@@ -131,29 +137,51 @@ relay_probe_answer(struct job *j, int32_t rcv, const struct post *p,
 		pr.size = pbuf_len(m->pb);
 	}
 	pr.event = ++rs->next_event;
-	if (rs->sess != NULL)
-		(void)conn_send(rs->sess->c, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
-		    &pr.base, NULL, 0);
 	log_debug("cm probe job=%s rcv=%d event=%llu found=%d src=%d tag=%d "
 	    "bytes=%llu req=%llu post=%llu", j->id, rcv,
 	    (unsigned long long)pr.event, pr.found, pr.src, pr.tag,
 	    (unsigned long long)pr.size, (unsigned long long)p->req_id,
 	    (unsigned long long)p->post_no);
-	if (j->relay_only)
-		return;
-	if (m == NULL && evlog_fold_probe_miss(j, rs, pr.event, p))
-		return;
-	if ((e = evlog_new(j, rcv, LOG_PROBE, pr.event, p)) == NULL)
-		return;
-	e->src = pr.src;
-	e->tag = pr.tag;
-	e->found = pr.found;
-	e->size = pr.size;
-	if (m != NULL) {
-		e->context = m->m.context;
-		e->seq = m->seq;
+	/* logged (and stored) before the answer leaves */
+	if (j->relay_only) {
+		;
+	} else if (m == NULL && evlog_fold_probe_miss(j, rs, pr.event, p)) {
+		store_event(j, rs->log_tail, true);
+	} else if ((e = evlog_new(j, rcv, LOG_PROBE, pr.event, p)) != NULL) {
+		e->src = pr.src;
+		e->tag = pr.tag;
+		e->found = pr.found;
+		e->size = pr.size;
+		if (m != NULL) {
+			e->context = m->m.context;
+			e->seq = m->seq;
+		}
+		store_event(j, e, false);
+		job_log_grew(j);
 	}
-	job_log_grew(j);
+	if (rs->sess != NULL)
+		(void)conn_send(rs->sess->c, MPIV__MSG_TYPE__MSG_PROBE_REPLY,
+		    &pr.base, NULL, 0);
+}
+
+/* The record the store gets once the payload of snd is complete. */
+static void
+relay_store_begin(struct session *s, const Mpiv__Send *snd)
+{
+	Mpiv__StoreMsg *sm = &s->in_sm;
+
+	s->in_store = s->job->store != NULL;
+	if (!s->in_store)
+		return;
+	mpiv__store_msg__init(sm);
+	sm->src = snd->src;
+	sm->dst = snd->dst;
+	sm->context = snd->context;
+	sm->tag = snd->tag;
+	sm->seq = snd->seq;
+	sm->sync = snd->sync;
+	sm->send_id = snd->send_id;
+	sm->digest = snd->digest;
 }
 
 /*
@@ -189,6 +217,7 @@ relay_refill(struct session *s, struct rank_state *rs, struct logent *e,
 	}
 	e->refill = false;
 	rs->nrefill--;
+	relay_store_begin(s, snd);
 	s->in_pb = e->pb;
 	pbuf_ref(s->in_pb);
 	s->in_ent = e;
@@ -305,6 +334,7 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	m->sync = snd->sync;
 	j->messages++;
 	j->bytes += len;
+	relay_store_begin(s, snd);
 	s->in_pb = m->pb;
 	pbuf_ref(s->in_pb);
 	if (len == 0)
@@ -338,6 +368,15 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 void
 relay_send_end(struct session *s)
 {
+	if (s->in_store && s->in_pb != NULL && s->job != NULL) {
+		uint64_t off = store_msg(s->job, &s->in_sm, s->in_pb);
+
+		if (s->in_msg != NULL)
+			s->in_msg->store_off = off;
+		else if (s->in_ent != NULL)
+			s->in_ent->store_off = off;
+	}
+	s->in_store = false;
 	if (s->in_msg != NULL) {
 		s->in_msg->filler = NULL;
 		s->in_msg = NULL;
@@ -359,6 +398,7 @@ relay_send_abort(struct session *s)
 {
 	struct msg *m = s->in_msg;
 
+	s->in_store = false;
 	if (s->in_pb == NULL)
 		return;
 	if (m != NULL && s->job != NULL) {
@@ -407,14 +447,15 @@ relay_live_cancel(struct session *s, const struct post *p)
 	    "post=%llu", j->id, s->rank, (unsigned long long)cr.event,
 	    (unsigned long long)p->req_id, cr.cancelled,
 	    (unsigned long long)p->post_no);
-	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CANCEL_REPLY, &cr.base,
-	    NULL, 0);
 	if (!j->relay_only &&
 	    (e = evlog_new(j, s->rank, LOG_CANCEL, cr.event, p)) != NULL) {
 		e->found = cr.cancelled;
 		e->victim_post = r != NULL ? r->post_no : 0;
+		store_event(j, e, false);
 		job_log_grew(j);
 	}
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CANCEL_REPLY, &cr.base,
+	    NULL, 0);
 	free(r);
 }
 

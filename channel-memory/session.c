@@ -144,6 +144,8 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	s->incarnation = h->incarnation;
 	ckpt_hello(j, h->rank, h->incarnation, h->resume_event, h->resume_nd);
 	rs->incarnation = h->incarnation;
+	store_rank(j, h->rank, h->incarnation, h->resume_event,
+	    h->resume_nd);
 	rs->sess = s;
 	session_set_state(s, SESS_RANK);
 	if (j->throttled && !(rs->home && rs->mq.nunexpected > 0)) {
@@ -301,6 +303,29 @@ session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
 	return 0;
 }
 
+/*
+ * A job rebuilt from the store that a JobSetup of the same id does not
+ * fit (other size, index or token: a new job that reuses the id, e.g.
+ * of a dispatcher started afresh) was nobody's any more: it goes.
+ */
+static void
+session_drop_stale(struct cm *cm, const Mpiv__JobSetup *js)
+{
+	struct job *j = job_find(cm, js->job_id);
+
+	if (j == NULL || !j->recovered)
+		return;
+	if (j->nranks == js->nranks && j->ncms == js->ncms &&
+	    j->cm_index == js->cm_index && !js->relay_only &&
+	    j->has_token == (js->job_token.len == AUTH_TOKEN_LEN) &&
+	    (!j->has_token || auth_equal(j->token, js->job_token.data,
+	    AUTH_TOKEN_LEN)))
+		return;
+	log_warnx("cm store job=%s: a new job of that id is set up: the "
+	    "recovered one is dropped", j->id);
+	job_end(cm, j);
+}
+
 /* JobSetup, JobEnd, CmStatsReq: from a controller or the dispatcher. */
 static bool
 session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
@@ -314,6 +339,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 	switch (type) {
 	case MPIV__MSG_TYPE__MSG_JOB_SETUP: {
 		Mpiv__JobSetup *js = (Mpiv__JobSetup *)m;
+		session_drop_stale(s->cm, js);
 		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
 		    js->cm_index, js->relay_only, &err) < 0) {
 			log_warnx("cm job setup refused job=%s reason=\"%s\"",
@@ -333,8 +359,19 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			    &e.base, NULL, 0);
 			return true;
 		}
+		j = job_find(s->cm, js->job_id);
 		st.job_id = js->job_id;
 		st.state = "ready";
+		if (j->recovered) {
+			/* rebuilt from the store: the dispatcher restarts the
+			   ranks on this log instead of starting over */
+			st.state = "recovered";
+			j->recovered = false;
+			ev_timer_stop(s->cm->loop, &j->claim_w);
+		} else {
+			(void)store_open(j);
+			store_token(j);
+		}
 		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_JOB_STATUS, &st.base,
 		    NULL, 0);
 		return true;
@@ -414,6 +451,15 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_DIGEST_TRIM:
 		digest_trim(s, (Mpiv__DigestTrim *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_FLUSH: {
+		/* every Send before it is complete and stored (the store's
+		   batch hook writes and syncs before this answer leaves) */
+		Mpiv__FlushAck fa = MPIV__FLUSH_ACK__INIT;
+		fa.id = ((Mpiv__Flush *)m)->id;
+		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_FLUSH_ACK, &fa.base,
+		    NULL, 0);
+		return;
+	}
 	case MPIV__MSG_TYPE__MSG_CM_STATS_REQ:
 		(void)session_control_frame(s, h->type, m);
 		return;

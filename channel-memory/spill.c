@@ -15,7 +15,9 @@
  * included. This extends memory; it is not a durable log (a CM that dies
  * loses it like its memory). A write error (disk full) stops spilling for
  * the job, said once: the memory cap and log pressure (pressure.c) take
- * over as before.
+ * over as before. With --store (store.c) a payload is in the job's store
+ * already: it is dropped from memory without another write, read back
+ * from the store, and punched out of it by store_forget.
  */
 
 #include <errno.h>
@@ -55,9 +57,9 @@ spill_open(struct job *j)
 	return 0;
 }
 
-/* Writes e's payload at the end of the file and drops its buffer. */
+/* Appends e's payload to the spill file (e->spill_off). 0 or -1. */
 static int
-spill_entry(struct job *j, struct rank_state *rs, struct logent *e)
+spill_write(struct job *j, struct logent *e)
 {
 	const uint8_t *p = pbuf_data(e->pb);
 	uint64_t len = pbuf_len(e->pb), done = 0;
@@ -78,8 +80,20 @@ spill_entry(struct job *j, struct rank_state *rs, struct logent *e)
 		done += (uint64_t)w;
 	}
 	e->spill_off = j->spill_end;
-	e->spilled = true;
 	j->spill_end += len;
+	return 0;
+}
+
+/* Drops e's buffer, its payload written to the spill file first unless
+   the store holds it already. */
+static int
+spill_entry(struct job *j, struct rank_state *rs, struct logent *e)
+{
+	uint64_t len = pbuf_len(e->pb);
+
+	if (e->store_off == 0 && (spill_open(j) < 0 || spill_write(j, e) < 0))
+		return -1;
+	e->spilled = true;
 	j->spill_bytes += len;
 	j->log_bytes -= len;
 	rs->log_bytes -= len;
@@ -102,10 +116,9 @@ spill_check(struct job *j)
 {
 	uint64_t max = j->cm->max_memory, low = max / 4;
 
-	if (j->relay_only || j->spill_failed || j->cm->spill_dir == NULL ||
+	if (j->relay_only || j->spill_failed ||
+	    (j->cm->spill_dir == NULL && j->store == NULL) ||
 	    j->log_bytes <= max / 2 || j->spilling)
-		return;
-	if (spill_open(j) < 0)
 		return;
 	j->spilling = true;	/* spill_entry may re-enter through checks */
 	for (int32_t r = 0; r < j->nranks && j->log_bytes > low &&
@@ -143,6 +156,8 @@ spill_load(struct job *j, const struct logent *e)
 	uint8_t *p;
 	uint64_t done = 0;
 
+	if (e->store_off != 0)
+		return store_load(j, e->store_off, e->size);
 	if (j->spill_fd < 0 || (pb = pbuf_new((uint32_t)e->size)) == NULL)
 		return NULL;
 	p = pbuf_data(pb);
@@ -172,6 +187,9 @@ spill_forget(struct job *j, struct rank_state *rs, struct logent *e)
 	if (!e->spilled)
 		return;
 	j->spill_bytes -= e->size;
+	e->spilled = false;
+	if (e->store_off != 0)
+		return;		/* store_forget gives those bytes back */
 	/* give the disk back; a file system without hole punching keeps the
 	   bytes until the job ends */
 	(void)fallocate(j->spill_fd, FALLOC_FL_PUNCH_HOLE |

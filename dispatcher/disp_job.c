@@ -133,7 +133,7 @@ djob_rand(struct djob *j)
 }
 
 /* Next chaos kill after an exponential delay of mean chaos_mtbf_ms. */
-static void
+void
 djob_chaos_arm(struct djob *j)
 {
 	double u = (double)(djob_rand(j) >> 11) * 0x1.0p-53;	/* [0,1) */
@@ -663,7 +663,7 @@ djob_relaunch(struct djob *j, int r)
 }
 
 /* Rank r died from a kill: next incarnation, logged, relaunched. */
-static void
+void
 djob_restart(struct djob *j, int r, double t_exit)
 {
 	struct drank *rk = &j->ranks[r];
@@ -852,6 +852,10 @@ djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st)
 {
 	struct djob *j = djob_find(cm->d, st->job_id);
 
+	if (j != NULL && j->state == DJOB_REGEN) {
+		djob_regen_answer(j, cm, st->state);
+		return;
+	}
 	if (j == NULL || j->state != DJOB_SETUP)
 		return;
 	if (strcmp(st->state, "ready") != 0) {

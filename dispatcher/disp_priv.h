@@ -212,6 +212,8 @@ struct djob {
 	char regen_addr[128];	/* where it listened */
 	ev_timer regen_w;
 	unsigned regen_ticks;
+	struct dpeer *regen_asked;	/* the CM back at regen_addr, asked
+					   whether its store kept the job */
 	struct djob *prev, *next;
 };
 
@@ -270,6 +272,8 @@ void dbin_free(struct djob *j);
 
 /* disp_job.c, for disp_regen.c */
 void djob_kill_rank(struct djob *j, int r, int sig);
+void djob_restart(struct djob *j, int r, double t_exit);
+void djob_chaos_arm(struct djob *j);
 void djob_setup_cms(struct djob *j);
 void djob_fail(struct djob *j, int code, const char *reason);
 
@@ -284,6 +288,7 @@ void dout_forwarded(struct drank *rk, int s, const uint8_t *p, size_t len);
 bool djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
     size_t n);
 void djob_regen_exited(struct djob *j, int r);
+void djob_regen_answer(struct djob *j, struct dpeer *cm, const char *state);
 void djob_regen_stop(struct djob *j);
 
 /* disp_state.c */

@@ -1,15 +1,29 @@
 /*
- * disp_regen.c: a job survives the loss of one of its Channel Memories by
- * running again from the beginning on a fresh one.
+ * disp_regen.c: a job survives the loss of one of its Channel Memories:
+ * it continues on the CM's store when the CM comes back with it, or runs
+ * again from the beginning on a fresh one.
  *
- * A CM holds the message logs its ranks would replay from; once it is
- * gone (crashed, killed, its host lost) those logs are gone too, and every
- * rank has lost a connection to it anyway (a rank dials every CM of its
- * job and kills itself when one drops). Restoring the ranks' checkpoints
- * is no use without the logs that go with them, so the job starts over:
+ * A CM holds the message logs its ranks would replay from; every rank
+ * has lost a connection to it anyway (a rank dials every CM of its job
+ * and kills itself when one drops). A CM started with --store keeps its
+ * logs on disk (channel-memory/store.c): started again at the same
+ * address, it has them back, and the job continues like after the loss
+ * of every rank at once:
  *
  *   1. the job enters DJOB_REGEN: its chaos stops, every rank still alive
  *      is killed, and the client is told in one line;
+ *   2. once every rank is gone and a CM registered at the lost one's
+ *      address, it is sent the job's JobSetup; "recovered" (its store
+ *      had the job) makes every rank that had not finished restart like
+ *      after a kill, from its last durable checkpoint or from the
+ *      beginning, with a new incarnation, replaying from the logs; the
+ *      other CMs keep theirs. Chaos goes on.
+ *
+ * Without a store (or with one that could not be trusted: the CM answers
+ * "ready", a fresh job) the logs are gone, and restoring the ranks'
+ * checkpoints is no use without the logs that go with them, so the job
+ * starts over:
+ *
  *   2. the lost CM's place is taken by a CM that registers at the same
  *      address (the lost one restarted, as an embedded deployment or a
  *      service manager does) or by any other CM not serving the job, the
@@ -88,6 +102,7 @@ djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
 	j->regen_t0 = ev_now(j->d->loop);
 	snprintf(j->regen_addr, sizeof(j->regen_addr), "%s", addr);
 	j->regen_idx = i;
+	j->regen_asked = NULL;
 	ev_timer_stop(j->d->loop, &j->chaos_w);
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
@@ -97,9 +112,9 @@ djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
 		    !conn_is_closing(rk->node->c))
 			djob_kill_rank(j, r, SIGKILL);
 	}
-	snprintf(msg, sizeof(msg), "channel memory %s lost with the job's "
-	    "message logs: every rank starts over from the beginning (%d of "
-	    "at most %d)", addr, j->regens, DJOB_REGEN_MAX);
+	snprintf(msg, sizeof(msg), "channel memory %s lost: the job's ranks "
+	    "stop until it is back (%d of at most %d)", addr, j->regens,
+	    DJOB_REGEN_MAX);
 	log_warnx("dispatcher job=%s %s", j->id, msg);
 	dwarn_event(j, "cm_lost", true, msg, j->regen_t0);
 	ev_timer_init(&j->regen_w, djob_regen_tick, DJOB_REGEN_TICK,
@@ -171,6 +186,75 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 	djob_setup_cms(j);
 }
 
+/* The lost CM is back at its address: has its store kept the job? */
+static void
+djob_regen_ask(struct djob *j, struct dpeer *cm)
+{
+	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
+
+	js.job_id = j->id;
+	js.nranks = j->nranks;
+	js.ncms = j->ncms;
+	js.cm_index = j->regen_idx;
+	js.relay_only = j->relay_only;
+	if (j->has_token) {
+		js.job_token.data = j->token;
+		js.job_token.len = sizeof(j->token);
+	}
+	j->regen_asked = cm;
+	log_info("dispatcher job=%s cm=%s back: asking for its store",
+	    j->id, cm->addr);
+	(void)conn_send(cm->c, MPIV__MSG_TYPE__MSG_JOB_SETUP, &js.base, NULL,
+	    0);
+}
+
+/* Every rank gone, the lost CM back with its logs: the job goes on. */
+static void
+djob_regen_resume(struct djob *j, struct dpeer *cm)
+{
+	double now = ev_now(j->d->loop);
+	char msg[300];
+	int n = 0;
+
+	ev_timer_stop(j->d->loop, &j->regen_w);
+	j->cms[j->regen_idx] = cm;
+	cm->njobs++;
+	j->state = DJOB_RUNNING;
+	for (int r = 0; r < j->nranks; r++) {
+		struct drank *rk = &j->ranks[r];
+
+		if (rk->exited)
+			continue;	/* its messages are in the logs */
+		rk->node = rk->prev_node;	/* where it ran: tried first */
+		djob_restart(j, r, now);
+		n++;
+	}
+	snprintf(msg, sizeof(msg), "job %s continues: channel memory %s "
+	    "recovered its logs from its store; %d ranks restart from their "
+	    "last checkpoints", j->id, cm->addr, n);
+	log_info("dispatcher %s", msg);
+	dwarn_event(j, "cm_lost", false, msg, j->regen_t0);
+	if (j->chaos_mtbf_ms > 0)
+		djob_chaos_arm(j);
+}
+
+/* The answer of the CM asked by djob_regen_ask. */
+void
+djob_regen_answer(struct djob *j, struct dpeer *cm, const char *state)
+{
+	if (cm != j->regen_asked)
+		return;
+	if (strcmp(state, "recovered") == 0) {
+		djob_regen_resume(j, cm);
+		return;
+	}
+	/* a fresh job there (no store, or one it could not trust) */
+	log_info("dispatcher job=%s cm=%s has no store of the job (%s)",
+	    j->id, cm->addr, state);
+	ev_timer_stop(j->d->loop, &j->regen_w);
+	djob_regen_setup(j, cm);
+}
+
 static void
 djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -204,10 +288,16 @@ djob_regen_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		alive |= rk->launched;
 	}
 	cm = djob_regen_pick_cm(j, j->regen_addr);
-	if (!alive && cm != NULL) {
-		ev_timer_stop(loop, w);
-		djob_regen_setup(j, cm);
-		return;
+	if (j->regen_asked != NULL && (j->regen_asked != cm ||
+	    conn_is_closing(cm->c)))
+		j->regen_asked = NULL;	/* it went again: ask the next one */
+	if (!alive && cm != NULL && j->regen_asked == NULL) {
+		if (strcmp(cm->addr, j->regen_addr) != 0) {
+			ev_timer_stop(loop, w);
+			djob_regen_setup(j, cm);
+			return;
+		}
+		djob_regen_ask(j, cm);
 	}
 	if (ev_now(loop) - j->regen_t0 < DJOB_REGEN_TIMEOUT)
 		return;

@@ -13,7 +13,8 @@
  * that sleeps), never with an incoming frame half read:
  *
  *   1. drain: pending outcomes go to the home CM and are acked, every
- *      output queue is written out;
+ *      CM sent to since the last checkpoint answers a Flush (every Send
+ *      before it is complete there, and in its --store);
  *   2. "ckpt-sync k" to the node, which empties our stdout/stderr pipes
  *      and answers "go k" (the sockets are serviced meanwhile);
  *   3. CkptMark{k, event, nd_no, post_no} is written on the home
@@ -564,9 +565,11 @@ ck_take(void)
 	ck_requested = false;
 	ck_reap_middle();
 	t0 = ck_now_us();
-	/* 1. Nothing of ours is on the way: outcomes stored, queues out. */
+	/* 1. Nothing of ours is on the way: outcomes stored, every message
+	   sent complete at its CM (and in its store: a CM restarted on its
+	   store still holds what the image counts as sent). */
 	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS ||
-	    (rc = mpiv_tp_flush()) != MPI_SUCCESS)
+	    (rc = mpiv_tp_sync_cms()) != MPI_SUCCESS)
 		goto out;
 	t1 = ck_now_us();
 	/* 2. The node empties our output pipes and says go. */

@@ -149,8 +149,9 @@ MPI_Finalized(int *flag)
 
 /*
  * Everything this rank sent must be in the CMs before it says Bye: the
- * outcomes still pending, the queues, and the SyncAcks of synchronous
- * sends still out.
+ * outcomes still pending, every message complete at its CM and in its
+ * store (a finished rank is not run again when a CM restarts on its
+ * store), and the SyncAcks of synchronous sends still out.
  */
 int
 MPI_Finalize(void)
@@ -163,7 +164,7 @@ MPI_Finalize(void)
 	mpiv_ckpt_fini();	/* no checkpoint of a finalizing rank */
 	rc = mpiv_ndlog_flush();
 	if (rc == MPI_SUCCESS)
-		rc = mpiv_tp_flush();
+		rc = mpiv_tp_sync_cms();
 	while (rc == MPI_SUCCESS && mpiv_p2p_pending_acks > 0)
 		rc = mpiv_tp_progress(-1);
 	if (rc != MPI_SUCCESS)

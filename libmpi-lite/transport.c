@@ -69,6 +69,9 @@ struct tp_conn {
 	uint8_t *pdst;			/* where kept bytes go */
 	size_t pkeep, pgot;		/* bytes to keep, kept so far */
 	size_t prest;			/* payload bytes still to consume */
+
+	/* mpiv_tp_sync_cms: Sends since the last Flush, Flush ids */
+	uint64_t unflushed, flush_sent, flush_acked;
 };
 
 static struct tp_conn *tp_conns;
@@ -258,6 +261,8 @@ tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
 		return MPI_ERR_INTERN;
 	}
 	c = &tp_conns[cm];
+	if (type == MPIV__MSG_TYPE__MSG_SEND)
+		c->unflushed++;
 	if (c->dead || tp_err != NULL) {
 		free(owned);
 		return MPI_ERR_PROC_FAILED;
@@ -474,6 +479,9 @@ tp_frame_done(struct tp_conn *c)
 	}
 	case MPIV__MSG_TYPE__MSG_ND_ACK:
 		mpiv_ndlog_ack(((const Mpiv__NdAck *)c->meta)->ack_id);
+		break;
+	case MPIV__MSG_TYPE__MSG_FLUSH_ACK:
+		c->flush_acked = ((const Mpiv__FlushAck *)c->meta)->id;
 		break;
 	case MPIV__MSG_TYPE__MSG_CKPT_DURABLE:
 		mpiv_ckpt_durable(((const Mpiv__CkptDurable *)c->meta)->ckpt_no);
@@ -886,6 +894,35 @@ mpiv_tp_flush(void)
 		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
 			return rc;
 	}
+}
+
+/*
+ * Flush{id} to every CM we sent to since the last time, then waits for
+ * each FlushAck: every message sent so far is complete at its CM and in
+ * its store. MPI code.
+ */
+int
+mpiv_tp_sync_cms(void)
+{
+	Mpiv__Flush fl = MPIV__FLUSH__INIT;
+	int rc;
+
+	for (int i = 0; i < tp_nconns; i++) {
+		struct tp_conn *c = &tp_conns[i];
+
+		if (c->unflushed == 0)
+			continue;
+		fl.id = ++c->flush_sent;
+		if ((rc = mpiv_tp_send(i, MPIV__MSG_TYPE__MSG_FLUSH, &fl.base,
+		    NULL, 0, NULL, NULL)) != MPI_SUCCESS)
+			return rc;
+		c->unflushed = 0;
+	}
+	for (int i = 0; i < tp_nconns; i++)
+		while (tp_conns[i].flush_acked < tp_conns[i].flush_sent)
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+	return MPI_SUCCESS;
 }
 
 /* ---------------- setup and teardown ---------------- */

@@ -224,6 +224,9 @@ int mpiv_tp_wait_urgent(int cm);
 int mpiv_tp_progress(int timeout_ms);
 /* Progresses until every output queue is empty. MPI code. */
 int mpiv_tp_flush(void);
+/* Every message sent so far is stored at its CM (Flush/FlushAck to the
+   CMs sent to since the last call). MPI code. */
+int mpiv_tp_sync_cms(void);
 /* Says Bye, shuts the connections down and frees everything. */
 void mpiv_tp_close(int exit_code);
 /* Non-NULL once a connection is lost: why, in one line. */

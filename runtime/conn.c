@@ -170,7 +170,22 @@ static void conn_gate_leave(struct conn *c);
 static _Thread_local struct {
 	int depth;
 	struct conn *head, *tail;
+	void (*hook)(void *);	/* conn_set_batch_hook */
+	void *hook_arg;
 } conn_batch;
+
+void
+conn_set_batch_hook(void (*fn)(void *), void *arg)
+{
+	conn_batch.hook = fn;
+	conn_batch.hook_arg = arg;
+}
+
+bool
+conn_batching_now(void)
+{
+	return conn_batch.depth > 0;
+}
 
 static void
 conn_batch_begin(void)
@@ -206,6 +221,8 @@ conn_batch_end(void)
 
 	if (--conn_batch.depth > 0)
 		return;
+	if (conn_batch.hook != NULL)
+		conn_batch.hook(conn_batch.hook_arg);
 	while ((c = conn_batch.head) != NULL) {
 		conn_batch.head = c->pend_next;
 		if (conn_batch.head == NULL)

@@ -125,6 +125,16 @@ bool conn_read_paused(const struct conn *c);
 void conn_set_batching(struct conn *c, bool on);
 
 /*
+ * fn(arg) runs at the end of every batch (input processing), before its
+ * frames are written: the CM writes its store there, so that a record is
+ * on disk before the answers that depend on it leave (channel-memory/
+ * store.c). conn_batching_now: inside input processing (a send now is
+ * deferred to the batch's end).
+ */
+void conn_set_batch_hook(void (*fn)(void *), void *arg);
+bool conn_batching_now(void);
+
+/*
  * Authentication (runtime/auth.h, docs/CONTRACTS.md "Authentication"),
  * done here once for every daemon and dialler.
  *

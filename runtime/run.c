@@ -76,6 +76,13 @@ run_usage(FILE *f)
 	    "2G; default\n"
 	    "                           half of the machine's or cgroup's "
 	    "memory)\n"
+	    "  --cm-store MODE          the embedded CMs' durable logs: write "
+	    "(default: a\n"
+	    "                           CM killed and started again keeps "
+	    "every job going),\n"
+	    "                           fsync (on disk before each answer), "
+	    "off (a lost CM\n"
+	    "                           makes its jobs start over)\n"
 	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
 	    "ID\" on stderr\n"
 	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
@@ -174,6 +181,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "ckpt-interval", required_argument, NULL, 'I' },
 		{ "cs", required_argument, NULL, 'X' },
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
+		{ "cm-store", required_argument, NULL, 0x201 },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "relay-only", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -239,6 +247,14 @@ run_parse(struct run *r, int argc, char **argv)
 			r->cm_max_memory = optarg;
 			break;
 		}
+		case 0x201:
+			if (strcmp(optarg, "write") != 0 &&
+			    strcmp(optarg, "fsync") != 0 &&
+			    strcmp(optarg, "off") != 0)
+				return run_usage_error("bad --cm-store \"%s\" "
+				    "(write, fsync or off)", optarg);
+			r->cm_store = optarg;
+			break;
 		case 'X':
 			if (run_parse_int(optarg, 1, 1024, &r->ncs) < 0)
 				return run_usage_error("bad --cs \"%s\"",
@@ -319,6 +335,10 @@ run_parse(struct run *r, int argc, char **argv)
 	if (r->relay_only && (r->ckpt_interval > 0 || r->ncs > 0))
 		return run_usage_error("%s", "--relay-only cannot take "
 		    "checkpoints (--ckpt-interval, --cs)");
+	if (r->cm_store != NULL && r->dispatcher != NULL)
+		return run_usage_error("%s", "--cm-store sets the embedded "
+		    "deployment's CMs; with --dispatcher give mpiv cm --store "
+		    "DIR");
 	if (r->cm_max_memory != NULL && r->dispatcher != NULL)
 		return run_usage_error("%s", "--cm-max-memory sets the embedded "
 		    "deployment's CMs; with --dispatcher give it to mpiv cm "

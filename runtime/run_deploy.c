@@ -205,13 +205,14 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 
 /*
  * Starts CM i (d NULL: a new daemon slot; else the one that died, again
- * at the address it had, so that the dispatcher takes it for the same
- * CM coming back and the job starts over on it: dispatcher/disp_regen.c).
+ * at the address it had and on the same store, so that the dispatcher
+ * takes it for the same CM coming back and the job continues on the logs
+ * it recovered: dispatcher/disp_regen.c).
  */
 static int
 run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 {
-	char *args[12], what[32], addr[128];
+	char *args[16], what[32], addr[128], store[PATH_MAX];
 
 	args[0] = r->self;
 	args[1] = "cm";
@@ -224,6 +225,15 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 	args[8] = "--secret-file";
 	args[9] = r->secret_path;
 	args[10] = NULL;
+	if (r->cm_store == NULL || strcmp(r->cm_store, "off") != 0) {
+		snprintf(store, sizeof(store), "%.3000s/store-cm%d", r->tmpdir,
+		    i);
+		args[10] = "--store";
+		args[11] = store;
+		args[12] = "--store-sync";
+		args[13] = r->cm_store != NULL ? (char *)r->cm_store : "write";
+		args[14] = NULL;
+	}
 	snprintf(what, sizeof(what), "cm %d", i);
 	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
 		return -1;

@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
 # tests/fault/test_cm_crash.sh: a Channel Memory killed with SIGKILL in the
 # middle of a job (issue 10, item 2). The embedded deployment starts it
-# again at the same address; the dispatcher makes the job start over from
-# the beginning on it (dispatcher/disp_regen.c): every rank killed and
-# launched again with a new incarnation, the surviving CMs reset, the
-# output still exactly once. Each case: exit 0, output (tagged, sorted by
-# rank) equal to the failure-free run, one "lost ... starts over" line per
+# again at the same address, on the same store (mpiv cm --store): it
+# recovers its jobs' logs and the job continues, every rank restarted
+# from its last checkpoint or the beginning and replaying
+# (channel-memory/recover.c, dispatcher/disp_regen.c). Without a store
+# (--cm-store off) the job starts over from the beginning instead. Each
+# case: exit 0, output (tagged, sorted by rank) equal to the failure-free
+# run, one "lost" line and one "continues" (or "runs again") line per
 # CM kill.
 #   one        one of 2 CMs killed once
-#   twice      a CM killed, then killed again right after the job started
-#              over (kills during the recovery)
+#   twice      a CM killed, then killed again right after the job went on
+#              (kills during the recovery)
+#   fsync      one kill, the store synced to disk before every answer
 #   ranks      a CM killed while ranks are killed at random (--chaos)
 #   finished   tests/fault/progs/flt_early.c: every rank but 0 has
-#              finished when the CM dies; they run again too (rank 0 needs
-#              their messages, which were in the lost logs)
-#   ckpt       with checkpoints every 0.3 s (CRIU): images of the run that
-#              was lost are never restored; later kills restore the new
-#              run's images
+#              finished when the CM dies; they are not run again (their
+#              messages are in the stores)
+#   ckpt       with checkpoints every 0.3 s (CRIU) and random rank kills:
+#              ranks restart from their images on the recovered logs
+#   over, over_twice, over_ranks, over_ckpt: the same without a store:
+#              the job starts over; images of the lost run are never
+#              restored
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -40,13 +45,17 @@ cm_pid() {
 	done | sed -n "$((${2:-0} + 1))p"
 }
 lines_at_least() { [ "$(grep -c . "$1" 2> /dev/null)" -ge "$2" ]; }
-said_over() { [ "$(grep -c 'runs again from the beginning' "$1")" -ge "$2" ]; }
+said_on() { [ "$(grep -c "$WENT_ON" "$1")" -ge "$2" ]; }
+RESUMED='^mpiv: job [^ ]* continues: channel memory [0-9.:]* recovered its logs'
+OVER='^mpiv: job [^ ]* runs again from the beginning'
 
 # crash NAME KILLS MPIV_RUN_OPTIONS...: runs the job, kills CM 0 KILLS
-# times (each after the previous start-over was said), checks the result.
+# times (each after the previous recovery was said), checks the result:
+# with --cm-store off the job must start over, else continue.
 crash() {
-	local name=$1 kills=$2 out=$FLT_TMP/$1 pid cm k
+	local name=$1 kills=$2 out=$FLT_TMP/$1 pid cm k WENT_ON=$RESUMED said=continues
 	shift 2
+	case " $* " in *" --cm-store off "*) WENT_ON=$OVER said="runs again" ;; esac
 	rm -f "$out".*
 	timeout -k 5 150 "$MPIV" run --report "$out.json" --timeout 120 -n 4 --cms 2 \
 		--tag-output "$@" "$bin" "${ARGS[@]}" < /dev/null > "$out.out" 2> "$out.err" &
@@ -58,19 +67,20 @@ crash() {
 		fi
 		cm=$(cm_pid "$pid" 0)
 		[ -n "$cm" ] && kill -9 "$cm"
-		flt_wait_for 30 said_over "$out.err" "$k" || break
+		flt_wait_for 30 said_on "$out.err" "$k" || break
 	done
 	wait "$pid"
 	FLT_RC=$?
 	FLT_BG_PIDS=()
-	local lost over
-	lost=$(grep -c '^mpiv: channel memory [0-9.:]* lost with the job.s message logs: every rank starts over' "$out.err")
-	over=$(grep -c '^mpiv: job [^ ]* runs again from the beginning' "$out.err")
+	local lost over other
+	lost=$(grep -c '^mpiv: channel memory [0-9.:]* lost: the job.s ranks stop until it is back' "$out.err")
+	over=$(grep -c "$WENT_ON" "$out.err")
+	other=$(grep -c "$([ "$WENT_ON" = "$OVER" ] && echo "$RESUMED" || echo "$OVER")" "$out.err")
 	flt_norm "$out.out" > "$out.norm"
 	if [ "$FLT_RC" != 0 ]; then
 		flt_notok "$name: exit $FLT_RC" "$out.err"
-	elif [ "$lost" != "$kills" ] || [ "$over" != "$kills" ]; then
-		flt_notok "$name: $lost 'lost' and $over 'runs again' lines for $kills CM kills" "$out.err"
+	elif [ "$lost" != "$kills" ] || [ "$over" != "$kills" ] || [ "$other" != 0 ]; then
+		flt_notok "$name: $lost 'lost', $over '$said' and $other other lines for $kills CM kills" "$out.err"
 	elif grep -q "re-execution printed other" "$out.err"; then
 		flt_notok "$name: the dispatcher saw a rank print other output when it started over" "$out.err"
 	else
@@ -81,6 +91,9 @@ crash() {
 
 crash one 1
 crash twice 2
+crash fsync 1 --cm-store fsync
+crash over 1 --cm-store off
+crash over_twice 2 --cm-store off
 
 # finished: the early finishers' output is empty; rank 0's is compared
 early=$(flt_prog flt_early) || { flt_notok "cannot compile flt_early"; flt_finish; }
@@ -99,18 +112,24 @@ FLT_RC=$?
 FLT_BG_PIDS=()
 if [ "$FLT_RC" != 0 ]; then
 	flt_notok "finished: exit $FLT_RC" "$out.err"
-elif ! grep -q 'runs again from the beginning' "$out.err"; then
-	flt_notok "finished: the CM kill did not make the job start over" "$out.err"
+elif ! grep -q "$RESUMED" "$out.err"; then
+	flt_notok "finished: the job did not continue on the recovered logs" "$out.err"
+elif [ "$(jq '[.restart_log[]? | select(.rank != 0)] | length' "$out.json")" != 0 ]; then
+	flt_notok "finished: ranks that had finished ran again" "$out.err"
 else
-	flt_same "finished: ranks that had finished ran again" "$FLT_TMP/early.ref.out" "$out.out"
+	flt_same "finished: only rank 0 restarted, on the recovered logs" "$FLT_TMP/early.ref.out" "$out.out"
 fi
 
 crash ranks 1 --chaos 700ms --chaos-seed 11
+crash over_ranks 1 --cm-store off --chaos 700ms --chaos-seed 11
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 if timeout 60 "$CRIU" check > /dev/null 2>&1; then
-	crash ckpt 1 --ckpt-interval 0.3 --chaos 400ms --chaos-seed 5
-	restored=$(jq '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$FLT_TMP/ckpt.json" 2> /dev/null)
-	echo "# ckpt: ${restored:-0} restarts restored a checkpoint"
+	for c in ckpt over_ckpt; do
+		opt=(); [ "$c" = over_ckpt ] && opt=(--cm-store off)
+		crash "$c" 1 "${opt[@]}" --ckpt-interval 0.3 --chaos 400ms --chaos-seed 5
+		restored=$(jq '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$FLT_TMP/$c.json" 2> /dev/null)
+		echo "# $c: ${restored:-0} restarts restored a checkpoint"
+	done
 else
 	echo "# ckpt case skipped: $CRIU check fails here"
 fi
