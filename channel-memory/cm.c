@@ -242,9 +242,12 @@ cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	close(cm->lfd);
 	cm->lfd = -1;
 	session_kill_all(cm);
-	/* the loop ends when nothing is left to watch: no pressure timers */
-	for (struct job *j = cm->jobs; j != NULL; j = j->next)
+	/* the loop ends when nothing is left to watch: no pressure timers,
+	   no wait for a recovered job's claim (it stays in the store) */
+	for (struct job *j = cm->jobs; j != NULL; j = j->next) {
 		pressure_end(j);
+		ev_timer_stop(loop, &j->claim_w);
+	}
 }
 
 static long

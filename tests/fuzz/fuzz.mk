@@ -6,14 +6,14 @@ BUILD    ?= build
 FB       := $(BUILD)-fuzz
 CLANG    ?= clang
 FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	-fno-omit-frame-pointer -I$(FB)/gen -Iruntime -Wall -Wextra \
+	-fno-omit-frame-pointer -I$(FB)/gen -Iruntime -Ilibmpi-lite -Wall -Wextra \
 	-Wno-unused-parameter -Wno-missing-field-initializers
 
 GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c $(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/cksum.c $(wildcard checkpoint-server/*.c) $(GEN_C)
 
@@ -21,7 +21,7 @@ DISP_SRCS := runtime/conn.c runtime/daemon.c runtime/frame.c runtime/net.c runti
 	runtime/auth.c $(wildcard dispatcher/*.c) $(GEN_C)
 
 .PHONY: all
-all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn
+all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -33,6 +33,11 @@ $(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
 $(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) \
+		-lev -lprotobuf-c
+
+$(FB)/fuzz_cm_store: tests/fuzz/fuzz_cm_store.c $(CM_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h channel-memory/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_store.c $(CM_SRCS) \
 		-lev -lprotobuf-c
 
 $(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \

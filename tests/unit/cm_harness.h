@@ -39,6 +39,7 @@ static int ctl_fd = -1;
 
 static const char *cm_max_memory = "8G";
 static const char *cm_dispatcher;	/* --dispatcher ADDR, or NULL */
+static const char *cm_store;		/* --store DIR, or NULL */
 
 static int
 start_cm(void **state)
@@ -50,15 +51,25 @@ start_cm(void **state)
 	if ((cm_pid = fork()) < 0)
 		return -1;
 	if (cm_pid == 0) {
-		char *argv[] = { "cm", "--listen", "127.0.0.1:0", "--log-level",
-		    getenv("CM_TEST_DEBUG") ? "debug" : "error", "--max-memory",
-		    (char *)cm_max_memory, "--dispatcher", (char *)cm_dispatcher,
-		    NULL };
+		char *argv[12] = { "cm", "--listen", "127.0.0.1:0",
+		    "--log-level", getenv("CM_TEST_DEBUG") ? "debug" : "error",
+		    "--max-memory", (char *)cm_max_memory };
+		int argc = 7;
+
+		if (cm_dispatcher != NULL) {
+			argv[argc++] = "--dispatcher";
+			argv[argc++] = (char *)cm_dispatcher;
+		}
+		if (cm_store != NULL) {
+			argv[argc++] = "--store";
+			argv[argc++] = (char *)cm_store;
+		}
+		argv[argc] = NULL;
 		close(p[0]);
 		dup2(p[1], 1);
 		close(p[1]);
 		alarm(120);	/* never outlive a wedged test run */
-		exit(cm_main(cm_dispatcher != NULL ? 9 : 7, argv));
+		exit(cm_main(argc, argv));
 	}
 	close(p[1]);
 	rc = listen_line_read(p[0], cm_addr, sizeof(cm_addr));
