@@ -12,7 +12,11 @@
 #      receive phase;
 #   4. the send digest every logged send carries (replay divergence
 #      detection): ns per message beside a memcpy of the same bytes
-#      (bench/digest_speed.c) and beside the ping-pong of table 1.
+#      (bench/digest_speed.c) and beside the ping-pong of table 1;
+#   5. the CM's durable store (mpiv cm --store, what lets a job continue
+#      after its CM's crash): the ping-pong with the embedded CMs' store
+#      off, written before each answer (the default) and fdatasync'ed
+#      before each answer (--cm-store fsync).
 # Prints markdown tables; also written to $B/bench/ft.md. Only ratios from
 # the same run mean anything on this noisy 2-core machine.
 set -u
@@ -63,6 +67,22 @@ for size in 8 65536 1048576; do
 	[ "$l" = nan ] || [ "$r" = nan ] && fail=1
 	echo "$size $l" >> "$OUT/lat"
 	echo "| $size | $l | $r | $o | $(ratio "$l" "$r") | $(ratio "$l" "$o") |"
+done
+echo
+echo "### Durable CM store (2-rank ping-pong, half round trip µs, median of $R rounds)"
+echo
+echo "| size | store off | store write (default) | store fsync | write / off | fsync / off |"
+echo "|---:|---:|---:|---:|---:|---:|"
+for size in 8 65536 1048576 4194304; do
+	: > "$OUT/n" ; : > "$OUT/w" ; : > "$OUT/f"
+	for _ in $(seq "$R"); do
+		mpiv_run --cm-store off "$OUT/pingpong.mpiv" --size "$size" | field lat_us >> "$OUT/n"
+		mpiv_run --cm-store write "$OUT/pingpong.mpiv" --size "$size" | field lat_us >> "$OUT/w"
+		mpiv_run --cm-store fsync "$OUT/pingpong.mpiv" --size "$size" | field lat_us >> "$OUT/f"
+	done
+	n=$(median < "$OUT/n"); w=$(median < "$OUT/w"); f=$(median < "$OUT/f")
+	[ "$n" = nan ] || [ "$w" = nan ] || [ "$f" = nan ] && fail=1
+	echo "| $size | $n | $w | $f | $(ratio "$w" "$n") | $(ratio "$f" "$n") |"
 done
 echo
 echo "### Rank-side records (receives completed by MPI_Waitany, 8 B, half round trip µs)"
