@@ -15,7 +15,7 @@
 #      (bench/digest_speed.c) and beside the ping-pong of table 1;
 #   5. the CM's durable store (mpiv cm --store, what lets a job continue
 #      after its CM's crash): the ping-pong with the embedded CMs' store
-#      off, written before each answer (the default) and fdatasync'ed
+#      off (the default), written before each answer and fdatasync'ed
 #      before each answer (--cm-store fsync).
 # Prints markdown tables; also written to $B/bench/ft.md. Only ratios from
 # the same run mean anything on this noisy 2-core machine.
@@ -71,7 +71,7 @@ done
 echo
 echo "### Durable CM store (2-rank ping-pong, half round trip µs, median of $R rounds)"
 echo
-echo "| size | store off | store write (default) | store fsync | write / off | fsync / off |"
+echo "| size | store off (default) | store write | store fsync | write / off | fsync / off |"
 echo "|---:|---:|---:|---:|---:|---:|"
 for size in 8 65536 1048576 4194304; do
 	: > "$OUT/n" ; : > "$OUT/w" ; : > "$OUT/f"

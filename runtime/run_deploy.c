@@ -225,13 +225,13 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 	args[8] = "--secret-file";
 	args[9] = r->secret_path;
 	args[10] = NULL;
-	if (r->cm_store == NULL || strcmp(r->cm_store, "off") != 0) {
+	if (r->cm_store != NULL && strcmp(r->cm_store, "off") != 0) {
 		snprintf(store, sizeof(store), "%.3000s/store-cm%d", r->tmpdir,
 		    i);
 		args[10] = "--store";
 		args[11] = store;
 		args[12] = "--store-sync";
-		args[13] = r->cm_store != NULL ? (char *)r->cm_store : "write";
+		args[13] = (char *)r->cm_store;
 		args[14] = NULL;
 	}
 	snprintf(what, sizeof(what), "cm %d", i);

@@ -82,7 +82,7 @@ struct run {
 	uint64_t ship_size;
 	double ckpt_interval;	/* --ckpt-interval, 0: off */
 	const char *cm_max_memory;	/* --cm-max-memory, NULL: the CMs' default */
-	const char *cm_store;	/* --cm-store write|fsync|off, NULL: write */
+	const char *cm_store;	/* --cm-store write|fsync|off, NULL: off */
 	int ncs;		/* --cs K (embedded: started) */
 	bool ckpt_said;		/* "checkpoints disabled" printed */
 	double timeout;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # tests/fault/test_cm_crash.sh: a Channel Memory killed with SIGKILL in the
 # middle of a job (issue 10, item 2). The embedded deployment starts it
-# again at the same address, on the same store (mpiv cm --store): it
-# recovers its jobs' logs and the job continues, every rank restarted
-# from its last checkpoint or the beginning and replaying
+# again at the same address, on the same store (--cm-store write: mpiv cm
+# --store): it recovers its jobs' logs and the job continues, every rank
+# restarted from its last checkpoint or the beginning and replaying
 # (channel-memory/recover.c, dispatcher/disp_regen.c). Without a store
-# (--cm-store off) the job starts over from the beginning instead. Each
+# (--cm-store off, the default) the job starts over from the beginning
+# instead. Each
 # case: exit 0, output (tagged, sorted by rank) equal to the failure-free
 # run, one "lost" line and one "continues" (or "runs again") line per
 # CM kill.
@@ -89,8 +90,8 @@ crash() {
 	fi
 }
 
-crash one 1
-crash twice 2
+crash one 1 --cm-store write
+crash twice 2 --cm-store write
 crash fsync 1 --cm-store fsync
 crash over 1 --cm-store off
 crash over_twice 2 --cm-store off
@@ -99,7 +100,7 @@ crash over_twice 2 --cm-store off
 early=$(flt_prog flt_early) || { flt_notok "cannot compile flt_early"; flt_finish; }
 flt_job "$FLT_TMP/early.ref" 60 -n 4 --cms 2 "$early" 300 10000
 out=$FLT_TMP/early
-timeout -k 5 120 "$MPIV" run --report "$out.json" --timeout 90 -n 4 --cms 2 "$early" 300 10000 \
+timeout -k 5 120 "$MPIV" run --report "$out.json" --timeout 90 -n 4 --cms 2 --cm-store write "$early" 300 10000 \
 	< /dev/null > "$out.out" 2> "$out.err" &
 pid=$!
 FLT_BG_PIDS=("$pid")
@@ -120,12 +121,12 @@ else
 	flt_same "finished: only rank 0 restarted, on the recovered logs" "$FLT_TMP/early.ref.out" "$out.out"
 fi
 
-crash ranks 1 --chaos 700ms --chaos-seed 11
+crash ranks 1 --cm-store write --chaos 700ms --chaos-seed 11
 crash over_ranks 1 --cm-store off --chaos 700ms --chaos-seed 11
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	for c in ckpt over_ckpt; do
-		opt=(); [ "$c" = over_ckpt ] && opt=(--cm-store off)
+		opt=(--cm-store write); [ "$c" = over_ckpt ] && opt=(--cm-store off)
 		crash "$c" 1 "${opt[@]}" --ckpt-interval 0.3 --chaos 400ms --chaos-seed 5
 		restored=$(jq '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$FLT_TMP/$c.json" 2> /dev/null)
 		echo "# $c: ${restored:-0} restarts restored a checkpoint"
