@@ -9,7 +9,8 @@
 #   nodes    whole node agents killed at random (--chaos-nodes); this
 #            script starts a killed agent again, as a rebooted machine
 #   cm       a CM killed with SIGKILL mid-job and started again at the
-#            same address (the job starts over on it)
+#            same address: cm0 has a store (--store), the job continues
+#            on its recovered logs; cm1 has none, the job starts over
 #   mixed    checkpoints, rank kills and a CM kill together
 # Every job's output (tagged, sorted by rank) must equal the program's
 # failure-free output, taken first on the same deployment. The RSS of
@@ -70,7 +71,10 @@ start() {
 }
 
 start disp dispatcher --listen 127.0.0.1:0
-start cm0 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
+# cm0 keeps its logs in a store (a lost cm0: jobs continue), cm1 does not
+# (a lost cm1: jobs start over)
+cm_store() { [ "$1" = 0 ] && echo "--store $W/cmstore0"; }
+start cm0 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" $(cm_store 0)
 start cm1 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
 start cs cs --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" --store "$W/store"
 for n in 0 1 2; do
@@ -135,7 +139,8 @@ kill_cm() {
 	kill -9 "$pid" 2> /dev/null
 	wait "$pid" 2> /dev/null
 	sleep 0.3
-	start "cm$1" cm --listen "$addr" --dispatcher "$ADDR_disp"
+	# shellcheck disable=SC2046
+	start "cm$1" cm --listen "$addr" --dispatcher "$ADDR_disp" $(cm_store "$1")
 	CM_KILLS=$((CM_KILLS + 1))
 }
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2> /dev/null || echo 0; }
@@ -150,7 +155,7 @@ sample() {
 
 echo "job,disp,cm0,cm1,cs,node0,node1,node2" > "$OUT/rss.csv"
 : > "$OUT/jobs.txt"
-JOBS=0 WRONG=0 FAILED=0 KILLS=0 CM_KILLS=0 NODE_RESTARTS=0
+JOBS=0 WRONG=0 FAILED=0 KILLS=0 CM_KILLS=0 NODE_RESTARTS=0 CM_CONT=0 CM_OVER=0
 END=$(( $(date +%s) + MINUTES * 60 ))
 sample 0
 while [ "$(date +%s)" -lt "$END" ]; do
@@ -184,6 +189,8 @@ while [ "$(date +%s)" -lt "$END" ]; do
 	keep_nodes
 	k=$(jq -r '.kills // 0' "$out.json" 2> /dev/null)
 	KILLS=$((KILLS + ${k:-0}))
+	CM_CONT=$((CM_CONT + $(grep -c '^mpiv: job .* continues: channel memory' "$out.err")))
+	CM_OVER=$((CM_OVER + $(grep -c '^mpiv: job .* runs again from the beginning' "$out.err")))
 	JOBS=$((JOBS + 1))
 	verdict=ok
 	if [ "$rc" != 0 ]; then
@@ -204,7 +211,7 @@ mid=$(( (JOBS + 1) / 2 + 1 ))
 {
 	echo "## Soak ($(date -u '+%Y-%m-%d %H:%M UTC'), $MINUTES min, $(nproc) cores, CRIU $([ "$CRIU_OK" = 1 ] && echo on || echo off))"
 	echo
-	echo "$JOBS jobs of ${#PROGS[@]} programs under modes ${MODES[*]}: $WRONG wrong outputs, $FAILED failed jobs; $KILLS rank or node kills by the dispatcher, $CM_KILLS CM kills, $NODE_RESTARTS node agents started again."
+	echo "$JOBS jobs of ${#PROGS[@]} programs under modes ${MODES[*]}: $WRONG wrong outputs, $FAILED failed jobs; $KILLS rank or node kills by the dispatcher, $CM_KILLS CM kills (jobs continued on a recovered store $CM_CONT times, started over $CM_OVER times), $NODE_RESTARTS node agents started again."
 	echo
 	echo "| daemon | RSS at start (kB) | after half the jobs | at the end |"
 	echo "|---|---:|---:|---:|"
