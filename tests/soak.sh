@@ -169,8 +169,8 @@ while [ "$(date +%s)" -lt "$END" ]; do
 	ranks) RUN_OPTS=(--chaos 600ms --chaos-seed "$seed") ;;
 	ckpt) RUN_OPTS=(--ckpt-interval 0.4 --chaos 600ms --chaos-seed "$seed") ;;
 	nodes) RUN_OPTS=(--chaos 1s --chaos-nodes --chaos-seed "$seed") ;;
-	cm) RUN_OPTS=() ;;
-	mixed) RUN_OPTS=(--chaos 800ms --chaos-seed "$seed")
+	cm) RUN_OPTS=(--cms 2) ;;	# both CMs serve it: either kill hits
+	mixed) RUN_OPTS=(--cms 2 --chaos 800ms --chaos-seed "$seed")
 		[ "$CRIU_OK" = 1 ] && RUN_OPTS+=(--ckpt-interval 0.4) ;;
 	esac
 	out=$W/job$JOBS
