@@ -26,6 +26,7 @@
 
 #include "cm_priv.h"
 #include "log.h"
+#include "srvfault.h"
 
 #define CKPT_MAX_MARKS 64	/* marks kept per rank without a durable one */
 
@@ -160,8 +161,8 @@ ckpt_apply(struct job *j, int32_t rank, const struct ckpt_mark *m)
 	struct ckpt_state *ck = &rs->ck;
 	uint64_t entries, bytes, upto, nds, k = m->ckpt_no;
 
-	upto = evlog_trim(j, rs, m->event, &entries, &bytes);
-	nds = nd_trim(j, rs, m->nd_no);
+	/* stored first: a crash between the two keeps more log, never less */
+	upto = evlog_trimmable(rs, m->event);
 	if (upto > ck->freed_event)
 		ck->freed_event = upto;
 	if (m->nd_no > ck->freed_nd)
@@ -169,6 +170,10 @@ ckpt_apply(struct job *j, int32_t rank, const struct ckpt_mark *m)
 	ck->freed_ckpt = k;
 	ck->freed_inc = m->incarnation;
 	store_trim(j, rank, ck);
+	store_sync(j);
+	srvfault_point("cm-trim");
+	upto = evlog_trim(j, rs, upto, &entries, &bytes);
+	nds = nd_trim(j, rs, m->nd_no);
 	log_info("cm log freed job=%s rank=%d ckpt=%" PRIu64 " upto_event=%"
 	    PRIu64 " entries=%" PRIu64 " bytes=%" PRIu64 " nd_upto=%" PRIu64
 	    " nd_records=%" PRIu64 " log_entries=%" PRIu64, j->id, rank, k,

@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "net.h"
+#include "srvfault.h"
 
 #define CM_DIAL_TIMEOUT_MS 2000
 #define CM_REDIAL_SECONDS  1.0
@@ -468,6 +469,7 @@ cm_main(int argc, char **argv)
 	if (cm.store_dir != NULL) {
 		int n = store_recover(&cm);
 
+		srvfault_point("cm-recovered");
 		store_hook(&cm);
 		log_info("cm store dir=%s sync=%s recovered_jobs=%d",
 		    cm.store_dir, cm.store_fsync ? "fsync" : "write", n);

@@ -325,6 +325,7 @@ struct logent *evlog_new(struct job *j, int32_t rcv, enum log_kind kind,
 bool evlog_fold_probe_miss(struct job *j, struct rank_state *rs,
     uint64_t event, const struct post *p);
 void evlog_free(struct job *j, struct rank_state *rs);
+uint64_t evlog_trimmable(const struct rank_state *rs, uint64_t upto);
 uint64_t evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
     uint64_t *entries, uint64_t *bytes);
 struct logent *evlog_refill_find(struct rank_state *rs, int32_t src,
@@ -386,6 +387,7 @@ void store_hook(struct cm *cm);
 int store_open(struct job *j);
 void store_token(struct job *j);
 void store_close(struct job *j, bool remove);
+void store_sync(struct job *j);
 uint64_t store_msg(struct job *j, Mpiv__StoreMsg *sm, struct pbuf *pb);
 void store_event(struct job *j, const struct logent *e, bool fold);
 void store_nd(struct job *j, int32_t rank, const Mpiv__NdOutcome *o,

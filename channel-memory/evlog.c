@@ -140,6 +140,18 @@ evlog_index_prune(struct replay *rp, uint64_t upto)
 	rp->nindex = k;
 }
 
+/* How far a trim up to `upto` may go: not past an entry whose payload
+   is not all here. */
+uint64_t
+evlog_trimmable(const struct rank_state *rs, uint64_t upto)
+{
+	for (const struct logent *e = rs->log_head; e != NULL &&
+	    e->event <= upto; e = e->next)
+		if (evlog_busy(e))
+			return e->event - 1;
+	return upto;
+}
+
 /*
  * A durable checkpoint made the decisions up to event `upto` useless:
  * frees the entries that end at or before it (their payload references
@@ -156,12 +168,7 @@ evlog_trim(struct job *j, struct rank_state *rs, uint64_t upto,
 	uint64_t cut;
 
 	*entries = *bytes = 0;
-	for (e = rs->log_head; e != NULL && e->event <= upto; e = e->next) {
-		if (evlog_busy(e)) {
-			upto = e->event - 1;
-			break;
-		}
-	}
+	upto = evlog_trimmable(rs, upto);
 	if (upto == 0)
 		return 0;
 	/* a replay in progress must not keep pointers to freed entries */

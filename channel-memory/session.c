@@ -13,6 +13,7 @@
 
 #include "cm_priv.h"
 #include "log.h"
+#include "srvfault.h"
 
 static const char *const session_state_names[] = {
 	"new", "rank", "control", "cs", "dispatcher", "dead",
@@ -455,6 +456,7 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 		/* every Send before it is complete and stored (the store's
 		   batch hook writes and syncs before this answer leaves) */
 		Mpiv__FlushAck fa = MPIV__FLUSH_ACK__INIT;
+		srvfault_point("cm-flush");
 		fa.id = ((Mpiv__Flush *)m)->id;
 		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_FLUSH_ACK, &fa.base,
 		    NULL, 0);

@@ -55,6 +55,7 @@
 #include "digest.h"
 #include "frame.h"
 #include "log.h"
+#include "srvfault.h"
 
 #define STORE_MAGIC	0x4d565331u	/* "MVS1" */
 #define STORE_HDR_LEN	24u
@@ -203,6 +204,14 @@ store_flush_job(struct job *j, bool sync)
 	return 0;
 }
 
+/* What is buffered goes to the file (and disk, with fsync) now. */
+void
+store_sync(struct job *j)
+{
+	if (j->store != NULL)
+		(void)store_flush_job(j, true);
+}
+
 /* conn's batch hook: before the answers of one read leave. */
 static void
 store_batch_end(void *arg)
@@ -210,6 +219,8 @@ store_batch_end(void *arg)
 	struct cm *cm = arg;
 	struct store *st;
 
+	if (cm->store_dirty == NULL)
+		return;
 	while ((st = cm->store_dirty) != NULL) {
 		cm->store_dirty = st->next_dirty;
 		st->listed = false;
@@ -219,6 +230,7 @@ store_batch_end(void *arg)
 			if (j->store == st)
 				(void)store_flush_job(j, true);
 	}
+	srvfault_point("cm-stored");
 }
 
 /* Appends one record to the buffer, flushed by the batch hook (or now). */
@@ -405,6 +417,7 @@ store_msg(struct job *j, Mpiv__StoreMsg *sm, struct pbuf *pb)
 	off = st->end + STORE_HDR_LEN + mlen;
 	st->end = off + plen;
 	st->dirty = true;
+	srvfault_point("cm-payload");
 	if (!conn_batching_now())
 		(void)store_flush_job(j, true);
 	else if (!st->listed) {	/* the hook syncs it */

@@ -30,6 +30,7 @@
 #include "cs_priv.h"
 #include "frame.h"
 #include "log.h"
+#include "srvfault.h"
 
 #define CS_STORE_SMALL 64	/* bytes of `current` and ckpt-K.sum */
 #define CS_STORE_FILE_MODE 0600
@@ -376,6 +377,7 @@ cs_store_commit(struct cs *cs, int rdfd, const char *tmpname, uint64_t k,
 		log_warn("cs commit ckpt=%" PRIu64 ": cannot update current "
 		    "(repaired on restart)", k);
 	cs_store_prune(cs, rdfd, k);
+	srvfault_point("cs-stored");	/* before the node and the CM know */
 	return 0;
 
 fail_meta:

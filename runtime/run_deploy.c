@@ -27,6 +27,7 @@
 
 static int run_deploy_node(struct run *r, struct run_daemon *d, int i);
 static int run_deploy_cm(struct run *r, struct run_daemon *d, int i);
+static int run_deploy_cs(struct run *r, struct run_daemon *d, int i);
 
 static long
 run_deploy_ms(void)
@@ -52,7 +53,7 @@ run_deploy_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	 * kill-node): the dispatcher relaunches its ranks elsewhere, and a
 	 * fresh agent takes its place shortly, as a rebooted machine would.
 	 */
-	if (!d->r->stopped && (d->node >= 0 || d->cm >= 0) &&
+	if (!d->r->stopped && (d->node >= 0 || d->cm >= 0 || d->cs >= 0) &&
 	    d->respawns < RUN_RESPAWN_MAX) {
 		ev_timer_set(&d->respawn_w, RUN_RESPAWN_DELAY, 0.);
 		ev_timer_start(loop, &d->respawn_w);
@@ -78,6 +79,14 @@ run_deploy_on_respawn(struct ev_loop *loop, ev_timer *w, int revents)
 		log_info("run starting cm %d again at %s (respawn %u)", d->cm,
 		    d->addr, d->respawns);
 		if (run_deploy_cm(d->r, d, d->cm) < 0 && !d->r->stopped)
+			run_stop(d->r, 1, d->r->reason);
+		return;
+	}
+	if (d->cs >= 0) {
+		/* on its store: the images it had are served again */
+		log_info("run starting cs %d again at %s (respawn %u)", d->cs,
+		    d->addr, d->respawns);
+		if (run_deploy_cs(d->r, d, d->cs) < 0 && !d->r->stopped)
 			run_stop(d->r, 1, d->r->reason);
 		return;
 	}
@@ -159,6 +168,7 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 		d = &r->daemons[r->ndaemons];
 		d->node = -1;
 		d->cm = -1;
+		d->cs = -1;
 		ev_init(&d->respawn_w, run_deploy_on_respawn);
 		d->respawn_w.data = d;
 	}
@@ -246,11 +256,46 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 	return 0;
 }
 
+/*
+ * Starts CS i (d NULL: a new daemon slot; else the one that died, again
+ * at its address and on its store, whose images it serves again).
+ */
+static int
+run_deploy_cs(struct run *r, struct run_daemon *d, int i)
+{
+	char *args[14], what[32], addr[128], store[PATH_MAX];
+
+	snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir, i);
+	args[0] = r->self;
+	args[1] = "cs";
+	args[2] = "--listen";
+	args[3] = d != NULL ? d->addr : "127.0.0.1:0";
+	args[4] = "--dispatcher";
+	args[5] = r->disp_addr;
+	args[6] = "--log-level";
+	args[7] = (char *)r->child_level;
+	args[8] = "--store";
+	args[9] = store;
+	args[10] = "--secret-file";
+	args[11] = r->secret_path;
+	args[12] = NULL;
+	snprintf(what, sizeof(what), "cs %d", i);
+	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
+		return -1;
+	if (d == NULL) {
+		d = &r->daemons[r->ndaemons - 1];
+		d->cs = i;
+	}
+	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+	log_info("run cs=%d addr=%s", i, addr);
+	return 0;
+}
+
 int
 run_deploy_start(struct run *r)
 {
 	const char *tmp = getenv("TMPDIR");
-	char csaddr[128], what[32], store[PATH_MAX], *args[14], why[512];
+	char store[PATH_MAX], *args[14], why[512];
 	ssize_t n;
 
 	if ((n = readlink("/proc/self/exe", r->self, sizeof(r->self) - 1)) < 0) {
@@ -316,26 +361,9 @@ run_deploy_start(struct run *r)
 		if (run_deploy_cm(r, NULL, i) < 0)
 			return -1;
 
-	args[1] = "cs";
-	args[2] = "--listen";
-	args[3] = "127.0.0.1:0";
-	args[4] = "--dispatcher";
-	args[5] = r->disp_addr;
-	args[6] = "--log-level";
-	args[7] = (char *)r->child_level;
-	args[8] = "--store";
-	args[9] = store;
-	args[10] = "--secret-file";
-	args[11] = r->secret_path;
-	args[12] = NULL;
-	for (int i = 0; i < r->ncs; i++) {
-		snprintf(what, sizeof(what), "cs %d", i);
-		snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir,
-		    i);
-		if (run_deploy_spawn(r, NULL, what, args, csaddr, sizeof(csaddr)) < 0)
+	for (int i = 0; i < r->ncs; i++)
+		if (run_deploy_cs(r, NULL, i) < 0)
 			return -1;
-		log_info("run cs=%d addr=%s", i, csaddr);
-	}
 
 	for (int i = 0; i < r->nnodes; i++)
 		if (run_deploy_node(r, NULL, i) < 0)

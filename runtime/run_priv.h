@@ -26,8 +26,11 @@ struct run_daemon {
 	ev_child w;
 	int node;		/* node agent index, -1 for a service */
 	int cm;			/* CM index, -1 for anything else */
-	char addr[128];		/* a CM: where it listens (again if respawned) */
-	unsigned respawns;	/* node agents, CMs: started again after dying */
+	int cs;			/* CS index, -1 for anything else */
+	char addr[128];		/* a CM, CS: where it listens (again if
+				   respawned) */
+	unsigned respawns;	/* node agents, CMs, CSs: started again after
+				   dying */
 	ev_timer respawn_w;
 };
 
