@@ -8,11 +8,12 @@
  * now), each home rank's decisions (log entries, folded Iprobe misses),
  * its own outcomes, the incarnations that connected, durable checkpoints'
  * trims, digest trims. Then what the trims freed is dropped, each logged
- * delivery gets its payload back from the file (checked against the
- * digest stored with it) or, when its payload never was complete, waits
+ * delivery's payload is checked against the digest stored with it and
+ * left in the file (a replay reads it back, as a spilled one: memory does
+ * not limit what can be recovered) or, when it never was complete, waits
  * for its sender's re-send (refill, as when a sender dies mid-payload),
  * and every message no decision delivered is queued again as unexpected,
- * in the order it arrived. The ranks all restart after a CM crash (their
+ * in the order it arrived, its payload in memory. The ranks all restart after a CM crash (their
  * connections to it are gone), restored from their checkpoints or from
  * the beginning, and replay from this log like after any failure.
  *
@@ -268,6 +269,7 @@ static int
 rec_finish(struct recovery *rc, uint64_t *refills, uint64_t *unexpected)
 {
 	struct job *j = rc->j;
+	struct pbuf *pb;
 
 	qsort(rc->msgs, rc->nmsgs, sizeof(*rc->msgs), rmsg_cmp);
 	for (int32_t r = 0; r < j->nranks; r++) {
@@ -293,17 +295,23 @@ rec_finish(struct recovery *rc, uint64_t *refills, uint64_t *unexpected)
 				continue;
 			m = rmsg_find(rc, r, e->src, e->seq);
 			if (m == NULL) {	/* its sender sends it again */
+				/* counted as held, like a live entry whose
+				   payload died with its sender */
 				e->refill = true;
 				rs->nrefill++;
+				j->log_bytes += e->size;
+				rs->log_bytes += e->size;
 				(*refills)++;
 				continue;
 			}
-			if (m->len != e->size ||
-			    (e->pb = rec_payload(rc, m)) == NULL)
+			/* checked, then left in the store: a replay reads it
+			   back when it needs it, as a spilled payload */
+			if (m->len != e->size || (pb = rec_payload(rc, m)) == NULL)
 				return -1;
+			pbuf_unref(pb);
 			e->store_off = m->off;
-			j->log_bytes += e->size;
-			rs->log_bytes += e->size;
+			e->spilled = true;
+			j->spill_bytes += e->size;
 		}
 	}
 	/* sequences: the highest held per channel; a refill is below it */
