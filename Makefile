@@ -98,9 +98,17 @@ $(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
 		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
 		-Wl,-Bdynamic -lm
 
-$(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS)
+# libmpi.a hides the same insides: one relocatable object of the library,
+# its shared parts and protobuf-c's members it uses, in which every
+# global symbol but what libmpi.so exports becomes local.
+LIBMPI_R := $(BUILD)/obj/libmpi-r.o
+$(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_SO)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	ld -r -o $(LIBMPI_R) $(LIB_OBJS) $(SHARED_OBJS) \
+		$$($(CC) -print-file-name=libprotobuf-c.a)
+	nm -D --defined-only $(LIBMPI_SO) | awk '{ print $$3 }' > $(LIBMPI_R).keep
+	objcopy --keep-global-symbols=$(LIBMPI_R).keep $(LIBMPI_R) $(LIBMPI_R).tmp
+	mv -f $(LIBMPI_R).tmp $(BUILD)/obj/libmpi.o && rm -f $@ && ar rcs $@ $(BUILD)/obj/libmpi.o
 
 $(MPI_H): libmpi-lite/mpi.h
 	@mkdir -p $(dir $@)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# tests/integration/test_symbols.sh: libmpi.so shows an application only
-# MPI: its dynamic symbols are the MPI_* and PMPI_* functions and the
-# predefined objects mpi.h declares, and it neither exports nor imports
-# anything of protobuf-c (linked in, hidden). An application that defines
-# functions named like the library's insides (frame_encode, auth_random,
-# net_dial) and like protobuf-c's (protobuf_c_message_pack), each of which
-# aborts when called, runs a ping-pong under mpiv run to the right answer.
+# tests/integration/test_symbols.sh: libmpi.so and libmpi.a show an
+# application only MPI: their global symbols are the MPI_* and PMPI_*
+# functions and the predefined objects mpi.h declares, and libmpi.so
+# neither exports nor imports anything of protobuf-c (linked in, hidden;
+# libmpi.a carries the members it uses, local). An application that
+# defines functions named like the library's insides (frame_encode,
+# auth_random, net_dial) and like protobuf-c's (protobuf_c_message_pack),
+# each of which aborts when called, runs a ping-pong under mpiv run to
+# the right answer, linked against either.
 #
 #   MPIV_BUILD  build dir (default build)
 cd "$(dirname "$0")/../.." || exit 2
@@ -19,6 +21,13 @@ if [ -s "$T/extra" ]; then
 	notok "libmpi.so exports $(wc -l < "$T/extra") symbols besides MPI: $(head -5 "$T/extra" | tr '\n' ' ')"
 else
 	ok "libmpi.so exports only MPI_*, PMPI_* and mpi.h's predefined objects ($(nm -D --defined-only "$SO" | wc -l) symbols)"
+fi
+A=$B/lib/libmpi.a
+nm -g --defined-only "$A" | awk 'NF == 3 { print $3 }' | grep -Ev "$pred" > "$T/extra.a"
+if [ -s "$T/extra.a" ]; then
+	notok "libmpi.a defines $(wc -l < "$T/extra.a") global symbols besides MPI: $(head -5 "$T/extra.a" | tr '\n' ' ')"
+else
+	ok "libmpi.a defines only MPI_*, PMPI_* and mpi.h's predefined objects globally"
 fi
 if nm -D "$SO" | grep -qi protobuf || ldd "$SO" | grep -q protobuf; then
 	notok "libmpi.so exports, imports or needs protobuf-c"
@@ -59,14 +68,18 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-if ! "$B/bin/mpivcc" -o "$T/app" "$T/app.c" 2> "$T/cc.err"; then
-	notok "an application with its own frame_encode/auth_random/net_dial/protobuf_c_* does not link" "$T/cc.err"
-else
-	out=$(timeout 60 "$B/bin/mpiv" run -n 2 --timeout 30 "$T/app" 2> "$T/run.err")
-	if [ "$out" = "v 200" ]; then
-		ok "an application defining frame_encode, auth_random, net_dial and protobuf_c_* runs correctly"
-	else
-		notok "application with colliding names: output '$out'" "$T/run.err"
+# the same with libmpi.so and with libmpi.a (MPIVCC_STATIC=1)
+for how in shared static; do
+	st=0; [ "$how" = static ] && st=1
+	if ! MPIVCC_STATIC=$st "$B/bin/mpivcc" -o "$T/app-$how" "$T/app.c" 2> "$T/cc.err"; then
+		notok "$how: an application with its own frame_encode/auth_random/net_dial/protobuf_c_* does not link" "$T/cc.err"
+		continue
 	fi
-fi
+	out=$(timeout 60 "$B/bin/mpiv" run -n 2 --timeout 30 "$T/app-$how" 2> "$T/run.err")
+	if [ "$out" = "v 200" ]; then
+		ok "$how: an application defining frame_encode, auth_random, net_dial and protobuf_c_* runs correctly"
+	else
+		notok "$how: application with colliding names: output '$out'" "$T/run.err"
+	fi
+done
 [ "$fail" = 0 ]
