@@ -1,0 +1,294 @@
+/*
+ * conn_auth.c: the authentication handshake of a connection (conn.h,
+ * conn_auth_server / conn_auth_client; runtime/auth.h has the proofs).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn_priv.h"
+#include "log.h"
+
+/* ---------------- authentication ---------------- */
+
+bool
+conn_auth_failed(const struct conn *c)
+{
+	return c->auth_failed;
+}
+
+void
+conn_auth_server(struct conn *c, const struct auth_server *as)
+{
+	Mpiv__Challenge ch = MPIV__CHALLENGE__INIT;
+
+	c->as = as;
+	ch.version = AUTH_VERSION;
+	if (as != NULL && as->enabled) {
+		if (auth_random(c->nonce_s, sizeof(c->nonce_s)) < 0) {
+			log_warn("conn peer=%s getrandom", c->peer);
+			conn_close(c, "no random nonce", false);
+			return;
+		}
+		ch.auth = true;
+		ch.nonce.data = c->nonce_s;
+		ch.nonce.len = sizeof(c->nonce_s);
+	}
+	c->astate = CONN_A_S_HELLO;
+	if (as != NULL && as->gate != NULL)
+		conn_gate_join(as->gate, c);
+	(void)conn_send(c, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, NULL, 0);
+}
+
+void
+conn_auth_client(struct conn *c, const struct auth_key *key)
+{
+	if (key == NULL) {
+		c->astate = CONN_A_C_SKIP;
+		return;
+	}
+	c->akey = *key;
+	c->astate = CONN_A_C_CHALLENGE;
+}
+
+/* Server: refuses the peer with a HelloReply it can read, then closes. */
+static void
+conn_auth_refuse(struct conn *c, const Mpiv__Hello *h, const char *why)
+{
+	Mpiv__HelloReply hr = MPIV__HELLO_REPLY__INIT;
+
+	log_warnx("auth refused peer=%s role=%d job=%s rank=%d name=\"%.64s\" "
+	    "reason=\"%s\"", c->peer, h != NULL ? (int)h->role : -1,
+	    h != NULL && *h->job_id != '\0' ? h->job_id : "-",
+	    h != NULL ? h->rank : -1, h != NULL ? h->name : "", why);
+	c->astate = CONN_A_DONE;
+	c->auth_failed = true;
+	hr.ok = false;
+	hr.version = FRAME_VERSION;
+	hr.error = (char *)why;
+	(void)conn_send(c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL, 0);
+	conn_close(c, why, true);
+}
+
+/* Client: the handshake failed on our side; nothing more goes out. */
+static void
+conn_auth_fail(struct conn *c, const char *why)
+{
+	c->astate = CONN_A_DONE;
+	c->auth_failed = true;
+	conn_close(c, why, false);
+}
+
+/*
+ * Sends the held Hello with its proof, ahead of whatever was queued
+ * behind it, once both it and the Challenge are there.
+ */
+static void
+conn_auth_release(struct conn *c)
+{
+	struct conn_wbuf *wb;
+	Mpiv__Hello *h = c->hello;
+
+	if (h == NULL || !c->have_challenge)
+		return;
+	if (auth_random(c->nonce_c, sizeof(c->nonce_c)) < 0) {
+		log_warn("conn peer=%s getrandom", c->peer);
+		conn_auth_fail(c, "authentication: no random nonce");
+		return;
+	}
+	h->auth_nonce.data = c->nonce_c;
+	h->auth_nonce.len = sizeof(c->nonce_c);
+	auth_hello_proof(&c->akey, c->nonce_s, h, c->proof_c);
+	h->auth_proof.data = c->proof_c;
+	h->auth_proof.len = sizeof(c->proof_c);
+	if ((wb = calloc(1, sizeof(*wb))) != NULL &&
+	    (wb->buf = frame_encode(MPIV__MSG_TYPE__MSG_HELLO, &h->base, 0,
+	    &wb->len)) == NULL) {
+		free(wb);
+		wb = NULL;
+	}
+	/* Ours, not the unpacker's: never freed as part of h. */
+	h->auth_nonce.data = h->auth_proof.data = NULL;
+	h->auth_nonce.len = h->auth_proof.len = 0;
+	frame_free_meta(&h->base);
+	c->hello = NULL;
+	if (wb == NULL) {
+		conn_auth_fail(c, "authentication: out of memory");
+		return;
+	}
+	wb->next = c->wq_head;
+	c->wq_head = wb;
+	if (c->wq_tail == &c->wq_head)
+		c->wq_tail = &wb->next;
+	c->queued += wb->len;
+	c->astate = CONN_A_C_REPLY;
+	conn_want_flush(c);
+}
+
+/* Keyed client: keeps a copy of the Hello until the Challenge came. */
+int
+conn_auth_hold_hello(struct conn *c, const ProtobufCMessage *meta)
+{
+	size_t n = protobuf_c_message_get_packed_size(meta);
+	const char *err = NULL;
+	uint8_t *buf;
+
+	if ((buf = malloc(n ? n : 1)) == NULL)
+		return -1;
+	(void)protobuf_c_message_pack(meta, buf);
+	c->hello = (Mpiv__Hello *)frame_unpack_meta(MPIV__MSG_TYPE__MSG_HELLO,
+	    buf, n, &err);
+	free(buf);
+	if (c->hello == NULL)
+		return -1;
+	conn_auth_release(c);
+	return 0;
+}
+
+/*
+ * A header before authentication announcing more than
+ * CONN_PREAUTH_MAX_FRAME bytes: closes at once, before a byte of it is
+ * buffered. Not on the HelloReply a dialler waits for (it can carry a
+ * CM's per-rank table, and comes from the server the dialler chose).
+ */
+static int
+conn_auth_too_big(struct conn *c)
+{
+	uint64_t n = (uint64_t)c->h.meta_len + c->h.payload_len;
+
+	if (n <= CONN_PREAUTH_MAX_FRAME)
+		return 0;
+	log_warnx("conn refused peer=%s reason=\"frame too big before "
+	    "authentication\" type=%s bytes=%llu cap=%u", c->peer,
+	    frame_type_name(c->h.type), (unsigned long long)n,
+	    CONN_PREAUTH_MAX_FRAME);
+	if (c->astate == CONN_A_S_HELLO) {
+		c->astate = CONN_A_DONE;
+		c->auth_failed = true;
+		conn_close(c, "frame too big before authentication", false);
+	} else {
+		conn_auth_fail(c, "authentication: frame too big before "
+		    "authentication");
+	}
+	return -1;
+}
+
+/* A frame header during the handshake: only the expected type passes. */
+int
+conn_auth_header(struct conn *c)
+{
+	uint16_t want;
+	char why[160];
+
+	switch (c->astate) {
+	case CONN_A_S_HELLO:
+		want = MPIV__MSG_TYPE__MSG_HELLO;
+		break;
+	case CONN_A_C_CHALLENGE:
+		want = MPIV__MSG_TYPE__MSG_CHALLENGE;
+		break;
+	case CONN_A_C_REPLY:
+		want = MPIV__MSG_TYPE__MSG_HELLO_REPLY;
+		break;
+	default:
+		return 0;
+	}
+	if (c->astate != CONN_A_C_REPLY && conn_auth_too_big(c) < 0)
+		return -1;
+	if (c->h.type == want && c->h.payload_len == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%sexpected %s as the first frame, got %s",
+	    c->astate == CONN_A_S_HELLO ? "" : "authentication: ",
+	    frame_type_name(want), frame_type_name(c->h.type));
+	if (c->astate == CONN_A_S_HELLO)
+		conn_auth_refuse(c, NULL, why);
+	else
+		conn_auth_fail(c, why);
+	return -1;
+}
+
+/*
+ * A whole frame during the handshake. Returns true when conn consumed it
+ * (a Challenge, or a frame that failed the handshake), false to hand it
+ * to on_frame.
+ */
+bool
+conn_auth_frame(struct conn *c, const struct frame_hdr *h,
+    ProtobufCMessage *meta)
+{
+	const Mpiv__Challenge *ch;
+	const Mpiv__HelloReply *hr;
+	const Mpiv__Hello *hello;
+	struct auth_key key;
+	uint8_t want[AUTH_HASH_LEN];
+	const char *why = NULL;
+	bool ok;
+
+	switch (c->astate) {
+	case CONN_A_S_HELLO:
+		hello = (const Mpiv__Hello *)meta;
+		if (c->as == NULL || !c->as->enabled) {
+			c->astate = CONN_A_DONE;
+			conn_gate_authed(c);
+			return false;
+		}
+		if (hello->auth_proof.len == 0) {
+			conn_auth_refuse(c, hello, AUTH_ERR_REQUIRED);
+			return true;
+		}
+		if (c->as->key(c->as->arg, hello, &key, &why) < 0) {
+			conn_auth_refuse(c, hello, why);
+			return true;
+		}
+		why = auth_check_hello(&key, c->nonce_s, hello, c->proof_s);
+		auth_wipe(&key, sizeof(key));
+		if (why != NULL) {
+			conn_auth_refuse(c, hello, why);
+			return true;
+		}
+		log_debug("auth ok peer=%s role=%d job=%s rank=%d", c->peer,
+		    (int)hello->role, hello->job_id, hello->rank);
+		c->astate = CONN_A_S_REPLY;
+		conn_gate_authed(c);
+		return false;
+	case CONN_A_C_SKIP:
+		c->astate = CONN_A_DONE;
+		return h->type == MPIV__MSG_TYPE__MSG_CHALLENGE;
+	case CONN_A_C_CHALLENGE:
+		ch = (const Mpiv__Challenge *)meta;
+		if (!ch->auth) {
+			conn_auth_fail(c, AUTH_ERR_NOAUTH);
+			return true;
+		}
+		if (ch->version != AUTH_VERSION ||
+		    ch->nonce.len != AUTH_NONCE_LEN) {
+			conn_auth_fail(c, "authentication: the server speaks "
+			    "another version of the handshake");
+			return true;
+		}
+		memcpy(c->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
+		c->have_challenge = true;
+		conn_auth_release(c);
+		return true;
+	case CONN_A_C_REPLY:
+		hr = (const Mpiv__HelloReply *)meta;
+		c->astate = CONN_A_DONE;
+		if (!hr->ok)
+			return false;	/* a refusal: the daemon reports it */
+		auth_reply_proof(&c->akey, c->nonce_s, c->nonce_c, c->proof_c,
+		    want);
+		ok = hr->auth_proof.len == AUTH_HASH_LEN &&
+		    auth_equal(want, hr->auth_proof.data, AUTH_HASH_LEN);
+		if (!ok) {
+			log_warnx("auth peer=%s: %s", c->peer,
+			    AUTH_ERR_IMPOSTOR);
+			conn_auth_fail(c, AUTH_ERR_IMPOSTOR);
+			return true;
+		}
+		return false;
+	default:
+		return false;
+	}
+}
