@@ -15,6 +15,13 @@
  *   (fds 0-2 and the ctrl pipes, whose other ends stay outside the tree)
  *   are dumped as pipes with their unread bytes. A stopped task is
  *   recorded as stopped.
+ *   A task in another PID namespace than ours (a rank's own, pidns.c) is
+ *   dumped by a criu that entered that namespace and its mount
+ *   namespace (setns, then a fork: criu_enter), with -t the task's pid in
+ *   there: from our namespace criu refuses ("Can't dump a pid namespace
+ *   without the process init"; with the mount namespace apart, "has
+ *   unreachable sharing"). In there the clone's session leader (the rank,
+ *   which leads its session) is visible, as criu needs.
  *
  * Restore, normally into our own PID namespace (measured here): a task
  *   dumped from our namespace is restored under the pid it had, which is
@@ -31,10 +38,7 @@
  *   exited 0, is left stopped (it stopped itself before the dump) for
  *   criu_restore_stopped's caller. A task restored this way can be
  *   dumped again, and restored again, any number of times
- *   (tests/unit/test_criu, test_criu_generations); that is what a fresh
- *   namespace breaks ("Can't dump a pid namespace without the process
- *   init", and with the session outside it "A session leader of P(Q) is
- *   outside of its pid namespace").
+ *   (tests/unit/test_criu, test_criu_generations).
  *   Death of the caller: criu dumps and restores the task's
  *   PR_SET_PDEATHSIG (libmpi-lite's clone sets SIGKILL once it is the
  *   node's child). Restored as the caller's child by -S, the task is then
@@ -52,30 +56,41 @@
  *   the namespace, as in CI's containers, makes every dump fail with "A
  *   session leader of P(Q) is outside of its pid namespace".)
  *
- * Fallback when that pid is taken (checked with kill(pid, 0) before, and
- *   again when criu failed): restore into a fresh PID namespace (measured:
- *   `unshare --pid --fork --mount-proc criu restore` with criu attached
- *   does not work for us, that handle exits 0 whether the restored
- *   process exits 7, is SIGKILLed or SIGTERMed; criu's attached mode only
- *   does wait(NULL) / reap_zombies() and returns 0). Instead
- *   criu_restore_stopped forks the handle H (the caller's child,
- *   PR_SET_PDEATHSIG SIGKILL), which does unshare(CLONE_NEWPID) and forks
- *   the namespace's init I (pid 1; our code, PR_SET_PDEATHSIG SIGKILL): I
- *   makes its mounts private, mounts a fresh /proc (as --mount-proc does)
- *   and runs the same criu command line as pid 2; the restored task keeps
- *   its old pid inside the namespace and is I's child (-S; the pdeath
- *   signal from the image then fires with I, i.e. with the namespace). I
- *   reaps until that task ends and passes its end to H, and H ends the
- *   same way. Measured here:
+ * Into a fresh PID namespace: criu_restore_as always (the rank's pid of
+ *   every incarnation, pidns_rank_pid), criu_restore_stopped when the
+ *   dumped pid is taken here (checked with kill(pid, 0) before, and again
+ *   when criu failed). Measured: `unshare --pid --fork --mount-proc criu
+ *   restore` with criu attached does not work for us, that handle exits 0
+ *   whether the restored process exits 7, is SIGKILLed or SIGTERMed;
+ *   criu's attached mode only does wait(NULL) / reap_zombies() and
+ *   returns 0. Instead pidns_spawn (pidns.c) forks the handle H, whose
+ *   namespace's init I runs the same criu command line as pid 2
+ *   (criu_ns_start); the restored task keeps the image's pid inside the
+ *   namespace and is I's child (-S; the pdeath signal from the image then
+ *   fires with I, i.e. with the namespace). I reaps until that task ends
+ *   and passes its end to H, and H ends the same way. Measured here:
  *     task exits with c        -> H: WIFEXITED, WEXITSTATUS == c
  *     task killed by SIGKILL   -> H: WIFSIGNALED, WTERMSIG == 9 (15 for TERM)
  *     caller SIGKILLs H        -> I dies (pdeath signal), so does the
  *                                 namespace; the rank's pipes reach EOF
  *     restore fails            -> criu_restore returns -1 with criu's
  *                                 error line; H is already reaped
- *   A task restored this way cannot be dumped again (the two errors
- *   above): its node's later checkpoints fail cleanly (the rank keeps its
- *   older image; test_criu_pid_taken).
+ *   A task restored this way is dumped again from inside its namespace
+ *   (test_criu_pid_taken): its session is criu's, whose id is a pid of
+ *   that namespace.
+ *   The pid of the image: criu restores a task under the pid in
+ *   pstree.img and has no option for another. criu_image_set_pid
+ *   rewrites it: pstree.img's pid, pgid, sid and thread ids equal to the
+ *   old pid, and the files named after it (core-PID.img, ids-, mm-, fs-,
+ *   pagemap-). Measured: nothing else in an image of a stopped clone
+ *   holds the pid but the registers of the raise(SIGSTOP) it stopped in
+ *   (spent values) and its memory, where glibc keeps the main thread's
+ *   id (struct pthread's tid; getpid(), gettid() and raise() ask the
+ *   kernel, but pthread_setaffinity_np(pthread_self(), ...) failed with
+ *   ESRCH after such a restore). criu_fix_tid writes the new pid there
+ *   before the task continues: the image's clear_tid_addr points at it.
+ *   A clone that led its group (setpgid) or session (setsid) leads them
+ *   under the new pid.
  *   --status-fd does not work for restore (criu honours it only for
  *   page-server/lazy-pages), so "restored" is: criu -d exited 0 (I tells
  *   the caller on a pipe), then the task is found as I's child whose
@@ -112,6 +127,7 @@
 #include <zstd.h>
 
 #include "log.h"
+#include "pidns.h"
 
 #define CRIU_TIMEOUT_MS_DEFAULT 60000
 #define CRIU_FD_BASE 3		/* inherited fds land at 3, 4, ... in criu */
@@ -159,15 +175,54 @@ criu_now_ms(void)
 }
 
 /*
+ * In criu_spawn's child, with nsref: enters the PID and mount namespaces
+ * of process nsref and forks; the parent (still outside) waits for the
+ * child (inside) and ends the same way. Returns in the child only.
+ */
+static void
+criu_enter(pid_t nsref)
+{
+	char path[64];
+	int pfd, mfd, st;
+	pid_t c, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)nsref);
+	pfd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)nsref);
+	mfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (pfd < 0 || mfd < 0 || setns(pfd, CLONE_NEWPID) < 0 ||
+	    setns(mfd, CLONE_NEWNS) < 0)
+		_exit(126);
+	close(pfd);
+	close(mfd);
+	if ((c = fork()) < 0)
+		_exit(126);
+	if (c == 0) {
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+		(void)setsid();
+		return;
+	}
+	while ((r = waitpid(c, &st, 0)) < 0 && errno == EINTR)
+		;
+	if (r == c && WIFSIGNALED(st)) {
+		kill(getpid(), WTERMSIG(st));
+		_exit(128 + WTERMSIG(st));
+	}
+	_exit(r == c && WIFEXITED(st) ? WEXITSTATUS(st) : 126);
+}
+
+/*
  * Forks and execs argv (execvp). In the child: default signal
  * dispositions and an empty mask (the node may ignore SIGPIPE/SIGCHLD,
  * which exec would pass on), stdin /dev/null, stdout and stderr to outfd
  * (or /dev/null), fds[i] at CRIU_FD_BASE + i, every other fd closed.
- * Returns the pid or -1.
+ * With nsref > 0, criu runs inside the PID and mount namespaces of that
+ * process (criu_enter; the pid returned is then the waiting parent
+ * outside, which ends as criu does). Returns the pid or -1.
  */
 static pid_t
 criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
-    char *err, size_t n)
+    pid_t nsref, char *err, size_t n)
 {
 	sigset_t all;
 	pid_t pid;
@@ -197,6 +252,8 @@ criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	for (sig = 1; sig < NSIG; sig++)
 		signal(sig, SIG_DFL);
+	if (nsref > 0)
+		criu_enter(nsref);
 	/* Park every fd we keep above the targets first, so that no dup2
 	 * below overwrites one still to be moved. */
 	for (i = 0; i < nfds; i++)
@@ -352,7 +409,7 @@ criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	pid = criu_spawn(argv, p[1], NULL, 0, NULL, 0);
+	pid = criu_spawn(argv, p[1], NULL, 0, 0, NULL, 0);
 	close(p[1]);
 	if (pid < 0) {
 		close(p[0]);
@@ -534,15 +591,26 @@ int
 criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 {
 	char pidbuf[24], outpath[PATH_MAX], logpath[PATH_MAX], line[400], why[512];
+	pid_t cp, nsref = 0, target = pid;
 	int outfd, st;
-	pid_t cp;
 
 	if (!criu_probe(why, sizeof(why))) {
 		criu_seterr(err, n, "criu unavailable: %s", why);
 		errno = ENOTSUP;
 		return -1;
 	}
-	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)pid);
+	/* A rank in a PID namespace of its own: criu runs in there and
+	   sees the process as one of its own namespace (pidns.c). */
+	if (pidns_is_other(pid)) {
+		if ((target = pidns_inner_pid(pid)) <= 0) {
+			criu_seterr(err, n, "criu dump: pid %d is gone",
+			    (int)pid);
+			errno = ESRCH;
+			return -1;
+		}
+		nsref = pid;
+	}
+	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)target);
 	snprintf(outpath, sizeof(outpath), "%s/dump-stderr.log", dir);
 	snprintf(logpath, sizeof(logpath), "%s/dump.log", dir);
 	outfd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -552,7 +620,7 @@ criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 	}
 	char *argv[] = { criu_bin, "dump", "-t", pidbuf, "-D", (char *)dir,
 	    "-o", "dump.log", "-v2", "--shell-job", NULL };
-	cp = criu_spawn(argv, outfd, NULL, 0, err, n);
+	cp = criu_spawn(argv, outfd, NULL, 0, nsref, err, n);
 	close(outfd);
 	if (cp < 0)
 		return -1;
@@ -574,59 +642,6 @@ criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 		    (int)pid, WEXITSTATUS(st), line[0] ? line : "no log");
 	errno = EIO;
 	return -1;
-}
-
-/* Children of pid (first thread) as listed by the kernel, up to max. */
-static int
-criu_children(pid_t pid, pid_t *out, int max)
-{
-	char path[64], buf[512], *p, *end;
-	ssize_t r;
-	int fd, k = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r < 0)
-		return -1;
-	buf[r] = '\0';
-	for (p = buf; k < max; p = end) {
-		long v = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		out[k++] = (pid_t)v;
-	}
-	return k;
-}
-
-/* Innermost pid of pid (last NSpid field of /proc/pid/status), or -1. */
-static pid_t
-criu_ns_pid(pid_t pid)
-{
-	char path[64], buf[2048], *p, *e;
-	pid_t last = -1;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return -1;
-	buf[r] = '\0';
-	if ((p = strstr(buf, "\nNSpid:")) == NULL)
-		return -1;
-	for (p += 7; *p != '\n' && *p != '\0'; p = e) {
-		long v = strtol(p, &e, 10);
-		if (e == p)
-			break;
-		last = (pid_t)v;
-	}
-	return last;
 }
 
 /*
@@ -664,45 +679,12 @@ criu_image_root_pid(const char *dir)
 	return -1;
 }
 
-/* Host pid of criu's child whose namespace pid is root, or -1. */
-static pid_t
-criu_find_task(pid_t handle, pid_t root)
-{
-	pid_t criu[4], c[64];
-	int nc, i;
-
-	if (criu_children(handle, criu, 4) < 1)
-		return -1;
-	nc = criu_children(criu[0], c, 64);
-	for (i = 0; i < nc; i++)
-		if (root < 0 || criu_ns_pid(c[i]) == root)
-			return c[i];
-	return -1;
-}
-
-/* Whether pid's children are born in another PID namespace than pid
- * itself (a namespace handle after its unshare). */
-static int
-criu_is_ns_handle(pid_t pid)
-{
-	char p1[64], p2[64], l1[64], l2[64];
-	ssize_t r1, r2;
-
-	snprintf(p1, sizeof(p1), "/proc/%d/ns/pid", (int)pid);
-	snprintf(p2, sizeof(p2), "/proc/%d/ns/pid_for_children", (int)pid);
-	r1 = readlink(p1, l1, sizeof(l1) - 1);
-	r2 = readlink(p2, l2, sizeof(l2) - 1);
-	if (r1 <= 0 || r2 <= 0)
-		return 0;
-	return r1 != r2 || memcmp(l1, l2, (size_t)r1) != 0;
-}
-
 pid_t
 criu_restored_task(pid_t handle)
 {
-	if (!criu_is_ns_handle(handle))
+	if (!pidns_is_handle(handle))
 		return kill(handle, 0) == 0 ? handle : -1;
-	return criu_find_task(handle, -1);
+	return pidns_find(handle, -1);
 }
 
 /* State letter of /proc/pid/stat ('T' stopped, 't' traced...) and, in
@@ -727,6 +709,170 @@ criu_task_state(pid_t pid, pid_t *ppid)
 	if (ppid != NULL)
 		*ppid = p[3] == ' ' ? (pid_t)strtol(p + 4, NULL, 10) : -1;
 	return p[2];
+}
+
+/* Reads a varint at b[*i] (below end) into *v. 0, or -1 when cut. */
+static int
+criu_get_varint(const unsigned char *b, size_t end, size_t *i, uint64_t *v)
+{
+	int shift;
+
+	*v = 0;
+	for (shift = 0; *i < end && shift < 64; shift += 7) {
+		unsigned char c = b[(*i)++];
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+static size_t
+criu_put_varint(unsigned char *b, uint64_t v)
+{
+	size_t k = 0;
+
+	do {
+		b[k] = (unsigned char)(v & 0x7f);
+		v >>= 7;
+		if (v != 0)
+			b[k] |= 0x80;
+		k++;
+	} while (v != 0);
+	return k;
+}
+
+/*
+ * pstree.img with every pid, pgid, sid and thread id equal to from
+ * made to, into out (its size, or 0 when the image is not what we
+ * know: PstreeEntry's five uint32 fields, varints only; or to is taken
+ * by another process of the tree).
+ */
+static size_t
+criu_pstree_rewrite(const unsigned char *b, size_t len, pid_t from,
+    pid_t to, unsigned char *out, size_t cap)
+{
+	size_t i = 8, o = 8;
+
+	if (len < 8 || cap < len * 2 + 8)
+		return 0;
+	memcpy(out, b, 8);
+	while (i < len) {
+		uint32_t el;
+		size_t end, start;
+
+		if (len - i < 4)
+			return 0;
+		el = (uint32_t)b[i] | (uint32_t)b[i + 1] << 8 |
+		    (uint32_t)b[i + 2] << 16 | (uint32_t)b[i + 3] << 24;
+		i += 4;
+		if (el > len - i)
+			return 0;
+		end = i + el;
+		start = o;
+		o += 4;
+		while (i < end) {
+			uint64_t key, v;
+
+			if (criu_get_varint(b, end, &i, &key) < 0 ||
+			    (key & 7) != 0 || key >> 3 < 1 || key >> 3 > 5 ||
+			    criu_get_varint(b, end, &i, &v) < 0)
+				return 0;
+			if (key >> 3 == 1 && v == (uint64_t)to)
+				return 0;	/* to is another task's */
+			if (v == (uint64_t)from)
+				v = (uint64_t)to;
+			o += criu_put_varint(out + o, key);
+			o += criu_put_varint(out + o, v);
+		}
+		el = (uint32_t)(o - start - 4);
+		out[start] = (unsigned char)el;
+		out[start + 1] = (unsigned char)(el >> 8);
+		out[start + 2] = (unsigned char)(el >> 16);
+		out[start + 3] = (unsigned char)(el >> 24);
+	}
+	return o;
+}
+
+int
+criu_image_set_pid(const char *dir, pid_t to, char *err, size_t n)
+{
+	/* CRIU's image files named after a task's pid (criu/image-desc.c;
+	   the last five only in images of older versions). */
+	static const char *const per_pid[] = { "core", "ids", "mm", "fs",
+	    "pagemap", "creds", "sigacts", "rlimit", "itimers",
+	    "posix-timers" };
+	unsigned char in[8192], out[2 * 8192 + 8];
+	char path[PATH_MAX], tmp[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	pid_t from = criu_image_root_pid(dir);
+	size_t olen;
+	ssize_t r;
+	int fd;
+
+	if (from <= 0) {
+		criu_seterr(err, n, "criu image: no readable pstree.img in %s",
+		    dir);
+		errno = EINVAL;
+		return -1;
+	}
+	if (to == from)
+		return 0;
+	snprintf(path, sizeof(path), "%s/pstree.img", dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		goto io;
+	r = read(fd, in, sizeof(in));
+	close(fd);
+	if (r < 0)
+		goto io;
+	if (r == (ssize_t)sizeof(in) || (olen = criu_pstree_rewrite(in,
+	    (size_t)r, from, to, out, sizeof(out))) == 0) {
+		criu_seterr(err, n, "criu image: cannot give pid %d to the "
+		    "process tree in %s (pstree.img not understood, or pid "
+		    "taken)", (int)to, dir);
+		errno = EINVAL;
+		return -1;
+	}
+	/* The files first, so that a failure leaves pstree.img naming the
+	   pid the files still have (renamed back). */
+	for (size_t i = 0; i < sizeof(per_pid) / sizeof(per_pid[0]); i++) {
+		snprintf(a, sizeof(a), "%s/%s-%d.img", dir, per_pid[i],
+		    (int)from);
+		snprintf(b, sizeof(b), "%s/%s-%d.img", dir, per_pid[i],
+		    (int)to);
+		if (access(a, F_OK) != 0)
+			continue;
+		if (access(b, F_OK) == 0 || rename(a, b) < 0) {
+			int e = access(b, F_OK) == 0 ? EEXIST : errno;
+
+			criu_seterr(err, n, "criu image: %s: %s", b,
+			    strerror(e));
+			while (i-- > 0) {
+				snprintf(a, sizeof(a), "%s/%s-%d.img", dir,
+				    per_pid[i], (int)from);
+				snprintf(b, sizeof(b), "%s/%s-%d.img", dir,
+				    per_pid[i], (int)to);
+				(void)rename(b, a);
+			}
+			errno = e;
+			return -1;
+		}
+	}
+	snprintf(tmp, sizeof(tmp), "%s/pstree.img.new", dir);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) < 0)
+		goto io;
+	if (write(fd, out, olen) != (ssize_t)olen) {
+		close(fd);
+		goto io;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0)
+		goto io;
+	return 0;
+io:
+	criu_seterr(err, n, "criu image: %s: %s", path, strerror(errno));
+	return -1;
 }
 
 /*
@@ -755,109 +901,42 @@ criu_pid_free(pid_t pid)
 	return kill(pid, 0) < 0 && errno == ESRCH;
 }
 
-/*
- * The namespace's init (pid 1 of the new PID namespace, child of the
- * handle): private mounts with a fresh /proc (what unshare --mount-proc
- * does), then `criu restore -d -S` as pid 2 (the restored task becomes
- * our child); one byte on ready once criu exited 0; then it reaps
- * everything until the restored root (pid root in here) ends, and passes
- * its end on: exit code as its own exit code, a signal as a byte on sigw
- * (an init cannot die of its own signal). Never returns.
- */
-static void
-criu_ns_init(char *const argv[], int outfd, const int *keep, int nkeep,
-    pid_t root, int ready, int sigw)
-{
-	int st, i;
-	unsigned char sig;
-	pid_t c, r;
+/* What the namespace's init needs to run criu (criu_ns_start). */
+struct criu_ns {
+	char *const *argv;
+	int outfd;
+	const int *keep;
+	int nkeep;
+	pid_t root;
+	int ready;
+};
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		_exit(CRIU_INIT_FAILED);
-	c = criu_spawn(argv, outfd, keep, nkeep, NULL, 0);
+/*
+ * pidns start callback, in the namespace's init (pid 1): `criu restore
+ * -d -S` as pid 2 restores the root task as the init's child (-S); one
+ * byte on ready once criu exited 0. The root's pid, or -1.
+ */
+static pid_t
+criu_ns_start(void *arg)
+{
+	struct criu_ns *a = arg;
+	pid_t c, r;
+	int st;
+
+	c = criu_spawn(a->argv, a->outfd, a->keep, a->nkeep, 0, NULL, 0);
 	/* The rank's pipes belong to the restored task alone. */
-	for (i = 0; i < nkeep; i++)
-		close(keep[i]);
-	close(outfd);
+	for (int i = 0; i < a->nkeep; i++)
+		close(a->keep[i]);
+	close(a->outfd);
 	if (c < 0)
-		_exit(CRIU_INIT_FAILED);
+		return -1;
 	while ((r = waitpid(c, &st, 0)) < 0 && errno == EINTR)
 		;
 	if (r != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		_exit(CRIU_INIT_FAILED);
-	if (write(ready, "r", 1) != 1)
-		_exit(CRIU_INIT_FAILED);
-	close(ready);
-	for (;;) {
-		r = wait(&st);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			_exit(CRIU_INIT_FAILED);
-		if (r != root)
-			continue;
-		if (WIFSIGNALED(st)) {
-			sig = (unsigned char)WTERMSIG(st);
-			if (write(sigw, &sig, 1) != 1)
-				_exit(128 + sig);
-			_exit(0);
-		}
-		_exit(WEXITSTATUS(st));
-	}
-}
-
-/*
- * The handle: dies with the caller (PR_SET_PDEATHSIG, and so does the
- * init, and with it the namespace), enters a new PID namespace, forks
- * its init and ends the way the restored task ended (exit code, or the
- * same signal, raised on itself with its default action). Never returns.
- */
-static void
-criu_ns_handle(char *const argv[], int outfd, const int *keep, int nkeep,
-    pid_t root, int ready, int sigr, int sigw, pid_t caller)
-{
-	unsigned char sig = 0;
-	sigset_t none;
-	int st, s;
-	pid_t init, r;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != caller)
-		_exit(CRIU_INIT_FAILED);
-	if (unshare(CLONE_NEWPID) < 0)
-		_exit(CRIU_INIT_FAILED);
-	init = fork();
-	if (init < 0)
-		_exit(CRIU_INIT_FAILED);
-	if (init == 0) {
-		close(sigr);
-		criu_ns_init(argv, outfd, keep, nkeep, root, ready, sigw);
-	}
-	/* Keep nothing of the caller's: only the signal pipe from init. */
-	close(sigw);
-	close(ready);
-	close(outfd);
-	if (sigr != 3 && dup2(sigr, 3) == 3)
-		sigr = 3;
-	close_range(sigr + 1, ~0u, 0);
-	close_range(0, sigr - 1, 0);
-	while ((r = waitpid(init, &st, 0)) < 0 && errno == EINTR)
-		;
-	if (r != init)
-		_exit(CRIU_INIT_FAILED);
-	if (read(sigr, &sig, 1) == 1 && sig > 0 && sig < NSIG) {
-		kill(getpid(), sig);
-		_exit(128 + sig);	/* SIGSTOP-like signals do not end us */
-	}
-	if (WIFEXITED(st))
-		_exit(WEXITSTATUS(st));
-	_exit(CRIU_INIT_FAILED);
+		return -1;
+	if (write(a->ready, "r", 1) != 1)
+		return -1;
+	return a->root;
 }
 
 /* criu's most telling line for a failed restore of dir (restore.log,
@@ -892,7 +971,7 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 	int st, e = 0;
 	char state = 0;
 
-	cp = criu_spawn(argv, outfd, keep, nkeep, err, n);
+	cp = criu_spawn(argv, outfd, keep, nkeep, 0, err, n);
 	if (cp < 0)
 		return -1;
 	if (criu_wait(cp, &st, criu_timeout_ms()) < 0)
@@ -931,30 +1010,22 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
     const char *dir, pid_t root, pid_t *handle, pid_t *task_out, char *err,
     size_t n)
 {
+	struct criu_ns a = { argv, outfd, keep, nkeep, root, -1 };
 	struct timespec nap = { 0, 500000 };
-	int rp[2], sp[2], st;
+	int rp[2], st;
 	char line[400];
 	long long end;
-	pid_t h, task = -1, caller = getpid();
+	pid_t h, task = -1;
 	ssize_t r;
 	char c;
 
-	if (pipe2(rp, O_CLOEXEC) < 0)
-		goto pipe_failed;
-	if (pipe2(sp, O_CLOEXEC) < 0) {
-		close(rp[0]);
-		close(rp[1]);
-		goto pipe_failed;
+	if (pipe2(rp, O_CLOEXEC) < 0) {
+		criu_seterr(err, n, "criu restore: pipe: %s", strerror(errno));
+		return -1;
 	}
-	h = fork();
-	if (h == 0) {
-		close(rp[0]);
-		criu_ns_handle(argv, outfd, keep, nkeep, root, rp[1], sp[0], sp[1],
-		    caller);
-	}
+	a.ready = rp[1];
+	h = pidns_spawn(criu_ns_start, NULL, &a);
 	close(rp[1]);
-	close(sp[0]);
-	close(sp[1]);
 	if (h < 0) {
 		criu_seterr(err, n, "criu restore: fork: %s", strerror(errno));
 		close(rp[0]);
@@ -980,7 +1051,7 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 		/* criu is done; the task shows T once criu's stop landed. */
 		end = criu_now_ms() + 5000;
 		while (criu_now_ms() < end) {
-			task = criu_find_task(h, root);
+			task = pidns_find(h, root);
 			if (task > 0 && criu_task_state(task, NULL) == 'T')
 				break;
 			task = -1;
@@ -1003,20 +1074,116 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 	*handle = h;
 	*task_out = task;
 	return 0;
-pipe_failed:
-	criu_seterr(err, n, "criu restore: pipe: %s", strerror(errno));
+}
+
+/*
+ * Field `want` of the protobuf message in b[0, len): its bytes (wire
+ * type 2: *p, *plen) or its value (varint: *v). 0, or -1 when absent or
+ * the message is not well formed.
+ */
+static int
+criu_pb_field(const unsigned char *b, size_t len, unsigned want,
+    const unsigned char **p, size_t *plen, uint64_t *v)
+{
+	size_t i = 0;
+	uint64_t key, x;
+
+	while (i < len) {
+		if (criu_get_varint(b, len, &i, &key) < 0)
+			return -1;
+		switch (key & 7) {
+		case 0:
+			if (criu_get_varint(b, len, &i, &x) < 0)
+				return -1;
+			if (key >> 3 == want && v != NULL) {
+				*v = x;
+				return 0;
+			}
+			break;
+		case 1:
+			i += 8;
+			break;
+		case 2:
+			if (criu_get_varint(b, len, &i, &x) < 0 || x > len - i)
+				return -1;
+			if (key >> 3 == want && p != NULL) {
+				*p = b + i;
+				*plen = (size_t)x;
+				return 0;
+			}
+			i += (size_t)x;
+			break;
+		case 5:
+			i += 4;
+			break;
+		default:
+			return -1;
+		}
+	}
 	return -1;
 }
 
-int
-criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
-    pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+/*
+ * A task restored under another pid than it was dumped with still has
+ * the old one where the C library keeps the main thread's id (glibc's
+ * struct pthread tid, which fork wrote through CLONE_CHILD_SETTID and
+ * which the kernel clears at exit: the image's clear_tid_addr points at
+ * it). Writes the new pid there while the task is stopped, if the old
+ * one is what it holds; else leaves it (another C library). Best effort:
+ * pthread_self()'s id is all that depends on it.
+ */
+static void
+criu_fix_tid(const char *dir, pid_t task, pid_t from, pid_t to)
+{
+	unsigned char b[8192];
+	const unsigned char *ti;
+	char path[PATH_MAX];
+	uint64_t addr = 0;
+	uint32_t len;
+	int32_t cur, nw = (int32_t)to;
+	size_t tilen;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/core-%d.img", dir, (int)to);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	r = read(fd, b, sizeof(b));
+	close(fd);
+	if (r < 12)
+		return;
+	len = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 |
+	    (uint32_t)b[11] << 24;
+	/* CoreEntry.thread_info (2), ThreadInfoX86.clear_tid_addr (1) */
+	if (len > (size_t)r - 12 ||
+	    criu_pb_field(b + 12, len, 2, &ti, &tilen, NULL) < 0 ||
+	    criu_pb_field(ti, tilen, 1, NULL, NULL, &addr) < 0 || addr == 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)task);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		return;
+	if (pread(fd, &cur, sizeof(cur), (off_t)addr) == sizeof(cur) &&
+	    cur == (int32_t)from &&
+	    pwrite(fd, &nw, sizeof(nw), (off_t)addr) != sizeof(nw))
+		log_info("criu restore: pid %d keeps thread id %d in memory",
+		    (int)task, (int)from);
+	close(fd);
+}
+
+/*
+ * criu_restore_stopped (as 0: under the image's pid, in our namespace
+ * if it is free) and criu_restore_as (as > 0: the image's pid rewritten
+ * to as, always in a fresh namespace).
+ */
+static int
+criu_restore_at(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t as, pid_t *pid_out, pid_t *task_out, char *err, size_t n)
 {
 	char outpath[PATH_MAX], why[512];
 	char inh[CRIU_MAX_FDS][64];
 	char *argv[24 + 2 * CRIU_MAX_FDS];
 	int keep[CRIU_MAX_FDS], outfd, i, k = 0, rc;
-	pid_t root, h = -1, task = -1;
+	pid_t root, from, h = -1, task = -1;
 
 	if (!criu_probe(why, sizeof(why))) {
 		criu_seterr(err, n, "criu unavailable: %s", why);
@@ -1032,6 +1199,12 @@ criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
 		criu_seterr(err, n, "criu restore: no readable pstree.img in %s", dir);
 		errno = EINVAL;
 		return -1;
+	}
+	from = root;
+	if (as > 0 && as != root) {
+		if (criu_image_set_pid(dir, as, err, n) < 0)
+			return -1;
+		root = as;
 	}
 	argv[k++] = criu_bin;
 	argv[k++] = "restore";
@@ -1058,7 +1231,7 @@ criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
 		criu_seterr(err, n, "criu restore: %s: %s", outpath, strerror(errno));
 		return -1;
 	}
-	if (criu_pid_free(root)) {
+	if (as <= 0 && criu_pid_free(root)) {
 		rc = criu_restore_host(argv, outfd, keep, nfds, dir, root, err, n);
 		if (rc == 0) {
 			close(outfd);
@@ -1081,10 +1254,31 @@ criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
 	close(outfd);
 	if (rc < 0)
 		return -1;
+	if (root != from)
+		criu_fix_tid(dir, task, from, root);
 	*pid_out = h;
 	if (task_out != NULL)
 		*task_out = task;
 	return 0;
+}
+
+int
+criu_restore_stopped(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+{
+	return criu_restore_at(dir, fds, nfds, 0, pid_out, task_out, err, n);
+}
+
+int
+criu_restore_as(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t as, pid_t *pid_out, pid_t *task_out, char *err, size_t n)
+{
+	if (as <= 0) {
+		criu_seterr(err, n, "criu restore: bad pid %d", (int)as);
+		errno = EINVAL;
+		return -1;
+	}
+	return criu_restore_at(dir, fds, nfds, as, pid_out, task_out, err, n);
 }
 
 int

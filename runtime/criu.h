@@ -32,9 +32,11 @@ int criu_probe(char *why, size_t n);
 const char *criu_path(void);
 
 /*
- * Dumps the stopped process tree rooted at pid into dir (which must
- * exist; tmpfs). criu kills the tree when the dump succeeded; the caller
- * still reaps its child. Log: dir/dump.log. 0 or -1.
+ * Dumps the stopped process tree rooted at pid (a host pid) into dir
+ * (which must exist; tmpfs). A process in another PID namespace than
+ * ours (a rank's, pidns.h) is dumped by a criu that enters its PID and
+ * mount namespaces. criu kills the tree when the dump succeeded; its
+ * parent still reaps it. Log: dir/dump.log. 0 or -1.
  */
 int criu_dump(pid_t pid, const char *dir, char *err, size_t n);
 
@@ -68,6 +70,25 @@ int criu_restore(const char *dir, const struct criu_fdmap *fds, int nfds,
     pid_t *pid_out, char *err, size_t n);
 int criu_restore_stopped(const char *dir, const struct criu_fdmap *fds,
     int nfds, pid_t *pid_out, pid_t *task_out, char *err, size_t n);
+
+/*
+ * Like criu_restore_stopped, but the restored process is pid `as`
+ * (criu_image_set_pid rewrites the image first) in a fresh PID
+ * namespace of its own, always (pidns.h): *pid_out is the handle,
+ * *task_out its host pid. Such a process can be dumped again (criu_dump
+ * enters its namespaces). The C library's cached id of its main thread
+ * is set to the new pid too (criu.c, criu_fix_tid).
+ */
+int criu_restore_as(const char *dir, const struct criu_fdmap *fds, int nfds,
+    pid_t as, pid_t *pid_out, pid_t *task_out, char *err, size_t n);
+
+/*
+ * Gives the root process of the image in dir the pid `to`: pstree.img's
+ * pid, process group, session and thread ids equal to the old pid are
+ * rewritten, and the files CRIU names after a pid (core-PID.img ...)
+ * renamed. The registers and memory are not touched. 0 or -1 (err).
+ */
+int criu_image_set_pid(const char *dir, pid_t to, char *err, size_t n);
 
 /* Host pid of the restored process behind pid_out of criu_restore: the
  * process itself, or the child of the namespace's criu; -1 if gone. */

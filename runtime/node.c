@@ -25,6 +25,7 @@
 #include "front.h"
 #include "log.h"
 #include "net.h"
+#include "pidns.h"
 #include "proc.h"
 #include "node_priv.h"
 
@@ -105,20 +106,8 @@ task_report(struct task *t)
 	te.job_id = t->job;
 	te.rank = t->rank;
 	te.incarnation = t->incarnation;
-	if (t->restored) {
-		/* The unshare handle's status says how the rank ended. */
-		int code, sig;
-		if (criu_decode_status(t->status, &code, &sig) < 0) {
-			te.exit_code = 1;
-			if (t->reason[0] == '\0')
-				snprintf(t->reason, sizeof(t->reason), "restored "
-				    "rank ended with status 0x%x", t->status);
-		} else if (sig != 0) {
-			te.signal = sig;
-		} else {
-			te.exit_code = code;
-		}
-	} else if (WIFEXITED(t->status))
+	/* A namespace handle ends as the rank did (pidns.h). */
+	if (WIFEXITED(t->status))
 		te.exit_code = WEXITSTATUS(t->status);
 	else if (WIFSIGNALED(t->status))
 		te.signal = WTERMSIG(t->status);
@@ -310,9 +299,10 @@ task_on_child(struct ev_loop *loop, ev_child *w, int revents)
 	 * A rank killed by a signal may be relaunched: whatever it left in
 	 * its process group (helpers, children) dies with it. The group id
 	 * stays reserved while any member lives, so this cannot hit a
-	 * stranger; ESRCH just means nothing was left.
+	 * stranger; ESRCH just means nothing was left. (In a namespace of
+	 * its own, all of it died with the namespace already.)
 	 */
-	if (!t->restored && WIFSIGNALED(t->status) &&
+	if (!t->nsh && !t->restored && WIFSIGNALED(t->status) &&
 	    killpg(t->pid, SIGKILL) == 0)
 		log_info("node killed leftovers of job=%s rank=%d "
 		    "incarnation=%u pgid=%d", t->job, t->rank,
@@ -393,6 +383,33 @@ node_home_cm(const Mpiv__Launch *l)
 	return l->cms[(size_t)l->rank % l->n_cms];
 }
 
+/*
+ * Sends sig to a running rank: to its process group (a rank leads one
+ * of its own), else to the rank alone. What a rank in a PID namespace of
+ * its own leaves behind dies with the namespace, once a checkpoint clone
+ * it forked has been dumped (pidns.c); task_kill ends it all at once.
+ */
+static void
+task_signal(struct task *t, int sig)
+{
+	pid_t p = t->task_pid > 0 ? t->task_pid : t->pid;
+
+	if (killpg(p, sig) == 0 || errno != ESRCH)
+		return;
+	if (kill(p, sig) < 0 && errno != ESRCH)
+		log_warn("node kill pid=%d signal=%d", (int)p, sig);
+}
+
+/* SIGKILL to a rank and everything it started, at once. */
+static void
+task_kill(struct task *t)
+{
+	if (t->nsh || t->restored)
+		(void)kill(t->pid, SIGKILL);	/* a handle ends its namespace */
+	else
+		(void)killpg(t->pid, SIGKILL);
+}
+
 /* Kills an older incarnation of the rank still running here. */
 static void
 node_fence(struct node *n, const Mpiv__Launch *l)
@@ -404,10 +421,7 @@ node_fence(struct node *n, const Mpiv__Launch *l)
 		log_warnx("node job=%s rank=%d incarnation=%u still runs at "
 		    "the launch of incarnation %u: killing it", t->job,
 		    t->rank, t->incarnation, l->incarnation);
-		if (t->restored)
-			(void)kill(t->pid, SIGKILL);
-		else
-			(void)killpg(t->pid, SIGKILL);
+		task_kill(t);
 	}
 }
 
@@ -499,6 +513,9 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	spec.unsetenv = unset;	/* our secret file is none of the rank's business */
 	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;
 	spec.ctrl_in_pipe = true;
+	/* The same getpid() in every incarnation (README "What a program
+	   must not depend on"). */
+	spec.ns_pid = n->pidns ? pidns_rank_pid(l->job_id, l->rank) : 0;
 	if (proc_spawn(&spec, &ch) < 0) {
 		snprintf(why, sizeof(why), "cannot start %s: %s", l->argv[0],
 		    strerror(errno));
@@ -510,7 +527,9 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	snprintf(t->job, sizeof(t->job), "%s", l->job_id);
 	t->rank = l->rank;
 	t->incarnation = l->incarnation;
-	t->pid = t->task_pid = ch.pid;
+	t->pid = ch.pid;
+	t->task_pid = ch.task_pid > 0 ? ch.task_pid : ch.pid;
+	t->nsh = spec.ns_pid > 0;
 	t->ctrl_fd = ch.ctrl_fd;
 	t->ctrl_in_fd = ch.ctrl_in_fd;
 	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
@@ -524,14 +543,16 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	task_ctrl_start(t);
 	task_insert(n, t);
 	t = NULL;
-	log_info("node launched job=%s rank=%d incarnation=%u pid=%d%s%s",
-	    l->job_id, l->rank, l->incarnation, (int)ch.pid,
+	log_info("node launched job=%s rank=%d incarnation=%u pid=%d "
+	    "getpid=%d%s%s", l->job_id, l->rank, l->incarnation,
+	    (int)(ch.task_pid > 0 ? ch.task_pid : ch.pid),
+	    (int)(spec.ns_pid > 0 ? spec.ns_pid : ch.pid),
 	    ch.exec_errno ? " error=" : "", ch.exec_errno ? "exec" : "");
 	if (ch.exec_errno == 0) {
 		ts.job_id = l->job_id;
 		ts.rank = l->rank;
 		ts.incarnation = l->incarnation;
-		ts.pid = ch.pid;
+		ts.pid = ch.task_pid > 0 ? ch.task_pid : ch.pid;
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_STARTED,
 		    &ts.base, NULL, 0);
 	}
@@ -553,13 +574,7 @@ node_kill(struct node *n, const Mpiv__Kill *k)
 			continue;
 		log_info("node killing job=%s rank=%d pid=%d signal=%d", t->job,
 		    t->rank, (int)t->task_pid, sig);
-		if (t->restored) {
-			/* SIGKILL of the handle takes the namespace down. */
-			if (kill(sig == SIGKILL ? t->pid : t->task_pid, sig) <
-			    0 && errno != ESRCH)
-				log_warn("node kill pid=%d", (int)t->task_pid);
-		} else if (killpg(t->pid, sig) < 0 && errno != ESRCH)
-			log_warn("node killpg pid=%d", (int)t->pid);
+		task_signal(t, sig);
 	}
 }
 
@@ -570,12 +585,8 @@ node_kill_all(struct node *n, bool wait)
 	struct task *t;
 
 	for (t = n->tasks; t != NULL; t = t->next)
-		if (!t->reaped) {
-			if (t->restored)
-				(void)kill(t->pid, SIGKILL);
-			else
-				(void)killpg(t->pid, SIGKILL);
-		}
+		if (!t->reaped)
+			task_kill(t);
 	if (!wait)
 		return;
 	while ((t = n->tasks) != NULL) {
@@ -583,6 +594,24 @@ node_kill_all(struct node *n, bool wait)
 			(void)waitpid(t->pid, NULL, 0);
 		task_free(t);
 	}
+}
+
+/*
+ * Whether ranks run in PID namespaces of their own, said once: without,
+ * a rank's pid changes with every incarnation, and a program that
+ * depends on it fails with "replay diverged" when re-executed.
+ */
+static void
+node_pidns_init(struct node *n)
+{
+	char why[256];
+
+	n->pidns = pidns_available(why, sizeof(why));
+	if (n->pidns)
+		log_info("node pid namespaces ok: %s", why);
+	else
+		log_warnx("node ranks run in the node's own pid namespace (%s): "
+		    "each incarnation of a rank gets another pid", why);
 }
 
 /* ---------------- dispatcher link ---------------- */
@@ -891,6 +920,7 @@ node_main(int argc, char **argv)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		log_warn("node cannot become a child subreaper");
 	node_ckpt_init(&n);
+	node_pidns_init(&n);
 
 	/* ev_child needs the default loop. */
 	if ((n.loop = ev_default_loop(EVFLAG_AUTO)) == NULL) {

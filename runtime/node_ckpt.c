@@ -10,9 +10,12 @@
  * image to the rank's checkpoint server (ImagePut, ImageData...,
  * ImageEnd), waits for ImageAck, removes the directory and writes one
  * result record on a pipe; the agent reaps the helper and sends
- * CkptTaken. A failed dump kills the clone. The clone itself, a child
- * of ours by reparenting (we are a child subreaper), is reaped by
- * libev's SIGCHLD handler like every other child.
+ * CkptTaken. A failed dump kills the clone. The rank names the clone
+ * by its pid in the rank's own PID namespace: the agent finds its host
+ * pid there (ckpt_host_pid) and criu dumps it from inside that
+ * namespace (criu.c), whose init reaps it (pidns.c). Without PID
+ * namespaces the clone is a child of ours by reparenting (we are a child
+ * subreaper), reaped by libev's SIGCHLD handler like every other child.
  *
  * Restoring one (Launch.restore): blocking, in the loop (a download of a
  * few MB and criu restore take well under a second here): ImageGet,
@@ -20,8 +23,10 @@
  * and checked; fresh pipes for stdout, stderr and both ctrl pipes take
  * the place of the old inodes (criu --inherit-fd; stdin is /dev/null,
  * restored by path); `inc <n>` is written to the ctrl-in pipe before the
- * SIGCONT, so the rank reads it as soon as it wakes. The unshare handle
- * becomes the task's pid.
+ * SIGCONT, so the rank reads it as soon as it wakes. It is restored
+ * under the pid its launch had (pidns_rank_pid), in a PID namespace of
+ * its own whose handle becomes the task's pid (criu_restore_as); without
+ * PID namespaces under the clone's pid (criu_restore_stopped).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +48,7 @@
 #include "log.h"
 #include "net.h"
 #include "node_priv.h"
+#include "pidns.h"
 #include "proc.h"
 
 #define CKPT_STOP_WAIT_MS	10000	/* clone must stop within this */
@@ -86,9 +92,8 @@ struct ckpt_args {
 	uint32_t incarnation;
 	uint64_t k, event, nd, post;
 	uint64_t out_base, err_base;
-	pid_t rank_pid;		/* host pid of the rank (its pid namespace) */
-	bool restored;
-	pid_t clone;		/* as the rank reported it */
+	pid_t clone;		/* host pid of the clone (-1: not found) */
+	pid_t clone_ns;		/* its pid as the rank reported it */
 	char cs[128], cm[128];
 	char dir[64];		/* made by the agent (ckpt_mkdir) */
 };
@@ -239,20 +244,39 @@ ckpt_pidns(pid_t pid, char *out, size_t n)
 }
 
 /*
- * Host pid of the process that is `nspid` in the pid namespace of
- * rank_pid (a restored rank lives in its own namespace), or -1.
+ * The pid namespace a task's rank and its clones live in: the one the
+ * task's process makes its children in (a namespace handle's, pidns.h;
+ * ours for a rank launched without one). "" when it is gone. Read while
+ * the handle lives, so that a clone can be found after its rank died.
+ */
+static void
+ckpt_task_pidns(const struct task *t, char *out, size_t n)
+{
+	char path[64];
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid_for_children",
+	    (int)t->pid);
+	r = readlink(path, out, n - 1);
+	out[r > 0 ? r : 0] = '\0';
+}
+
+/*
+ * Host pid of the process that is `nspid` in pid namespace want (from
+ * ckpt_task_pidns), or -1 (never a guess: want "" finds nothing).
  */
 static pid_t
-ckpt_host_pid(pid_t rank_pid, pid_t nspid)
+ckpt_host_pid(const char *want, pid_t nspid)
 {
-	char want[64], have[64], path[64], line[256];
+	char have[64], path[64], line[256];
 	struct dirent *de;
 	pid_t found = -1;
 	DIR *d;
 
-	ckpt_pidns(rank_pid, want, sizeof(want));
 	ckpt_pidns(getpid(), have, sizeof(have));
-	if (want[0] == '\0' || strcmp(want, have) == 0)
+	if (want[0] == '\0')
+		return -1;
+	if (strcmp(want, have) == 0)
 		return nspid;
 	if ((d = opendir("/proc")) == NULL)
 		return -1;
@@ -549,10 +573,9 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 	/* A helper outliving its agent would hold the dump directory. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
 	t0 = ckpt_now();
-	clone = ckpt_host_pid(a->rank_pid, a->clone);
-	if (clone <= 0) {
+	if ((clone = a->clone) <= 0) {
 		snprintf(res.error, sizeof(res.error), "clone pid %d not "
-		    "found", (int)a->clone);
+		    "found", (int)a->clone_ns);
 		goto done;
 	}
 	/* The clone stops itself (SIGSTOP) right after the fork. */
@@ -652,6 +675,17 @@ ckpt_send_taken(struct node *n, const char *job, int rank, uint32_t inc,
 		    NULL, 0);
 }
 
+/* Whether the incarnation op was taken from still runs here. */
+static bool
+ckpt_rank_lives(const struct ckpt_op *op)
+{
+	for (struct task *t = op->n->tasks; t != NULL; t = t->next)
+		if (t->rank == op->rank && t->incarnation == op->incarnation &&
+		    strcmp(t->job, op->job) == 0)
+			return !t->reaped;
+	return false;
+}
+
 static void
 ckpt_on_helper(struct ev_loop *loop, ev_child *w, int revents)
 {
@@ -666,9 +700,26 @@ ckpt_on_helper(struct ev_loop *loop, ev_child *w, int revents)
 		memset(&res, 0, sizeof(res));
 		snprintf(res.error, sizeof(res.error), "checkpoint helper "
 		    "ended without a result (status 0x%x)", w->rstatus);
-		(void)kill(op->clone, SIGKILL);
+		if (op->clone > 0)
+			(void)kill(op->clone, SIGKILL);
 	}
 	res.error[sizeof(res.error) - 1] = '\0';
+	if (!res.ok && !res.skipped && res.dump_s == 0 &&
+	    !ckpt_rank_lives(op)) {
+		/* No dump: the clone died with its rank's namespace (a kill
+		   of the whole rank, or a dump longer than the namespace
+		   lingers; pidns.c). No failure of checkpointing. */
+		char e[sizeof(res.error)];
+		int len;
+
+		memcpy(e, res.error, sizeof(e));
+		len = snprintf(res.error, sizeof(res.error), "skipped: rank %d "
+		    "ended during checkpoint %" PRIu64 ": ", op->rank, op->k);
+		if (len > 0 && (size_t)len < sizeof(res.error))
+			snprintf(res.error + len, sizeof(res.error) - (size_t)len,
+			    "%.*s", (int)(sizeof(res.error) - (size_t)len - 1), e);
+		res.skipped = 1;
+	}
 	ckpt_send_taken(op->n, op->job, op->rank, op->incarnation, op->k,
 	    &res);
 	ckpt_op_free(op);
@@ -692,6 +743,7 @@ node_ckpt_clone(struct task *t, const char *args)
 	struct ckpt_args a = { 0 };
 	struct ckpt_result res = { 0 };
 	unsigned long long k, ev, nd, post;
+	char pidns[64];
 	struct ckpt_op *op;
 	int pid, p[2];
 	pid_t h;
@@ -712,15 +764,16 @@ node_ckpt_clone(struct task *t, const char *args)
 	a.post = post;
 	a.out_base = t->sync_k == k ? t->sync_base[0] : t->out_count[0];
 	a.err_base = t->sync_k == k ? t->sync_base[1] : t->out_count[1];
-	a.rank_pid = t->task_pid;
-	a.restored = t->restored;
-	a.clone = pid;
+	/* The rank says the clone's pid in its own namespace. */
+	ckpt_task_pidns(t, pidns, sizeof(pidns));
+	a.clone = ckpt_host_pid(pidns, pid);
+	a.clone_ns = pid;
 	snprintf(a.cs, sizeof(a.cs), "%s", t->cs);
 	snprintf(a.cm, sizeof(a.cm), "%s", t->cm);
 	log_info("node ckpt-clone job=%s rank=%d incarnation=%u k=%llu "
-	    "clone=%d event=%llu nd=%llu post=%llu out_base=%" PRIu64
-	    " err_base=%" PRIu64, t->job, t->rank, t->incarnation, k, pid,
-	    ev, nd, post, a.out_base, a.err_base);
+	    "clone=%d clone_getpid=%d event=%llu nd=%llu post=%llu out_base=%"
+	    PRIu64 " err_base=%" PRIu64, t->job, t->rank, t->incarnation, k,
+	    (int)a.clone, pid, ev, nd, post, a.out_base, a.err_base);
 	/*
 	 * One checkpoint of a rank in flight at a time: when dump + upload
 	 * take longer than the interval, later clones are dropped instead of
@@ -729,16 +782,14 @@ node_ckpt_clone(struct task *t, const char *args)
 	for (struct ckpt_op *o = n->ckpts; o != NULL; o = o->next)
 		busy |= o->rank == t->rank && strcmp(o->job, t->job) == 0;
 	if (!n->criu || *t->cs == '\0' || busy) {
-		pid_t c = t->restored ? ckpt_host_pid(t->task_pid, pid) : pid;
-
 		snprintf(res.error, sizeof(res.error), "%s", !n->criu ?
 		    "no working CRIU on this node" : *t->cs == '\0' ?
 		    "no checkpoint server for this rank" :
 		    "skipped: the previous checkpoint of this rank is still "
 		    "being taken");
 		res.skipped = n->criu && *t->cs != '\0';
-		if (c > 0)
-			(void)kill(c, SIGKILL);
+		if (a.clone > 0)
+			(void)kill(a.clone, SIGKILL);
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
@@ -750,8 +801,8 @@ node_ckpt_clone(struct task *t, const char *args)
 		free(op);
 		snprintf(res.error, sizeof(res.error), "node agent: %s",
 		    strerror(errno));
-		if (!t->restored)
-			(void)kill(pid, SIGKILL);
+		if (a.clone > 0)
+			(void)kill(a.clone, SIGKILL);
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
@@ -763,8 +814,8 @@ node_ckpt_clone(struct task *t, const char *args)
 		close(p[1]);
 		proc_rmtree(op->dir);
 		free(op);
-		if (!t->restored)
-			(void)kill(pid, SIGKILL);
+		if (a.clone > 0)
+			(void)kill(a.clone, SIGKILL);
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
 		return;
 	}
@@ -778,7 +829,7 @@ node_ckpt_clone(struct task *t, const char *args)
 	op->rank = t->rank;
 	op->incarnation = t->incarnation;
 	op->k = k;
-	op->clone = t->restored ? -1 : pid;
+	op->clone = a.clone;
 	op->helper = h;
 	op->resfd = p[0];
 	ev_child_init(&op->child_w, ckpt_on_helper, h, 0);
@@ -965,7 +1016,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	uint64_t bytes = 0, k = 0;
 	double t0 = ckpt_now(), t1;
 	struct task *t = NULL;
-	pid_t handle, task;
+	pid_t handle, task, as = 0;
 	int nmap = 0;
 
 	if (!n->criu) {
@@ -1030,7 +1081,14 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 		map[nmap].ino = meta->pipes[i]->inode;
 		nmap++;
 	}
-	if (criu_restore_stopped(dir, map, nmap, &handle, &task, err,
+	/* Under the pid every incarnation of the rank sees (pidns.h), in a
+	   namespace of its own; else under the clone's. */
+	if (n->pidns) {
+		as = pidns_rank_pid(l->job_id, l->rank);
+		if (criu_restore_as(dir, map, nmap, as, &handle, &task, err,
+		    sizeof(err)) < 0)
+			goto fail;
+	} else if (criu_restore_stopped(dir, map, nmap, &handle, &task, err,
 	    sizeof(err)) < 0)
 		goto fail;
 	/* criu holds the rank's ends now; ours go. */
@@ -1053,6 +1111,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	t->incarnation = l->incarnation;
 	t->pid = handle;
 	t->task_pid = task;
+	t->nsh = handle != task;
 	t->restored = true;
 	t->ctrl_fd = pp[2][0];
 	t->ctrl_in_fd = pp[3][1];
@@ -1070,9 +1129,10 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	if (kill(task, SIGCONT) < 0)
 		log_warn("node SIGCONT to restored pid=%d", (int)task);
 	log_info("node restored job=%s rank=%d incarnation=%u ckpt=%" PRIu64
-	    " pid=%d handle=%d bytes=%" PRIu64 " fetch_s=%.3f restore_s=%.3f "
-	    "out_base=%" PRIu64 " err_base=%" PRIu64, l->job_id, l->rank,
-	    l->incarnation, k, (int)task, (int)handle, bytes, t1 - t0,
+	    " pid=%d handle=%d getpid=%d bytes=%" PRIu64 " fetch_s=%.3f "
+	    "restore_s=%.3f out_base=%" PRIu64 " err_base=%" PRIu64, l->job_id,
+	    l->rank, l->incarnation, k, (int)task, (int)handle,
+	    (int)(as > 0 ? as : pidns_inner_pid(task)), bytes, t1 - t0,
 	    ckpt_now() - t1, meta->out_base, meta->err_base);
 	ts.job_id = l->job_id;
 	ts.rank = l->rank;

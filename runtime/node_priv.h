@@ -50,9 +50,12 @@ struct task {
 	ev_timer drain_w;
 	bool reaped;
 	int status;
+	bool nsh;		/* pid is the handle of the rank's own PID
+				   namespace (pidns.h) */
 	/* checkpoints (node_ckpt.c) */
-	bool restored;		/* pid is the unshare handle of a restore */
-	pid_t task_pid;		/* the rank's host pid (== pid unless restored) */
+	bool restored;		/* restored from a checkpoint */
+	pid_t task_pid;		/* the rank's host pid (== pid unless nsh, or
+				   a restore into a fallback namespace) */
 	char cs[128];		/* Launch.cs, "" when none */
 	char cm[128];		/* home CM address */
 	uint64_t out_count[2];	/* this incarnation's stream bytes, with base */
@@ -84,6 +87,7 @@ struct node {
 	struct task *tasks;
 	struct ckpt_op *ckpts;	/* dumps/uploads in flight */
 	bool criu;		/* criu_probe said yes */
+	bool pidns;		/* pidns_available said yes */
 	bool stopping;
 	int exit_code;
 };

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pidns.h"
 #include "proc.h"
 
 /* What the child writes on the error pipe when a step fails. */
@@ -119,6 +120,50 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	proc_child_fail(ep, 1, errno);
 }
 
+/* What the namespace's init needs to start the program (proc_ns_start). */
+struct proc_ns {
+	const struct proc_spec *spec;
+	int outw, errw, ctrlw, ctrlr, epw;
+};
+
+/* pidns fail callback: the namespace could not be set up. */
+static void
+proc_ns_fail(void *arg, int err)
+{
+	struct proc_ns *a = arg;
+
+	proc_child_fail(a->epw, 2, err);
+}
+
+/*
+ * pidns start callback, in the namespace's init: the program is forked
+ * at spec->ns_pid (nothing else forks in a namespace this young).
+ */
+static pid_t
+proc_ns_start(void *arg)
+{
+	struct proc_ns *a = arg;
+	char buf[16];
+	pid_t pid;
+	int fd, len;
+
+	len = snprintf(buf, sizeof(buf), "%d", (int)a->spec->ns_pid - 1);
+	if ((fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY |
+	    O_CLOEXEC)) < 0 || write(fd, buf, (size_t)len) != len)
+		proc_child_fail(a->epw, 2, errno);
+	close(fd);
+	if ((pid = fork()) < 0)
+		proc_child_fail(a->epw, 2, errno);
+	if (pid == 0)
+		proc_child(a->spec, 1, a->outw, a->errw, a->ctrlw, a->ctrlr,
+		    a->epw);
+	if (pid != a->spec->ns_pid) {
+		(void)kill(pid, SIGKILL);
+		proc_child_fail(a->epw, 2, EADDRINUSE);
+	}
+	return pid;
+}
+
 int
 proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 {
@@ -129,7 +174,7 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	pid_t parent = getpid(), pid;
 	ssize_t r;
 
-	child->pid = -1;
+	child->pid = child->task_pid = -1;
 	child->out_fd = child->err_fd = child->ctrl_fd = -1;
 	child->ctrl_in_fd = -1;
 	child->exec_errno = 0;
@@ -143,10 +188,18 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 		goto out_close;
 	outw = spec->pipe_out ? outp[1] : spec->stdout_fd;
 	errw = spec->pipe_err ? errp[1] : spec->stderr_fd;
-	if ((pid = fork()) < 0)
-		goto out_close;
-	if (pid == 0)
-		proc_child(spec, parent, outw, errw, ctrlp[1], inp[0], ep[1]);
+	if (spec->ns_pid > 0) {
+		struct proc_ns a = { spec, outw, errw, ctrlp[1], inp[0], ep[1] };
+
+		if ((pid = pidns_spawn(proc_ns_start, proc_ns_fail, &a)) < 0)
+			goto out_close;
+	} else {
+		if ((pid = fork()) < 0)
+			goto out_close;
+		if (pid == 0)
+			proc_child(spec, parent, outw, errw, ctrlp[1], inp[0],
+			    ep[1]);
+	}
 
 	/* No setpgid(pid, pid) here: it would make the child a group leader
 	 * and its setsid fail. The read below waits for the exec anyway, so
@@ -161,6 +214,10 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	while (r < 0 && errno == EINTR);
 	proc_close(&ep[0]);
 	child->pid = pid;
+	/* Past the exec (or its failure): the program exists under the
+	   namespace's init, or has already ended. */
+	child->task_pid = spec->ns_pid > 0 ? pidns_find(pid, spec->ns_pid) :
+	    pid;
 	child->out_fd = outp[0];
 	child->err_fd = errp[0];
 	child->ctrl_fd = ctrlp[0];

@@ -23,11 +23,14 @@ struct proc_spec {
 	bool ctrl_pipe;		/* a pipe whose write end is the child's fd 3 */
 	bool ctrl_in_pipe;	/* a pipe whose read end is the child's fd 4
 				   (needs ctrl_pipe) */
+	pid_t ns_pid;		/* > 0: run as this pid of a PID namespace of
+				   its own, under a handle (pidns.h) */
 };
 
 /* What the parent gets back. Unused fds are -1. */
 struct proc_child {
-	pid_t pid;
+	pid_t pid;		/* the child: the program, or its handle */
+	pid_t task_pid;		/* the program's host pid (-1: gone already) */
 	int out_fd;		/* read end of stdout */
 	int err_fd;		/* read end of stderr */
 	int ctrl_fd;		/* read end of the ctrl pipe */
@@ -42,12 +45,18 @@ struct proc_child {
 #define PROC_CTRL_IN_FD 4
 
 /*
- * Forks and execs spec->argv in its own process group with stdin from
+ * Forks and execs spec->argv in a session of its own with stdin from
  * /dev/null, PR_SET_PDEATHSIG(SIGKILL), default signal dispositions and
- * only fds 0-2 (and the ctrl pipe) open. A failed chdir/exec is reported
+ * only fds 0-2 (and the ctrl pipes) open. A failed chdir/exec is reported
  * through a close-on-exec pipe: returns 0 with child->exec_errno set (the
  * child then _exits 127 and must still be reaped). Returns -1 (errno) if
  * the fork itself failed; nothing is left open then.
+ *
+ * With spec->ns_pid, the program runs as that pid in a PID namespace of
+ * its own (pidns_spawn): child->pid is then the handle, which ends as
+ * the program does and whose SIGKILL ends the namespace, and
+ * child->task_pid the program's host pid; a namespace that cannot be
+ * set up is reported like a failed exec (step "set up").
  */
 int proc_spawn(const struct proc_spec *spec, struct proc_child *child);
 

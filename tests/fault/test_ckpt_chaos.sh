@@ -134,12 +134,16 @@ ck_daemon() {
 }
 
 # helpers NODEPID: the node agent's forked children (checkpoint helpers:
-# the agent's own command line; ranks and clones run the program).
+# the agent's own command line; ranks and clones run the program), but
+# not the handles of the ranks' PID namespaces (forked too, their
+# children are born in another namespace).
 helpers() {
 	local node=$1 me p
 	me=$(cmdline "$node")
 	for p in $(children "$node"); do
-		[ "$(cmdline "$p")" = "$me" ] && echo "$p"
+		[ "$(cmdline "$p")" = "$me" ] || continue
+		[ "$(readlink /proc/"$p"/ns/pid)" = "$(readlink /proc/"$p"/ns/pid_for_children)" ] &&
+			echo "$p"
 	done
 }
 

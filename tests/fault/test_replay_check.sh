@@ -4,17 +4,22 @@
 # "replay diverged", never with a wrong answer (issue 10, item 0).
 #
 # tests/fault/progs/flt_shuffle.c is a master-worker that shuffles its
-# work with srand(getpid()), like well-known Mandelbrot examples: its
-# rank 0, killed and started again from the beginning, gets a new pid,
-# hands out other items and would file the logged results under the
-# wrong ones. Cases:
-#   restart    rank 0 killed mid-run, no checkpoints: exit non-zero with
-#              "replay diverged: rank 0, send #N to rank D (tag T)" once
-#              per run, one restart (the divergence is not mistaken for
-#              a lost CM), and no WRONG value printed;
-#   output     tests/fault/progs/flt_pidprint.c prints its pid, its
+# work with srand(), seeded like well-known Mandelbrot examples with
+# getpid(), or with the clock: its rank 0, killed and started again from
+# the beginning with another seed, hands out other items and would file
+# the logged results under the wrong ones. Cases:
+#   restart    rank 0 (seeded with the clock) killed mid-run, no
+#              checkpoints: exit non-zero with "replay diverged: rank 0,
+#              send #N to rank D (tag T)" once per run, one restart (the
+#              divergence is not mistaken for a lost CM), and no WRONG
+#              value printed;
+#   pid        the same seeded with getpid(): where ranks run in PID
+#              namespaces of their own, the re-execution has the same pid
+#              and the job ends 0 with the failure-free output (else it
+#              must diverge like the clock);
+#   output     tests/fault/progs/flt_clockprint.c prints the time, its
 #              messages do not depend on it: killed, its re-execution
-#              prints another pid, which the dispatcher must say (one
+#              prints another time, which the dispatcher must say (one
 #              "printed other stdout" line, listed in the report), while a
 #              deterministic program (the restart cases) never gets it;
 #   checkpoint the same with CRIU checkpoints, rank 0 killed once one of
@@ -63,7 +68,7 @@ finish() {
 
 for i in 1 2; do
 	out=$FLT_TMP/restart.$i
-	if ! start "$out" -n 4 "$bin" "$ITEMS" 3000 || ! flt_wait_for 30 lines_at_least "$out.out" $((2 + i)); then
+	if ! start "$out" -n 4 "$bin" "$ITEMS" 3000 clock || ! flt_wait_for 30 lines_at_least "$out.out" $((2 + i)); then
 		finish
 		flt_notok "restart $i: the job did not start or make progress" "$out.err"
 		continue
@@ -86,8 +91,32 @@ for i in 1 2; do
 	fi
 done
 
+# pid: the pid of a re-execution is the pid of the incarnation it
+# replaces (the node said so: "node pid namespaces ok")
+out=$FLT_TMP/pidseed
+if ! start "$out" --log-level info -n 4 "$bin" "$ITEMS" 3000 pid ||
+    ! flt_wait_for 30 lines_at_least "$out.out" 3; then
+	finish
+	flt_notok "pid: the job did not start or make progress" "$out.err"
+else
+	timeout 20 "$MPIV" kill --dispatcher "$ADDR" "$JOB" 0 > "$out.kill" 2>&1 ||
+		flt_notok "pid: mpiv kill failed" "$out.kill"
+	finish
+	if grep -q 'node pid namespaces ok' "$out.err"; then
+		if [ "$FLT_RC" != 0 ] || [ "$(flt_report "$out.json" restarts)" != 1 ]; then
+			flt_notok "pid: exit $FLT_RC, restarts $(flt_report "$out.json" restarts) (want 0 and 1)" "$out.err"
+		else
+			flt_same "pid: rank 0 re-executed under its pid, shuffled the same" "$FLT_TMP/ref.out" "$out.out"
+		fi
+	elif [ "$FLT_RC" = 0 ] || grep -q WRONG "$out.out"; then
+		flt_notok "pid: exit $FLT_RC without pid namespaces (want replay diverged)" "$out.err"
+	else
+		flt_ok "pid: no pid namespaces here: exit $FLT_RC, replay diverged"
+	fi
+fi
+
 # output: a re-execution that prints otherwise is said, once
-pp=$(flt_prog flt_pidprint) || { flt_notok "cannot compile flt_pidprint"; flt_finish; }
+pp=$(flt_prog flt_clockprint) || { flt_notok "cannot compile flt_clockprint"; flt_finish; }
 out=$FLT_TMP/pid
 if start "$out" -n 2 "$pp" 200 10000 && flt_wait_for 30 lines_at_least "$out.out" 1; then
 	sleep 0.3
@@ -101,7 +130,7 @@ if [ "$FLT_RC" != 0 ] || [ "$(flt_report "$out.json" restarts)" != 1 ]; then
 elif [ "$said" != 1 ] || [ "${listed:-0}" != 1 ]; then
 	flt_notok "output: $said 'printed other stdout' lines and ${listed:-0} report entries (want 1 and 1)" "$out.err"
 else
-	flt_ok "output: a re-execution that printed another pid was said once and listed in the report"
+	flt_ok "output: a re-execution that printed another time was said once and listed in the report"
 fi
 if grep -q "re-execution printed other" "$FLT_TMP"/restart.*.err; then
 	flt_notok "restart: a deterministic program got an output warning" "$FLT_TMP/restart.1.err"

@@ -5,15 +5,16 @@
 #   fake/*  a plain C program that speaks the rank side of the ctrl pipes
 #           itself (ckpt-sync, go, double fork, SIGSTOP, ckpt-clone, inc)
 #           without MPI: the node's drain/dump/upload, the CS, CkptTaken,
-#           the report, restore (same pid, the node's pid namespace),
+#           the report, restore (under the pid the rank was launched with),
 #           exactly-once output from out_base, `mpiv checkpoint` on demand.
 #   mpi/*   tests/demo/heat.c with --ckpt-interval: checkpoints taken,
 #           `mpiv kill` after the first one restores from it, output
 #           byte-identical to failure-free. mpi/restore-twice: rank 1
 #           killed after a checkpoint, restored, takes a new checkpoint
-#           as its restored incarnation (restored into the node's own
-#           pid namespace, so it can be dumped again), is killed again
-#           and comes back from that newer checkpoint. Skipped (reason printed)
+#           as its restored incarnation (dumped again from inside its
+#           pid namespace), is killed again and comes back from that
+#           newer checkpoint, every time under the pid its launch had
+#           (the node's own child, same pid, without pid namespaces). Skipped (reason printed)
 #           while the rank/CM side of checkpoints has not landed (a run
 #           with --ckpt-interval that produces no checkpoint).
 #   nocriu  MPIV_CRIU=/nonexistent: one "checkpoints disabled" line,
@@ -236,7 +237,7 @@ else
 fi
 
 # fake/kill-restore: killed after its first checkpoint, rank 0 comes back
-# from it (into the node's own pid namespace, the same pid), prints
+# from it (under the pid it was launched with), prints
 # nothing twice, nothing lost.
 start_job -n 2 --ckpt-interval 0.4 --report rep.json ./fake_rank 60 30
 if ! wait_for 15 have_image; then
@@ -396,6 +397,8 @@ else
 			fi
 		fi
 		finish_job
+		gp=$(sed -n "s/.*node launched job=$JOB rank=1 incarnation=1 .*\
+ getpid=\([0-9]*\).*/\1/p" err | head -n 1)
 		rl=$(grep -o '"rank":1,"incarnation":[0-9]*,[^}]*"from_ckpt":[0-9]*' \
 		    rep.json 2> /dev/null | sed 's/.*"from_ckpt"://' | tr '\n' ' ')
 		set -- $rl
@@ -409,8 +412,15 @@ else
  '$rl' (first restore from $f1, new checkpoint $k2): $(cat rep.json)"
 		elif ! have_restored 3; then
 			notok mpi/restore-twice "no second restore of rank 1"
-		elif ! restored_line 2 | grep -Eq ' pid=([0-9]+) handle=\1 ' ||
-		    ! restored_line 3 | grep -Eq ' pid=([0-9]+) handle=\1 '; then
+		elif grep -q 'node pid namespaces ok' err &&
+		    { [ -z "$gp" ] ||
+		    ! restored_line 2 | grep -q " getpid=$gp " ||
+		    ! restored_line 3 | grep -q " getpid=$gp "; }; then
+			notok mpi/restore-twice "not restored under the pid of\
+ its launch ($gp): $(restored_line 2) $(restored_line 3)"
+		elif ! grep -q 'node pid namespaces ok' err &&
+		    { ! restored_line 2 | grep -Eq ' pid=([0-9]+) handle=\1 ' ||
+		    ! restored_line 3 | grep -Eq ' pid=([0-9]+) handle=\1 '; }; then
 			notok mpi/restore-twice "not restored as the node's own\
  child: $(restored_line 2) $(restored_line 3)"
 		elif grep -q "pid namespace without the process init" err; then

@@ -30,6 +30,7 @@
 #include <zstd.h>
 
 #include "criu.h"
+#include "pidns.h"
 
 struct membuf {
 	unsigned char *p;
@@ -711,8 +712,10 @@ occupy_pid(pid_t want)
 /*
  * The dumped pid is taken at restore time: the restore falls back to a
  * fresh PID namespace under a handle (handle != task), the status still
- * passes through, and a checkpoint of that process fails cleanly (criu
- * cannot dump a process whose pid namespace's init is not in the dump).
+ * passes through, and that process is dumped again (criu enters its
+ * namespaces) and restored with criu_restore_as under a pid of our
+ * choosing, in a namespace of its own: its memory carries on, its exit
+ * code passes through the handle.
  */
 static void
 test_criu_pid_taken(void **state)
@@ -762,17 +765,32 @@ test_criu_pid_taken(void **state)
 	assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
 	assert_string_equal(buf, "gen 1 again\n");
 	assert_int_equal(wait_stopped(task), 0);
-	{
-		char d2[64];
-
-		strcpy(d2, "/dev/shm/mpiv-test-criu-ns-XXXXXX");
-		assert_non_null(mkdtemp(d2));
-		assert_int_equal(criu_dump(task, d2, err, sizeof(err)), -1);
-		printf("dump in a fallback namespace: %s\n", err);
-		rm_rf(d2);
-	}
-	/* still there, still ours: it goes on and exits 5 */
-	assert_int_equal(wait_stopped(task), 0);
+	/* dumped from inside its namespace; the handle ends as criu's kill */
+	rm_rf(dir);
+	dump_gen(task, dir, &ino_out, &ino_in);
+	assert_int_equal(waitpid(h, &st, 0), h);
+	assert_int_equal(criu_decode_status(st, &code, &sig), 0);
+	assert_int_equal(sig, SIGKILL);
+	assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
+	close(o2[0]);
+	close(i2[1]);
+	kill(squat, SIGKILL);
+	waitpid(squat, NULL, 0);
+	/* restored as pid 4321 of a namespace of its own: it goes on and
+	   exits 5 */
+	assert_int_equal(pipe(o2), 0);
+	assert_int_equal(pipe(i2), 0);
+	fm[0].fd = o2[1];
+	fm[0].ino = ino_out;
+	fm[1].fd = i2[0];
+	fm[1].ino = ino_in;
+	if (criu_restore_as(dir, fm, 2, 4321, &h, &task, err, sizeof(err)) < 0)
+		fail_msg("restore as pid 4321: %s", err);
+	close(o2[1]);
+	close(i2[0]);
+	printf("restored as 4321: handle %d, task %d\n", (int)h, (int)task);
+	assert_true(h != task);
+	assert_int_equal(pidns_inner_pid(task), 4321);
 	assert_int_equal(kill(task, SIGCONT), 0);
 	assert_int_equal(write(i2[1], "5\n", 2), 2);
 	assert_true(read_timeout(o2[0], buf, sizeof(buf), 5000) > 0);
@@ -783,8 +801,54 @@ test_criu_pid_taken(void **state)
 	assert_int_equal(read_timeout(o2[0], buf, sizeof(buf), 5000), 0);
 	close(o2[0]);
 	close(i2[1]);
-	kill(squat, SIGKILL);
-	waitpid(squat, NULL, 0);
+	rm_rf(dir);
+}
+
+/* criu_image_set_pid on a pstree.img made by hand: pid, group, session
+ * and thread ids rewritten, the per-pid files renamed, other files and
+ * another task's fields left; a pid another task has is refused. */
+static void
+test_image_set_pid(void **state)
+{
+	/* magics, then {pid 300, ppid 0, pgid 300, sid 1, threads [300]}
+	   and {pid 301, ppid 300, pgid 300, sid 1, threads [301]} */
+	static const unsigned char img[] = {
+		0x19, 0x43, 0x56, 0x54, 0x30, 0x30, 0x27, 0x50,
+		13, 0, 0, 0, 0x08, 0xac, 0x02, 0x10, 0x00, 0x18, 0xac, 0x02,
+		0x20, 0x01, 0x28, 0xac, 0x02,
+		14, 0, 0, 0, 0x08, 0xad, 0x02, 0x10, 0xac, 0x02, 0x18, 0xac,
+		0x02, 0x20, 0x01, 0x28, 0xad, 0x02,
+	};
+	static const unsigned char want[] = {
+		0x19, 0x43, 0x56, 0x54, 0x30, 0x30, 0x27, 0x50,
+		13, 0, 0, 0, 0x08, 0xe1, 0x21, 0x10, 0x00, 0x18, 0xe1, 0x21,
+		0x20, 0x01, 0x28, 0xe1, 0x21,
+		14, 0, 0, 0, 0x08, 0xad, 0x02, 0x10, 0xe1, 0x21, 0x18, 0xe1,
+		0x21, 0x20, 0x01, 0x28, 0xad, 0x02,
+	};
+	unsigned char got[256];
+	char dir[64], err[256], path[128];
+
+	strcpy(dir, "/dev/shm/mpiv-test-criu-pid-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	write_file(dir, "pstree.img", img, sizeof(img));
+	write_file(dir, "core-300.img", "c", 1);
+	write_file(dir, "mm-300.img", "m", 1);
+	write_file(dir, "core-301.img", "d", 1);
+	write_file(dir, "pages-300.img", "p", 1);
+	assert_int_equal(criu_image_set_pid(dir, 301, err, sizeof(err)), -1);
+	printf("pid of another task: %s\n", err);
+	assert_int_equal(criu_image_set_pid(dir, 4321, err, sizeof(err)), 0);
+	assert_int_equal(read_file(dir, "pstree.img", got, sizeof(got)),
+	    sizeof(want));
+	assert_memory_equal(got, want, sizeof(want));
+	assert_int_equal(read_file(dir, "core-4321.img", got, sizeof(got)), 1);
+	assert_int_equal(got[0], 'c');
+	assert_int_equal(read_file(dir, "mm-4321.img", got, sizeof(got)), 1);
+	assert_int_equal(read_file(dir, "core-301.img", got, sizeof(got)), 1);
+	assert_int_equal(read_file(dir, "pages-300.img", got, sizeof(got)), 1);
+	snprintf(path, sizeof(path), "%s/core-300.img", dir);
+	assert_int_not_equal(access(path, F_OK), 0);
 	rm_rf(dir);
 }
 
@@ -836,6 +900,7 @@ main(void)
 		cmocka_unit_test(test_criu_dump_restore),
 		cmocka_unit_test(test_criu_generations),
 		cmocka_unit_test(test_criu_pid_taken),
+		cmocka_unit_test(test_image_set_pid),
 		cmocka_unit_test(test_criu_dump_errors),
 	};
 

@@ -1,17 +1,21 @@
 /* flt_shuffle: a master-worker that shuffles its work with
- * srand(getpid()), as well-known Mandelbrot examples do: NOT
- * deterministic across incarnations.
- *   flt_shuffle [ITEMS=400] [DELAY_US=5000]
+ * srand(getpid()), as well-known Mandelbrot examples do, or with the
+ * clock: NOT deterministic across incarnations with the clock, nor with
+ * the pid where a rank's pid changes with its incarnation (a node
+ * without PID namespaces for ranks, README "What a program must not
+ * depend on").
+ *   flt_shuffle [ITEMS=400] [DELAY_US=5000] [SEED=pid|clock]
  * Rank 0 shuffles the items 0..ITEMS-1, hands them out one at a time to
  * whichever worker returns a result (the classic self-scheduling loop),
  * and files each result under the item it believes that worker had: the
  * message carries only the computed value, not the item. It prints
  * "shuffle: item I value V" in item order at the end, and V must be
- * f(I). A re-executed rank 0 (new pid, other order) that replayed the
+ * f(I). A re-executed rank 0 (other seed, other order) that replayed the
  * logged results against its new assignment would file them under the
  * wrong items: the job must then fail with "replay diverged", never
  * print a wrong value. */
 #include "flt.h"
+#include <time.h>
 #include <unistd.h>
 
 static long f(long item) { return (long)(flt_burn((uint64_t)item, 2000) % 1000003); }
@@ -25,7 +29,14 @@ int main(int argc, char **argv)
 		long *order = malloc(sizeof(long) * items), *value = malloc(sizeof(long) * items);
 		long *busy = malloc(sizeof(long) * np), next = 0, done = 0, stop = -1;
 		FLT_ASSERT(order && value && busy, "out of memory");
-		srand((unsigned)getpid());
+		if (argc > 3 && strcmp(argv[3], "clock") == 0) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			srand((unsigned)(ts.tv_sec ^ ts.tv_nsec));
+		} else {
+			srand((unsigned)getpid());
+		}
 		for (long i = 0; i < items; i++)
 			order[i] = i;
 		for (long i = items - 1; i > 0; i--) {
