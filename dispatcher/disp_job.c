@@ -5,7 +5,9 @@
  * JobStatus{ready}), then is launched. The first failing rank decides
  * the exit code and reason; the other ranks are killed; JobDone goes to
  * the client and JobEnd to the CMs. The dispatcher never carries
- * application data, only rank output on its way to the client.
+ * application data, only rank output on its way to the client. Fault
+ * injection is in disp_chaos.c, checkpoints in disp_ckpt.c, the loss of
+ * a CM in disp_regen.c.
  */
 #include <math.h>
 #include <signal.h>
@@ -121,37 +123,8 @@ djob_env(const Mpiv__JobSubmit *js, size_t *nenv)
 	return more;
 }
 
-/* splitmix64: the chaos schedule's own generator (seeded by the job). */
-static uint64_t
-djob_rand(struct djob *j)
-{
-	uint64_t z = (j->chaos_rng += 0x9e3779b97f4a7c15ull);
 
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
-/* Next chaos kill after an exponential delay of mean chaos_mtbf_ms. */
-void
-djob_chaos_arm(struct djob *j)
-{
-	double u = (double)(djob_rand(j) >> 11) * 0x1.0p-53;	/* [0,1) */
-	double dt = -log1p(-u) * j->chaos_mtbf_ms / 1000.;
-
-	ev_timer_stop(j->d->loop, &j->chaos_w);
-	ev_timer_set(&j->chaos_w, dt, 0.);
-	ev_timer_start(j->d->loop, &j->chaos_w);
-	log_debug("dispatcher chaos job=%s next_kill_in_s=%.3f", j->id, dt);
-}
-
-/* A rank chaos may kill: running its current incarnation, not dying. */
-static bool
-djob_rank_live(const struct drank *rk)
-{
-	return rk->launched && !rk->exited && !rk->relaunch &&
-	    rk->node != NULL && !conn_is_closing(rk->node->c);
-}
 
 /* Tells rank r's node to send it sig (not counted as a kill). */
 void
@@ -169,73 +142,7 @@ djob_kill_rank(struct djob *j, int r, int sig)
 		rk->kill_sent = true;
 }
 
-/* A kill of fault injection (chaos, mpiv kill): counted in the report. */
-static void
-djob_send_kill(struct djob *j, int r, int sig)
-{
-	djob_kill_rank(j, r, sig);
-	j->kills++;
-}
 
-static void
-djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct djob *j = w->data;
-	uint64_t pick = djob_rand(j);	/* drawn every time: reproducible */
-	int nlive = 0, r;
-
-	if (j->state != DJOB_RUNNING)
-		return;
-	for (r = 0; r < j->nranks; r++)
-		nlive += djob_rank_live(&j->ranks[r]) && !j->ranks[r].kill_sent;
-	if (nlive > 0 && j->chaos_nodes) {
-		/* The node of a random live rank: nodes with more of the
-		   job's ranks are hit more often, as a random machine is. */
-		int k = (int)(pick % (uint64_t)nlive);
-		struct dpeer *node = NULL;
-
-		for (r = 0; r < j->nranks && node == NULL; r++) {
-			const struct drank *rk = &j->ranks[r];
-			if (djob_rank_live(rk) && !rk->kill_sent && k-- == 0)
-				node = rk->node;
-		}
-		j->kills++;
-		j->chaos_kills++;
-		log_info("dispatcher chaos kill-node job=%s node=%s ranks=%d "
-		    "kill=%u", j->id, node->node_id, node->used,
-		    j->chaos_kills);
-		{
-			struct disp *d = j->d;
-			char id[sizeof(j->id)];
-
-			memcpy(id, j->id, sizeof(id));
-			dnode_kill(node, "chaos");
-			/* Losing the node may have ended (and freed) the job. */
-			if ((j = djob_find(d, id)) == NULL ||
-			    j->state != DJOB_RUNNING)
-				return;
-		}
-	} else if (nlive > 0) {
-		int k = (int)(pick % (uint64_t)nlive);
-		for (r = 0; r < j->nranks; r++) {
-			const struct drank *rk = &j->ranks[r];
-			if (djob_rank_live(rk) && !rk->kill_sent && k-- == 0)
-				break;
-		}
-		djob_send_kill(j, r, SIGKILL);
-		j->chaos_kills++;
-		log_info("dispatcher chaos kill job=%s rank=%d incarnation=%u "
-		    "node=%s kill=%u", j->id, r, j->ranks[r].incarnation,
-		    j->ranks[r].node->name, j->chaos_kills);
-	} else {
-		log_debug("dispatcher chaos job=%s no live rank to kill", j->id);
-	}
-	if (j->chaos_max == 0 || j->chaos_kills < (uint32_t)j->chaos_max)
-		djob_chaos_arm(j);
-	else
-		log_info("dispatcher chaos done job=%s kills=%u", j->id,
-		    j->chaos_kills);
-}
 
 struct djob *
 djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
@@ -523,32 +430,6 @@ djob_launch_rank(struct djob *j, int r)
 	rk->kill_sent = false;
 }
 
-/*
- * Why this job's checkpoints cannot work ("" when they can): no CS, or
- * a node of its ranks without a working CRIU.
- */
-static void
-djob_ckpt_why(const struct djob *j, char *why, size_t n)
-{
-	bool have_cs = false;
-
-	why[0] = '\0';
-	if (j->relay_only)
-		return;
-	for (int i = 0; i < j->ncss; i++)
-		have_cs |= j->css[i] != NULL;
-	if (!have_cs) {
-		snprintf(why, n, "no checkpoint server");
-		return;
-	}
-	for (int r = 0; r < j->nranks; r++) {
-		const struct dpeer *p = j->ranks[r].node;
-		if (p != NULL && !p->criu) {
-			snprintf(why, n, "node %s has no working CRIU", p->name);
-			return;
-		}
-	}
-}
 
 static void
 djob_launch(struct djob *j)
@@ -900,7 +781,7 @@ djob_cm_error(struct dpeer *cm, const char *text)
  * report has none): it is declared dead, since a node that lies about
  * ranks cannot be trusted with any.
  */
-static void
+void
 djob_bad_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
     const char *what)
 {
@@ -1191,262 +1072,11 @@ djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd)
 	}
 }
 
-static void
-djob_kill_reply(struct dpeer *client, const char *job, bool ok,
-    const char *msg)
-{
-	Mpiv__JobStatus st = MPIV__JOB_STATUS__INIT;
 
-	st.job_id = (char *)job;
-	st.state = ok ? "ok" : "error";
-	st.message = (char *)msg;
-	log_info("dispatcher client request job=%s ok=%d message=\"%s\"",
-	    job, ok, msg);
-	(void)conn_send(client->c, MPIV__MSG_TYPE__MSG_JOB_STATUS, &st.base,
-	    NULL, 0);
-}
 
-/*
- * `mpiv kill`: a client asks for a signal to one rank (or every rank,
- * rank -1) of a running job. Answered with JobStatus{ok|error}.
- */
-void
-djob_client_kill(struct dpeer *client, const Mpiv__Kill *k)
-{
-	struct djob *j = djob_find(client->d, k->job_id);
-	int sig = k->signal != 0 ? k->signal : SIGKILL, n = 0;
-	char msg[200];
 
-	if (j == NULL) {
-		snprintf(msg, sizeof(msg), "unknown job %.64s", k->job_id);
-		goto fail;
-	}
-	if (k->rank < -1 || k->rank >= j->nranks) {
-		snprintf(msg, sizeof(msg), "rank %d out of range (job %s has "
-		    "%d rank%s)", k->rank, j->id, j->nranks,
-		    j->nranks == 1 ? "" : "s");
-		goto fail;
-	}
-	if (sig < 1 || sig >= NSIG) {
-		snprintf(msg, sizeof(msg), "bad signal %d", sig);
-		goto fail;
-	}
-	if (j->state != DJOB_RUNNING) {
-		snprintf(msg, sizeof(msg), "job %s is not running (%s)", j->id,
-		    j->state == DJOB_FINISHING ? "finishing" : "not started");
-		goto fail;
-	}
-	if (k->rank >= 0) {
-		const struct drank *rk = &j->ranks[k->rank];
-		if (rk->exited) {
-			snprintf(msg, sizeof(msg), "rank %d of job %s has "
-			    "already exited", k->rank, j->id);
-			goto fail;
-		}
-		if (!djob_rank_live(rk)) {
-			snprintf(msg, sizeof(msg), "rank %d of job %s is "
-			    "being relaunched, try again", k->rank, j->id);
-			goto fail;
-		}
-		djob_send_kill(j, k->rank, sig);
-		snprintf(msg, sizeof(msg), "signal %d sent to rank %d "
-		    "(incarnation %u) of job %s", sig, k->rank,
-		    rk->incarnation, j->id);
-	} else {
-		for (int r = 0; r < j->nranks; r++)
-			if (djob_rank_live(&j->ranks[r])) {
-				djob_send_kill(j, r, sig);
-				n++;
-			}
-		if (n == 0) {
-			snprintf(msg, sizeof(msg), "job %s has no running "
-			    "rank", j->id);
-			goto fail;
-		}
-		snprintf(msg, sizeof(msg), "signal %d sent to %d rank%s of "
-		    "job %s", sig, n, n == 1 ? "" : "s", j->id);
-	}
-	djob_kill_reply(client, k->job_id, true, msg);
-	return;
-fail:
-	djob_kill_reply(client, k->job_id, false, msg);
-}
 
-/*
- * A checkpoint of a rank became durable (or failed): counted for the
- * report; the last durable one is what a restart restores.
- */
-void
-djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
-{
-	struct djob *j = djob_find(node->d, ct->job_id);
-	struct drank *rk;
 
-	if (j != NULL && ct->rank >= 0 && ct->rank < j->nranks &&
-	    ct->ckpt_no > j->ranks[ct->rank].ckpt_seen)
-		j->ranks[ct->rank].ckpt_seen = ct->ckpt_no;
-	if (!ct->ok) {
-		log_warnx("dispatcher checkpoint %s job=%s rank=%d "
-		    "ckpt=%llu node=%s error=\"%s\" inc=%u", ct->skipped ?
-		    "skipped" : "failed", ct->job_id, ct->rank,
-		    (unsigned long long)ct->ckpt_no, node->name, ct->error,
-		    ct->incarnation);
-		/* Counted and told (disp_warn.c) when it is this node's. */
-		if (j != NULL && ct->rank >= 0 && ct->rank < j->nranks &&
-		    (j->ranks[ct->rank].node == node ||
-		    j->ranks[ct->rank].prev_node == node))
-			dwarn_ckpt_taken(j, ct->rank, ct);
-		return;
-	}
-	log_info("dispatcher checkpoint durable job=%s rank=%d ckpt=%llu "
-	    "bytes=%llu raw_bytes=%llu dump_s=%.3f upload_s=%.3f node=%s "
-	    "inc=%u", ct->job_id, ct->rank, (unsigned long long)ct->ckpt_no,
-	    (unsigned long long)ct->bytes, (unsigned long long)ct->raw_bytes,
-	    ct->dump_s, ct->upload_s, node->name, ct->incarnation);
-	if (j == NULL)
-		return;
-	if (ct->rank < 0 || ct->rank >= j->nranks ||
-	    (j->ranks[ct->rank].node != node &&
-	    j->ranks[ct->rank].prev_node != node)) {
-		/* Only the node that ran (or runs) the rank checkpoints it. */
-		djob_bad_claim(node, j, ct->rank, 0, "checkpoint");
-		return;
-	}
-	rk = &j->ranks[ct->rank];
-	if (ct->incarnation != 0 && ct->incarnation < rk->gen_inc) {
-		log_info("dispatcher checkpoint of a run that started over "
-		    "ignored job=%s rank=%d ckpt=%llu inc=%u", j->id, ct->rank,
-		    (unsigned long long)ct->ckpt_no, ct->incarnation);
-		return;
-	}
-	rk->checkpoints++;
-	j->checkpoints++;
-	if (ct->ckpt_no > rk->last_ckpt)
-		rk->last_ckpt = ct->ckpt_no;
-	dwarn_ckpt_taken(j, ct->rank, ct);
-}
-
-/* Asks the node of a running rank for a checkpoint now. */
-static void
-djob_send_ckpt(struct djob *j, int r)
-{
-	Mpiv__CkptRequest cr = MPIV__CKPT_REQUEST__INIT;
-
-	cr.job_id = j->id;
-	cr.rank = r;
-	(void)conn_send(j->ranks[r].node->c, MPIV__MSG_TYPE__MSG_CKPT_REQUEST,
-	    &cr.base, NULL, 0);
-}
-
-/*
- * A CM's log of job j outgrew its --max-memory (CmPressure): the ranks it
- * names are asked for a checkpoint, which alone frees their logs. A job
- * that cannot take checkpoints, or whose CM gave up waiting for them,
- * fails now with one line instead of hanging until its --timeout.
- */
-void
-djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p)
-{
-	struct djob *j = djob_find(cm->d, p->job_id);
-	char why[200], msg[640];
-	int n = 0;
-
-	if (j == NULL || j->state != DJOB_RUNNING)
-		return;
-	if (p->give_up) {
-		snprintf(msg, sizeof(msg), "%s", p->text != NULL && *p->text ?
-		    p->text : "a channel memory gave up: its log is full");
-		djob_fail(j, 1, msg);
-		return;
-	}
-	djob_ckpt_why(j, why, sizeof(why));
-	if (why[0] != '\0' && p->advisory) {
-		log_debug("dispatcher log spilled job=%s cm=%s: no checkpoints "
-		    "to free it (%s)", j->id, cm->addr, why);
-		return;
-	}
-	if (why[0] != '\0') {
-		snprintf(msg, sizeof(msg), "channel memory %s: the message log "
-		    "of job %s fills its --max-memory (%llu of %llu bytes), "
-		    "and only checkpoints free a log, which this job cannot "
-		    "take (%.100s); raise the cap (mpiv run --cm-max-memory, "
-		    "mpiv cm --max-memory)", cm->addr, j->id,
-		    (unsigned long long)p->log_bytes,
-		    (unsigned long long)p->max_memory, why);
-		djob_fail(j, 1, msg);
-		return;
-	}
-	for (size_t i = 0; i < p->n_ranks; i++) {
-		int r = p->ranks[i];
-
-		if (r < 0 || r >= j->nranks || !djob_rank_live(&j->ranks[r]) ||
-		    !j->ranks[r].started)
-			continue;
-		djob_send_ckpt(j, r);
-		n++;
-	}
-	log_info("dispatcher log pressure job=%s cm=%s log_bytes=%llu "
-	    "max=%llu checkpoints_asked=%d", j->id, cm->addr,
-	    (unsigned long long)p->log_bytes,
-	    (unsigned long long)p->max_memory, n);
-}
-
-/*
- * `mpiv checkpoint`: CkptRequest{job, rank or -1} forwarded to the
- * rank's node (which writes `ckpt` to the rank's ctrl-in pipe).
- * Answered with JobStatus{ok|error}.
- */
-void
-djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr)
-{
-	struct djob *j = djob_find(client->d, cr->job_id);
-	char msg[240], why[200];
-	int n = 0;
-
-	if (j == NULL) {
-		snprintf(msg, sizeof(msg), "unknown job %.64s", cr->job_id);
-		goto fail;
-	}
-	if (cr->rank < -1 || cr->rank >= j->nranks) {
-		snprintf(msg, sizeof(msg), "rank %d out of range (job %s has "
-		    "%d rank%s)", cr->rank, j->id, j->nranks,
-		    j->nranks == 1 ? "" : "s");
-		goto fail;
-	}
-	if (j->state != DJOB_RUNNING) {
-		snprintf(msg, sizeof(msg), "job %s is not running", j->id);
-		goto fail;
-	}
-	djob_ckpt_why(j, why, sizeof(why));
-	if (why[0] != '\0') {
-		snprintf(msg, sizeof(msg), "checkpoints disabled for job %s: "
-		    "%.150s", j->id, why);
-		goto fail;
-	}
-	for (int r = 0; r < j->nranks; r++) {
-		if (cr->rank >= 0 && r != cr->rank)
-			continue;
-		if (!djob_rank_live(&j->ranks[r]) || !j->ranks[r].started)
-			continue;
-		djob_send_ckpt(j, r);
-		n++;
-	}
-	if (n == 0) {
-		if (cr->rank >= 0)
-			snprintf(msg, sizeof(msg), "rank %d of job %s is not "
-			    "running, try again", cr->rank, j->id);
-		else
-			snprintf(msg, sizeof(msg), "job %s has no running "
-			    "rank", j->id);
-		goto fail;
-	}
-	snprintf(msg, sizeof(msg), "checkpoint requested from %d rank%s of "
-	    "job %s", n, n == 1 ? "" : "s", j->id);
-	djob_kill_reply(client, cr->job_id, true, msg);
-	return;
-fail:
-	djob_kill_reply(client, cr->job_id, false, msg);
-}
 
 /* A node's ranks are lost with it: relaunched elsewhere when possible. */
 static void

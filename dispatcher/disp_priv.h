@@ -270,10 +270,25 @@ void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
 void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
 
-/* disp_job.c, for disp_regen.c */
+/* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c */
 void djob_kill_rank(struct djob *j, int r, int sig);
 void djob_restart(struct djob *j, int r, double t_exit);
+void djob_bad_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
+    const char *what);
+
+/* disp_chaos.c */
 void djob_chaos_arm(struct djob *j);
+void djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents);
+bool djob_rank_live(const struct drank *rk);
+void djob_kill_reply(struct dpeer *client, const char *job, bool ok,
+    const char *msg);
+void djob_client_kill(struct dpeer *client, const Mpiv__Kill *k);
+
+/* disp_ckpt.c */
+void djob_ckpt_why(const struct djob *j, char *why, size_t n);
+void djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct);
+void djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr);
+void djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void djob_setup_cms(struct djob *j);
 void djob_fail(struct djob *j, int code, const char *reason);
 
@@ -315,14 +330,10 @@ struct djob *djob_find(struct disp *d, const char *id);
 void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
 void djob_cm_error(struct dpeer *cm, const char *text);
-void djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void djob_cs_returned(struct dpeer *cs);
 void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
 void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);
 void djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd);
-void djob_client_kill(struct dpeer *client, const Mpiv__Kill *k);
-void djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr);
-void djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct);
 void djob_output(struct dpeer *node, const Mpiv__Output *o,
     const uint8_t *payload, uint32_t len);
 void djob_peer_lost(struct dpeer *p);
