@@ -21,6 +21,7 @@
 #include "cm_priv.h"
 #include "daemon.h"
 #include "log.h"
+#include "mono.h"
 #include "net.h"
 #include "srvfault.h"
 
@@ -251,15 +252,6 @@ cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	}
 }
 
-static long
-cm_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /*
  * Busy-polling only pays while it takes no core that a rank (or anything
  * else) wants. Decided at most every CM_SPIN_EVAL_US: no spinning when
@@ -311,14 +303,14 @@ cm_run(struct cm *cm)
 			return;
 		if (cm->spin_us <= 0 || cm->activity == a)
 			continue;
-		if (!cm_spin_allowed(cm, cm_now_us()))
+		if (!cm_spin_allowed(cm, mono_us()))
 			continue;
-		deadline = cm_now_us() + cm->spin_us;
+		deadline = mono_us() + cm->spin_us;
 		do {
 			a = cm->activity;
 			if (!ev_run(cm->loop, EVRUN_NOWAIT))
 				return;
-			now = cm_now_us();
+			now = mono_us();
 			if (cm->activity != a)
 				deadline = now + cm->spin_us;
 		} while (now < deadline);

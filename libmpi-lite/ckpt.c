@@ -71,6 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
 #include "transport.h"
 
 #define CK_GO_MS	30000	/* the node answers ckpt-sync within this */
@@ -107,15 +108,6 @@ static struct ck_snap {
 } ck_snaps[CK_SNAPS];
 static uint64_t ck_durable;	/* highest durable k announced by the CM */
 static uint64_t ck_trimmed;	/* highest k whose DigestTrim went out */
-
-static long
-ck_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
 
 /* An open fd number from the environment, or -1. */
 static int
@@ -187,7 +179,7 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 			ck_interval_us = (long)(s * 1e6);
 	}
 	if (ck_interval_us > 0)
-		ck_next_us = ck_now_us() + (long)((double)ck_interval_us *
+		ck_next_us = mono_us() + (long)((double)ck_interval_us *
 		    (0.5 + (double)rank / (double)(size > 0 ? size : 1)));
 	mpiv_ckpt_armed = true;
 }
@@ -350,7 +342,7 @@ ck_ident_get(struct ck_ident *id)
 static uint32_t
 ck_wait_inc(void)
 {
-	long deadline = ck_now_us() + CK_INC_MS * 1000L;
+	long deadline = mono_us() + CK_INC_MS * 1000L;
 	int fl;
 
 	if ((fl = fcntl(ck_in, F_GETFL)) >= 0)
@@ -360,7 +352,7 @@ ck_wait_inc(void)
 	ck_inc_line = 0;
 	while (ck_inc_line == 0 && ck_in >= 0) {
 		struct pollfd p = { .fd = ck_in, .events = POLLIN };
-		long left = (deadline - ck_now_us()) / 1000;
+		long left = (deadline - mono_us()) / 1000;
 
 		if (left <= 0)
 			break;
@@ -409,7 +401,7 @@ ck_clone(pid_t middle)
 {
 	struct ck_ident before, after;
 	struct timespec nap = { 0, 200000 };
-	long deadline = ck_now_us() + CK_REPARENT_MS * 1000L;
+	long deadline = mono_us() + CK_REPARENT_MS * 1000L;
 	uint32_t inc;
 	pid_t parent;
 
@@ -418,7 +410,7 @@ ck_clone(pid_t middle)
 	(void)setpgid(0, 0);
 	/* A pdeath signal set while the middle child lives would fire at
 	   its exit: wait for the reparenting to the node (a subreaper). */
-	while ((parent = getppid()) == middle && ck_now_us() < deadline)
+	while ((parent = getppid()) == middle && mono_us() < deadline)
 		nanosleep(&nap, NULL);
 	if (parent != middle) {
 		(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -564,22 +556,22 @@ ck_take(void)
 	ck_busy = true;
 	ck_requested = false;
 	ck_reap_middle();
-	t0 = ck_now_us();
+	t0 = mono_us();
 	/* 1. Nothing of ours is on the way: outcomes stored, every message
 	   sent complete at its CM (and in its store: a CM restarted on its
 	   store still holds what the image counts as sent). */
 	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS ||
 	    (rc = mpiv_tp_sync_cms()) != MPI_SUCCESS)
 		goto out;
-	t1 = ck_now_us();
+	t1 = mono_us();
 	/* 2. The node empties our output pipes and says go. */
 	if (ck_write("ckpt-sync %llu\n", (unsigned long long)k) < 0) {
 		ck_disable();
 		goto out;
 	}
-	deadline = ck_now_us() + CK_GO_MS * 1000L;
+	deadline = mono_us() + CK_GO_MS * 1000L;
 	while (ck_go < k) {
-		long left = (deadline - ck_now_us()) / 1000;
+		long left = (deadline - mono_us()) / 1000;
 
 		if (ck_in < 0)
 			goto out;	/* the node went away */
@@ -591,7 +583,7 @@ ck_take(void)
 		if ((rc = mpiv_tp_progress((int)left)) != MPI_SUCCESS)
 			goto out;
 	}
-	t2 = ck_now_us();
+	t2 = mono_us();
 	/* 3. The mark: from here on nothing is read until the fork. */
 	mark.ckpt_no = k;
 	mark.event = mpiv_tp_last_event();
@@ -613,7 +605,7 @@ ck_take(void)
 		    strerror(errno));
 		goto out;
 	}
-	t3 = ck_now_us();
+	t3 = mono_us();
 	if (ck_write("ckpt-clone %llu %ld %llu %llu %llu\n",
 	    (unsigned long long)k, (long)clone,
 	    (unsigned long long)mark.event, (unsigned long long)mark.nd_no,
@@ -623,7 +615,7 @@ ck_take(void)
 	ck_log(k, t1 - t0, t2 - t1, t3 - t2, clone);
 out:
 	if (ck_interval_us > 0)
-		ck_next_us = ck_now_us() + ck_interval_us;
+		ck_next_us = mono_us() + ck_interval_us;
 	ck_busy = false;
 }
 
@@ -634,7 +626,7 @@ mpiv_ckpt_due_ms(void)
 
 	if (!mpiv_ckpt_armed || ck_busy || ck_interval_us == 0)
 		return -1;
-	left = (ck_next_us - ck_now_us()) / 1000;
+	left = (ck_next_us - mono_us()) / 1000;
 	return left <= 0 ? 1 : left > INT_MAX ? INT_MAX : (int)left + 1;
 }
 
@@ -646,7 +638,7 @@ mpiv_ckpt_check(void)
 	if (ck_durable > ck_trimmed && mpiv_tp_error() == NULL &&
 	    !mpiv_tp_reading_frame())
 		ck_send_trim();
-	if (!ck_requested && (ck_interval_us == 0 || ck_now_us() < ck_next_us))
+	if (!ck_requested && (ck_interval_us == 0 || mono_us() < ck_next_us))
 		return;
 	if (mpiv_tp_error() != NULL || mpiv_tp_reading_frame())
 		return;		/* not now: at a later safe point */

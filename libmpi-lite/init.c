@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
 #include "transport.h"
 
 struct mpiv_state mpiv_state;
@@ -230,10 +231,7 @@ MPI_Is_thread_main(int *flag)
 double
 MPI_Wtime(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return mono_s();
 }
 
 double

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "mono.h"
 #include "net.h"
 #include "transport.h"
 
@@ -755,7 +756,6 @@ mpiv_tp_set_error(const char *fmt, ...)
 	tp_err = tp_errbuf;
 }
 
-
 /*
  * Fencing: a newer incarnation of this rank exists, so this process must
  * stop acting at once, whatever the error handler says: one line on
@@ -806,15 +806,6 @@ tp_spin_budget(void)
 	return tp_spin_us;
 }
 
-static long
-tp_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
-}
-
 int
 mpiv_tp_progress(int timeout_ms)
 {
@@ -839,13 +830,13 @@ mpiv_tp_progress(int timeout_ms)
 		nfds++;
 	}
 	if (spin > 0)
-		t0 = tp_now_us();
+		t0 = mono_us();
 	for (;;) {
 		int t = timeout_ms;
 
 		/* A short bounded spin of non-sleeping polls (MPIV_SPIN µs)
 		   before sleeping: it saves a wakeup on fast replies. */
-		if (spin > 0 && tp_now_us() - t0 < spin)
+		if (spin > 0 && mono_us() - t0 < spin)
 			t = 0;
 		else
 			spin = 0;
@@ -951,12 +942,12 @@ mpiv_tp_last_seq(int dst)
 static int
 tp_dial(const char *addr)
 {
-	long deadline = tp_now_us() + TP_DIAL_MS * 1000L;
+	long deadline = mono_us() + TP_DIAL_MS * 1000L;
 	int fd;
 
 	for (;;) {
 		fd = net_dial(addr, 2000);
-		if (fd >= 0 || tp_now_us() > deadline)
+		if (fd >= 0 || mono_us() > deadline)
 			return fd;
 		usleep(100 * 1000);
 	}
@@ -970,14 +961,14 @@ tp_dial(const char *addr)
 static int
 tp_read_ndlog(struct tp_conn *c, char *err, size_t errlen)
 {
-	long deadline = tp_now_us() + TP_HELLO_MS * 1000L;
+	long deadline = mono_us() + TP_HELLO_MS * 1000L;
 
 	for (;;) {
 		ProtobufCMessage *m = NULL;
 		uint8_t *payload = NULL;
 		const char *ferr = NULL;
 		struct frame_hdr h;
-		long left = (deadline - tp_now_us()) / 1000;
+		long left = (deadline - mono_us()) / 1000;
 		bool last;
 
 		if (left <= 0 || frame_read(c->fd, &h, &m, &payload, (int)left,
@@ -1179,14 +1170,14 @@ mpiv_tp_close(int exit_code)
 	for (i = 0; i < tp_nconns; i++)
 		if (!tp_conns[i].dead)
 			shutdown(tp_conns[i].fd, SHUT_WR);
-	deadline = tp_now_us() + 1000 * 1000L;
+	deadline = mono_us() + 1000 * 1000L;
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 		uint8_t sink[4096];
 
 		while (!c->dead) {
 			struct pollfd p = { .fd = c->fd, .events = POLLIN };
-			long left = (deadline - tp_now_us()) / 1000;
+			long left = (deadline - mono_us()) / 1000;
 			ssize_t n;
 
 			if (left <= 0 || poll(&p, 1, (int)left) <= 0)

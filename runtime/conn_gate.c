@@ -16,6 +16,7 @@
 
 #include "conn_priv.h"
 #include "log.h"
+#include "mono.h"
 
 /* ---------------- admission (conn_gate) ---------------- */
 
@@ -47,15 +48,6 @@ struct conn_gate {
 	double last_log[GATE_NCAPS];
 	struct gate_host *hosts[GATE_BUCKETS];
 };
-
-static double
-gate_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * The soft limit on open files must fit max_conns (plus the daemon's own
@@ -225,7 +217,7 @@ gate_refused(struct conn_gate *g, const struct gate_host *k,
     enum gate_cap cap)
 {
 	char host[INET6_ADDRSTRLEN];
-	double now = gate_now();
+	double now = mono_s();
 
 	g->refused++;
 	g->unlogged[cap]++;
@@ -250,7 +242,7 @@ gate_log_tail(struct conn_gate *g)
 		if (g->unlogged[i] == 0)
 			continue;
 		if (now == 0)
-			now = gate_now();
+			now = mono_s();
 		if (now - g->last_log[i] < CONN_GATE_LOG_S)
 			continue;
 		log_warnx("%s refused connection limit=%s max=%ld refused=%lu "

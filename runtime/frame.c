@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "mono.h"
 
 struct frame_type {
 	uint16_t type;
@@ -248,14 +249,6 @@ frame_encode(uint16_t type, const ProtobufCMessage *m, uint32_t payload_len,
 	return buf;
 }
 
-static long
-frame_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Waits for `events` on fd until the deadline (-1: forever). */
 static int
 frame_wait(int fd, short events, long deadline)
@@ -266,7 +259,7 @@ frame_wait(int fd, short events, long deadline)
 	for (;;) {
 		tmo = -1;
 		if (deadline >= 0) {
-			long left = deadline - frame_now_ms();
+			long left = deadline - mono_ms();
 			if (left <= 0) {
 				errno = ETIMEDOUT;
 				return -1;
@@ -285,7 +278,7 @@ int
 frame_write(int fd, uint16_t type, const ProtobufCMessage *m,
     const void *payload, uint32_t payload_len, int timeout_ms)
 {
-	long deadline = timeout_ms < 0 ? -1 : frame_now_ms() + timeout_ms;
+	long deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 	struct iovec iov[2];
 	size_t hlen;
 	uint8_t *hdr;
@@ -350,7 +343,7 @@ int
 frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
     uint8_t **payload, int timeout_ms, const char **err)
 {
-	long deadline = timeout_ms < 0 ? -1 : frame_now_ms() + timeout_ms;
+	long deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 	uint8_t hdr[FRAME_HDR_LEN];
 	uint8_t *mbuf = NULL, *pbuf = NULL;
 

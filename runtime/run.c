@@ -22,6 +22,7 @@
 #include "front.h"
 #include "json.h"
 #include "log.h"
+#include "mono.h"
 #include "net.h"
 #include "proc.h"
 #include "run_priv.h"
@@ -893,15 +894,6 @@ run_summary(const struct run *r)
 	free(lat);
 }
 
-static double
-run_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Checks up front that the program exists (embedded mode only). */
 static int
 run_check_program(struct run *r)
@@ -981,7 +973,7 @@ run_main(int argc, char **argv)
 	}
 	if (r.dispatcher == NULL && r.ncs == 0 && !r.relay_only)
 		r.ncs = 1;
-	t0 = run_now();
+	t0 = mono_s();
 	r.results = calloc((size_t)r.nranks, sizeof(*r.results));
 	r.lines = calloc((size_t)r.nranks * 2, sizeof(*r.lines));
 	if (r.results == NULL || r.lines == NULL) {
@@ -1029,7 +1021,7 @@ run_main(int argc, char **argv)
 	if (r.reason[0] != '\0')
 		fprintf(stderr, "mpiv: %s\n", r.reason);
 	run_deploy_stop(&r);
-	if (r.report != NULL && run_write_report(&r, run_now() - t0) < 0 &&
+	if (r.report != NULL && run_write_report(&r, mono_s() - t0) < 0 &&
 	    r.exit_code == 0)
 		r.exit_code = 1;
 	for (int i = 0; i < r.nranks * 2; i++)

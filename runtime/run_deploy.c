@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
 #include "proc.h"
 #include "run_priv.h"
 
@@ -28,15 +29,6 @@
 static int run_deploy_node(struct run *r, struct run_daemon *d, int i);
 static int run_deploy_cm(struct run *r, struct run_daemon *d, int i);
 static int run_deploy_cs(struct run *r, struct run_daemon *d, int i);
-
-static long
-run_deploy_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 static void
 run_deploy_on_child(struct ev_loop *loop, ev_child *w, int revents)
@@ -107,13 +99,13 @@ run_deploy_read_addr(struct run *r, struct run_daemon *d, int fd, char *addr,
 	static const char want[] = "listening on ";
 	char line[256];
 	size_t len = 0;
-	long deadline = run_deploy_ms() + RUN_START_TIMEOUT_MS, left;
+	long deadline = mono_ms() + RUN_START_TIMEOUT_MS, left;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	ssize_t n;
 	char *nl;
 
 	for (;;) {
-		if ((left = deadline - run_deploy_ms()) <= 0) {
+		if ((left = deadline - mono_ms()) <= 0) {
 			snprintf(r->reason, sizeof(r->reason), "deployment "
 			    "failed: %s did not start within %d s", d->what,
 			    RUN_START_TIMEOUT_MS / 1000);
@@ -420,7 +412,7 @@ run_deploy_unwatch(struct run *r)
 void
 run_deploy_stop(struct run *r)
 {
-	long deadline = run_deploy_ms() + RUN_TERM_GRACE_MS;
+	long deadline = mono_ms() + RUN_TERM_GRACE_MS;
 	int alive;
 
 	run_deploy_unwatch(r);
@@ -439,7 +431,7 @@ run_deploy_stop(struct run *r)
 			else
 				alive++;
 		}
-		if (alive == 0 || run_deploy_ms() >= deadline)
+		if (alive == 0 || mono_ms() >= deadline)
 			break;
 		usleep(10000);
 	}
