@@ -39,6 +39,16 @@ struct auth_sha256 {
 	size_t nbuf;
 };
 
+/* v as 4 big-endian bytes at p (hash inputs and outputs). */
+static inline void
+auth_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
 void auth_sha256_init(struct auth_sha256 *s);
 void auth_sha256_update(struct auth_sha256 *s, const void *p, size_t n);
 void auth_sha256_final(struct auth_sha256 *s, uint8_t out[AUTH_HASH_LEN]);
