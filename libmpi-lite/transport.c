@@ -13,10 +13,10 @@
  *
  * There are no threads: progress happens only inside mpiv_tp_progress(),
  * which always services reads and writes together so that two ranks
- * sending each other large messages cannot deadlock.
+ * sending each other large messages cannot deadlock. Opening, closing and
+ * reopening the connections is tp_open.c.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -25,88 +25,39 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "auth.h"
 #include "mono.h"
-#include "net.h"
+#include "tp_priv.h"
 #include "transport.h"
 
-#define TP_HDR_CAP	  128		/* header + a small control message */
-#define TP_IOV_MAX	  64
-#define TP_IN_CAP	  (64u * 1024)	/* input buffer (grows for big meta) */
-#define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
-#define TP_HELLO_MS	  30000
 
-struct tp_frame {
-	struct tp_frame *next;
-	struct mpiv_request *req;	/* told when fully written, or NULL */
-	void *owned;			/* freed when written */
-	const uint8_t *payload;
-	size_t hlen, plen;
-	size_t off;			/* bytes of hdr then payload written */
-	bool urgent;			/* jumped the queue (NdRecord) */
-	bool is_send;			/* a Send (fault point send-partial) */
-	uint8_t hdr[TP_HDR_CAP];
-};
-
-struct tp_conn {
-	int index;
-	int fd;
-	char addr[256];
-	bool dead;
-
-	struct tp_frame *qhead, *qtail;
-	struct tp_frame *utail;		/* last urgent frame near the front */
-	int nurgent;			/* urgent frames not yet written */
-
-	/* input: buffered bytes are in[inpos, inlen) */
-	uint8_t *in;
-	size_t incap, inpos, inlen;
-	bool in_payload;		/* header+meta parsed, payload due */
-	struct frame_hdr h;
-	ProtobufCMessage *meta;
-	struct mpiv_request *preq;	/* receive the payload is for */
-	uint8_t *pdst;			/* where kept bytes go */
-	size_t pkeep, pgot;		/* bytes to keep, kept so far */
-	size_t prest;			/* payload bytes still to consume */
-
-	/* mpiv_tp_sync_cms: Sends since the last Flush, Flush ids */
-	uint64_t unflushed, flush_sent, flush_acked;
-};
-
-static struct tp_conn *tp_conns;
-static int tp_nconns;
-static uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
-static int tp_world_size;
-static char tp_errbuf[512];
-static bool tp_restore_needed;	/* a CM said: restore a checkpoint */
-static bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
-static const char *tp_err;
-static struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
-static long tp_spin_us = -1;		/* bounded spin before sleeping */
-static char *tp_job;			/* for a Hello again after a restore */
-static int tp_rank;
-static uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
-static uint64_t tp_last_event;		/* last event fully received */
+struct tp_conn *tp_conns;
+int tp_nconns;
+uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
+int tp_world_size;
+char tp_errbuf[512];
+bool tp_restore_needed;	/* a CM said: restore a checkpoint */
+bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
+const char *tp_err;
+struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
+long tp_spin_us = -1;		/* bounded spin before sleeping */
+char *tp_job;			/* for a Hello again after a restore */
+int tp_rank;
+uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
+uint64_t tp_last_event;		/* last event fully received */
 /* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
    Kept in memory, so a restored image reconnects with it. */
-static struct auth_key tp_key;
-static bool tp_keyed;
+struct auth_key tp_key;
+bool tp_keyed;
 
-static void tp_fail(struct tp_conn *c, const char *what, const char *why);
-static void tp_lost(struct tp_conn *c, const char *what, const char *why);
 static int tp_read(struct tp_conn *c);
-static bool tp_conn_errno(int e);
 /* The code tp_send returns once a write failed (a local error sets it). */
 static int tp_local_code = MPI_ERR_PROC_FAILED;
 static void tp_local_error(struct tp_conn *c, int e);
-static void tp_fenced(struct tp_conn *c, const char *text)
-    __attribute__((noreturn));
 
 /* ---------------- frames ---------------- */
 
-static struct tp_frame *
+struct tp_frame *
 tp_frame_get(void)
 {
 	struct tp_frame *f = tp_frame_pool;
@@ -118,7 +69,7 @@ tp_frame_get(void)
 	return malloc(sizeof(*f));
 }
 
-static void
+void
 tp_frame_put(struct tp_frame *f)
 {
 	free(f->owned);
@@ -133,7 +84,7 @@ tp_frame_put(struct tp_frame *f)
  * Writes as much of c's queue as the socket takes, several frames per
  * sendmsg. Frames fully written are retired and their request told.
  */
-static int
+int
 tp_write(struct tp_conn *c)
 {
 	while (c->qhead != NULL && !c->dead) {
@@ -248,7 +199,7 @@ tp_enqueue(struct tp_conn *c, struct tp_frame *f, bool urgent)
 	c->nurgent++;
 }
 
-static int
+int
 tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
     const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
     bool urgent)
@@ -656,7 +607,7 @@ tp_read(struct tp_conn *c)
 /* ---------------- failure ---------------- */
 
 /* True for errors that mean the connection (or the CM) is gone. */
-static bool
+bool
 tp_conn_errno(int e)
 {
 	switch (e) {
@@ -704,7 +655,7 @@ tp_local_error(struct tp_conn *c, int e)
  * Marks c lost and keeps the first reason: every later MPI call returns
  * MPI_ERR_PROC_FAILED and the error handler can show mpiv_tp_error().
  */
-static void
+void
 tp_fail(struct tp_conn *c, const char *what, const char *why)
 {
 	if (c->dead)
@@ -733,7 +684,7 @@ tp_fail(struct tp_conn *c, const char *what, const char *why)
  * An Error frame (divergence, fencing) or a protocol error is not
  * survivable and goes through tp_fail alone.
  */
-static void
+void
 tp_lost(struct tp_conn *c, const char *what, const char *why)
 {
 	bool first = !c->dead && tp_err == NULL;
@@ -762,7 +713,7 @@ mpiv_tp_set_error(const char *fmt, ...)
  * stderr and exit, without flushing stdio (its successor prints the
  * program's output) and without the MPI_Abort path (the job goes on).
  */
-static void
+void
 tp_fenced(struct tp_conn *c, const char *text)
 {
 	char line[600];
@@ -914,407 +865,4 @@ mpiv_tp_sync_cms(void)
 			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
 				return rc;
 	return MPI_SUCCESS;
-}
-
-/* ---------------- setup and teardown ---------------- */
-
-int
-mpiv_tp_ncms(void)
-{
-	return tp_nconns;
-}
-
-int
-mpiv_tp_home(int world_rank)
-{
-	return world_rank % tp_nconns;
-}
-
-uint64_t
-mpiv_tp_last_seq(int dst)
-{
-	if (tp_last_seq == NULL || dst < 0 || dst >= tp_world_size)
-		return 0;
-	return tp_last_seq[dst];
-}
-
-/* Dials addr, retrying briefly while the CM may still be starting. */
-static int
-tp_dial(const char *addr)
-{
-	long deadline = mono_us() + TP_DIAL_MS * 1000L;
-	int fd;
-
-	for (;;) {
-		fd = net_dial(addr, 2000);
-		if (fd >= 0 || mono_us() > deadline)
-			return fd;
-		usleep(100 * 1000);
-	}
-}
-
-/*
- * Right after HelloReply the home CM sends the outcomes this rank logged
- * in earlier incarnations: NdLog chunks, the last one with last = true
- * (always at least one). They are all read before MPI_Init returns.
- */
-static int
-tp_read_ndlog(struct tp_conn *c, char *err, size_t errlen)
-{
-	long deadline = mono_us() + TP_HELLO_MS * 1000L;
-
-	for (;;) {
-		ProtobufCMessage *m = NULL;
-		uint8_t *payload = NULL;
-		const char *ferr = NULL;
-		struct frame_hdr h;
-		long left = (deadline - mono_us()) / 1000;
-		bool last;
-
-		if (left <= 0 || frame_read(c->fd, &h, &m, &payload, (int)left,
-		    &ferr) < 0) {
-			snprintf(err, errlen, "home CM %s did not send the "
-			    "replay log (nd_log) within %d s: %s", c->addr,
-			    TP_HELLO_MS / 1000, left <= 0 || errno == ETIMEDOUT ?
-			    "timed out" : ferr != NULL ? ferr : strerror(errno));
-			return -1;
-		}
-		free(payload);
-		if (h.type == MPIV__MSG_TYPE__MSG_ERROR) {
-			const Mpiv__Error *e = (const Mpiv__Error *)m;
-
-			snprintf(err, errlen, "home CM %s: %s", c->addr,
-			    e->text && *e->text ? e->text : "(no text)");
-			frame_free_meta(m);
-			return -1;
-		}
-		if (h.type != MPIV__MSG_TYPE__MSG_ND_LOG) {
-			snprintf(err, errlen, "home CM %s sent %s instead of "
-			    "nd_log", c->addr, frame_type_name(h.type));
-			frame_free_meta(m);
-			return -1;
-		}
-		last = ((Mpiv__NdLog *)m)->last;
-		if (mpiv_ndlog_load((Mpiv__NdLog *)m) < 0) {
-			frame_free_meta(m);
-			snprintf(err, errlen, "out of memory for the replay log");
-			return -1;
-		}
-		if (last)
-			return 0;
-	}
-}
-
-/* Hello / HelloReply on a freshly dialled connection. */
-static int
-tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
-    bool home, char *err, size_t errlen)
-{
-	Mpiv__Hello hello = MPIV__HELLO__INIT;
-	Mpiv__HelloReply *rep;
-	ProtobufCMessage *m = NULL;
-	char name[128], why[320];
-
-	hello.version = FRAME_VERSION;
-	hello.role = MPIV__ROLE__ROLE_RANK;
-	hello.job_id = (char *)job;
-	hello.rank = rank;
-	hello.incarnation = incarnation;
-	hello.resume_event = tp_resume_event;
-	hello.resume_nd = tp_resume_nd;
-	if (gethostname(name, sizeof(name)) == 0) {
-		name[sizeof(name) - 1] = '\0';
-		hello.name = name;
-	}
-	if (auth_client_hello(c->fd, tp_keyed ? &tp_key : NULL, &hello,
-	    TP_HELLO_MS, &rep, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "CM %s: %s", c->addr, why);
-		return -1;
-	}
-	m = &rep->base;
-	if (!rep->ok) {
-		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
-		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
-		tp_restore_needed |= rep->restore_needed;
-		tp_refused_fenced = rep->code == MPIV__ERROR_CODE__ERR_FENCED;
-		frame_free_meta(m);
-		return -1;
-	}
-	/* last_seq is indexed by receiver rank, for the receivers this CM
-	   serves; keep the highest seen for silent re-execution. */
-	for (size_t i = 0; i < rep->n_last_seq && i < (size_t)tp_world_size; i++)
-		if (rep->last_seq[i] > tp_last_seq[i])
-			tp_last_seq[i] = rep->last_seq[i];
-	frame_free_meta(m);
-	return home ? tp_read_ndlog(c, err, errlen) : 0;
-}
-
-bool
-mpiv_tp_restore_needed(void)
-{
-	return tp_restore_needed;
-}
-
-int
-mpiv_tp_open(const char *cms, const char *job, int rank, int size,
-    uint32_t incarnation, char *err, size_t errlen)
-{
-	char *list, *tok, *save = NULL;
-	const char *key;
-	int n = 1, i;
-
-	for (const char *p = cms; *p; p++)
-		if (*p == ',')
-			n++;
-	tp_world_size = size;
-	tp_rank = rank;
-	if ((key = getenv(AUTH_ENV_RANK)) != NULL) {
-		uint8_t k[AUTH_HASH_LEN];
-
-		if (auth_unhex(key, k, sizeof(k)) < 0) {
-			snprintf(err, errlen, "%s is not %u hex digits",
-			    AUTH_ENV_RANK, 2 * AUTH_HASH_LEN);
-			return -1;
-		}
-		auth_key_set(&tp_key, k, sizeof(k));
-		auth_wipe(k, sizeof(k));
-		tp_keyed = true;
-		/* Programs the rank starts have no business with it. */
-		(void)unsetenv(AUTH_ENV_RANK);
-	}
-	free(tp_job);
-	tp_job = strdup(job);
-	tp_last_event = 0;
-	tp_resume_event = tp_resume_nd = 0;
-	tp_conns = calloc((size_t)n, sizeof(*tp_conns));
-	tp_last_seq = calloc((size_t)size, sizeof(*tp_last_seq));
-	list = strdup(cms);
-	if (tp_conns == NULL || tp_last_seq == NULL || list == NULL ||
-	    tp_job == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out_free;
-	}
-	tp_nconns = 0;
-	for (tok = strtok_r(list, ",", &save); tok != NULL;
-	    tok = strtok_r(NULL, ",", &save)) {
-		struct tp_conn *c = &tp_conns[tp_nconns];
-
-		c->index = tp_nconns;
-		c->fd = -1;
-		snprintf(c->addr, sizeof(c->addr), "%s", tok);
-		tp_nconns++;
-	}
-	if (tp_nconns == 0) {
-		snprintf(err, errlen, "MPIV_CMS lists no Channel Memory");
-		goto out_free;
-	}
-	for (i = 0; i < tp_nconns; i++) {
-		struct tp_conn *c = &tp_conns[i];
-
-		c->fd = tp_dial(c->addr);
-		if (c->fd < 0) {
-			snprintf(err, errlen, "cannot reach CM %s: %s",
-			    c->addr, strerror(errno));
-			goto out_close;
-		}
-		if (tp_hello(c, job, rank, incarnation, i == rank % tp_nconns,
-		    err, errlen) < 0)
-			goto out_close;
-		c->incap = TP_IN_CAP;
-		if ((c->in = malloc(c->incap)) == NULL) {
-			snprintf(err, errlen, "out of memory");
-			goto out_close;
-		}
-	}
-	free(list);
-	tp_err = NULL;
-	return 0;
-
-out_close:
-	for (i = 0; i < tp_nconns; i++) {
-		if (tp_conns[i].fd >= 0)
-			close(tp_conns[i].fd);
-		free(tp_conns[i].in);
-	}
-out_free:
-	free(list);
-	free(tp_conns);
-	free(tp_last_seq);
-	free(tp_job);
-	tp_job = NULL;
-	tp_conns = NULL;
-	tp_last_seq = NULL;
-	tp_nconns = 0;
-	return -1;
-}
-
-/*
- * Finalize: queue Bye everywhere, flush, then half-close and drain until
- * the CM closes (bounded), so that unread input never turns the close
- * into a reset that could drop our last bytes.
- */
-void
-mpiv_tp_close(int exit_code)
-{
-	Mpiv__Bye bye = MPIV__BYE__INIT;
-	long deadline;
-	int i;
-
-	bye.exit_code = exit_code;
-	if (tp_err == NULL) {
-		for (i = 0; i < tp_nconns; i++)
-			mpiv_tp_send(i, MPIV__MSG_TYPE__MSG_BYE, &bye.base, NULL,
-			    0, NULL, NULL);
-		mpiv_tp_flush();
-	}
-	for (i = 0; i < tp_nconns; i++)
-		if (!tp_conns[i].dead)
-			shutdown(tp_conns[i].fd, SHUT_WR);
-	deadline = mono_us() + 1000 * 1000L;
-	for (i = 0; i < tp_nconns; i++) {
-		struct tp_conn *c = &tp_conns[i];
-		uint8_t sink[4096];
-
-		while (!c->dead) {
-			struct pollfd p = { .fd = c->fd, .events = POLLIN };
-			long left = (deadline - mono_us()) / 1000;
-			ssize_t n;
-
-			if (left <= 0 || poll(&p, 1, (int)left) <= 0)
-				break;
-			n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
-			if (n == 0 || (n < 0 && errno != EINTR &&
-			    errno != EAGAIN))
-				break;
-		}
-	}
-	for (i = 0; i < tp_nconns; i++) {
-		struct tp_conn *c = &tp_conns[i];
-		struct tp_frame *f, *next;
-
-		close(c->fd);
-		for (f = c->qhead; f != NULL; f = next) {
-			next = f->next;
-			tp_frame_put(f);
-		}
-		if (c->meta != NULL)
-			frame_free_meta(c->meta);
-		free(c->in);
-	}
-	while (tp_frame_pool != NULL) {
-		struct tp_frame *f = tp_frame_pool;
-
-		tp_frame_pool = f->next;
-		free(f);
-	}
-	free(tp_conns);
-	free(tp_last_seq);
-	free(tp_job);
-	tp_job = NULL;
-	tp_conns = NULL;
-	tp_last_seq = NULL;
-	tp_nconns = 0;
-}
-
-/* ---------------- checkpoints ---------------- */
-
-int
-mpiv_tp_send_now(int cm, uint16_t type, const ProtobufCMessage *m)
-{
-	struct tp_conn *c;
-	int rc;
-
-	if (cm < 0 || cm >= tp_nconns)
-		return MPI_ERR_INTERN;
-	c = &tp_conns[cm];
-	if ((rc = tp_send(cm, type, m, NULL, 0, NULL, NULL, false)) !=
-	    MPI_SUCCESS)
-		return rc;
-	while (c->qhead != NULL) {
-		struct pollfd p = { .fd = c->fd, .events = POLLOUT };
-
-		if (poll(&p, 1, -1) < 0 && errno != EINTR)
-			return MPI_ERR_INTERN;
-		if (tp_write(c) < 0)
-			return MPI_ERR_PROC_FAILED;
-	}
-	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
-}
-
-void
-mpiv_tp_clone_detach(void)
-{
-	for (int i = 0; i < tp_nconns; i++) {
-		if (tp_conns[i].fd >= 0)
-			close(tp_conns[i].fd);
-		tp_conns[i].fd = -1;
-	}
-}
-
-/* Forgets whatever c was in the middle of, in and out. */
-static void
-tp_reset_conn(struct tp_conn *c)
-{
-	struct tp_frame *f, *next;
-
-	if (c->in_payload && c->preq != NULL && c->preq->tmp != NULL) {
-		free(c->preq->tmp);
-		c->preq->tmp = NULL;
-	}
-	if (c->meta != NULL)
-		frame_free_meta(c->meta);
-	c->meta = NULL;
-	c->preq = NULL;
-	c->pdst = NULL;
-	c->in_payload = false;
-	c->pkeep = c->pgot = c->prest = 0;
-	c->inpos = c->inlen = 0;
-	for (f = c->qhead; f != NULL; f = next) {
-		next = f->next;
-		tp_frame_put(f);
-	}
-	c->qhead = c->qtail = c->utail = NULL;
-	c->nurgent = 0;
-	c->dead = false;
-}
-
-int
-mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
-    uint64_t resume_nd, char *err, size_t errlen)
-{
-	int i, home = tp_rank % tp_nconns;
-
-	tp_resume_event = resume_event;
-	tp_resume_nd = resume_nd;
-	for (i = 0; i < tp_nconns; i++) {
-		struct tp_conn *c = &tp_conns[i];
-
-		tp_reset_conn(c);
-		if (c->fd >= 0)
-			close(c->fd);
-		c->fd = -1;
-	}
-	for (i = 0; i < tp_nconns; i++) {
-		struct tp_conn *c = &tp_conns[i];
-
-		c->fd = tp_dial(c->addr);
-		if (c->fd < 0) {
-			snprintf(err, errlen, "cannot reach CM %s: %s",
-			    c->addr, strerror(errno));
-			goto fail;
-		}
-		if (tp_hello(c, tp_job, tp_rank, incarnation, i == home, err,
-		    errlen) < 0) {
-			if (tp_refused_fenced)
-				tp_fenced(c, err);
-			goto fail;
-		}
-	}
-	return 0;
-
-fail:
-	for (i = 0; i < tp_nconns; i++)
-		if (tp_conns[i].fd < 0)
-			tp_conns[i].dead = true;
-	return -1;
 }

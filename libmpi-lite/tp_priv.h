@@ -1,0 +1,93 @@
+/*
+ * tp_priv.h: what the two files of a rank's transport share
+ * (transport.h is its interface):
+ *
+ *   transport.c  frames, output, input, failures, the progress engine
+ *   tp_open.c    opening the CM connections (Hello, NdLog), closing
+ *                them, and reopening them in a restored checkpoint clone
+ */
+#ifndef MPIV_TP_PRIV_H
+#define MPIV_TP_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "transport.h"
+
+#define TP_HDR_CAP	  128		/* header + a small control message */
+#define TP_IOV_MAX	  64
+#define TP_IN_CAP	  (64u * 1024)	/* input buffer (grows for big meta) */
+#define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
+#define TP_HELLO_MS	  30000
+
+struct tp_frame {
+	struct tp_frame *next;
+	struct mpiv_request *req;	/* told when fully written, or NULL */
+	void *owned;			/* freed when written */
+	const uint8_t *payload;
+	size_t hlen, plen;
+	size_t off;			/* bytes of hdr then payload written */
+	bool urgent;			/* jumped the queue (NdRecord) */
+	bool is_send;			/* a Send (fault point send-partial) */
+	uint8_t hdr[TP_HDR_CAP];
+};
+
+struct tp_conn {
+	int index;
+	int fd;
+	char addr[256];
+	bool dead;
+
+	struct tp_frame *qhead, *qtail;
+	struct tp_frame *utail;		/* last urgent frame near the front */
+	int nurgent;			/* urgent frames not yet written */
+
+	/* input: buffered bytes are in[inpos, inlen) */
+	uint8_t *in;
+	size_t incap, inpos, inlen;
+	bool in_payload;		/* header+meta parsed, payload due */
+	struct frame_hdr h;
+	ProtobufCMessage *meta;
+	struct mpiv_request *preq;	/* receive the payload is for */
+	uint8_t *pdst;			/* where kept bytes go */
+	size_t pkeep, pgot;		/* bytes to keep, kept so far */
+	size_t prest;			/* payload bytes still to consume */
+
+	/* mpiv_tp_sync_cms: Sends since the last Flush, Flush ids */
+	uint64_t unflushed, flush_sent, flush_acked;
+};
+
+extern struct tp_conn *tp_conns;
+extern int tp_nconns;
+extern uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
+extern int tp_world_size;
+extern char tp_errbuf[512];
+extern bool tp_restore_needed;	/* a CM said: restore a checkpoint */
+extern bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
+extern const char *tp_err;
+extern struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
+extern long tp_spin_us;		/* bounded spin before sleeping */
+extern char *tp_job;			/* for a Hello again after a restore */
+extern int tp_rank;
+extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
+extern uint64_t tp_last_event;		/* last event fully received */
+/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
+   Kept in memory, so a restored image reconnects with it. */
+extern struct auth_key tp_key;
+extern bool tp_keyed;
+
+/* transport.c */
+struct tp_frame *tp_frame_get(void);
+void tp_frame_put(struct tp_frame *f);
+void tp_fail(struct tp_conn *c, const char *what, const char *why);
+void tp_lost(struct tp_conn *c, const char *what, const char *why);
+bool tp_conn_errno(int e);
+int tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
+    bool urgent);
+void tp_fenced(struct tp_conn *c, const char *text) __attribute__((noreturn));
+int tp_write(struct tp_conn *c);
+
+#endif
