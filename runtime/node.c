@@ -20,7 +20,6 @@
 #include <ev.h>
 
 #include "conn.h"
-#include "criu.h"
 #include "daemon.h"
 #include "front.h"
 #include "log.h"

@@ -97,9 +97,7 @@ pidns_read(const char *path, char *buf, size_t n)
 	return r;
 }
 
-/* Writes pid - 1 to ns_last_pid: the next fork in our namespace gets
- * pid (nothing else forks in there meanwhile). 0 or -1. */
-static int
+int
 pidns_set_next(pid_t pid)
 {
 	char buf[16];

@@ -60,6 +60,11 @@ typedef void (*pidns_fail_fn)(void *arg, int err);
  */
 pid_t pidns_spawn(pidns_start_fn start, pidns_fail_fn fail, void *arg);
 
+/* In a namespace's init: the next fork in the namespace gets pid (writes
+ * pid - 1 to ns_last_pid; nothing else forks in there meanwhile). 0 or
+ * -1 (errno). */
+int pidns_set_next(pid_t pid);
+
 /* Host pid of the process that is nspid in the namespace under handle
  * (any child of the init when nspid < 0), or -1. */
 pid_t pidns_find(pid_t handle, pid_t nspid);

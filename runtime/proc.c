@@ -143,16 +143,9 @@ static pid_t
 proc_ns_start(void *arg)
 {
 	struct proc_ns *a = arg;
-	char buf[16];
 	pid_t pid;
-	int fd, len;
 
-	len = snprintf(buf, sizeof(buf), "%d", (int)a->spec->ns_pid - 1);
-	if ((fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY |
-	    O_CLOEXEC)) < 0 || write(fd, buf, (size_t)len) != len)
-		proc_child_fail(a->epw, 2, errno);
-	close(fd);
-	if ((pid = fork()) < 0)
+	if (pidns_set_next(a->spec->ns_pid) < 0 || (pid = fork()) < 0)
 		proc_child_fail(a->epw, 2, errno);
 	if (pid == 0)
 		proc_child(a->spec, 1, a->outw, a->errw, a->ctrlw, a->ctrlr,

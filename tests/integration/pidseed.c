@@ -122,6 +122,10 @@ main(int argc, char **argv)
 				    value[i]);
 		}
 		printf("rank 0: digest %016llx\n", (unsigned long long)digest);
+		free(order);
+		free(value);
+		free(busy);
+		free(pids);
 	} else {
 		check(MPI_Send(&pid0, 1, MPI_LONG, 0, 3, MPI_COMM_WORLD),
 		    "Send pid");
