@@ -150,6 +150,20 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	return home ? tp_read_ndlog(c, err, errlen) : 0;
 }
 
+/* Dials CM c and says Hello (as the home rank when home). 0, or -1
+   with err (c->fd stays open for the caller to close). */
+static int
+tp_connect(struct tp_conn *c, const char *job, int rank, uint32_t inc,
+    bool home, char *err, size_t errlen)
+{
+	if ((c->fd = tp_dial(c->addr)) < 0) {
+		snprintf(err, errlen, "cannot reach CM %s: %s", c->addr,
+		    strerror(errno));
+		return -1;
+	}
+	return tp_hello(c, job, rank, inc, home, err, errlen);
+}
+
 bool
 mpiv_tp_restore_needed(void)
 {
@@ -212,13 +226,7 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 
-		c->fd = tp_dial(c->addr);
-		if (c->fd < 0) {
-			snprintf(err, errlen, "cannot reach CM %s: %s",
-			    c->addr, strerror(errno));
-			goto out_close;
-		}
-		if (tp_hello(c, job, rank, incarnation, i == rank % tp_nconns,
+		if (tp_connect(c, job, rank, incarnation, i == rank % tp_nconns,
 		    err, errlen) < 0)
 			goto out_close;
 		c->incap = TP_IN_CAP;
@@ -398,13 +406,7 @@ mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 
-		c->fd = tp_dial(c->addr);
-		if (c->fd < 0) {
-			snprintf(err, errlen, "cannot reach CM %s: %s",
-			    c->addr, strerror(errno));
-			goto fail;
-		}
-		if (tp_hello(c, tp_job, tp_rank, incarnation, i == home, err,
+		if (tp_connect(c, tp_job, tp_rank, incarnation, i == home, err,
 		    errlen) < 0) {
 			if (tp_refused_fenced)
 				tp_fenced(c, err);

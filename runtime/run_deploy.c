@@ -206,6 +206,26 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 }
 
 /*
+ * Spawns the service `what` in slot d (NULL: a new one) and keeps the
+ * address it listens on, where a respawn starts it again. Its slot, or
+ * NULL (r->reason set).
+ */
+static struct run_daemon *
+run_deploy_service(struct run *r, struct run_daemon *d, const char *what,
+    char **args)
+{
+	char addr[128];
+
+	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
+		return NULL;
+	if (d == NULL)
+		d = &r->daemons[r->ndaemons - 1];
+	snprintf(d->addr, sizeof(d->addr), "%s", addr);
+	log_info("run %s addr=%s", what, addr);
+	return d;
+}
+
+/*
  * Starts CM i (d NULL: a new daemon slot; else the one that died, again
  * at the address it had and on the same store, so that the dispatcher
  * takes it for the same CM coming back and the job continues on the logs
@@ -214,7 +234,7 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 static int
 run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 {
-	char *args[16], what[32], addr[128], store[PATH_MAX];
+	char *args[16], what[32], store[PATH_MAX];
 
 	args[0] = r->self;
 	args[1] = "cm";
@@ -237,14 +257,9 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 		args[14] = NULL;
 	}
 	snprintf(what, sizeof(what), "cm %d", i);
-	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
+	if ((d = run_deploy_service(r, d, what, args)) == NULL)
 		return -1;
-	if (d == NULL) {
-		d = &r->daemons[r->ndaemons - 1];
-		d->cm = i;
-	}
-	snprintf(d->addr, sizeof(d->addr), "%s", addr);
-	log_info("run cm=%d addr=%s", i, addr);
+	d->cm = i;
 	return 0;
 }
 
@@ -255,7 +270,7 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 static int
 run_deploy_cs(struct run *r, struct run_daemon *d, int i)
 {
-	char *args[14], what[32], addr[128], store[PATH_MAX];
+	char *args[14], what[32], store[PATH_MAX];
 
 	snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir, i);
 	args[0] = r->self;
@@ -272,14 +287,9 @@ run_deploy_cs(struct run *r, struct run_daemon *d, int i)
 	args[11] = r->secret_path;
 	args[12] = NULL;
 	snprintf(what, sizeof(what), "cs %d", i);
-	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
+	if ((d = run_deploy_service(r, d, what, args)) == NULL)
 		return -1;
-	if (d == NULL) {
-		d = &r->daemons[r->ndaemons - 1];
-		d->cs = i;
-	}
-	snprintf(d->addr, sizeof(d->addr), "%s", addr);
-	log_info("run cs=%d addr=%s", i, addr);
+	d->cs = i;
 	return 0;
 }
 
