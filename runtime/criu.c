@@ -127,6 +127,7 @@
 #include <zstd.h>
 
 #include "log.h"
+#include "mono.h"
 #include "pidns.h"
 
 #define CRIU_TIMEOUT_MS_DEFAULT 60000
@@ -163,15 +164,6 @@ criu_timeout_ms(void)
 	if (v <= 0 || v > 3600)
 		return CRIU_TIMEOUT_MS_DEFAULT;
 	return (int)(v * 1000);
-}
-
-static long long
-criu_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /*
@@ -278,7 +270,7 @@ criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
 static int
 criu_wait(pid_t pid, int *status, int timeout_ms)
 {
-	long long end = criu_now_ms() + timeout_ms;
+	long end = mono_ms() + timeout_ms;
 	struct timespec nap = { 0, 1000000 };
 	pid_t r;
 
@@ -288,7 +280,7 @@ criu_wait(pid_t pid, int *status, int timeout_ms)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -1;
-		if (criu_now_ms() >= end) {
+		if (mono_ms() >= end) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, status, 0) < 0 && errno == EINTR)
 				;
@@ -404,7 +396,7 @@ criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
 {
 	int p[2], status = 0;
 	size_t len = 0;
-	long long end = criu_now_ms() + timeout_ms;
+	long end = mono_ms() + timeout_ms;
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
@@ -417,7 +409,7 @@ criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
 	}
 	for (;;) {
 		struct pollfd pf = { p[0], POLLIN, 0 };
-		long long left = end - criu_now_ms();
+		long left = end - mono_ms();
 		char sink[4096];
 		ssize_t r;
 
@@ -437,7 +429,7 @@ criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
 	close(p[0]);
 	out[len] = '\0';
 	*outlen = len;
-	if (criu_wait(pid, &status, (int)(end > criu_now_ms() ? end - criu_now_ms() : 1)) < 0)
+	if (criu_wait(pid, &status, (int)(end > mono_ms() ? end - mono_ms() : 1)) < 0)
 		return -1;
 	return status;
 }
@@ -966,7 +958,7 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 {
 	struct timespec nap = { 0, 500000 };
 	char line[400];
-	long long end;
+	long end;
 	pid_t cp, ppid = -1;
 	int st, e = 0;
 	char state = 0;
@@ -978,8 +970,8 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 		e = errno;
 	else if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
 		/* Normally stopped already; allow criu's stop to land. */
-		end = criu_now_ms() + 5000;
-		while (criu_now_ms() < end) {
+		end = mono_ms() + 5000;
+		while (mono_ms() < end) {
 			state = criu_task_state(root, &ppid);
 			if (state == 'T' && ppid == getpid())
 				return 0;
@@ -1014,7 +1006,7 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 	struct timespec nap = { 0, 500000 };
 	int rp[2], st;
 	char line[400];
-	long long end;
+	long end;
 	pid_t h, task = -1;
 	ssize_t r;
 	char c;
@@ -1033,10 +1025,10 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 	}
 
 	/* One byte once criu -d exited 0; EOF when anything failed. */
-	end = criu_now_ms() + criu_timeout_ms();
+	end = mono_ms() + criu_timeout_ms();
 	for (;;) {
 		struct pollfd pf = { rp[0], POLLIN, 0 };
-		long long left = end - criu_now_ms();
+		long left = end - mono_ms();
 
 		if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
 			r = -1;
@@ -1049,8 +1041,8 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 	close(rp[0]);
 	if (r == 1) {
 		/* criu is done; the task shows T once criu's stop landed. */
-		end = criu_now_ms() + 5000;
-		while (criu_now_ms() < end) {
+		end = mono_ms() + 5000;
+		while (mono_ms() < end) {
 			task = pidns_find(h, root);
 			if (task > 0 && criu_task_state(task, NULL) == 'T')
 				break;

@@ -46,6 +46,7 @@
 #include "criu.h"
 #include "frame.h"
 #include "log.h"
+#include "mono.h"
 #include "net.h"
 #include "node_priv.h"
 #include "pidns.h"
@@ -97,15 +98,6 @@ struct ckpt_args {
 	char cs[128], cm[128];
 	char dir[64];		/* made by the agent (ckpt_mkdir) */
 };
-
-static double
-ckpt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /*
  * Makes /dev/shm/mpiv-KIND-<agent pid>-XXXXXX (images never touch the
@@ -572,7 +564,7 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 	(void)setpgid(0, 0);
 	/* A helper outliving its agent would hold the dump directory. */
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-	t0 = ckpt_now();
+	t0 = mono_s();
 	if ((clone = a->clone) <= 0) {
 		snprintf(res.error, sizeof(res.error), "clone pid %d not "
 		    "found", (int)a->clone_ns);
@@ -585,7 +577,7 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 			    "before it stopped", (int)clone);
 			goto done;
 		}
-		if (ckpt_now() - t0 > CKPT_STOP_WAIT_MS / 1000.) {
+		if (mono_s() - t0 > CKPT_STOP_WAIT_MS / 1000.) {
 			snprintf(res.error, sizeof(res.error), "clone %d did "
 			    "not stop within %d s", (int)clone,
 			    CKPT_STOP_WAIT_MS / 1000);
@@ -603,16 +595,16 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 		pp[np] = &pi[np];
 		np++;
 	}
-	t0 = ckpt_now();
+	t0 = mono_s();
 	if (criu_dump(clone, dir, res.error, sizeof(res.error)) < 0) {
 		proc_rmtree(dir);
 		goto kill_clone;
 	}
-	t1 = ckpt_now();
+	t1 = mono_s();
 	res.dump_s = t1 - t0;
 	if (ckpt_upload(a, dir, pp, np, &res) == 0)
 		res.ok = 1;
-	res.upload_s = ckpt_now() - t1;
+	res.upload_s = mono_s() - t1;
 	proc_rmtree(dir);
 	goto done;
 kill_clone:
@@ -1014,7 +1006,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	ProtobufCMessage *metamsg = NULL;
 	Mpiv__ImageMeta *meta = NULL;
 	uint64_t bytes = 0, k = 0;
-	double t0 = ckpt_now(), t1;
+	double t0 = mono_s(), t1;
 	struct task *t = NULL;
 	pid_t handle, task, as = 0;
 	int nmap = 0;
@@ -1059,7 +1051,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 		usleep(CKPT_FETCH_PAUSE_US * try);
 	}
 	k = meta->ckpt_no;
-	t1 = ckpt_now();
+	t1 = mono_s();
 	for (int i = 0; i < 4; i++)
 		if (pipe2(pp[i], O_CLOEXEC) < 0) {
 			snprintf(err, sizeof(err), "pipe: %s", strerror(errno));
@@ -1133,7 +1125,7 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	    "restore_s=%.3f out_base=%" PRIu64 " err_base=%" PRIu64, l->job_id,
 	    l->rank, l->incarnation, k, (int)task, (int)handle,
 	    (int)(as > 0 ? as : pidns_inner_pid(task)), bytes, t1 - t0,
-	    ckpt_now() - t1, meta->out_base, meta->err_base);
+	    mono_s() - t1, meta->out_base, meta->err_base);
 	ts.job_id = l->job_id;
 	ts.rank = l->rank;
 	ts.incarnation = l->incarnation;

@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mono.h"
 #include "pidns.h"
 
 #define PIDNS_GRACE_MS	10000	/* I waits this long for clones and criu */
@@ -70,15 +71,6 @@
 static int pidns_probed;
 static bool pidns_works;
 static char pidns_why[256];
-
-static long long
-pidns_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Reads a small /proc file into buf (NUL-terminated); length or -1. */
 static ssize_t
@@ -279,7 +271,7 @@ pidns_init(pidns_start_fn start, pidns_fail_fn fail, void *arg, int sigw)
 {
 	struct timespec nap = { 0, PIDNS_NAP_NS };
 	unsigned char sig;
-	long long end;
+	long end;
 	pid_t root, r;
 	int st = 0;
 
@@ -303,8 +295,8 @@ pidns_init(pidns_start_fn start, pidns_fail_fn fail, void *arg, int sigw)
 			break;
 	}
 	/* A clone still to be dumped, or the criu dumping it. */
-	end = pidns_now_ms() + PIDNS_GRACE_MS;
-	while (pidns_busy() && pidns_now_ms() < end) {
+	end = mono_ms() + PIDNS_GRACE_MS;
+	while (pidns_busy() && mono_ms() < end) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		nanosleep(&nap, NULL);
