@@ -21,28 +21,30 @@
  *      connection without reading anything more, so the mark describes
  *      exactly the memory about to be copied;
  *   4. fork twice: the middle child exits at once (the clone is
- *      reparented to the node agent, a subreaper); the parent reaps it,
- *      writes "ckpt-clone ..." and returns to the application. Its stall
- *      is steps 1-4.
+ *      reparented to the pid 1 of the rank's PID namespace, or, on a node
+ *      without namespaces, to the node agent, a subreaper); the parent
+ *      reaps it, writes "ckpt-clone ..." and returns to the application.
+ *      Its stall is steps 1-4.
  *
  * The clone closes its CM sockets (close only: the parent shares them),
- * makes itself the leader of its own process group, waits until it is
- * the node's child (the middle one gone), sets PR_SET_PDEATHSIG SIGKILL
- * and stops itself. The node dumps it with CRIU and kills it. The group
- * and the pdeath signal are in the image: the node restores the clone
- * as its own child under the same pid (runtime/criu.c), the leader of
- * its own group like a freshly launched rank, killed by the kernel if
- * the node dies; and such a restored rank takes further checkpoints the
- * same way (its clones are dumped like any other). No setsid: the
- * session stays the rank's (the node starts every rank as a session
- * leader; a restored rank is in the session of the criu that restored
- * it), which criu's --shell-job accepts (only a
- * rank restored into a fresh PID namespace, when its pid was taken, has
- * its session outside and cannot be dumped again: its later dumps fail
- * cleanly, the node reports why and the rank keeps its older image). If
- * the clone is ever continued without a restore (the dump failed), it
- * exits quietly: a restored clone has a new ctrl-in pipe (and, in that
- * fallback, a new PID namespace), a merely continued one has neither. A
+ * makes itself the leader of its own process group, waits until the
+ * middle one is gone, sets PR_SET_PDEATHSIG SIGKILL and stops itself.
+ * The node dumps it with a CRIU that enters the rank's namespaces
+ * (runtime/pidns.c, runtime/criu.c) and kills it. The group and the
+ * pdeath signal are in the image: the node restores the clone into a
+ * fresh PID namespace of the rank, under the rank's pid (every
+ * incarnation of a rank sees the same getpid()), the leader of its own
+ * group like a freshly launched rank, killed by the kernel if the node
+ * dies; and such a restored rank takes further checkpoints the same way
+ * (its clones are dumped like any other). No setsid: the session stays
+ * the rank's, which criu's --shell-job accepts. On a node without PID
+ * namespaces (not root, MPIV_PIDNS=0) a clone is restored under its own
+ * pid as the node's child, or, when that pid is taken, into a fresh
+ * namespace whose rank cannot be dumped again (its session is outside:
+ * later dumps fail cleanly, the node says why, the older image stays).
+ * If the clone is ever continued without a restore (the dump failed),
+ * it exits quietly: a restored clone has a new ctrl-in pipe or PID
+ * namespace, a merely continued one has neither. A
  * restored clone reads "inc n", dials every CM again as incarnation n
  * with Hello{resume_event, resume_nd},
  * takes the outcomes logged after its mark, posts again every receive
