@@ -445,6 +445,8 @@ cm_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (daemon_auth_load("cm", secret, false, &cm.keys) < 0)
 		return 1;
+	if (cm.store_dir != NULL && cm_store_lock(cm.store_dir) < 0)
+		return 1;
 	cm.as.enabled = cm.keys.enabled;
 	cm.as.key = session_auth_key;
 	cm.as.arg = &cm;
@@ -453,8 +455,6 @@ cm_main(int argc, char **argv)
 		return 1;
 	}
 
-	if (cm.store_dir != NULL && cm_store_lock(cm.store_dir) < 0)
-		return 1;
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)
 		return 1;

@@ -271,7 +271,8 @@ rec_finish(struct recovery *rc, uint64_t *refills, uint64_t *unexpected)
 	struct job *j = rc->j;
 	struct pbuf *pb;
 
-	qsort(rc->msgs, rc->nmsgs, sizeof(*rc->msgs), rmsg_cmp);
+	if (rc->nmsgs > 0)
+		qsort(rc->msgs, rc->nmsgs, sizeof(*rc->msgs), rmsg_cmp);
 	for (int32_t r = 0; r < j->nranks; r++) {
 		struct rank_state *rs = &j->ranks[r];
 		uint64_t ents, bytes;
