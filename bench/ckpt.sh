@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/ckpt.sh: what checkpoints cost (issue 4). Part of `make bench`.
+# bench/ckpt.sh: what checkpoints cost. Part of `make bench`.
 #
 #   1. round trip vs image size: rank 0 of 2 holds X MB (bench/ckpt_mem.c),
 #      `mpiv checkpoint` takes one, then `mpiv kill` kills it; measured:

@@ -1,6 +1,6 @@
 /*
  * disp_load: N simulated idle node agents in one process, against a
- * running dispatcher (issue 5: dispatcher CPU and memory per node).
+ * running dispatcher (its CPU and memory per node).
  *
  *   disp_load --dispatcher HOST:PORT -n N [--pid DISPATCHER_PID]
  *             [--secret-file FILE] [--interval S] [--duration S]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/disp_load.sh: dispatcher load with many idle node agents (issue 5):
+# bench/disp_load.sh: dispatcher load with many idle node agents:
 # its CPU and memory per node. Part of `make bench`.
 #
 # Builds bench/disp_load.c against $B/lib/libmpivrt.a (it registers the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/ft.sh: what fault tolerance costs (issue 3). Part of `make bench`.
+# bench/ft.sh: what fault tolerance costs. Part of `make bench`.
 #
 #   1. failure-free overhead of message logging: the same ping-pong with
 #      mpiv logging (the default), mpiv relay-only (--relay-only: no log, no

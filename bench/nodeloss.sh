@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/nodeloss.sh: time from the loss of a whole node to its ranks
-# running again elsewhere (issue 5), split into detection and relaunch.
+# running again elsewhere, split into detection and relaunch.
 # Part of `make bench`.
 #
 # For each heartbeat timeout T (--heartbeat-timeout of the dispatcher) and

@@ -373,7 +373,7 @@ if fl:
 			floor_best[s] = min(floor_best.get(s, r), r)
 	print()
 
-print('## Targets (issue 2)\n')
+print('## Targets\n')
 small = [ratios.get(('lat', s)) for s in sizes if s <= 64]
 big = [ratios.get(('bw', s)) for s in sizes if s >= 1 << 20]
 def verdict(vals, ok):
