@@ -21,6 +21,17 @@
 static void djob_finish(struct djob *j);
 static void djob_relaunch(struct djob *j, int r);
 
+/* The one place a job changes state, traced. */
+void
+djob_set_state(struct djob *j, enum djob_state st)
+{
+	if (j->state == st)
+		return;
+	log_debug("dispatcher job=%s state %s -> %s", j->id,
+	    djob_state_name(j->state), djob_state_name(st));
+	j->state = st;
+}
+
 struct djob *
 djob_find(struct disp *d, const char *id)
 {
@@ -351,7 +362,7 @@ djob_try_place(struct disp *d, struct djob *j)
 		j->ranks[r].cs = j->ncss > 0 ? r % j->ncss : -1;
 		node->used++;
 	}
-	j->state = DJOB_SETUP;
+	djob_set_state(j, DJOB_SETUP);
 	log_info("dispatcher job placed job=%s, setting up %d channel "
 	    "memories", j->id, j->ncms);
 	djob_setup_cms(j);
@@ -446,7 +457,7 @@ djob_launch(struct djob *j)
 		}
 		djob_launch_rank(j, r);
 	}
-	j->state = DJOB_RUNNING;
+	djob_set_state(j, DJOB_RUNNING);
 	djob_ckpt_why(j, why, sizeof(why));
 	log_info("dispatcher job running job=%s nranks=%d mode=%s "
 	    "ckpt_interval=%.3f css=%d%s%s", j->id, j->nranks,
@@ -710,12 +721,12 @@ djob_fail(struct djob *j, int code, const char *reason)
 	    j->id, code, reason);
 	djob_regen_stop(j);
 	if (j->state == DJOB_REGEN)
-		j->state = DJOB_RUNNING;	/* its live ranks are killed */
+		djob_set_state(j, DJOB_RUNNING);	/* its live ranks are killed */
 	if (j->state != DJOB_RUNNING) {
 		djob_finish(j);
 		return;
 	}
-	j->state = DJOB_FINISHING;
+	djob_set_state(j, DJOB_FINISHING);
 	ev_timer_stop(j->d->loop, &j->chaos_w);
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];

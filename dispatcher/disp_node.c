@@ -62,7 +62,7 @@ dnode_dead(struct dpeer *p, const char *reason, bool flush)
 	if (!conn_is_closing(p->c))
 		conn_close(p->c, reason, flush);
 	djob_peer_lost(p);
-	p->role = DPEER_DEAD;
+	dpeer_set_role(p, DPEER_DEAD);
 }
 
 void

@@ -28,6 +28,17 @@ dpeer_hello_reply(struct dpeer *p, bool ok, const char *error)
 	    0);
 }
 
+/* The one place a peer's role changes, traced. */
+void
+dpeer_set_role(struct dpeer *p, enum disp_role role)
+{
+	if (p->role == role)
+		return;
+	log_debug("dispatcher peer=%s role %s -> %s", conn_peer(p->c),
+	    dpeer_role_names[p->role], dpeer_role_names[role]);
+	p->role = role;
+}
+
 /* Refuses a peer: HelloReply{ok=false}, then close once flushed. */
 static void
 dpeer_refuse(struct dpeer *p, const char *why)
@@ -35,7 +46,7 @@ dpeer_refuse(struct dpeer *p, const char *why)
 	log_warnx("dispatcher refusing peer=%s reason=\"%s\"", conn_peer(p->c),
 	    why);
 	dpeer_hello_reply(p, false, why);
-	p->role = DPEER_DEAD;
+	dpeer_set_role(p, DPEER_DEAD);
 	conn_close(p->c, why, true);
 }
 
@@ -51,7 +62,7 @@ dpeer_error(struct dpeer *p, const char *why)
 	e.text = (char *)why;
 	(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_ERROR, &e.base, NULL, 0);
 	djob_peer_lost(p);
-	p->role = DPEER_DEAD;
+	dpeer_set_role(p, DPEER_DEAD);
 	conn_close(p->c, why, true);
 }
 
@@ -68,16 +79,16 @@ dpeer_hello(struct dpeer *p, const Mpiv__Hello *h)
 	}
 	switch (h->role) {
 	case MPIV__ROLE__ROLE_CM:
-		p->role = DPEER_CM;
+		dpeer_set_role(p, DPEER_CM);
 		break;
 	case MPIV__ROLE__ROLE_NODE:
-		p->role = DPEER_NODE;
+		dpeer_set_role(p, DPEER_NODE);
 		break;
 	case MPIV__ROLE__ROLE_CLIENT:
-		p->role = DPEER_CLIENT;
+		dpeer_set_role(p, DPEER_CLIENT);
 		break;
 	case MPIV__ROLE__ROLE_CS:
-		p->role = DPEER_CS;
+		dpeer_set_role(p, DPEER_CS);
 		break;
 	default:
 		snprintf(why, sizeof(why), "role %d cannot talk to the "
@@ -266,7 +277,7 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);
-		p->role = DPEER_DEAD;
+		dpeer_set_role(p, DPEER_DEAD);
 		conn_close(p->c, "client said bye", true);
 		return;
 	default:

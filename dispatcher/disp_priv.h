@@ -249,6 +249,7 @@ struct disp {
 };
 
 /* disp_peer.c */
+void dpeer_set_role(struct dpeer *p, enum disp_role role);
 struct dpeer *dpeer_new(struct disp *d, int fd);
 void dpeer_close_all(struct disp *d);
 void dpeer_backpressure(struct disp *d, struct dpeer *node);
@@ -272,6 +273,7 @@ void dbin_free(struct djob *j);
 
 /* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c */
 void djob_kill_rank(struct djob *j, int r, int sig);
+void djob_set_state(struct djob *j, enum djob_state st);
 void djob_restart(struct djob *j, int r, double t_exit);
 void djob_bad_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
     const char *what);
@@ -321,6 +323,7 @@ void dwarn_event(struct djob *j, const char *kind, bool active,
 const char *dwarn_kind_name(enum dwarn_kind k);
 
 /* disp_status.c */
+const char *djob_state_name(enum djob_state st);
 void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);
 
 /* disp_job.c */

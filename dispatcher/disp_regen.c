@@ -98,7 +98,7 @@ djob_regen_begin(struct djob *j, int i, const char *addr, char *why,
 		return false;
 	}
 	j->regens++;
-	j->state = DJOB_REGEN;
+	djob_set_state(j, DJOB_REGEN);
 	j->regen_t0 = ev_now(j->d->loop);
 	snprintf(j->regen_addr, sizeof(j->regen_addr), "%s", addr);
 	j->regen_idx = i;
@@ -177,7 +177,7 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 	}
 	memset(j->cm_ready, 0, (size_t)j->ncms * sizeof(*j->cm_ready));
 	j->nready = 0;
-	j->state = DJOB_SETUP;
+	djob_set_state(j, DJOB_SETUP);
 	log_info("dispatcher job=%s starting over cm=%s (for %s)", j->id,
 	    cm->addr, j->regen_addr);
 	snprintf(msg, sizeof(msg), "job %s runs again from the beginning on "
@@ -219,7 +219,7 @@ djob_regen_resume(struct djob *j, struct dpeer *cm)
 	ev_timer_stop(j->d->loop, &j->regen_w);
 	j->cms[j->regen_idx] = cm;
 	cm->njobs++;
-	j->state = DJOB_RUNNING;
+	djob_set_state(j, DJOB_RUNNING);
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 

@@ -11,10 +11,10 @@
 #include "disp_priv.h"
 #include "log.h"
 
-static const char *
-dstatus_job_state(const struct djob *j)
+const char *
+djob_state_name(enum djob_state st)
 {
-	switch (j->state) {
+	switch (st) {
 	case DJOB_WAITING:
 		return "waiting";
 	case DJOB_SETUP:
@@ -55,7 +55,7 @@ dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
 
 	mpiv__job_info__init(ji);
 	ji->job_id = (char *)j->id;
-	ji->state = (char *)dstatus_job_state(j);
+	ji->state = (char *)djob_state_name(j->state);
 	ji->nranks = j->nranks;
 	ji->argv = j->argv;
 	ji->n_argv = j->argc;

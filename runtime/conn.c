@@ -674,7 +674,7 @@ conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
 		hr.auth_proof.data = c->proof_s;
 		hr.auth_proof.len = sizeof(c->proof_s);
 		meta = &hr.base;
-		c->astate = CONN_A_DONE;
+		conn_auth_set(c, CONN_A_DONE);
 	}
 	mlen = protobuf_c_message_get_packed_size(meta);
 	cap = FRAME_HDR_LEN + mlen + payload_len;

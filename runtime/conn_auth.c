@@ -11,6 +11,27 @@
 #include "conn_priv.h"
 #include "log.h"
 
+static const char *const conn_astate_names[] = {
+	[CONN_A_OFF] = "off",
+	[CONN_A_S_HELLO] = "server-hello",
+	[CONN_A_S_REPLY] = "server-reply",
+	[CONN_A_C_CHALLENGE] = "client-challenge",
+	[CONN_A_C_REPLY] = "client-reply",
+	[CONN_A_C_SKIP] = "client-skip",
+	[CONN_A_DONE] = "done",
+};
+
+/* The one place a connection's handshake state changes, traced. */
+void
+conn_auth_set(struct conn *c, enum conn_astate st)
+{
+	if (c->astate == st)
+		return;
+	log_debug("conn peer=%s auth %s -> %s", c->peer,
+	    conn_astate_names[c->astate], conn_astate_names[st]);
+	c->astate = st;
+}
+
 /* ---------------- authentication ---------------- */
 
 bool
@@ -36,7 +57,7 @@ conn_auth_server(struct conn *c, const struct auth_server *as)
 		ch.nonce.data = c->nonce_s;
 		ch.nonce.len = sizeof(c->nonce_s);
 	}
-	c->astate = CONN_A_S_HELLO;
+	conn_auth_set(c, CONN_A_S_HELLO);
 	if (as != NULL && as->gate != NULL)
 		conn_gate_join(as->gate, c);
 	(void)conn_send(c, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, NULL, 0);
@@ -46,11 +67,11 @@ void
 conn_auth_client(struct conn *c, const struct auth_key *key)
 {
 	if (key == NULL) {
-		c->astate = CONN_A_C_SKIP;
+		conn_auth_set(c, CONN_A_C_SKIP);
 		return;
 	}
 	c->akey = *key;
-	c->astate = CONN_A_C_CHALLENGE;
+	conn_auth_set(c, CONN_A_C_CHALLENGE);
 }
 
 /* Server: refuses the peer with a HelloReply it can read, then closes. */
@@ -63,7 +84,7 @@ conn_auth_refuse(struct conn *c, const Mpiv__Hello *h, const char *why)
 	    "reason=\"%s\"", c->peer, h != NULL ? (int)h->role : -1,
 	    h != NULL && *h->job_id != '\0' ? h->job_id : "-",
 	    h != NULL ? h->rank : -1, h != NULL ? h->name : "", why);
-	c->astate = CONN_A_DONE;
+	conn_auth_set(c, CONN_A_DONE);
 	c->auth_failed = true;
 	hr.ok = false;
 	hr.version = FRAME_VERSION;
@@ -76,7 +97,7 @@ conn_auth_refuse(struct conn *c, const Mpiv__Hello *h, const char *why)
 static void
 conn_auth_fail(struct conn *c, const char *why)
 {
-	c->astate = CONN_A_DONE;
+	conn_auth_set(c, CONN_A_DONE);
 	c->auth_failed = true;
 	conn_close(c, why, false);
 }
@@ -123,7 +144,7 @@ conn_auth_release(struct conn *c)
 	if (c->wq_tail == &c->wq_head)
 		c->wq_tail = &wb->next;
 	c->queued += wb->len;
-	c->astate = CONN_A_C_REPLY;
+	conn_auth_set(c, CONN_A_C_REPLY);
 	conn_want_flush(c);
 }
 
@@ -165,7 +186,7 @@ conn_auth_too_big(struct conn *c)
 	    frame_type_name(c->h.type), (unsigned long long)n,
 	    CONN_PREAUTH_MAX_FRAME);
 	if (c->astate == CONN_A_S_HELLO) {
-		c->astate = CONN_A_DONE;
+		conn_auth_set(c, CONN_A_DONE);
 		c->auth_failed = true;
 		conn_close(c, "frame too big before authentication", false);
 	} else {
@@ -230,7 +251,7 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 	case CONN_A_S_HELLO:
 		hello = (const Mpiv__Hello *)meta;
 		if (c->as == NULL || !c->as->enabled) {
-			c->astate = CONN_A_DONE;
+			conn_auth_set(c, CONN_A_DONE);
 			conn_gate_authed(c);
 			return false;
 		}
@@ -250,11 +271,11 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 		}
 		log_debug("auth ok peer=%s role=%d job=%s rank=%d", c->peer,
 		    (int)hello->role, hello->job_id, hello->rank);
-		c->astate = CONN_A_S_REPLY;
+		conn_auth_set(c, CONN_A_S_REPLY);
 		conn_gate_authed(c);
 		return false;
 	case CONN_A_C_SKIP:
-		c->astate = CONN_A_DONE;
+		conn_auth_set(c, CONN_A_DONE);
 		return h->type == MPIV__MSG_TYPE__MSG_CHALLENGE;
 	case CONN_A_C_CHALLENGE:
 		ch = (const Mpiv__Challenge *)meta;
@@ -274,7 +295,7 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 		return true;
 	case CONN_A_C_REPLY:
 		hr = (const Mpiv__HelloReply *)meta;
-		c->astate = CONN_A_DONE;
+		conn_auth_set(c, CONN_A_DONE);
 		if (!hr->ok)
 			return false;	/* a refusal: the daemon reports it */
 		auth_reply_proof(&c->akey, c->nonce_s, c->nonce_c, c->proof_c,

@@ -130,6 +130,7 @@ void pbuf_wait_add(struct pbuf *pb, struct conn *c);
 void pbuf_wait_del(struct conn *c);
 
 /* conn_auth.c */
+void conn_auth_set(struct conn *c, enum conn_astate st);
 int conn_auth_header(struct conn *c);
 bool conn_auth_frame(struct conn *c, const struct frame_hdr *h,
     ProtobufCMessage *meta);
