@@ -10,7 +10,11 @@
 #   make fuzz       build the libFuzzer targets (clang)
 #
 # Every *.c under runtime/ channel-memory/ dispatcher/ checkpoint-server/
-# goes into the mpiv binary; every *.c under libmpi-lite/ into libmpi.
+# node-agent/ cli/ goes into the mpiv binary (cli/main.c is its main);
+# every *.c under libmpi-lite/ into libmpi. Only runtime/ and libmpi-lite/
+# are on the include path: a daemon's or the front end's header is
+# included by its relative path ("../node-agent/node.h"), so that the
+# shared code in runtime/ cannot reach one without it showing.
 
 BUILD    ?= build
 CC       ?= cc
@@ -32,14 +36,14 @@ GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c runtime/auth_keys.c \
 	runtime/sha256.c libmpi-lite/digest.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
-	dispatcher/*.c checkpoint-server/*.c))
+	dispatcher/*.c checkpoint-server/*.c node-agent/*.c cli/*.c))
 LIB_SRCS    := $(filter-out $(SHARED_SRCS),$(wildcard libmpi-lite/*.c))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 SHARED_OBJS := $(call obj,$(SHARED_SRCS)) $(GEN_O)
 DAEMON_OBJS := $(call obj,$(DAEMON_SRCS))
 LIB_OBJS    := $(call obj,$(LIB_SRCS))
-MAIN_OBJ    := $(call obj,runtime/main.c)
+MAIN_OBJ    := $(call obj,cli/main.c)
 
 MPIV      := $(BUILD)/bin/mpiv
 RTLIB     := $(BUILD)/lib/libmpivrt.a
@@ -62,7 +66,8 @@ $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen -Iruntime/proto runtime/proto/mpiv.proto
 
-$(BUILD)/obj/%.o: %.c $(GEN_H) $(wildcard runtime/*.h channel-memory/*.h dispatcher/*.h checkpoint-server/*.h libmpi-lite/*.h)
+$(BUILD)/obj/%.o: %.c $(GEN_H) $(wildcard runtime/*.h channel-memory/*.h dispatcher/*.h \
+	checkpoint-server/*.h node-agent/*.h cli/*.h libmpi-lite/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) -c -o $@ $<
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "pidns.h"
+#include "../node-agent/pidns.h"
 #include "proc.h"
 
 /* What the child writes on the error pipe when a step fails. */

@@ -29,8 +29,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "criu.h"
-#include "pidns.h"
+#include "../../node-agent/criu.h"
+#include "../../node-agent/pidns.h"
 
 struct membuf {
 	unsigned char *p;

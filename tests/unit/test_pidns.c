@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pidns.h"
+#include "../../node-agent/pidns.h"
 #include "proc.h"
 
 static double

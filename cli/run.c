@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "../channel-memory/cm.h"
-#include "criu.h"
+#include "../node-agent/criu.h"
 #include "front.h"
 #include "json.h"
 #include "log.h"

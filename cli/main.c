@@ -8,8 +8,10 @@
 #include "../channel-memory/cm.h"
 #include "../checkpoint-server/cs.h"
 #include "../dispatcher/dispatcher.h"
+#include "../node-agent/node.h"
 #include "frame.h"
 #include "front.h"
+#include "version.h"
 
 static void
 main_usage(FILE *f)

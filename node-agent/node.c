@@ -21,11 +21,12 @@
 
 #include "conn.h"
 #include "daemon.h"
-#include "front.h"
 #include "log.h"
 #include "net.h"
 #include "pidns.h"
 #include "proc.h"
+#include "version.h"
+#include "node.h"
 #include "node_priv.h"
 
 static void node_dial(struct node *n);
