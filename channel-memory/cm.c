@@ -20,12 +20,13 @@
 #include "cm.h"
 #include "cm_priv.h"
 #include "daemon.h"
+#include "dial.h"
 #include "log.h"
 #include "mono.h"
 #include "net.h"
 #include "srvfault.h"
 
-#define CM_DIAL_TIMEOUT_MS 2000
+#define CM_DIAL_TIMEOUT	   2.0	/* s: a dial of the dispatcher */
 #define CM_REDIAL_SECONDS  1.0
 #define CM_SPIN_DEFAULT_US 50
 #define CM_SPIN_EVAL_US	   10000
@@ -180,18 +181,20 @@ cm_redial_later(struct cm *cm)
 	ev_timer_start(cm->loop, &cm->redial_w);
 }
 
-/* Dials the dispatcher; on failure retries from a timer. */
 static void
-cm_dial_dispatcher(struct cm *cm)
+cm_on_dial(void *arg, int fd, int err)
 {
-	int fd;
+	struct cm *cm = arg;
 
-	if (cm->stopping || cm->disp != NULL)
-		return;
-	if ((fd = net_dial(cm->dispatcher, CM_DIAL_TIMEOUT_MS)) < 0) {
-		log_warn("cm cannot reach dispatcher=%s, retrying",
-		    cm->dispatcher);
+	cm->disp_dial = NULL;
+	if (fd < 0) {
+		log_warnx("cm cannot reach dispatcher=%s (%s), retrying",
+		    cm->dispatcher, strerror(err));
 		cm_redial_later(cm);
+		return;
+	}
+	if (cm->stopping) {
+		close(fd);
 		return;
 	}
 	cm->disp = session_new(cm, fd, true);
@@ -200,6 +203,19 @@ cm_dial_dispatcher(struct cm *cm)
 	else
 		log_info("cm registered with dispatcher=%s addr=%s",
 		    cm->dispatcher, cm->bound);
+}
+
+/* Dials the dispatcher from the loop (ranks are served meanwhile); on
+   failure retries from a timer. */
+static void
+cm_dial_dispatcher(struct cm *cm)
+{
+	if (cm->stopping || cm->disp != NULL || cm->disp_dial != NULL)
+		return;
+	cm->disp_dial = dial_start(cm->loop, cm->dispatcher, CM_DIAL_TIMEOUT,
+	    cm_on_dial, cm);
+	if (cm->disp_dial == NULL)
+		cm_redial_later(cm);
 }
 
 static void
@@ -241,6 +257,8 @@ cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_signal_stop(loop, &cm->sigint_w);
 	ev_signal_stop(loop, &cm->sigterm_w);
 	ev_timer_stop(loop, &cm->redial_w);
+	dial_cancel(cm->disp_dial);
+	cm->disp_dial = NULL;
 	close(cm->lfd);
 	cm->lfd = -1;
 	session_kill_all(cm);

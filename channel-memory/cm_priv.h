@@ -69,6 +69,7 @@ struct cm {
 	/* --dispatcher: the link we dial and keep up */
 	char *dispatcher;
 	struct session *disp;
+	struct dial *disp_dial;	/* a dial in progress */
 	ev_timer redial_w;
 };
 

@@ -123,7 +123,7 @@ cs_disp_dial(struct cs *cs)
 {
 	if (cs->stopping || cs->disp != NULL || cs->disp_dial != NULL)
 		return;
-	cs->disp_dial = cs_dial_start(cs->loop, cs->dispatcher,
+	cs->disp_dial = dial_start(cs->loop, cs->dispatcher,
 	    CS_DISP_DIAL_TIMEOUT, cs_disp_on_dial, cs);
 	if (cs->disp_dial == NULL)
 		cs_disp_redial_later(cs);
@@ -149,7 +149,7 @@ void
 cs_disp_stop(struct cs *cs)
 {
 	ev_timer_stop(cs->loop, &cs->disp_redial_w);
-	cs_dial_cancel(cs->disp_dial);
+	dial_cancel(cs->disp_dial);
 	cs->disp_dial = NULL;
 	if (cs->disp != NULL)
 		conn_close(cs->disp, "checkpoint server stopping", false);

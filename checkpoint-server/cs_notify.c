@@ -44,7 +44,7 @@ struct cs_cmlink {
 	char *addr;
 	char *job;
 	struct conn *c;
-	struct cs_dial *dial;
+	struct dial *dial;
 	ev_timer retry_w;
 	unsigned failures;	/* failed dials in a row */
 	struct cs_notice *pending;
@@ -92,7 +92,7 @@ static void
 cs_notify_free_link(struct cs_cmlink *l)
 {
 	cs_notify_unlink(l);
-	cs_dial_cancel(l->dial);
+	dial_cancel(l->dial);
 	ev_timer_stop(l->cs->loop, &l->retry_w);
 	cs_notify_free_list(l->pending);
 	cs_notify_free_list(l->inflight);
@@ -280,7 +280,7 @@ cs_notify_dial(struct cs_cmlink *l)
 {
 	if (l->c != NULL || l->dial != NULL || l->cs->stopping)
 		return;
-	l->dial = cs_dial_start(l->cs->loop, l->addr, CS_NOTIFY_DIAL_TIMEOUT,
+	l->dial = dial_start(l->cs->loop, l->addr, CS_NOTIFY_DIAL_TIMEOUT,
 	    cs_notify_on_dial, l);
 	if (l->dial == NULL)
 		cs_notify_retry_later(l);

@@ -3,7 +3,6 @@
  *
  *   cs.c           options, listening socket, signals, the pump watcher
  *   cs_disp.c      the link to the dispatcher (register, redial)
- *   cs_dial.c      non-blocking connect on the loop
  *   cs_peer.c      one accepted connection: hello, state machine, dispatch
  *   cs_upload.c    an image arriving: temp file, limits, commit
  *   cs_download.c  an image leaving: info, chunks with back-pressure, end
@@ -27,6 +26,7 @@
 
 #include "auth.h"
 #include "conn.h"
+#include "dial.h"
 
 #define CS_DEFAULT_KEEP	     3u
 #define CS_DEFAULT_MAX_IMAGE (4ull << 30)
@@ -40,7 +40,7 @@
 
 struct cs_peer;
 struct cs_cmlink;
-struct cs_dial;
+struct dial;
 
 struct cs {
 	struct ev_loop *loop;
@@ -72,16 +72,10 @@ struct cs {
 	/* --dispatcher: the link we dial and keep up */
 	const char *dispatcher;
 	struct conn *disp;
-	struct cs_dial *disp_dial;
+	struct dial *disp_dial;
 	ev_timer disp_redial_w;
 	double disp_backoff;
 };
-
-/* cs_dial.c: fd >= 0 and err 0 when connected, else fd -1 and errno err. */
-typedef void cs_dial_cb(void *arg, int fd, int err);
-struct cs_dial *cs_dial_start(struct ev_loop *loop, const char *addr,
-    double timeout, cs_dial_cb *cb, void *arg);
-void cs_dial_cancel(struct cs_dial *d);
 
 /* cs_disp.c */
 void cs_disp_start(struct cs *cs);

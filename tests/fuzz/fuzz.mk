@@ -13,9 +13,9 @@ GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/srvfault.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c $(wildcard checkpoint-server/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) $(GEN_C)
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
