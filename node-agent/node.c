@@ -438,6 +438,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	struct proc_child ch;
 	struct task *t = NULL;
 	size_t len = 16, k = 0;
+	pid_t ns_pid;
 
 	if (l->n_argv < 1 || *l->argv[0] == '\0') {
 		node_launch_failed(n, l, "empty command line");
@@ -515,7 +516,11 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	spec.ctrl_in_pipe = true;
 	/* The same getpid() in every incarnation (README "What a program
 	   must not depend on"). */
-	spec.ns_pid = n->pidns ? pidns_rank_pid(l->job_id, l->rank) : 0;
+	ns_pid = n->pidns ? pidns_rank_pid(l->job_id, l->rank) : 0;
+	if (ns_pid > 0) {
+		spec.forker = &pidns_forker;
+		spec.forker_arg = &ns_pid;
+	}
 	if (proc_spawn(&spec, &ch) < 0) {
 		snprintf(why, sizeof(why), "cannot start %s: %s", l->argv[0],
 		    strerror(errno));
@@ -529,7 +534,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	t->incarnation = l->incarnation;
 	t->pid = ch.pid;
 	t->task_pid = ch.task_pid > 0 ? ch.task_pid : ch.pid;
-	t->nsh = spec.ns_pid > 0;
+	t->nsh = ns_pid > 0;
 	t->ctrl_fd = ch.ctrl_fd;
 	t->ctrl_in_fd = ch.ctrl_in_fd;
 	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
@@ -546,7 +551,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	log_info("node launched job=%s rank=%d incarnation=%u pid=%d "
 	    "getpid=%d%s%s", l->job_id, l->rank, l->incarnation,
 	    (int)(ch.task_pid > 0 ? ch.task_pid : ch.pid),
-	    (int)(spec.ns_pid > 0 ? spec.ns_pid : ch.pid),
+	    (int)(ns_pid > 0 ? ns_pid : ch.pid),
 	    ch.exec_errno ? " error=" : "", ch.exec_errno ? "exec" : "");
 	if (ch.exec_errno == 0) {
 		ts.job_id = l->job_id;

@@ -3,7 +3,7 @@
  * is a number we choose and every incarnation of a rank sees the same
  * one (README "What a program must not depend on").
  *
- * The tree, for a launch (proc.c) and a restore (criu.c) alike:
+ * The tree, for a launch (pidns_forker) and a restore (criu.c) alike:
  *
  *   caller (node agent)
  *     H  the handle: the caller's child, in the caller's namespace;
@@ -64,6 +64,7 @@
 
 #include "mono.h"
 #include "pidns.h"
+#include "proc.h"
 
 #define PIDNS_GRACE_MS	10000	/* I waits this long for clones and criu */
 #define PIDNS_NAP_NS	5000000	/* between two looks at the namespace */
@@ -108,7 +109,7 @@ pidns_set_next(pid_t pid)
 
 /* ---------------- probe ---------------- */
 
-/* The probe's namespace init: what pidns_init and proc.c's start need. */
+/* The probe's namespace init: what pidns_init and a launch need. */
 static int
 pidns_probe_child(void)
 {
@@ -361,6 +362,64 @@ pidns_spawn(pidns_start_fn start, pidns_fail_fn fail, void *arg)
 		pidns_handle(start, fail, arg, caller);
 	return h;
 }
+
+/* ---------------- launching a program (proc_spawn) ---------------- */
+
+/* What the namespace's init needs to start the program. */
+struct pidns_launch {
+	struct proc_exec *x;
+	pid_t pid;		/* the pid the program gets in there */
+};
+
+/* pidns fail callback of a launch: the namespace could not be set up. */
+static void
+pidns_launch_fail(void *arg, int err)
+{
+	struct pidns_launch *a = arg;
+
+	proc_exec_fail(a->x, err);
+}
+
+/*
+ * pidns start callback of a launch, in the namespace's init: the program
+ * is forked at a->pid (nothing else forks in a namespace this young).
+ */
+static pid_t
+pidns_launch_start(void *arg)
+{
+	struct pidns_launch *a = arg;
+	pid_t pid;
+
+	if (pidns_set_next(a->pid) < 0 || (pid = fork()) < 0)
+		proc_exec_fail(a->x, errno);
+	if (pid == 0)
+		proc_exec(a->x, 1);
+	if (pid != a->pid) {
+		(void)kill(pid, SIGKILL);
+		proc_exec_fail(a->x, EADDRINUSE);
+	}
+	return pid;
+}
+
+/* pidns_forker's fork: the handle, whose namespace's init starts the
+   program (the struct is copied by the fork, so the stack is fine). */
+static pid_t
+pidns_forker_fork(struct proc_exec *x, void *arg)
+{
+	struct pidns_launch a = { x, *(const pid_t *)arg };
+
+	return pidns_spawn(pidns_launch_start, pidns_launch_fail, &a);
+}
+
+static pid_t
+pidns_forker_task_pid(pid_t handle, void *arg)
+{
+	return pidns_find(handle, *(const pid_t *)arg);
+}
+
+const struct proc_forker pidns_forker = {
+	pidns_forker_fork, pidns_forker_task_pid
+};
 
 /* ---------------- finding processes ---------------- */
 

@@ -1,9 +1,10 @@
 /*
  * pidns: a process alone in a PID namespace of its own, under a handle,
  * so that a rank sees the same pid in every incarnation (fresh launch,
- * re-execution, CRIU restore). Used by proc.c (launching ranks) and
- * criu.c (restoring them). See pidns.c for the process tree, what the
- * namespace's init does and what was measured.
+ * re-execution, CRIU restore). Used by node.c (launching ranks, through
+ * proc_spawn and pidns_forker) and criu.c (restoring them). See pidns.c
+ * for the process tree, what the namespace's init does and what was
+ * measured.
  */
 #ifndef MPIV_PIDNS_H
 #define MPIV_PIDNS_H
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "proc.h"
 
 /* The pids ranks get (pidns_rank_pid): [PIDNS_PID_MIN, PIDNS_PID_MAX]. */
 #define PIDNS_PID_MIN	1000
@@ -59,6 +62,16 @@ typedef void (*pidns_fail_fn)(void *arg, int err);
  * (errno) when the fork failed.
  */
 pid_t pidns_spawn(pidns_start_fn start, pidns_fail_fn fail, void *arg);
+
+/*
+ * A forker for proc_spawn (proc.h) that runs the program as pid
+ * *(pid_t *)spec->forker_arg of a PID namespace of its own (pidns_spawn):
+ * child->pid is then the handle, which ends as the program does and
+ * whose SIGKILL ends the namespace, and child->task_pid the program's
+ * host pid; a namespace that cannot be set up, or whose pid is taken, is
+ * reported like a failed exec (step "set up").
+ */
+extern const struct proc_forker pidns_forker;
 
 /* In a namespace's init: the next fork in the namespace gets pid (writes
  * pid - 1 to ns_last_pid; nothing else forks in there meanwhile). 0 or

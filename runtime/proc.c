@@ -1,6 +1,8 @@
 /*
  * proc.c: fork/exec with pipes, used for ranks (node agent) and for the
- * daemons of `mpiv run`'s embedded deployment.
+ * daemons of `mpiv run`'s embedded deployment. How a rank's process is
+ * forked into a PID namespace of its own is the node agent's business
+ * (a proc_forker, pidns.c); here it is only a hook.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../node-agent/pidns.h"
 #include "proc.h"
 
 /* What the child writes on the error pipe when a step fails. */
@@ -33,7 +34,7 @@ proc_close(int *fd)
 }
 
 /* In the child: report a failed step and die. Never returns. */
-static void
+static void __attribute__((noreturn))
 proc_child_fail(int errfd, int step, int err)
 {
 	struct proc_err pe = { step, err };
@@ -46,7 +47,7 @@ proc_child_fail(int errfd, int step, int err)
 }
 
 /* In the child, after fork: never returns. */
-static void
+static void __attribute__((noreturn))
 proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
     int ctrlw, int ctrlr, int epw)
 {
@@ -120,41 +121,23 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	proc_child_fail(ep, 1, errno);
 }
 
-/* What the namespace's init needs to start the program (proc_ns_start). */
-struct proc_ns {
+/* What the program's process needs from proc_spawn (see proc.h). */
+struct proc_exec {
 	const struct proc_spec *spec;
 	int outw, errw, ctrlw, ctrlr, epw;
 };
 
-/* pidns fail callback: the namespace could not be set up. */
-static void
-proc_ns_fail(void *arg, int err)
+void
+proc_exec(struct proc_exec *x, pid_t parent)
 {
-	struct proc_ns *a = arg;
-
-	proc_child_fail(a->epw, 2, err);
+	proc_child(x->spec, parent, x->outw, x->errw, x->ctrlw, x->ctrlr,
+	    x->epw);
 }
 
-/*
- * pidns start callback, in the namespace's init: the program is forked
- * at spec->ns_pid (nothing else forks in a namespace this young).
- */
-static pid_t
-proc_ns_start(void *arg)
+void
+proc_exec_fail(struct proc_exec *x, int err)
 {
-	struct proc_ns *a = arg;
-	pid_t pid;
-
-	if (pidns_set_next(a->spec->ns_pid) < 0 || (pid = fork()) < 0)
-		proc_child_fail(a->epw, 2, errno);
-	if (pid == 0)
-		proc_child(a->spec, 1, a->outw, a->errw, a->ctrlw, a->ctrlr,
-		    a->epw);
-	if (pid != a->spec->ns_pid) {
-		(void)kill(pid, SIGKILL);
-		proc_child_fail(a->epw, 2, EADDRINUSE);
-	}
-	return pid;
+	proc_child_fail(x->epw, 2, err);
 }
 
 int
@@ -181,10 +164,11 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 		goto out_close;
 	outw = spec->pipe_out ? outp[1] : spec->stdout_fd;
 	errw = spec->pipe_err ? errp[1] : spec->stderr_fd;
-	if (spec->ns_pid > 0) {
-		struct proc_ns a = { spec, outw, errw, ctrlp[1], inp[0], ep[1] };
+	if (spec->forker != NULL) {
+		struct proc_exec x = { spec, outw, errw, ctrlp[1], inp[0],
+		    ep[1] };
 
-		if ((pid = pidns_spawn(proc_ns_start, proc_ns_fail, &a)) < 0)
+		if ((pid = spec->forker->fork(&x, spec->forker_arg)) < 0)
 			goto out_close;
 	} else {
 		if ((pid = fork()) < 0)
@@ -207,10 +191,10 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	while (r < 0 && errno == EINTR);
 	proc_close(&ep[0]);
 	child->pid = pid;
-	/* Past the exec (or its failure): the program exists under the
-	   namespace's init, or has already ended. */
-	child->task_pid = spec->ns_pid > 0 ? pidns_find(pid, spec->ns_pid) :
-	    pid;
+	/* Past the exec (or its failure): the program exists (under what
+	   the forker made), or has already ended. */
+	child->task_pid = spec->forker != NULL ?
+	    spec->forker->task_pid(pid, spec->forker_arg) : pid;
 	child->out_fd = outp[0];
 	child->err_fd = errp[0];
 	child->ctrl_fd = ctrlp[0];

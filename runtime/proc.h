@@ -23,8 +23,25 @@ struct proc_spec {
 	bool ctrl_pipe;		/* a pipe whose write end is the child's fd 3 */
 	bool ctrl_in_pipe;	/* a pipe whose read end is the child's fd 4
 				   (needs ctrl_pipe) */
-	pid_t ns_pid;		/* > 0: run as this pid of a PID namespace of
-				   its own, under a handle (pidns.h) */
+	const struct proc_forker *forker;	/* NULL: a plain fork */
+	void *forker_arg;	/* passed to forker's functions */
+};
+
+/* The child's half of one proc_spawn (its fds and spec), for a forker. */
+struct proc_exec;
+
+/*
+ * Another way than a plain fork to make the child of proc_spawn (the node
+ * agent runs ranks as a chosen pid of a PID namespace of their own). fork
+ * forks the process proc_spawn's caller will wait for (child->pid) and
+ * has the program's process call proc_exec, or proc_exec_fail wherever a
+ * step before it fails; it returns that pid, or -1 (errno) when the fork
+ * itself failed. task_pid gives the program's host pid once it has
+ * exec'd or failed (-1: gone already).
+ */
+struct proc_forker {
+	pid_t (*fork)(struct proc_exec *x, void *arg);
+	pid_t (*task_pid)(pid_t pid, void *arg);
 };
 
 /* What the parent gets back. Unused fds are -1. */
@@ -52,13 +69,24 @@ struct proc_child {
  * child then _exits 127 and must still be reaped). Returns -1 (errno) if
  * the fork itself failed; nothing is left open then.
  *
- * With spec->ns_pid, the program runs as that pid in a PID namespace of
- * its own (pidns_spawn): child->pid is then the handle, which ends as
- * the program does and whose SIGKILL ends the namespace, and
- * child->task_pid the program's host pid; a namespace that cannot be
- * set up is reported like a failed exec (step "set up").
+ * With spec->forker, the forker makes the child instead: child->pid is
+ * what its fork returned, child->task_pid what its task_pid says, and a
+ * step of its own that fails is reported like a failed exec (step
+ * "set up").
  */
 int proc_spawn(const struct proc_spec *spec, struct proc_child *child);
+
+/*
+ * For a forker, in the program's process: sets it up and execs the
+ * program as proc_spawn says. parent is the pid its parent has as this
+ * process sees it (the process dies if its parent is already gone).
+ * Never returns.
+ */
+void proc_exec(struct proc_exec *x, pid_t parent) __attribute__((noreturn));
+
+/* For a forker, in any process it made: reports err as the failure of
+   step "set up" to proc_spawn and _exits 127. Never returns. */
+void proc_exec_fail(struct proc_exec *x, int err) __attribute__((noreturn));
 
 /*
  * Finds what exec would run for `prog` from directory `cwd` (NULL = here):

@@ -1,6 +1,6 @@
 /*
- * test_pidns: ranks in PID namespaces of their own (runtime/pidns.c via
- * proc_spawn's ns_pid): the program sees the pid asked for and the
+ * test_pidns: ranks in PID namespaces of their own (node-agent/pidns.c,
+ * proc_spawn with pidns_forker): the program sees the pid asked for and the
  * namespace's init as its parent; its exit code and its death by signal
  * pass through the handle; what it left running dies with it, what it
  * left stopped (a checkpoint clone) keeps the namespace until it is
@@ -25,6 +25,9 @@
 
 #include "../../node-agent/pidns.h"
 #include "proc.h"
+
+/* The pid the programs get in their namespaces (pidns_forker's arg). */
+static pid_t ns_pid = 4242;
 
 static double
 now_s(void)
@@ -74,7 +77,8 @@ spawn_sh(const char *script, struct proc_child *ch)
 	spec.argv = argv;
 	spec.pipe_out = true;
 	spec.stderr_fd = -1;
-	spec.ns_pid = 4242;
+	spec.forker = &pidns_forker;
+	spec.forker_arg = &ns_pid;
 	assert_int_equal(proc_spawn(&spec, ch), 0);
 	assert_int_equal(ch->exec_errno, 0);
 }
@@ -189,7 +193,8 @@ test_exec_error(void **state)
 		skip();
 	spec.argv = argv;
 	spec.stdout_fd = spec.stderr_fd = -1;
-	spec.ns_pid = 4242;
+	spec.forker = &pidns_forker;
+	spec.forker_arg = &ns_pid;
 	assert_int_equal(proc_spawn(&spec, &ch), 0);
 	assert_int_equal(ch.exec_errno, ENOENT);
 	assert_string_equal(ch.exec_step, "execute");
