@@ -7,7 +7,7 @@
  *             [--idle S] [--hold S] [--slots K]
  *
  * Each simulated node opens its own TCP connection and registers the way
- * an agent does (runtime/node.c): the connection handshake of
+ * an agent does (node-agent/node.c): the connection handshake of
  * runtime/auth.h (Challenge, Hello{ROLE_NODE} with its proof of K_node
  * when a secret is given, HelloReply), then NodeRegister, then it waits
  * for the NodeWelcome. Registrations are sequential and blocking; while

@@ -3,7 +3,7 @@
 # its CPU and memory per node. Part of `make bench`.
 #
 # Builds bench/disp_load.c against $B/lib/libmpivrt.a (it registers the
-# way runtime/node.c does, through the auth handshake of runtime/auth.h),
+# way node-agent/node.c does, through the auth handshake of runtime/auth.h),
 # then for each N in DL_NODES and DL_ROUNDS rounds, on a fresh dispatcher
 # (loopback, --log-level info to a file, a cluster secret unless
 # DL_SECRET=0; heartbeat timeout DL_HB_TIMEOUT, 10 s):

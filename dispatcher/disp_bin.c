@@ -4,7 +4,7 @@
  * binary_hash has its program fetched from the client the first time a
  * node asks for it (BinaryGet), checked against the hash, kept in memory
  * while the job lives and sent to every node that asks. Nodes keep it
- * in their content-addressed cache (runtime/node_bin.c), so a node that
+ * in their content-addressed cache (node-agent/node_bin.c), so a node that
  * ran the program before never asks again. The dispatcher never carries
  * application messages; a program is not one.
  */

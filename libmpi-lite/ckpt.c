@@ -30,7 +30,7 @@
  * makes itself the leader of its own process group, waits until the
  * middle one is gone, sets PR_SET_PDEATHSIG SIGKILL and stops itself.
  * The node dumps it with a CRIU that enters the rank's namespaces
- * (runtime/pidns.c, runtime/criu.c) and kills it. The group and the
+ * (node-agent/pidns.c, node-agent/criu.c) and kills it. The group and the
  * pdeath signal are in the image: the node restores the clone into a
  * fresh PID namespace of the rank, under the rank's pid (every
  * incarnation of a rank sees the same getpid()), the leader of its own
