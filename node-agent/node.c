@@ -389,7 +389,7 @@ node_home_cm(const Mpiv__Launch *l)
  * its own leaves behind dies with the namespace, once a checkpoint clone
  * it forked has been dumped (pidns.c); task_kill ends it all at once.
  */
-static void
+void
 task_signal(struct task *t, int sig)
 {
 	pid_t p = t->task_pid > 0 ? t->task_pid : t->pid;
@@ -423,6 +423,7 @@ node_fence(struct node *n, const Mpiv__Launch *l)
 		    t->rank, t->incarnation, l->incarnation);
 		task_kill(t);
 	}
+	node_restore_kill(n, l->job_id, l->rank, l->incarnation, SIGKILL);
 }
 
 void
@@ -581,6 +582,7 @@ node_kill(struct node *n, const Mpiv__Kill *k)
 		    t->rank, (int)t->task_pid, sig);
 		task_signal(t, sig);
 	}
+	node_restore_kill(n, k->job_id, k->rank, UINT32_MAX, sig);
 }
 
 /* Kills every rank and waits for it: nothing outlives the agent. */
@@ -740,6 +742,7 @@ node_stop(struct node *n)
 	n->stopping = true;
 	node_kill_all(n, true);
 	node_ckpt_stop(n);
+	node_restore_stop(n);
 	ev_timer_stop(n->loop, &n->hb_w);
 	ev_timer_stop(n->loop, &n->silence_w);
 	ev_timer_stop(n->loop, &n->resume_w);
@@ -764,6 +767,7 @@ node_on_close(struct conn *c, const char *reason)
 	log_warnx("node lost dispatcher=%s reason=\"%s\"; killing ranks, "
 	    "redialling", n->dispatcher, reason);
 	node_kill_all(n, false);
+	node_restore_stop(n);
 	n->dial_warned = false;
 }
 
@@ -953,6 +957,7 @@ node_main(int argc, char **argv)
 
 	node_kill_all(&n, true);
 	node_ckpt_stop(&n);
+	node_restore_stop(&n);
 	ev_loop_destroy(n.loop);
 	log_info("node stopped");
 	return n.exit_code;

@@ -17,10 +17,13 @@
  * namespaces the clone is a child of ours by reparenting (we are a child
  * subreaper), reaped by libev's SIGCHLD handler like every other child.
  *
- * Restoring one (Launch.restore): blocking, in the loop (a download of a
- * few MB and criu restore take well under a second here): ImageGet,
- * ImageInfo, ImageData..., ImageEnd unpacked into /dev/shm as they come
- * and checked; fresh pipes for stdout, stderr and both ctrl pipes take
+ * Restoring one (Launch.restore): a fetch helper (forked, so the loop
+ * keeps heartbeating and serving other ranks while a slow or restarting
+ * CS is retried) downloads the image: ImageGet, ImageInfo, ImageData...,
+ * ImageEnd unpacked into /dev/shm as they come and checked, retried a
+ * few times, and writes back the image's metadata; a Kill of the rank
+ * meanwhile is kept and applied once it runs. Then, in the loop (criu
+ * restore takes well under a second here): fresh pipes for stdout, stderr and both ctrl pipes take
  * the place of the old inodes (criu --inherit-fd; stdin is /dev/null,
  * restored by path); `inc <n>` is written to the ctrl-in pipe before the
  * SIGCONT, so the rank reads it as soon as it wakes. It is restored
@@ -995,61 +998,261 @@ ckpt_restore_failed(struct node *n, const Mpiv__Launch *l, uint64_t k,
 		    &ts.base, NULL, 0);
 }
 
+/* What a fetch helper writes back, then meta_len bytes of ImageMeta. */
+struct rst_result {
+	int ok;
+	uint64_t bytes;
+	uint32_t meta_len;
+	char error[512];
+};
+
+#define RST_META_MAX	(48u << 10)	/* the result must fit the pipe */
+
+/* The fetch helper's work: the download, retried; never returns. */
+static void
+rst_helper(const Mpiv__Launch *l, const char *dir0, int resfd)
+{
+	struct rst_result res = { 0 };
+	ProtobufCMessage *metamsg = NULL;
+	Mpiv__ImageMeta *meta = NULL;
+	uint8_t *packed = NULL;
+	char dir[64];
+	ssize_t w;
+
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	(void)setpgid(0, 0);
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	snprintf(dir, sizeof(dir), "%s", dir0);
+	/*
+	 * A stream cut by the network (or a CS restarting) fails the
+	 * download, never the image: fetched again into the emptied
+	 * directory, a few times, before the restore is reported failed.
+	 */
+	for (int try = 1;; try++) {
+		size_t len;
+
+		if (ckpt_download(l, dir, &meta, &metamsg, &res.bytes,
+		    res.error, sizeof(res.error)) == 0)
+			break;
+		if (try == CKPT_FETCH_TRIES) {
+			len = strlen(res.error);
+			snprintf(res.error + len, sizeof(res.error) - len,
+			    " (%d tries)", try);
+			goto done;
+		}
+		log_warnx("node restore fetch failed job=%s rank=%d "
+		    "incarnation=%u cs=%s try=%d/%d error=\"%s\", retrying",
+		    l->job_id, l->rank, l->incarnation, l->cs, try,
+		    CKPT_FETCH_TRIES, res.error);
+		if (metamsg != NULL)
+			frame_free_meta(metamsg);
+		metamsg = NULL;
+		proc_rmtree(dir);
+		if (mkdir(dir, 0700) < 0) {
+			snprintf(res.error, sizeof(res.error), "mkdir %s: %s",
+			    dir, strerror(errno));
+			goto done;
+		}
+		usleep(CKPT_FETCH_PAUSE_US * try);
+	}
+	res.meta_len = (uint32_t)mpiv__image_meta__get_packed_size(meta);
+	if (res.meta_len > RST_META_MAX ||
+	    (packed = malloc(res.meta_len + 1)) == NULL) {
+		snprintf(res.error, sizeof(res.error), "image metadata of %u "
+		    "bytes", res.meta_len);
+		res.meta_len = 0;
+		goto done;
+	}
+	mpiv__image_meta__pack(meta, packed);
+	res.ok = 1;
+done:
+	do
+		w = write(resfd, &res, sizeof(res));
+	while (w < 0 && errno == EINTR);
+	if (res.ok && w == (ssize_t)sizeof(res))
+		do
+			w = write(resfd, packed, res.meta_len);
+		while (w < 0 && errno == EINTR);
+	_exit(0);
+}
+
+static void rst_finish(struct rst_op *op, Mpiv__ImageMeta *meta,
+    uint64_t bytes);
+
+static void
+rst_op_free(struct rst_op *op)
+{
+	struct node *n = op->n;
+
+	for (struct rst_op **pp = &n->restores; *pp != NULL;
+	    pp = &(*pp)->next)
+		if (*pp == op) {
+			*pp = op->next;
+			break;
+		}
+	ev_child_stop(n->loop, &op->child_w);
+	if (op->resfd >= 0)
+		close(op->resfd);
+	if (op->dir[0] != '\0')
+		proc_rmtree(op->dir);
+	if (op->l != NULL)
+		mpiv__launch__free_unpacked(op->l, NULL);
+	free(op);
+}
+
+/* The fetch helper exited: its result decides what comes next. */
+static void
+rst_on_helper(struct ev_loop *loop, ev_child *w, int revents)
+{
+	struct rst_op *op = w->data;
+	struct rst_result res = { 0 };
+	Mpiv__ImageMeta *meta = NULL;
+	uint8_t *packed = NULL;
+	ssize_t r;
+
+	ev_child_stop(loop, w);
+	do
+		r = read(op->resfd, &res, sizeof(res));
+	while (r < 0 && errno == EINTR);
+	if (r != (ssize_t)sizeof(res)) {
+		snprintf(res.error, sizeof(res.error), "the fetch helper "
+		    "died (status %d)", w->rstatus);
+		res.ok = 0;
+	} else if (res.ok && (res.meta_len > RST_META_MAX ||
+	    (packed = malloc(res.meta_len + 1)) == NULL ||
+	    read(op->resfd, packed, res.meta_len) != (ssize_t)res.meta_len ||
+	    (meta = mpiv__image_meta__unpack(NULL, res.meta_len,
+	    packed)) == NULL)) {
+		snprintf(res.error, sizeof(res.error), "the fetch helper's "
+		    "image metadata cannot be read");
+		res.ok = 0;
+	}
+	free(packed);
+	res.error[sizeof(res.error) - 1] = '\0';
+	if (!res.ok)
+		ckpt_restore_failed(op->n, op->l, 0, res.error);
+	else
+		rst_finish(op, meta, res.bytes);
+	if (meta != NULL)
+		mpiv__image_meta__free_unpacked(meta, NULL);
+	rst_op_free(op);
+}
+
+/*
+ * Launch.restore: the image is fetched by a helper process (forked, so
+ * the loop keeps serving heartbeats, output and other ranks while a slow
+ * or dead checkpoint server is retried), then restored here. 0, or -1
+ * (reported).
+ */
 int
 node_restore(struct node *n, const Mpiv__Launch *l)
 {
-	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
-	/* pipes: 0 stdout, 1 stderr, 2 ctrl (rank -> node), 3 ctrl-in */
-	int pp[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
-	char dir[64], err[512], line[48];
-	struct criu_fdmap map[CRIU_MAX_FDS];
-	ProtobufCMessage *metamsg = NULL;
-	Mpiv__ImageMeta *meta = NULL;
-	uint64_t bytes = 0, k = 0;
-	double t0 = mono_s(), t1;
-	struct task *t = NULL;
-	pid_t handle, task, as = 0;
-	int nmap = 0;
+	struct rst_op *op;
+	size_t len = mpiv__launch__get_packed_size(l);
+	uint8_t *copy;
+	int p[2];
 
 	if (!n->criu) {
 		ckpt_restore_failed(n, l, 0, "no working CRIU on this node");
 		return -1;
 	}
-	if (ckpt_mkdir("rst", dir, sizeof(dir)) < 0) {
-		snprintf(err, sizeof(err), "mkdtemp in /dev/shm: %s",
-		    strerror(errno));
-		ckpt_restore_failed(n, l, 0, err);
+	if ((op = calloc(1, sizeof(*op))) == NULL ||
+	    (copy = malloc(len + 1)) == NULL) {
+		free(op);
+		ckpt_restore_failed(n, l, 0, "node agent out of memory");
 		return -1;
 	}
-	/*
-	 * A stream cut by the network (or a CS restarting) fails the
-	 * download, never the image: fetched again into a fresh directory,
-	 * a few times, before the restore is reported failed.
-	 */
-	for (int try = 1;; try++) {
-		size_t len;
-
-		if (ckpt_download(l, dir, &meta, &metamsg, &bytes, err,
-		    sizeof(err)) == 0)
-			break;
-		if (try == CKPT_FETCH_TRIES) {
-			len = strlen(err);
-			snprintf(err + len, sizeof(err) - len, " (%d tries)",
-			    try);
-			goto fail;
-		}
-		log_warnx("node restore fetch failed job=%s rank=%d "
-		    "incarnation=%u cs=%s try=%d/%d error=\"%s\", retrying",
-		    l->job_id, l->rank, l->incarnation, l->cs, try,
-		    CKPT_FETCH_TRIES, err);
-		proc_rmtree(dir);
-		if (ckpt_mkdir("rst", dir, sizeof(dir)) < 0) {
-			snprintf(err, sizeof(err), "mkdtemp in /dev/shm: %s",
-			    strerror(errno));
-			goto fail;
-		}
-		usleep(CKPT_FETCH_PAUSE_US * try);
+	mpiv__launch__pack(l, copy);
+	op->l = mpiv__launch__unpack(NULL, len, copy);
+	free(copy);
+	op->n = n;
+	op->resfd = -1;
+	op->t0 = mono_s();
+	if (op->l == NULL) {
+		free(op);
+		ckpt_restore_failed(n, l, 0, "node agent out of memory");
+		return -1;
 	}
+	if (ckpt_mkdir("rst", op->dir, sizeof(op->dir)) < 0) {
+		char err[128];
+		snprintf(err, sizeof(err), "mkdtemp in /dev/shm: %s",
+		    strerror(errno));
+		op->dir[0] = '\0';
+		ckpt_restore_failed(n, l, 0, err);
+		rst_op_free(op);
+		return -1;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0 || (op->helper = fork()) < 0) {
+		char err[128];
+		snprintf(err, sizeof(err), "fetch helper: %s",
+		    strerror(errno));
+		ckpt_restore_failed(n, l, 0, err);
+		rst_op_free(op);
+		return -1;
+	}
+	if (op->helper == 0) {
+		close(p[0]);
+		rst_helper(op->l, op->dir, p[1]);
+	}
+	close(p[1]);
+	op->resfd = p[0];
+	op->next = n->restores;
+	n->restores = op;
+	ev_child_init(&op->child_w, rst_on_helper, op->helper, 0);
+	op->child_w.data = op;
+	ev_child_start(n->loop, &op->child_w);
+	log_debug("node restore fetching job=%s rank=%d incarnation=%u cs=%s "
+	    "helper=%d", l->job_id, l->rank, l->incarnation, l->cs,
+	    (int)op->helper);
+	return 0;
+}
+
+/* Rank (job, rank) of incarnations below inc (all: UINT32_MAX) is being
+   fetched: it gets sig once it runs (kills keep their order). */
+void
+node_restore_kill(struct node *n, const char *job, int rank, uint32_t inc,
+    int sig)
+{
+	for (struct rst_op *op = n->restores; op != NULL; op = op->next)
+		if (strcmp(op->l->job_id, job) == 0 &&
+		    (rank < 0 || op->l->rank == rank) &&
+		    op->l->incarnation < inc)
+			op->kill_sig = sig;
+}
+
+/* Agent stopping: fetches in flight are abandoned. */
+void
+node_restore_stop(struct node *n)
+{
+	struct rst_op *op;
+
+	while ((op = n->restores) != NULL) {
+		(void)kill(op->helper, SIGKILL);
+		(void)waitpid(op->helper, NULL, 0);
+		rst_op_free(op);
+	}
+}
+
+/* The image is in op->dir: restore it, here. */
+static void
+rst_finish(struct rst_op *op, Mpiv__ImageMeta *meta, uint64_t bytes)
+{
+	struct node *n = op->n;
+	const Mpiv__Launch *l = op->l;
+	Mpiv__TaskStarted ts = MPIV__TASK_STARTED__INIT;
+	/* pipes: 0 stdout, 1 stderr, 2 ctrl (rank -> node), 3 ctrl-in */
+	int pp[4][2] = { { -1, -1 }, { -1, -1 }, { -1, -1 }, { -1, -1 } };
+	char *dir = op->dir, err[512], line[48];
+	struct criu_fdmap map[CRIU_MAX_FDS];
+	uint64_t k = 0;
+	double t0 = op->t0, t1;
+	struct task *t = NULL;
+	pid_t handle, task, as = 0;
+	int nmap = 0;
+
 	k = meta->ckpt_no;
 	t1 = mono_s();
 	for (int i = 0; i < 4; i++)
@@ -1136,15 +1339,18 @@ node_restore(struct node *n, const Mpiv__Launch *l)
 	if (n->c != NULL)
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_STARTED,
 		    &ts.base, NULL, 0);
-	frame_free_meta(metamsg);
-	return 0;
+	if (op->kill_sig != 0) {	/* killed while it was fetched */
+		log_info("node killing job=%s rank=%d pid=%d signal=%d (asked "
+		    "during its restore)", t->job, t->rank, (int)t->task_pid,
+		    op->kill_sig);
+		task_signal(t, op->kill_sig);
+	}
+	return;
 fail:
 	for (int i = 0; i < 4; i++)
 		ckpt_close_pair(pp[i]);
 	if (dir[0] != '\0')
 		proc_rmtree(dir);
-	if (metamsg != NULL)
-		frame_free_meta(metamsg);
+	dir[0] = '\0';
 	ckpt_restore_failed(n, l, k, err);
-	return -1;
 }

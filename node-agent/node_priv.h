@@ -67,6 +67,19 @@ struct task {
 	struct task *prev, *next;
 };
 
+/* One restore whose image a helper is fetching (node_ckpt.c). */
+struct rst_op {
+	struct rst_op *next;
+	struct node *n;
+	Mpiv__Launch *l;	/* a copy of the Launch */
+	char dir[64];		/* where the image is unpacked */
+	pid_t helper;
+	int resfd;		/* read end of the result pipe */
+	int kill_sig;		/* a Kill that came meanwhile (0: none) */
+	double t0;
+	ev_child child_w;
+};
+
 struct node {
 	struct ev_loop *loop;
 	const char *dispatcher;
@@ -86,6 +99,7 @@ struct node {
 	ev_signal sigint_w, sigterm_w;
 	struct task *tasks;
 	struct ckpt_op *ckpts;	/* dumps/uploads in flight */
+	struct rst_op *restores;	/* image fetches in flight */
 	bool criu;		/* criu_probe said yes */
 	bool pidns;		/* pidns_available said yes */
 	bool stopping;
@@ -123,6 +137,10 @@ void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);
 /* Launch{restore}: 0 when the rank was restored (TaskStarted sent), -1
    when it failed (TaskStarted{error} sent). */
 int node_restore(struct node *n, const Mpiv__Launch *l);
+void node_restore_kill(struct node *n, const char *job, int rank,
+    uint32_t inc, int sig);
+void node_restore_stop(struct node *n);
+void task_signal(struct task *t, int sig);
 void node_ckpt_stop(struct node *n);
 /* Home CM of a rank from a Launch. */
 const char *node_home_cm(const Mpiv__Launch *l);
