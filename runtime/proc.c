@@ -2,7 +2,7 @@
  * proc.c: fork/exec with pipes, used for ranks (node agent) and for the
  * daemons of `mpiv run`'s embedded deployment. How a rank's process is
  * forked into a PID namespace of its own is the node agent's business
- * (a proc_forker, pidns.c); here it is only a hook.
+ * (a proc_forker, node-agent/pidns.c); here it is only a hook.
  */
 #include <errno.h>
 #include <fcntl.h>
