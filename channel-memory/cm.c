@@ -118,36 +118,6 @@ cm_store_lock(const char *dir)
 	return 0;	/* fd stays open: the lock lasts as long as we do */
 }
 
-/* Parses "123", "64K", "512M", "8G". 0 or -1. */
-int
-cm_parse_bytes(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	int shift = 0;
-
-	if (*s < '0' || *s > '9')	/* strtoull takes "-1" as 2^64-1 */
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (v > (ULLONG_MAX >> shift))
-		return -1;
-	v <<= shift;
-	if (*end != '\0' || v == 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static void
 cm_on_accept(struct ev_loop *loop, ev_io *w, int revents)
 {
@@ -425,7 +395,7 @@ cm_main(int argc, char **argv)
 	}
 	if (maxmem == NULL || *maxmem == '\0')
 		cm.max_memory = cm_memcap_default();
-	else if (cm_parse_bytes(maxmem, &cm.max_memory) < 0) {
+	else if (daemon_parse_bytes(maxmem, &cm.max_memory) < 0) {
 		fprintf(stderr, "mpiv cm: bad --max-memory \"%s\"\n", maxmem);
 		return 2;
 	}

@@ -49,36 +49,6 @@ cs_usage(FILE *f)
 	    CS_DEFAULT_KEEP);
 }
 
-/* "4096", "64K", "512M", "4G" -> bytes. 0 or -1. */
-static int
-cs_parse_size(const char *s, uint64_t *out)
-{
-	static const char units[] = "KMG";
-	const char *u;
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s || *s == '-')
-		return -1;
-	if (*end != '\0') {
-		if ((u = strchr(units, *end & ~0x20)) == NULL || *end == '\0' ||
-		    end[1] != '\0')
-			return -1;
-		for (int shift = (int)(u - units + 1) * 10; shift > 0;
-		    shift -= 10) {
-			if (v > (~0ull >> 10))
-				return -1;
-			v <<= 10;
-		}
-	}
-	if (v == 0)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static void
 cs_on_accept_retry(struct ev_loop *loop, ev_timer *w, int revents)
 {
@@ -195,7 +165,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 			*help = true;
 			return 0;
 		case 'k':
-			if (cs_parse_size(optarg, &v) < 0 || v > 1000000) {
+			if (daemon_parse_bytes(optarg, &v) < 0 || v > 1000000) {
 				fprintf(stderr, "mpiv cs: bad --keep \"%s\"\n",
 				    optarg);
 				return 2;
@@ -213,7 +183,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 			}
 			break;
 		case 'm':
-			if (cs_parse_size(optarg, &cs->max_image) < 0) {
+			if (daemon_parse_bytes(optarg, &cs->max_image) < 0) {
 				fprintf(stderr, "mpiv cs: bad --max-image "
 				    "\"%s\"\n", optarg);
 				return 2;

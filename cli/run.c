@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../channel-memory/cm.h"
 #include "../node-agent/criu.h"
+#include "daemon.h"
 #include "front.h"
 #include "json.h"
 #include "log.h"
@@ -243,7 +243,7 @@ run_parse(struct run *r, int argc, char **argv)
 		}
 		case 'Y': {
 			uint64_t b;
-			if (cm_parse_bytes(optarg, &b) < 0)
+			if (daemon_parse_bytes(optarg, &b) < 0)
 				return run_usage_error("bad --cm-max-memory "
 				    "\"%s\" (want bytes: 64M, 2G)", optarg);
 			r->cm_max_memory = optarg;

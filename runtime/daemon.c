@@ -2,8 +2,10 @@
  * daemon.c: the listening socket and event loop of an mpiv server.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -49,6 +51,32 @@ daemon_auth_load(const char *who, const char *path, bool node_key_ok,
 	if (!k->enabled)
 		log_warnx("%s: no --secret-file: connections are not "
 		    "authenticated", who);
+	return 0;
+}
+
+int
+daemon_parse_bytes(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	const char *u;
+	char *end;
+	int shift = 0;
+
+	if (*s < '0' || *s > '9')	/* strtoull takes "-1" as 2^64-1 */
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	if (*end != '\0') {
+		if ((u = strchr(units, *end & ~0x20)) == NULL || end[1] != '\0')
+			return -1;
+		shift = (int)(u - units + 1) * 10;
+	}
+	if (v == 0 || v > (ULLONG_MAX >> shift))
+		return -1;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <ev.h>
 
@@ -27,6 +28,13 @@ struct auth_keys;
  */
 int daemon_auth_load(const char *who, const char *path, bool node_key_ok,
     struct auth_keys *k);
+
+/*
+ * A byte count: digits and an optional K, M, G or T (binary: 64K is
+ * 65536), above 0 and within 64 bits; no sign. 0, or -1 (the caller
+ * names the option).
+ */
+int daemon_parse_bytes(const char *s, uint64_t *out);
 
 /*
  * A whole number from lo to hi for option --name of `mpiv WHO`. 0, or -1
