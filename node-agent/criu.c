@@ -679,30 +679,6 @@ criu_restored_task(pid_t handle)
 	return pidns_find(handle, -1);
 }
 
-/* State letter of /proc/pid/stat ('T' stopped, 't' traced...) and, in
- * *ppid (may be NULL), its parent; 0 when unreadable. */
-static char
-criu_task_state(pid_t pid, pid_t *ppid)
-{
-	char path[64], buf[512], *p;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
-		return 0;
-	if (ppid != NULL)
-		*ppid = p[3] == ' ' ? (pid_t)strtol(p + 4, NULL, 10) : -1;
-	return p[2];
-}
-
 /* Reads a varint at b[*i] (below end) into *v. 0, or -1 when cut. */
 static int
 criu_get_varint(const unsigned char *b, size_t end, size_t *i, uint64_t *v)
@@ -972,7 +948,7 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 		/* Normally stopped already; allow criu's stop to land. */
 		end = mono_ms() + 5000;
 		while (mono_ms() < end) {
-			state = criu_task_state(root, &ppid);
+			state = proc_task_state(root, &ppid);
 			if (state == 'T' && ppid == getpid())
 				return 0;
 			if (state == 0 || state == 'Z' || state == 'X' ||
@@ -982,7 +958,7 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 		}
 	}
 	/* Only a task of ours is killed (the pid may be a stranger's). */
-	if (criu_task_state(root, &ppid) != 0 && ppid == getpid()) {
+	if (proc_task_state(root, &ppid) != 0 && ppid == getpid()) {
 		kill(root, SIGKILL);
 		while (waitpid(root, &st, 0) < 0 && errno == EINTR)
 			;
@@ -1044,7 +1020,7 @@ criu_restore_ns(char *const argv[], int outfd, const int *keep, int nkeep,
 		end = mono_ms() + 5000;
 		while (mono_ms() < end) {
 			task = pidns_find(h, root);
-			if (task > 0 && criu_task_state(task, NULL) == 'T')
+			if (task > 0 && proc_task_state(task, NULL) == 'T')
 				break;
 			task = -1;
 			nanosleep(&nap, NULL);

@@ -301,27 +301,6 @@ ckpt_host_pid(const char *want, pid_t nspid)
 	return found;
 }
 
-/* State letter of /proc/pid/stat, 0 when gone. */
-static char
-ckpt_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (r <= 0)
-		return 0;
-	buf[r] = '\0';
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
-		return 0;
-	return p[2];
-}
-
 /* Size of the archive criu_pack_dir makes of dir (see criu.h). */
 static uint64_t
 ckpt_raw_size(const char *dir)
@@ -574,7 +553,7 @@ ckpt_helper(const struct ckpt_args *a, int resfd)
 		goto done;
 	}
 	/* The clone stops itself (SIGSTOP) right after the fork. */
-	while ((st = ckpt_state(clone)) != 'T') {
+	while ((st = proc_task_state(clone, NULL)) != 'T') {
 		if (st == 0 || st == 'Z' || st == 'X') {
 			snprintf(res.error, sizeof(res.error), "clone %d died "
 			    "before it stopped", (int)clone);

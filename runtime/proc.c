@@ -311,3 +311,26 @@ proc_rmtree(const char *path)
 {
 	(void)nftw(path, proc_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+char
+proc_task_state(pid_t pid, pid_t *ppid)
+{
+	char path[64], buf[512], *p;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = '\0';
+	/* the name may hold spaces and parentheses: the last ')' ends it */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == '\0')
+		return 0;
+	if (ppid != NULL)
+		*ppid = p[3] == ' ' ? (pid_t)strtol(p + 4, NULL, 10) : -1;
+	return p[2];
+}

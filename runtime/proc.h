@@ -101,4 +101,9 @@ void proc_status_str(int status, char *buf, size_t len);
 /* Removes a directory tree (best effort). */
 void proc_rmtree(const char *path);
 
+/* The state letter of /proc/PID/stat ('R', 'S', 'T' stopped, 't'
+   traced, 'Z'...) and, in *ppid (may be NULL), its parent; 0 when the
+   process is gone or unreadable. */
+char proc_task_state(pid_t pid, pid_t *ppid);
+
 #endif
