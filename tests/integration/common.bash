@@ -53,3 +53,12 @@ wait_for() {
 	done
 	"$@"
 }
+
+# need_criu: exits 77 (skipped) unless CRIU works here; sets CRIU.
+need_criu() {
+	CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+	if ! timeout 60 "$CRIU" check > /dev/null 2>&1; then
+		echo "skip: $CRIU check fails (run deploy/install-criu.sh as root)"
+		exit 77
+	fi
+}

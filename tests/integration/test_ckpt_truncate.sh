@@ -22,11 +22,7 @@
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init trunc
-CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
-if ! "$CRIU" check > /dev/null 2>&1; then
-	echo "skip: $CRIU check fails (run deploy/install-criu.sh as root)"
-	exit 77
-fi
+need_criu
 SEED=${MPIV_TRUNC_SEED:-$(date +%s)}
 echo "# seed $SEED (MPIV_TRUNC_SEED=$SEED repeats these cut points)"
 RANDOM=$SEED

@@ -11,11 +11,7 @@
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init modes
-CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
-if ! "$CRIU" check > /dev/null 2>&1; then
-	echo "skip: $CRIU check fails (run deploy/install-criu.sh as root)"
-	exit 77
-fi
+need_criu
 S=(--secret-file "$T/secret")
 "$MPIV" secret new "$T/secret" > /dev/null || exit 1
 "$B/bin/mpivcc" -O2 -o "$T/prog" tests/fault/progs/flt_ckpt.c || exit 1
