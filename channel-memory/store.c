@@ -62,6 +62,7 @@
 #define STORE_BUF_MAX	(256u << 10)	/* buffered records written at once */
 
 struct store {
+	struct job *job;	/* whose log it is */
 	int fd;
 	char *path;
 	uint64_t end;		/* where the next record goes */
@@ -225,12 +226,22 @@ store_batch_end(void *arg)
 		cm->store_dirty = st->next_dirty;
 		st->listed = false;
 		st->next_dirty = NULL;
-		/* the job is found again: it may have ended meanwhile */
-		for (struct job *j = cm->jobs; j != NULL; j = j->next)
-			if (j->store == st)
-				(void)store_flush_job(j, true);
+		(void)store_flush_job(st->job, true);	/* store_close unlists */
 	}
 	srvfault_point("cm-stored");
+}
+
+/* Puts st on its CM's list for the batch hook (once). */
+static void
+store_list(struct store *st)
+{
+	struct cm *cm = st->job->cm;
+
+	if (st->listed)
+		return;
+	st->listed = true;
+	st->next_dirty = cm->store_dirty;
+	cm->store_dirty = st;
 }
 
 /* Appends one record to the buffer, flushed by the batch hook (or now). */
@@ -266,11 +277,7 @@ store_put(struct job *j, uint16_t type, const ProtobufCMessage *m)
 	}
 	if (st->len >= STORE_BUF_MAX)
 		(void)store_flush_job(j, false);
-	if (!st->listed) {
-		st->listed = true;
-		st->next_dirty = j->cm->store_dirty;
-		j->cm->store_dirty = st;
-	}
+	store_list(st);
 }
 
 /* ---- what the CM records ------------------------------------------- */
@@ -292,12 +299,13 @@ store_path(const char *dir, const char *id)
 }
 
 static struct store *
-store_new(int fd, char *path)
+store_new(struct job *j, int fd, char *path)
 {
 	struct store *st = calloc(1, sizeof(*st));
 
 	if (st == NULL)
 		return NULL;
+	st->job = j;
 	st->fd = fd;
 	st->path = path;
 	return st;
@@ -315,7 +323,7 @@ store_open(struct job *j)
 	if ((path = store_path(j->cm->store_dir, j->id)) == NULL)
 		return -1;
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || (j->store = store_new(fd, path)) == NULL) {
+	if (fd < 0 || (j->store = store_new(j, fd, path)) == NULL) {
 		log_warn("cm store of job=%s: cannot create %s: a crash of "
 		    "this CM makes the job start over", j->id, path);
 		if (fd >= 0)
@@ -420,11 +428,8 @@ store_msg(struct job *j, Mpiv__StoreMsg *sm, struct pbuf *pb)
 	srvfault_point("cm-payload");
 	if (!conn_batching_now())
 		(void)store_flush_job(j, true);
-	else if (!st->listed) {	/* the hook syncs it */
-		st->listed = true;
-		st->next_dirty = j->cm->store_dirty;
-		j->cm->store_dirty = st;
-	}
+	else
+		store_list(st);		/* the hook syncs it */
 	return off;
 }
 
@@ -658,7 +663,7 @@ store_rec_free(struct store_rec *r)
 int
 store_adopt(struct job *j, int fd, char *path, uint64_t end)
 {
-	if ((j->store = store_new(fd, path)) == NULL) {
+	if ((j->store = store_new(j, fd, path)) == NULL) {
 		close(fd);
 		(void)unlink(path);
 		free(path);

@@ -206,16 +206,33 @@ run_deploy_spawn(struct run *r, struct run_daemon *d, const char *what,
 }
 
 /*
- * Spawns the service `what` in slot d (NULL: a new one) and keeps the
- * address it listens on, where a respawn starts it again. Its slot, or
- * NULL (r->reason set).
+ * Spawns service i of `kind` ("cm", "cs") in slot d (NULL: a new one):
+ * `mpiv KIND --listen ADDR --dispatcher ... --log-level ... --secret-file
+ * ...` then the options in extra (NULL-terminated), listening where the
+ * slot's service did before (a respawn) or on a port of its choice, whose
+ * address the slot keeps. Its slot, or NULL (r->reason set).
  */
 static struct run_daemon *
-run_deploy_service(struct run *r, struct run_daemon *d, const char *what,
-    char **args)
+run_deploy_service(struct run *r, struct run_daemon *d, const char *kind,
+    int i, char *const *extra)
 {
-	char addr[128];
+	char *args[20], what[32], addr[128];
+	int n = 0;
 
+	args[n++] = r->self;
+	args[n++] = (char *)kind;
+	args[n++] = "--listen";
+	args[n++] = d != NULL ? d->addr : "127.0.0.1:0";
+	args[n++] = "--dispatcher";
+	args[n++] = r->disp_addr;
+	args[n++] = "--log-level";
+	args[n++] = (char *)r->child_level;
+	args[n++] = "--secret-file";
+	args[n++] = r->secret_path;
+	while (*extra != NULL && n < 19)
+		args[n++] = *extra++;
+	args[n] = NULL;
+	snprintf(what, sizeof(what), "%s %d", kind, i);
 	if (run_deploy_spawn(r, d, what, args, addr, sizeof(addr)) < 0)
 		return NULL;
 	if (d == NULL)
@@ -234,30 +251,17 @@ run_deploy_service(struct run *r, struct run_daemon *d, const char *what,
 static int
 run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 {
-	char *args[16], what[32], store[PATH_MAX];
+	char store[PATH_MAX], *extra[5] = { NULL };
 
-	args[0] = r->self;
-	args[1] = "cm";
-	args[2] = "--listen";
-	args[3] = d != NULL ? d->addr : "127.0.0.1:0";
-	args[4] = "--dispatcher";
-	args[5] = r->disp_addr;
-	args[6] = "--log-level";
-	args[7] = (char *)r->child_level;
-	args[8] = "--secret-file";
-	args[9] = r->secret_path;
-	args[10] = NULL;
 	if (r->cm_store != NULL && strcmp(r->cm_store, "off") != 0) {
 		snprintf(store, sizeof(store), "%.3000s/store-cm%d", r->tmpdir,
 		    i);
-		args[10] = "--store";
-		args[11] = store;
-		args[12] = "--store-sync";
-		args[13] = (char *)r->cm_store;
-		args[14] = NULL;
+		extra[0] = "--store";
+		extra[1] = store;
+		extra[2] = "--store-sync";
+		extra[3] = (char *)r->cm_store;
 	}
-	snprintf(what, sizeof(what), "cm %d", i);
-	if ((d = run_deploy_service(r, d, what, args)) == NULL)
+	if ((d = run_deploy_service(r, d, "cm", i, extra)) == NULL)
 		return -1;
 	d->cm = i;
 	return 0;
@@ -270,24 +274,10 @@ run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 static int
 run_deploy_cs(struct run *r, struct run_daemon *d, int i)
 {
-	char *args[14], what[32], store[PATH_MAX];
+	char store[PATH_MAX], *extra[3] = { "--store", store, NULL };
 
 	snprintf(store, sizeof(store), "%.3000s/store-cs%d", r->tmpdir, i);
-	args[0] = r->self;
-	args[1] = "cs";
-	args[2] = "--listen";
-	args[3] = d != NULL ? d->addr : "127.0.0.1:0";
-	args[4] = "--dispatcher";
-	args[5] = r->disp_addr;
-	args[6] = "--log-level";
-	args[7] = (char *)r->child_level;
-	args[8] = "--store";
-	args[9] = store;
-	args[10] = "--secret-file";
-	args[11] = r->secret_path;
-	args[12] = NULL;
-	snprintf(what, sizeof(what), "cs %d", i);
-	if ((d = run_deploy_service(r, d, what, args)) == NULL)
+	if ((d = run_deploy_service(r, d, "cs", i, extra)) == NULL)
 		return -1;
 	d->cs = i;
 	return 0;

@@ -164,6 +164,19 @@ tp_connect(struct tp_conn *c, const char *job, int rank, uint32_t inc,
 	return tp_hello(c, job, rank, inc, home, err, errlen);
 }
 
+/* The connections' table, the sequences and the job id go. */
+static void
+tp_free_state(void)
+{
+	free(tp_conns);
+	free(tp_last_seq);
+	free(tp_job);
+	tp_job = NULL;
+	tp_conns = NULL;
+	tp_last_seq = NULL;
+	tp_nconns = 0;
+}
+
 bool
 mpiv_tp_restore_needed(void)
 {
@@ -247,13 +260,7 @@ out_close:
 	}
 out_free:
 	free(list);
-	free(tp_conns);
-	free(tp_last_seq);
-	free(tp_job);
-	tp_job = NULL;
-	tp_conns = NULL;
-	tp_last_seq = NULL;
-	tp_nconns = 0;
+	tp_free_state();
 	return -1;
 }
 
@@ -316,13 +323,7 @@ mpiv_tp_close(int exit_code)
 		tp_frame_pool = f->next;
 		free(f);
 	}
-	free(tp_conns);
-	free(tp_last_seq);
-	free(tp_job);
-	tp_job = NULL;
-	tp_conns = NULL;
-	tp_last_seq = NULL;
-	tp_nconns = 0;
+	tp_free_state();
 }
 
 /* ---------------- checkpoints ---------------- */
