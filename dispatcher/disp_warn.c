@@ -1,5 +1,5 @@
 /*
- * disp_warn.c: every failure visible (issue 10, part 7). Four conditions
+ * disp_warn.c: every failure visible. Four conditions
  * of a job are told to its client (mpiv run) when they begin and when
  * they clear, and shown by mpiv status while they hold:
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/fault/test_ckpt_chaos.sh: kills with checkpoints on (issue 4,
-# docs/CHECKPOINT.md). Every job runs tests/fault/progs/flt_ckpt (its
+# tests/fault/test_ckpt_chaos.sh: kills with checkpoints on
+# (docs/CHECKPOINT.md). Every job runs tests/fault/progs/flt_ckpt (its
 # output ends with a hash of every rank's whole memory, so a bad restore
 # shows) with --ckpt-interval, and must print byte for byte what the
 # failure-free run printed, with the same exit code and no FLT-FAIL.

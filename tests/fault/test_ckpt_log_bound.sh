@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fault/test_ckpt_log_bound.sh: the Channel Memory's message log
-# stays bounded over a long run with periodic checkpoints (issue 4,
-# docs/CHECKPOINT.md "Taking checkpoint k" step 7), and grows with the
+# stays bounded over a long run with periodic checkpoints
+# (docs/CHECKPOINT.md "Taking checkpoint k" step 7), and grows with the
 # run without them.
 #
 # Two runs of tests/fault/progs/flt_ckpt (the same arguments, ~5 s,

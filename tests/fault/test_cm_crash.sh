@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fault/test_cm_crash.sh: a Channel Memory killed with SIGKILL in the
-# middle of a job (issue 10, item 2). The embedded deployment starts it
+# middle of a job. The embedded deployment starts it
 # again at the same address, on the same store (--cm-store write: mpiv cm
 # --store): it recovers its jobs' logs and the job continues, every rank
 # restarted from its last checkpoint or the beginning and replaying

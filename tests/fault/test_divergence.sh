@@ -18,7 +18,7 @@
 
 flt_need_chaos
 timeout 20 "$MPIV" kill --help 2>&1 | grep -q -- '--dispatcher' ||
-	flt_skip "mpiv kill is missing (issue 3 dispatcher side not landed)"
+	flt_skip "mpiv kill is missing"
 
 bin=$(flt_prog flt_diverge) || { flt_notok "cannot compile flt_diverge"; flt_finish; }
 ROUNDS=200

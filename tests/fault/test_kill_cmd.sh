@@ -16,7 +16,7 @@
 
 flt_need_chaos
 timeout 20 "$MPIV" kill --help 2>&1 | grep -q -- '--dispatcher' ||
-	flt_skip "mpiv kill is missing (issue 3 dispatcher side not landed)"
+	flt_skip "mpiv kill is missing"
 
 # kc_start OUT MARKDIR SECS ARGS...: mpiv run in the background (KC_PID).
 kc_start() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fault/test_log_pressure.sh: a message log bigger than the CM's
-# memory cap (issue 10, item 1). tests/fault/progs/flt_bigring.c passes
+# memory cap. tests/fault/progs/flt_bigring.c passes
 # 1 MiB messages around a ring of 3 ranks: 300 rounds log ~900 MiB, the
 # CMs here get --cm-max-memory 64M.
 #   nockpt     no CRIU (MPIV_CRIU=/nonexistent) and no spilling

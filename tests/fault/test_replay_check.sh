@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/fault/test_replay_check.sh: a re-execution that sends other
 # messages than the incarnation it replaces must end the job with
-# "replay diverged", never with a wrong answer (issue 10, item 0).
+# "replay diverged", never with a wrong answer.
 #
 # tests/fault/progs/flt_shuffle.c is a master-worker that shuffles its
 # work with srand(), seeded like well-known Mandelbrot examples with

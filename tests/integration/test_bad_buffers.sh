@@ -2,7 +2,7 @@
 # tests/integration/test_bad_buffers.sh: an MPI call given a bad buffer or
 # a message over mpiv's size limit fails as an MPI error naming the call
 # and the cause (errors-are-fatal: one line, then the job ends), never as
-# a lost Channel Memory: no self-kill, no restart loop (issue 10, item 6).
+# a lost Channel Memory: no self-kill, no restart loop.
 #
 #   send-null      MPI_Send(NULL, 10, MPI_INT, ...)
 #   recv-null      MPI_Recv(NULL, 10, MPI_INT, ...)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/test_ckpt_truncate.sh: checkpoint streams cut at
-# random points (issue 10, item 3). A relay (cutproxy.py) stands between
+# random points. A relay (cutproxy.py) stands between
 # the node agent and the real checkpoint server, which advertises the
 # relay's address (mpiv cs --advertise), and cuts one planned stream
 # after a random number of bytes:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/test_preauth_flood.sh: unauthenticated peers cannot
-# exhaust a daemon's memory (issue 10, part 4). A dispatcher, a CM and a
+# exhaust a daemon's memory. A dispatcher, a CM and a
 # CS with a cluster secret and a node agent, started by hand on loopback;
 # tests/integration/floodpeer.py plays the attacker from other loopback
 # addresses (127.0.0.2, ...: the job's own peers are all 127.0.0.1):

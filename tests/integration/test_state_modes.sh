@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/integration/test_state_modes.sh: what the daemons write is their
-# user's alone (issue 10, item 5: checkpoint images were 0644 in 0755
+# user's alone (checkpoint images were 0644 in 0755
 # directories, so any local user could read every rank's memory). A
 # deployment started under umask 000 (dispatcher --state-dir, CM, CS
 # --store, node --cache-dir) runs a shipped program with checkpoints and a

@@ -1,6 +1,6 @@
 /*
- * test_conn_preauth.c: runtime/conn.c before authentication (issue 10,
- * part 4). A header announcing a 1 MiB Hello closes the connection as
+ * test_conn_preauth.c: runtime/conn.c before authentication.
+ * A header announcing a 1 MiB Hello closes the connection as
  * soon as the header is read, before any meta byte is sent or buffered;
  * a Hello of exactly CONN_PREAUTH_MAX_FRAME bytes passes the size check
  * and one byte more does not; after the handshake a frame much bigger
