@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/integration/test_warnings.sh: every failure visible
+# tests/integration/test_warnings.sh: every failure visible.
 # A hand-built deployment on loopback (dispatcher with
 # --stall-after 2, node agent, CS; the CM comes later) runs one job of
 # flt_ckpt that takes a checkpoint every 0.3 s and is held slow
