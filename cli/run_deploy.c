@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,7 +368,8 @@ run_deploy_start(struct run *r)
 static int
 run_deploy_node(struct run *r, struct run_daemon *d, int i)
 {
-	char slots[16], name[32], what[32], *args[14];
+	char slots[16], name[32], what[32], *args[16];
+	struct passwd *pw = getpwuid(geteuid());
 	int k = 0;
 
 	snprintf(slots, sizeof(slots), "%d",
@@ -387,6 +389,11 @@ run_deploy_node(struct run *r, struct run_daemon *d, int i)
 	args[k++] = name;
 	args[k++] = "--secret-file";
 	args[k++] = r->node_key_path;
+	/* Ranks run as the user of mpiv run, as under mpirun. */
+	if (pw != NULL) {
+		args[k++] = "--user";
+		args[k++] = pw->pw_name;
+	}
 	args[k] = NULL;
 	if (d == NULL) {
 		d = &r->daemons[r->ndaemons];

@@ -119,8 +119,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "log.h"
@@ -200,6 +203,43 @@ criu_enter(pid_t nsref)
 }
 
 /*
+ * In criu's process, before the exec: become uid/gid but keep every
+ * capability we have, as ambient ones, so that the criu we exec holds
+ * them too. A dump of another user's process needs that where root
+ * lacks CAP_SYS_RESOURCE (containers): the kernel lets criu read the
+ * target's resource limits only with that capability or the target's
+ * own ids. criu then runs with --unprivileged (it refuses a non-root
+ * uid without it), its capabilities making up for root. 0 or -1.
+ */
+static int
+criu_become(uid_t uid, gid_t gid)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 ||
+	    setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0 ||
+	    syscall(SYS_capget, &h, d) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++)
+		d[i].effective = d[i].inheritable = d[i].permitted;
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -1;
+	for (int cap = 0; cap < 64; cap++)
+		if (d[cap / 32].permitted & (1u << (cap % 32)))
+			(void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE,
+			    (unsigned long)cap, 0UL, 0UL);
+	return 0;
+}
+
+/* The ids a dump's criu takes (criu_become); none when uid is ours. */
+struct criu_owner {
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
  * Forks and execs argv (execvp). In the child: default signal
  * dispositions and an empty mask (the node may ignore SIGPIPE/SIGCHLD,
  * which exec would pass on), stdin /dev/null, stdout and stderr to outfd
@@ -210,7 +250,7 @@ criu_enter(pid_t nsref)
  */
 static pid_t
 criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
-    pid_t nsref, char *err, size_t n)
+    pid_t nsref, const struct criu_owner *own, char *err, size_t n)
 {
 	sigset_t all;
 	pid_t pid;
@@ -257,6 +297,8 @@ criu_spawn(char *const argv[], int outfd, const int *fds, int nfds,
 		if (dup2(tmp[i], CRIU_FD_BASE + i) < 0)
 			_exit(126);
 	close_range(CRIU_FD_BASE + nfds, ~0u, 0);
+	if (own != NULL && criu_become(own->uid, own->gid) < 0)
+		_exit(126);
 	execvp(argv[0], argv);
 	_exit(127);
 }
@@ -397,7 +439,7 @@ criu_run_capture(char *const argv[], char *out, size_t outsz, size_t *outlen,
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -1;
-	pid = criu_spawn(argv, p[1], NULL, 0, 0, NULL, 0);
+	pid = criu_spawn(argv, p[1], NULL, 0, 0, NULL, NULL, 0);
 	close(p[1]);
 	if (pid < 0) {
 		close(p[0]);
@@ -575,9 +617,36 @@ criu_pipe_inode(pid_t pid, int fd, uint64_t *ino)
 	return 0;
 }
 
+/* The real uid and gid of pid. 0 or -1. */
+static int
+criu_task_owner(pid_t pid, struct criu_owner *own)
+{
+	char path[64], line[256];
+	unsigned long u = 0, g = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Uid: %lu", &u) == 1)
+			found |= 1;
+		else if (sscanf(line, "Gid: %lu", &g) == 1)
+			found |= 2;
+	}
+	fclose(f);
+	if (found != 3)
+		return -1;
+	own->uid = (uid_t)u;
+	own->gid = (gid_t)g;
+	return 0;
+}
+
 int
 criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 {
+	struct criu_owner own;
 	char pidbuf[24], outpath[PATH_MAX], logpath[PATH_MAX], line[400], why[512];
 	pid_t cp, nsref = 0, target = pid;
 	int outfd, st;
@@ -607,8 +676,13 @@ criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 		return -1;
 	}
 	char *argv[] = { criu_bin, "dump", "-t", pidbuf, "-D", (char *)dir,
-	    "-o", "dump.log", "-v2", "--shell-job", NULL };
-	cp = criu_spawn(argv, outfd, NULL, 0, nsref, err, n);
+	    "-o", "dump.log", "-v2", "--shell-job", NULL, NULL };
+	/* Another user's process: dumped by a criu of that user's ids. */
+	if (criu_task_owner(pid, &own) == 0 && own.uid != geteuid() &&
+	    geteuid() == 0)
+		argv[10] = "--unprivileged";
+	cp = criu_spawn(argv, outfd, NULL, 0, nsref, argv[10] != NULL ?
+	    &own : NULL, err, n);
 	close(outfd);
 	if (cp < 0)
 		return -1;
@@ -887,7 +961,7 @@ criu_ns_start(void *arg)
 	pid_t c, r;
 	int st;
 
-	c = criu_spawn(a->argv, a->outfd, a->keep, a->nkeep, 0, NULL, 0);
+	c = criu_spawn(a->argv, a->outfd, a->keep, a->nkeep, 0, NULL, NULL, 0);
 	/* The rank's pipes belong to the restored task alone. */
 	for (int i = 0; i < a->nkeep; i++)
 		close(a->keep[i]);
@@ -935,7 +1009,7 @@ criu_restore_host(char *const argv[], int outfd, const int *keep, int nkeep,
 	int st, e = 0;
 	char state = 0;
 
-	cp = criu_spawn(argv, outfd, keep, nkeep, 0, err, n);
+	cp = criu_spawn(argv, outfd, keep, nkeep, 0, NULL, err, n);
 	if (cp < 0)
 		return -1;
 	if (criu_wait(cp, &st, criu_timeout_ms()) < 0)

@@ -11,6 +11,7 @@
  * restores on another. The cache is the node user's alone: directories
  * 0700, programs 0700 (explicit modes, so no umask widens them).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,6 +73,46 @@ node_bin_default_dir(char *out, size_t n)
 		snprintf(out, n, "/var/cache/mpiv");
 	else
 		snprintf(out, n, "%s/.cache/mpiv", home);
+}
+
+int
+node_bin_prepare(struct node *n)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (node_bin_mkdirs(n->cache_dir) < 0 || lstat(n->cache_dir, &st) < 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		log_warn("node cannot make the cache directory %s",
+		    n->cache_dir);
+		return -1;
+	}
+	/* The agent fills it; the ranks (same account) run from it. What
+	   an agent of another account cached there becomes ours too. */
+	if (!n->priv.drop)
+		return 0;
+	if (chown(n->cache_dir, n->priv.uid, n->priv.gid) < 0 ||
+	    chmod(n->cache_dir, 0700) < 0) {
+		log_warn("node cannot give %s to user %s", n->cache_dir,
+		    n->priv.user);
+		return -1;
+	}
+	if ((d = opendir(n->cache_dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+		if (de->d_name[0] == '.' || strlen(de->d_name) !=
+		    2 * AUTH_HASH_LEN)
+			continue;
+		snprintf(p, sizeof(p), "%.3900s/%s", n->cache_dir, de->d_name);
+		(void)lchown(p, n->priv.uid, n->priv.gid);
+		snprintf(p, sizeof(p), "%.3900s/%s/prog", n->cache_dir,
+		    de->d_name);
+		(void)lchown(p, n->priv.uid, n->priv.gid);
+	}
+	closedir(d);
+	return 0;
 }
 
 /* CACHE/HASH/prog. */

@@ -1,7 +1,10 @@
 /*
- * node_priv.h: state of the node agent, shared by node.c (dispatcher
- * link, ranks, output) and node_ckpt.c (checkpoints: dump + upload in a
- * helper process, restore).
+ * node_priv.h: state of the node agent (the unprivileged half; the
+ * privileged one is helper.c), shared by node.c (options, dispatcher
+ * link), node_task.c (ranks, output), node_link.c (the socket to the
+ * helper), node_bin.c (shipped programs) and node_ckpt.c (checkpoints:
+ * dump through the helper, upload and image fetch in worker processes,
+ * restore through the helper).
  */
 #ifndef MPIV_NODE_PRIV_H
 #define MPIV_NODE_PRIV_H
@@ -15,6 +18,7 @@
 
 #include "auth.h"
 #include "conn.h"
+#include "helper.h"
 
 #define NODE_HB_INTERVAL	1.0	/* s between heartbeats / redials */
 #define NODE_DIAL_TIMEOUT_MS	2000
@@ -46,12 +50,12 @@ struct task {
 	char ctrl_buf[256];
 	size_t ctrl_len;
 	int ctrl_in_fd;		/* write end of the rank's ctrl-in pipe */
-	ev_child child_w;
 	ev_timer drain_w;
 	bool reaped;
 	int status;
 	bool nsh;		/* pid is the handle of the rank's own PID
 				   namespace (pidns.h) */
+	/* pid is what the helper knows the rank by (PrivSignal, PrivExit) */
 	/* checkpoints (node_ckpt.c) */
 	bool restored;		/* restored from a checkpoint */
 	pid_t task_pid;		/* the rank's host pid (== pid unless nsh, or
@@ -67,17 +71,36 @@ struct task {
 	struct task *prev, *next;
 };
 
-/* One restore whose image a helper is fetching (node_ckpt.c). */
+/* A launch the helper is starting (node_task.c). */
+struct spawn_wait {
+	uint64_t id;		/* PrivSpawn.id */
+	char job[64];
+	int rank;
+	uint32_t incarnation;
+	pid_t ns_pid;
+	char cs[128], cm[128];
+	char argv0[256], cwd[PATH_MAX];
+	int kill_sig;		/* a Kill that came meanwhile (0: none) */
+	struct spawn_wait *next;
+};
+
+/* One restore: its image fetched by a worker, then restored by the
+   helper (node_ckpt.c). */
 struct rst_op {
 	struct rst_op *next;
 	struct node *n;
 	Mpiv__Launch *l;	/* a copy of the Launch */
 	char dir[64];		/* where the image is unpacked */
-	pid_t helper;
+	pid_t worker;		/* the fetch worker, 0 once it ended */
 	int resfd;		/* read end of the result pipe */
 	int kill_sig;		/* a Kill that came meanwhile (0: none) */
-	double t0;
+	double t0, t1;		/* start, fetch done */
 	ev_child child_w;
+	uint64_t id;		/* PrivRestore.id, 0 before */
+	pid_t as_pid;		/* PrivRestore.as_pid */
+	int pp[4][2];		/* stdout, stderr, ctrl, ctrl-in pipes */
+	Mpiv__ImageMeta *meta;	/* of the fetched image */
+	uint64_t bytes;
 };
 
 struct node {
@@ -99,7 +122,12 @@ struct node {
 	ev_signal sigint_w, sigterm_w;
 	struct task *tasks;
 	struct ckpt_op *ckpts;	/* dumps/uploads in flight */
-	struct rst_op *restores;	/* image fetches in flight */
+	struct rst_op *restores;	/* restores in flight */
+	struct spawn_wait *spawns;	/* launches in flight */
+	struct helper_conf priv;	/* the helper's account and probes */
+	int link_fd;		/* socket to the helper */
+	ev_io link_w;
+	uint64_t link_seq;	/* request ids */
 	bool criu;		/* criu_probe said yes */
 	bool pidns;		/* pidns_available said yes */
 	bool stopping;
@@ -107,21 +135,41 @@ struct node {
 };
 
 
-/* node.c */
+/* node_task.c */
 void task_stream_init(struct task *t, struct task_stream *s, int fd,
     int stream);
 /* Reads one chunk of a stream and forwards it: >0 bytes, 0 EOF (closed),
    -1 nothing now (EAGAIN). */
 ssize_t task_read_stream(struct task_stream *s);
 void task_insert(struct node *n, struct task *t);
+/* n->resume_w: output back-pressure is over, read the pipes again. */
+void task_on_resume(struct ev_loop *loop, ev_timer *w, int revents);
 void task_ctrl_start(struct task *t);
 
 void node_launch(struct node *n, const Mpiv__Launch *l);
 void node_launch_failed(struct node *n, const Mpiv__Launch *l,
     const char *why);
+void node_spawned(struct node *n, const Mpiv__PrivSpawned *r, int *fds,
+    int nfds);
+void node_task_exit(struct node *n, pid_t pid, int status);
+void node_kill(struct node *n, const Mpiv__Kill *k);
+void node_kill_all(struct node *n, bool forget);
+void task_signal(struct task *t, int sig);
+/* Home CM of a rank from a Launch. */
+const char *node_home_cm(const Mpiv__Launch *l);
+
+/* node_link.c */
+void node_link_start(struct node *n, int fd);
+int node_link_send(struct node *n, uint16_t type, const ProtobufCMessage *m);
+int node_link_send_fds(struct node *n, uint16_t type,
+    const ProtobufCMessage *m, const int *fds, int nfds);
+void node_link_signal(struct node *n, pid_t pid, int sig, int how);
 
 /* node_bin.c */
 void node_bin_default_dir(char *out, size_t n);
+/* Before the split, as root: the cache directory exists and is the
+   agent's account's. 0, or -1 (logged). */
+int node_bin_prepare(struct node *n);
 int node_bin_need(struct node *n, const Mpiv__Launch *l, char *path,
     size_t len);
 void node_bin_data(struct node *n, const Mpiv__BinaryData *bd,
@@ -131,18 +179,28 @@ void node_bin_drop_all(struct node *n);
 
 /* node_ckpt.c */
 void node_ckpt_init(struct node *n);
+/* /dev/shm/mpiv-KIND-<pid>-XXXXXX, ours. 0 or -1 (errno). */
+int ckpt_mkdir(const char *kind, char *dir, size_t n);
+/* A line to the rank's ctrl-in pipe. */
+void ckpt_write_in(struct task *t, const char *line);
+/* A CS connection, Hello'ed as a node. fd, or -1 (err). */
+int ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n);
+/* Reads frames until one of type want; Error or EOF fail (naming cs). */
+int ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
+    char *err, size_t n);
 void node_ckpt_sync(struct task *t, uint64_t k);
 void node_ckpt_clone(struct task *t, const char *args);
 void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);
-/* Launch{restore}: 0 when the rank was restored (TaskStarted sent), -1
+
+/* node_restore.c */
+/* Launch{restore}: 0 when the restore began (TaskStarted follows), -1
    when it failed (TaskStarted{error} sent). */
 int node_restore(struct node *n, const Mpiv__Launch *l);
 void node_restore_kill(struct node *n, const char *job, int rank,
     uint32_t inc, int sig);
 void node_restore_stop(struct node *n);
-void task_signal(struct task *t, int sig);
+void node_restored(struct node *n, const Mpiv__PrivRestored *r);
+void node_ckpt_dumped(struct node *n, const Mpiv__PrivDumped *r);
 void node_ckpt_stop(struct node *n);
-/* Home CM of a rank from a Launch. */
-const char *node_home_cm(const Mpiv__Launch *l);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -112,6 +113,11 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	if (spec->setenv != NULL)
 		for (char *const *e = spec->setenv; *e != NULL; e++)
 			(void)putenv(*e);
+	/* The user's identity before chdir, so that its rights, not ours,
+	   decide where it may go and what it may run. */
+	if (spec->set_user && (setgroups(1, &spec->gid) < 0 ||
+	    setgid(spec->gid) < 0 || setuid(spec->uid) < 0))
+		proc_child_fail(ep, 2, errno);
 	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
 		proc_child_fail(ep, 0, errno);
 	if (spec->path != NULL)

@@ -23,6 +23,9 @@ struct proc_spec {
 	bool ctrl_pipe;		/* a pipe whose write end is the child's fd 3 */
 	bool ctrl_in_pipe;	/* a pipe whose read end is the child's fd 4
 				   (needs ctrl_pipe) */
+	bool set_user;		/* run as uid/gid (groups: just gid) */
+	uid_t uid;
+	gid_t gid;
 	const struct proc_forker *forker;	/* NULL: a plain fork */
 	void *forker_arg;	/* passed to forker's functions */
 };

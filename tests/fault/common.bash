@@ -17,6 +17,8 @@ MPIVCC=$FLT_B/bin/mpivcc
 FLT_PASS=0
 FLT_FAIL=0
 FLT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-fault.XXXXXX")
+# Node agents started as root run their ranks as nobody (mpiv node --user).
+chmod 755 "$FLT_TMP"
 FLT_BG_PIDS=()
 
 flt_cleanup() {

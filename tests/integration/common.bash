@@ -25,6 +25,9 @@ common_init() {
 	case $B in /*) ;; *) B=$PWD/$B ;; esac
 	MPIV=$B/bin/mpiv
 	T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-$1.XXXXXX")
+	# A node agent started as root runs itself and its ranks as nobody
+	# (mpiv node --user): they must reach the programs and files in here.
+	chmod 755 "$T"
 	PIDS=()
 	fail=0
 	trap common_cleanup EXIT

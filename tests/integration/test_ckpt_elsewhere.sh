@@ -20,12 +20,12 @@ ok() { echo "ok - $1"; }
 notok() { echo "not ok - $1"; fail=1; }
 
 "$B/bin/mpivcc" -O2 -o "$T/heat" tests/demo/heat.c || exit 1
-timeout 120 "$MPIV" run -n 2 "$T/heat" 20000 > "$T/ref.out" || { notok "failure-free run"; exit 1; }
+timeout 120 "$MPIV" run -n 2 "$T/heat" 60000 > "$T/ref.out" || { notok "failure-free run"; exit 1; }
 for seed in 5 9; do
 	MPIV_RELAUNCH_ELSEWHERE=1 timeout 180 "$MPIV" run -n 2 --nodes 3 \
 	    --ckpt-interval 0.3 --chaos 1500ms --chaos-seed "$seed" \
 	    --chaos-max 2 --log-level info --report "$T/r.json" \
-	    "$T/heat" 20000 > "$T/out" 2> "$T/err"
+	    "$T/heat" 60000 > "$T/out" 2> "$T/err"
 	rc=$?
 	[ "$rc" = 0 ] && cmp -s "$T/out" "$T/ref.out" &&
 	    ok "seed $seed: output identical, exit 0" ||

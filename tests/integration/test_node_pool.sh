@@ -114,11 +114,14 @@ submit j2
 if wait_for 20 victim 2; then
 	V2=$VICTIM
 	eval "P2=\$PID_$V2"
-	kill -STOP "$P2"
+	# The node is two processes: the privileged helper and its child,
+	# the agent, which heartbeats. A hung machine stops both.
+	P2="$P2 $(pgrep -x -P "$P2" mpiv)"
+	kill -STOP $P2
 	wait_for 10 grep -q "node declared dead node=$V2#.*no heartbeat" "$T/d.err" &&
 	    ok "$V2 declared dead after the heartbeat timeout" ||
 	    notok "$V2 not declared dead" "$T/d.err"
-	kill -CONT "$P2"
+	kill -CONT $P2
 else
 	V2=none
 	notok "job 2 never ran" "$T/d.err"
