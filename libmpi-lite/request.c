@@ -94,10 +94,14 @@ mpiv_req_release(struct mpiv_request *r)
 	req_nlive--;
 }
 
+/* The upper half of an id (the serial's low 32 bits) is never 0: a
+   request not started has id 0, which a field left out reads as. */
 uint64_t
 mpiv_req_new_id(struct mpiv_request *r)
 {
-	r->id = (++req_serial << 32) | r->slot;
+	if ((uint32_t)++req_serial == 0)
+		req_serial++;
+	r->id = (req_serial << 32) | r->slot;
 	return r->id;
 }
 
@@ -107,7 +111,7 @@ mpiv_req_lookup(uint64_t id)
 	uint32_t slot = (uint32_t)id;
 	struct mpiv_request *r;
 
-	if (slot >= req_nslots)
+	if ((id >> 32) == 0 || slot >= req_nslots)
 		return NULL;
 	r = req_slots[slot];
 	if (r->magic != MPIV_REQ_MAGIC || r->id != id)

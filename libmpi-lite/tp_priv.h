@@ -77,6 +77,13 @@ extern uint64_t tp_last_event;		/* last event fully received */
    Kept in memory, so a restored image reconnects with it. */
 extern struct auth_key tp_key;
 extern bool tp_keyed;
+/*
+ * Test hook for tests/fuzz/fuzz_tp_read.c alone, NULL in every program:
+ * when set, the reader calls it instead of ending the process (a lost CM
+ * while logging, fencing); it must not return (the fuzz target longjmps
+ * back to its harness). Hidden, like every tp_ name: libmpi exports MPI.
+ */
+extern void (*tp_test_exit_hook)(void) __attribute__((visibility("hidden")));
 
 /* transport.c */
 struct tp_frame *tp_frame_get(void);

@@ -49,6 +49,7 @@ uint64_t tp_last_event;		/* last event fully received */
    Kept in memory, so a restored image reconnects with it. */
 struct auth_key tp_key;
 bool tp_keyed;
+void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
 
 static int tp_read(struct tp_conn *c);
 /* The code tp_send returns once a write failed (a local error sets it). */
@@ -419,7 +420,10 @@ tp_frame_done(struct tp_conn *c)
 
 		tp_saw_event(p->event);
 		r = mpiv_req_lookup(p->req_id);
-		if (r == NULL)
+		/* Only a receive is cancelled: a send completed here could
+		   be freed with its frame still queued or its SyncAck due,
+		   and a probe has its own answer. */
+		if (r == NULL || r->kind != MPIV_REQ_RECV)
 			break;
 		r->cancel_wait = false;
 		if (p->cancelled && !r->complete) {
@@ -606,6 +610,23 @@ tp_read(struct tp_conn *c)
 
 /* ---------------- failure ---------------- */
 
+/*
+ * Ends this process the two ways the reader must: by signal sig (a lost
+ * CM while logging: the dispatcher relaunches the rank and it replays)
+ * or, sig 0, with _exit(code) (fenced). The fuzz target of the reader
+ * sets tp_test_exit_hook, which longjmps back to it instead; no program
+ * does, and then this never returns.
+ */
+static void __attribute__((noreturn))
+tp_end_process(int sig, int code)
+{
+	if (tp_test_exit_hook != NULL)
+		tp_test_exit_hook();
+	if (sig != 0)
+		raise(sig);
+	_exit(code);
+}
+
 /* True for errors that mean the connection (or the CM) is gone. */
 bool
 tp_conn_errno(int e)
@@ -691,7 +712,7 @@ tp_lost(struct tp_conn *c, const char *what, const char *why)
 
 	tp_fail(c, what, why);
 	if (first && mpiv_ndlog_enabled())
-		raise(SIGKILL);
+		tp_end_process(SIGKILL, 137);
 }
 
 void
@@ -726,7 +747,7 @@ tp_fenced(struct tp_conn *c, const char *text)
 	    sizeof(line) - 1) < 0) {
 		/* exiting anyway */
 	}
-	_exit(1);
+	tp_end_process(0, 1);
 }
 
 const char *

@@ -19,9 +19,13 @@ CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
+# libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
+LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
+	runtime/auth_keys.c runtime/sha256.c $(GEN_C)
 
 .PHONY: all
-all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn
+all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
+	$(FB)/fuzz_tp_read
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -49,3 +53,10 @@ $(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h dispatcher/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) \
 		-lev -lprotobuf-c -lm
+
+# MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_tp_read $(FB)/fuzz_tp_read
+# writes its seeds again (valid frames of every type a rank receives).
+$(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h libmpi-lite/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) \
+		-lprotobuf-c -lm

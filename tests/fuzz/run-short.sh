@@ -12,7 +12,8 @@ command -v clang >/dev/null 2>&1 || { echo "run-short.sh: clang not found (apt-g
 make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" || { echo "run-short.sh: fuzz build failed" >&2; exit 1; }
 
 status=0
-for t in fuzz_frame fuzz_cm_conn fuzz_cm_store fuzz_cs_conn fuzz_disp_conn; do
+for t in fuzz_frame fuzz_cm_conn fuzz_cm_store fuzz_cs_conn fuzz_disp_conn \
+    fuzz_tp_read; do
 	mkdir -p "$FB/corpus/$t" "$FB/crashes"
 	echo "== $t ($SECS s)"
 	if ! "$FB/$t" -max_total_time="$SECS" -max_len=4096 -timeout=10 \
