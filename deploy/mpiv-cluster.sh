@@ -263,6 +263,9 @@ start() {
 		has_opt "$1" --state-dir && set -- "$@" --state-dir "$S/$id-state" ;;
 	esac
 	[ "$1" = node ] && has_opt node --cache-dir && set -- "$@" --cache-dir "$S/$id-cache"
+	# Ranks run as the user who deployed, as under mpirun (a node agent
+	# started as root would otherwise run them as nobody).
+	[ "$1" = node ] && has_opt node --user && set -- "$@" --user "$(id -un)"
 	log=$S/$id.log
 	[ -f "$log" ] && mv -f "$log" "$log.old"
 	rm -f "$S/$id.pid"

@@ -296,7 +296,7 @@ criu_unpack_raw(struct criu_unpack *u, const unsigned char *p, size_t len)
 		switch (u->state) {
 		case CRIU_U_MAGIC:
 			take = 8 - u->have < len ? 8 - u->have : len;
-			if (memcmp(p, CRIU_ARCH_MAGIC + u->have, take) != 0)
+			if (memcmp(p, &CRIU_ARCH_MAGIC[u->have], take) != 0)
 				return criu_unpack_fail(u, "not an mpiv image archive (bad magic)");
 			u->have += take;
 			p += take;

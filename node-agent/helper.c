@@ -666,6 +666,11 @@ helper_dump(struct helper *hp, const Mpiv__PrivDump *dr)
 		return;
 	}
 	r.clone = clone;
+	if (!dr->discard)
+		log_info("helper dumping job=%s rank=%d k=%llu clone=%d "
+		    "clone_getpid=%d", dr->job_id, dr->rank,
+		    (unsigned long long)dr->ckpt_no, (int)clone,
+		    (int)dr->clone_ns);
 	if (dr->discard || !hp->conf->criu) {
 		(void)kill(clone, SIGKILL);
 		if (!dr->discard) {

@@ -726,6 +726,9 @@ node_ckpt_clone(struct task *t, const char *args)
 	d.id = op->id = ++n->link_seq;
 	d.pid = t->pid;
 	d.clone_ns = pid;
+	d.job_id = t->job;
+	d.rank = t->rank;
+	d.ckpt_no = k;
 	if (node_link_send(n, MPIV__MSG_TYPE__MSG_PRIV_DUMP, &d.base) < 0) {
 		snprintf(res.error, sizeof(res.error), "the node's privileged "
 		    "helper is gone");

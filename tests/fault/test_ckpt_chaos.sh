@@ -133,17 +133,19 @@ ck_daemon() {
 	return 1
 }
 
-# helpers NODEPID: the node agent's forked children (checkpoint helpers:
-# the agent's own command line; ranks and clones run the program), but
-# not the handles of the ranks' PID namespaces (forked too, their
-# children are born in another namespace).
+# helpers NODEPID: the node agent's upload and fetch workers (forked, so
+# with the agent's own command line; ranks and clones run the program).
 helpers() {
-	local node=$1 me p
+	local node=$1 me a p
 	me=$(cmdline "$node")
-	for p in $(children "$node"); do
-		[ "$(cmdline "$p")" = "$me" ] || continue
-		[ "$(readlink /proc/"$p"/ns/pid)" = "$(readlink /proc/"$p"/ns/pid_for_children)" ] &&
-			echo "$p"
+	# NODEPID is the node's privileged helper; its child named mpiv is the
+	# agent, whose children of the same command line are its workers.
+	for a in $(children "$node"); do
+		[ "$(cmdline "$a")" = "$me" ] &&
+		    [ "$(cat /proc/"$a"/comm 2> /dev/null)" = mpiv ] || continue
+		for p in $(children "$a"); do
+			[ "$(cmdline "$p")" = "$me" ] && echo "$p"
+		done
 	done
 }
 
@@ -411,7 +413,8 @@ interrupt_case() {
 	fi
 	if [ "$name" = clone-killed ]; then
 		# the clone as soon as the node has it: the dump is under way
-		if l=$(ck_ckpt "$o" "$o.err" 1 2); then
+		if ck_ckpt "$o" "$o.err" 1 2 > /dev/null &&
+		    l=$(ck_line 20 "$o.err" "helper dumping job=$CK_JOB rank=1 k=2 "); then
 			victim=$(sed 's/.* clone=\([0-9]*\) .*/\1/' <<< "$l")
 		fi
 	else

@@ -374,6 +374,9 @@ case_victim() {
 	read -r VICTIM _ < <(hosts_with_ranks "$JOB")
 	RANKS=$(ranks_on "$JOB" "$VICTIM" | tr '\n' ' ')
 	VPID=${PID[node-$VICTIM]}
+	# A node agent is two processes: its privileged helper (VPID) and
+	# the agent proper, the helper's child named mpiv, which heartbeats.
+	VPIDS=$(printf '%s\n' "$VPID" $(pgrep -x -P "$VPID" mpiv) | sort -n | tr '\n' ' ' | sed 's/ $//')
 	RPIDS=$(rank_pids "$JOB" "$VICTIM")
 }
 
@@ -441,7 +444,7 @@ case_partition() {
 		ok=0
 	fi
 	# its stale ranks are gone: only the agent is left in its namespace
-	flt_wait_for 10 sh -c "[ \"\$(ip netns pids $MPIVTB_PREFIX-$victim | tr '\n' ' ')\" = '$vpid ' ]"
+	flt_wait_for 10 sh -c "[ \"\$(ip netns pids $MPIVTB_PREFIX-$victim | sort -n | tr '\n' ' ')\" = '$VPIDS ' ]"
 	# shellcheck disable=SC2086
 	stale=$(live $rpids)
 	if [ -n "$stale" ]; then
@@ -449,10 +452,10 @@ case_partition() {
 		flt_notok "partition: stale ranks of $victim still run after the heal: $stale" "$L/part.left"
 		ok=0
 	fi
-	stale=$(ns_pids "$victim")
-	if [ "$stale" != "$vpid" ]; then
+	stale=$(ns_pids "$victim" | tr ' ' '\n' | sort -n | tr '\n' ' ' | sed 's/ $//')
+	if [ "$stale" != "$VPIDS" ]; then
 		ps -o pid,ppid,stat,args -p "${stale// /,}" > "$L/part.left" 2>&1
-		flt_notok "partition: processes besides the agent ($vpid) left in $victim after the heal: $stale" "$L/part.left"
+		flt_notok "partition: processes besides the agent ($VPIDS) left in $victim after the heal: $stale" "$L/part.left"
 		ok=0
 	fi
 	wait_job part
@@ -547,7 +550,8 @@ case_freeze() {
 	case_victim
 	victim=$VICTIM ranks=$RANKS
 	vpid=$VPID rpids=$RPIDS
-	kill -STOP "$vpid"
+	# shellcheck disable=SC2086
+	kill -STOP $VPIDS
 	# the old incarnations live on while their agent is frozen
 	sleep 1
 	# shellcheck disable=SC2086
@@ -564,7 +568,8 @@ case_freeze() {
 	done
 	# shellcheck disable=SC2086
 	after=$(live $rpids | wc -w)
-	kill -CONT "$vpid"
+	# shellcheck disable=SC2086
+	kill -CONT $VPIDS
 	if [ "${fenced# }" != "${ranks% }" ]; then
 		grep -E "job=$JOB " "$L/cm.log" | grep -E 'fenc|connected|closed|refus' | head -n 20 > "$L/freeze.cm"
 		flt_notok "freeze: the CM fenced ranks '${fenced# }' of job $JOB, expected '${ranks% }' (the stale ranks were still connected)" "$L/freeze.cm"
@@ -574,10 +579,10 @@ case_freeze() {
 		flt_notok "freeze: $victim's agent, woken up, was not told it had been declared dead" "$L/node-$victim.log" "$L/dispatcher.log"
 		ok=0
 	fi
-	flt_wait_for 10 sh -c "[ \"\$(ip netns pids $MPIVTB_PREFIX-$victim | tr '\n' ' ')\" = '$vpid ' ]"
+	flt_wait_for 10 sh -c "[ \"\$(ip netns pids $MPIVTB_PREFIX-$victim | sort -n | tr '\n' ' ')\" = '$VPIDS ' ]"
 	# shellcheck disable=SC2086
 	stale="$(live $rpids)"
-	if [ "$(ns_pids "$victim")" != "$vpid" ] || [ -n "$stale" ]; then
+	if [ "$(ns_pids "$victim" | tr ' ' '\n' | sort -n | tr '\n' ' ' | sed 's/ $//')" != "$VPIDS" ] || [ -n "$stale" ]; then
 		ps -o pid,ppid,stat,args -p "$(ns_pids "$victim" | tr ' ' ',')${stale:+,${stale// /,}}" > "$L/freeze.left" 2>&1
 		flt_notok "freeze: stale processes left in $victim after its agent woke up" "$L/freeze.left"
 		ok=0

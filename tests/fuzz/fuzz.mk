@@ -25,7 +25,7 @@ LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/au
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
-	$(FB)/fuzz_tp_read
+	$(FB)/fuzz_tp_read $(FB)/fuzz_priv
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -60,3 +60,11 @@ $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) \
 		-lprotobuf-c -lm
+
+# The node agent's privileged helper: its packet decoder.
+PRIV_SRCS := node-agent/helper.c node-agent/criu.c node-agent/criu_img.c \
+	node-agent/pidns.c runtime/proc.c runtime/log.c runtime/frame.c $(GEN_C)
+$(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h node-agent/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
+		-lev -lprotobuf-c -lzstd

@@ -208,7 +208,8 @@ else
 fi
 
 # ---- forged ranks: the job token scopes a rank to its job and rank ----
-mkdir -p "$T/keys"
+# The ranks (user nobody under a root node agent) write their keys here.
+mkdir -p -m 777 "$T/keys"
 timeout 90 "$MPIV" run "${S[@]}" --dispatcher "$DA" -n 2 "$T/tok" "$T/keys" \
     > "$T/ja.out" 2> "$T/ja.err" &
 JA=$!

@@ -19,6 +19,8 @@ if [ ! -x "$MPIV" ]; then
 fi
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-run-errors.XXXXXX")
+# Node agents started here as root run their ranks as nobody.
+chmod 755 "$W"
 # Deployments made by these tests put their temp dirs here: checked empty.
 export TMPDIR="$W/tmp"
 mkdir -p "$TMPDIR"
