@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "daemon.h"
+#include "dial.h"
 #include "log.h"
 #include "net.h"
 #include "pidns.h"
@@ -203,6 +204,10 @@ node_stop(struct node *n)
 	ev_signal_stop(n->loop, &n->sigint_w);
 	ev_signal_stop(n->loop, &n->sigterm_w);
 	ev_io_stop(n->loop, &n->link_w);
+	if (n->dialing != NULL) {
+		dial_cancel(n->dialing);
+		n->dialing = NULL;
+	}
 	if (n->c != NULL)
 		conn_close(n->c, "node agent stopping", false);
 }
@@ -231,18 +236,25 @@ static const struct conn_ops node_conn_ops = {
 	.on_close = node_on_close,
 };
 
+/* The dial of node_dial ended: register, or wait for the next
+   heartbeat tick to try again. */
 static void
-node_dial(struct node *n)
+node_on_dialled(void *arg, int fd, int err)
 {
+	struct node *n = arg;
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__NodeRegister nr = MPIV__NODE_REGISTER__INIT;
-	int fd;
 
-	if ((fd = net_dial(n->dispatcher, NODE_DIAL_TIMEOUT_MS)) < 0) {
+	n->dialing = NULL;
+	if (fd < 0) {
 		if (!n->dial_warned)
-			log_warn("node cannot reach dispatcher=%s, retrying",
-			    n->dispatcher);
+			log_warnx("node cannot reach dispatcher=%s (%s), "
+			    "retrying", n->dispatcher, strerror(err));
 		n->dial_warned = true;
+		return;
+	}
+	if (n->stopping) {
+		close(fd);
 		return;
 	}
 	if ((n->c = conn_new(n->loop, fd, &node_conn_ops, n)) == NULL) {
@@ -265,6 +277,17 @@ node_dial(struct node *n)
 	    NULL, 0);
 	log_info("node registered dispatcher=%s name=%s slots=%d criu=%d",
 	    n->dispatcher, n->name, n->slots, n->criu);
+}
+
+/* Dials the dispatcher without waiting for it (the loop keeps serving
+   the ranks meanwhile); one dial at a time. */
+static void
+node_dial(struct node *n)
+{
+	if (n->dialing != NULL || n->c != NULL)
+		return;
+	n->dialing = dial_start(n->loop, n->dispatcher,
+	    NODE_DIAL_TIMEOUT_MS / 1000., node_on_dialled, n);
 }
 
 static void

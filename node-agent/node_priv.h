@@ -110,6 +110,7 @@ struct node {
 	char name[64];
 	int slots;
 	struct conn *c;
+	struct dial *dialing;	/* a dial to the dispatcher in progress */
 	bool dial_warned;
 	uint64_t hb_seq;
 	double hb_interval;	/* --heartbeat-interval */
