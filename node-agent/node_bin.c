@@ -105,9 +105,9 @@ node_bin_prepare(struct node *n)
 		if (de->d_name[0] == '.' || strlen(de->d_name) !=
 		    2 * AUTH_HASH_LEN)
 			continue;
-		snprintf(p, sizeof(p), "%.3900s/%s", n->cache_dir, de->d_name);
+		snprintf(p, sizeof(p), "%.3900s/%.64s", n->cache_dir, de->d_name);
 		(void)lchown(p, n->priv.uid, n->priv.gid);
-		snprintf(p, sizeof(p), "%.3900s/%s/prog", n->cache_dir,
+		snprintf(p, sizeof(p), "%.3900s/%.64s/prog", n->cache_dir,
 		    de->d_name);
 		(void)lchown(p, n->priv.uid, n->priv.gid);
 	}

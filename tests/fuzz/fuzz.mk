@@ -62,8 +62,8 @@ $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 		-lprotobuf-c -lm
 
 # The node agent's privileged helper: its packet decoder.
-PRIV_SRCS := node-agent/helper.c node-agent/criu.c node-agent/criu_img.c \
-	node-agent/pidns.c runtime/proc.c runtime/log.c runtime/frame.c $(GEN_C)
+PRIV_SRCS := node-agent/helper_io.c \
+	runtime/frame.c $(GEN_C)
 $(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
