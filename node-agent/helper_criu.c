@@ -222,12 +222,7 @@ helper_dump_worker(const struct helper_conf *c, pid_t clone, int resfd)
 	ssize_t w;
 	char st;
 
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	(void)setpgid(0, 0);
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	proc_worker_init();
 	/* The clone stops itself (SIGSTOP) right after the fork. */
 	while ((st = proc_task_state(clone, NULL)) != 'T') {
 		if (st == 0 || st == 'Z' || st == 'X') {

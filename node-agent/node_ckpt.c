@@ -446,14 +446,7 @@ ckpt_worker(const struct ckpt_args *a, int resfd)
 	double t0 = mono_s();
 	ssize_t w;
 
-	/* The agent's handlers are not ours (libev's would wake it). */
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	(void)setpgid(0, 0);
-	/* A worker outliving its agent would hold the dump directory. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	proc_worker_init();
 	for (size_t i = 0; i < a->npipes; i++)
 		pp[i] = (Mpiv__PipeInode *)&a->pipes[i];
 	if (ckpt_upload(a, a->dir, pp, a->npipes, &res) == 0)

@@ -208,12 +208,7 @@ rst_worker(const Mpiv__Launch *l, const char *dir0, int resfd)
 	char dir[64];
 	ssize_t w;
 
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
-	(void)setpgid(0, 0);
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	proc_worker_init();
 	snprintf(dir, sizeof(dir), "%s", dir0);
 	/*
 	 * A stream cut by the network (or a CS restarting) fails the

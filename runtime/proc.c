@@ -228,6 +228,17 @@ out_close:
 	return -1;
 }
 
+void
+proc_worker_init(void)
+{
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	(void)setpgid(0, 0);
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
 /* True when path names an executable regular file; errno otherwise. */
 static bool
 proc_is_exec(const char *path)

@@ -101,6 +101,15 @@ int proc_resolve(const char *prog, const char *cwd, char *out, size_t outlen);
 /* Text for a wait status: "exit 3", "signal 9 (Killed)". */
 void proc_status_str(int status, char *buf, size_t len);
 
+/*
+ * In a worker just forked from a process with an event loop (the node
+ * agent's upload and fetch workers, the helper's dump workers): the
+ * loop's signal handlers are not its own (SIGCHLD, SIGINT, SIGTERM back
+ * to their defaults, SIGPIPE ignored), a process group of its own, and
+ * death with its parent (it would hold a directory nobody removes).
+ */
+void proc_worker_init(void);
+
 /* Removes a directory tree (best effort). */
 void proc_rmtree(const char *path);
 
