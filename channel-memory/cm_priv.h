@@ -17,7 +17,7 @@
  *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
  *              freeing the log a durable checkpoint made useless
- *   match.c    the MPI matching engine (match.h)
+ *   match.c    (runtime/) the MPI matching engine (match.h)
  */
 #ifndef MPIV_CM_PRIV_H
 #define MPIV_CM_PRIV_H

@@ -12,7 +12,7 @@ FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
-CM_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
+CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) $(GEN_C)

@@ -1,5 +1,5 @@
 /*
- * test_match.c: the CM matching engine (channel-memory/match.c) alone:
+ * test_match.c: the matching engine (runtime/match.c) alone:
  * ANY_SOURCE / ANY_TAG in arrival order, non-overtaking per sender,
  * posting order, contexts, probes, cancel, duplicates.
  */
@@ -11,7 +11,7 @@
 
 #include <stdlib.h>
 
-#include "../../channel-memory/match.h"
+#include "match.h"
 
 static struct match_msg *
 mk(uint32_t ctx, int32_t src, int32_t tag)

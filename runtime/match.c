@@ -1,7 +1,10 @@
 /*
  * match.c: the MPI matching engine of one receiver (see match.h). Plain
  * doubly linked lists: posted requests in posting order, unexpected
- * messages in arrival order. No I/O, no logging: unit-testable as is.
+ * messages in arrival order. No I/O, no logging: unit-testable as is,
+ * and on the ground floor (linked into libmpi too, hidden): a Channel
+ * Memory matches for the ranks it relays to; a rank that receives
+ * straight from its peers will match for itself with the same engine.
  */
 #include <errno.h>
 #include <stdlib.h>
