@@ -51,6 +51,10 @@ run_usage(FILE *f)
 	    "                           run PROG from their own file system\n"
 	    "  --max-restarts N         relaunch a killed rank at most N times "
 	    "(default 50)\n"
+	    "  --protocol P             relay (every message through the "
+	    "receiver's CM),\n"
+	    "                           direct (not built yet) or auto "
+	    "(default: relay for now)\n"
 	    "  --relay-only             no message logging, no restarts (a "
 	    "killed rank\n"
 	    "                           fails the job; the baseline for "
@@ -185,6 +189,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "cm-store", required_argument, NULL, 0x201 },
 		{ "max-restarts", required_argument, NULL, 'M' },
+		{ "protocol", required_argument, NULL, 0x202 },
 		{ "relay-only", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cms", required_argument, NULL, 'c' },
@@ -272,6 +277,18 @@ run_parse(struct run *r, int argc, char **argv)
 			break;
 		case 'R':
 			r->relay_only = true;
+			break;
+		case 0x202:
+			if (strcmp(optarg, "relay") != 0 &&
+			    strcmp(optarg, "direct") != 0 &&
+			    strcmp(optarg, "auto") != 0)
+				return run_usage_error("bad --protocol \"%s\" "
+				    "(relay, direct or auto)", optarg);
+			if (strcmp(optarg, "direct") == 0)
+				return run_usage_error("%s", "the direct protocol "
+				    "is not built yet: use --protocol relay or "
+				    "auto");
+			r->protocol = optarg;
 			break;
 		case 'v':
 			r->verbose = true;
@@ -587,6 +604,9 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_JOB_STATUS: {
 		Mpiv__JobStatus *st = (Mpiv__JobStatus *)m;
 		snprintf(r->job, sizeof(r->job), "%s", st->job_id);
+		if (*st->protocol != '\0')
+			snprintf(r->protocol_run, sizeof(r->protocol_run), "%s",
+			    st->protocol);
 		if (r->verbose && !r->job_printed) {
 			r->job_printed = true;
 			fprintf(stderr, "mpiv: dispatcher %s job %s\n",
@@ -707,6 +727,7 @@ run_submit(struct run *r)
 	js.cwd = r->cwd;
 	js.ncms = r->ncms;
 	js.relay_only = r->relay_only;
+	js.protocol = (char *)(r->protocol != NULL ? r->protocol : "auto");
 	js.max_restarts = r->max_restarts;
 	js.chaos_mtbf_ms = r->chaos_mtbf_ms;
 	js.chaos_seed = r->chaos_seed;
@@ -758,6 +779,8 @@ run_write_report(struct run *r, double wall)
 	json_double(&j, wall);
 	json_key(&j, "mode");
 	json_str(&j, r->mode);
+	json_key(&j, "protocol");
+	json_str(&j, r->protocol_run);
 	json_key(&j, "restarts");
 	json_int(&j, r->restarts);
 	json_key(&j, "checkpoints");

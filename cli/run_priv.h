@@ -117,6 +117,8 @@ struct run {
 	int exit_code;
 	/* from JobDone */
 	char mode[16];
+	const char *protocol;	/* --protocol as asked (NULL: auto) */
+	char protocol_run[16];	/* what the dispatcher runs (JobStatus) */
 	uint32_t kills, restarts, checkpoints;
 	struct run_restart *rlog;
 	size_t nrlog;

@@ -33,14 +33,14 @@ status_print_text(const Mpiv__StatusReply *r, bool one_job)
 	printf("dispatcher %s up %.0f s\n", r->dispatcher, r->uptime_s);
 	printf("\nNODES (%zu)\n", r->n_nodes);
 	if (r->n_nodes > 0)
-		printf("  %-24s %-16s %-22s %5s %4s %4s %6s\n", "NODE", "NAME",
-		    "FROM", "SLOTS", "USED", "CRIU", "SEEN");
+		printf("  %-24s %-16s %-22s %5s %4s %4s %6s %6s\n", "NODE",
+		    "NAME", "FROM", "SLOTS", "USED", "CRIU", "LISTEN", "SEEN");
 	for (size_t i = 0; i < r->n_nodes; i++) {
 		const Mpiv__NodeInfo *n = r->nodes[i];
-		printf("  %-24s %-16s %-22s %5d %4d %4s %5.1fs%s\n", n->node_id,
-		    n->name, n->addr, n->slots, n->used, n->criu ? "yes" :
-		    "no", n->last_seen_s, strcmp(n->state, "alive") == 0 ?
-		    "" : " (dead)");
+		printf("  %-24s %-16s %-22s %5d %4d %4s %6s %5.1fs%s\n",
+		    n->node_id, n->name, n->addr, n->slots, n->used, n->criu ?
+		    "yes" : "no", n->no_listen ? "no" : "yes", n->last_seen_s,
+		    strcmp(n->state, "alive") == 0 ? "" : " (dead)");
 	}
 	printf("\nSERVICES (%zu)\n", r->n_services);
 	for (size_t i = 0; i < r->n_services; i++) {
@@ -51,10 +51,10 @@ status_print_text(const Mpiv__StatusReply *r, bool one_job)
 	printf("\nJOBS (%zu)\n", r->n_jobs);
 	for (size_t i = 0; i < r->n_jobs; i++) {
 		const Mpiv__JobInfo *j = r->jobs[i];
-		printf("  job %s  %s  %d ranks  %s  age %.0f s  restarts %u  "
-		    "checkpoints %u  kills %u\n", j->job_id, j->state,
-		    j->nranks, j->n_argv > 0 ? j->argv[0] : "?", j->age_s,
-		    j->restarts, j->checkpoints, j->kills);
+		printf("  job %s  %s  %d ranks  %s  %s  age %.0f s  restarts %u"
+		    "  checkpoints %u  kills %u\n", j->job_id, j->state,
+		    j->nranks, j->n_argv > 0 ? j->argv[0] : "?", j->protocol,
+		    j->age_s, j->restarts, j->checkpoints, j->kills);
 		if (*j->message != '\0')
 			printf("    %s\n", j->message);
 		for (size_t k = 0; k < j->n_warnings; k++)
@@ -123,6 +123,7 @@ status_print_json(const Mpiv__StatusReply *r)
 		status_kv_int(&j, "slots", n->slots);
 		status_kv_int(&j, "used", n->used);
 		status_kv_int(&j, "criu", n->criu);
+		status_kv_int(&j, "listen", !n->no_listen);
 		status_kv_double(&j, "last_seen_s", n->last_seen_s);
 		status_kv_str(&j, "state", n->state);
 		json_obj_end(&j);
@@ -147,6 +148,7 @@ status_print_json(const Mpiv__StatusReply *r)
 		status_kv_str(&j, "job", jb->job_id);
 		status_kv_str(&j, "state", jb->state);
 		status_kv_int(&j, "nranks", jb->nranks);
+		status_kv_str(&j, "protocol", jb->protocol);
 		status_kv_double(&j, "age_s", jb->age_s);
 		status_kv_int(&j, "restarts", jb->restarts);
 		status_kv_int(&j, "checkpoints", jb->checkpoints);

@@ -108,6 +108,7 @@ djob_status(struct djob *j, const char *state, const char *msg)
 	st.job_id = j->id;
 	st.state = (char *)state;
 	st.message = (char *)msg;
+	st.protocol = (char *)j->protocol;
 	(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_STATUS,
 	    &st.base, NULL, 0);
 }
@@ -181,6 +182,18 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		*err = "checkpoint interval out of range";
 		return NULL;
 	}
+	/*
+	 * The protocol (docs/DIRECT.md). Only relay is built: auto, which
+	 * will pick direct when every node of the job takes connections,
+	 * runs relay; direct is refused rather than run as something else.
+	 */
+	if (*js->protocol != '\0' && strcmp(js->protocol, "auto") != 0 &&
+	    strcmp(js->protocol, "relay") != 0) {
+		*err = strcmp(js->protocol, "direct") == 0 ?
+		    "the direct protocol is not built yet: use --protocol "
+		    "relay or auto" : "unknown protocol (relay, direct, auto)";
+		return NULL;
+	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto out_nomem;
 	j->d = d;
@@ -189,6 +202,7 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->argc = js->n_argv;
 	j->nenv = js->n_env;
 	j->relay_only = js->relay_only;
+	j->protocol = "relay";
 	/* 0: the default; negative: never restart. */
 	j->max_restarts = js->max_restarts == 0 ? DISP_MAX_RESTARTS :
 	    js->max_restarts < 0 ? 0 : js->max_restarts;
@@ -235,9 +249,11 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		j->prev = *tail;
 	*tail = j;
 	log_info("dispatcher job submitted job=%s nranks=%d ncms=%d prog=%s "
-	    "mode=%s max_restarts=%d chaos_mtbf_ms=%u chaos_seed=%llu "
-	    "chaos_max=%d ckpt_interval=%.3f ncs=%d", j->id, j->nranks,
-	    j->ncms, j->argv[0], j->relay_only ? "relay" : "logging",
+	    "protocol=%s mode=%s max_restarts=%d chaos_mtbf_ms=%u "
+	    "chaos_seed=%llu chaos_max=%d ckpt_interval=%.3f ncs=%d", j->id,
+	    j->nranks,
+	    j->ncms, j->argv[0], j->protocol,
+	    j->relay_only ? "relay" : "logging",
 	    j->max_restarts, j->chaos_mtbf_ms,
 	    (unsigned long long)js->chaos_seed, j->chaos_max,
 	    j->ckpt_interval, j->ncs);

@@ -89,6 +89,7 @@ dnode_register(struct dpeer *p, const Mpiv__NodeRegister *nr)
 		/* Registered already on this connection: slots may change. */
 		p->slots = nr->slots;
 		p->criu = nr->criu;
+		p->no_listen = nr->no_listen;
 		djob_schedule(d);
 		return;
 	}
@@ -112,6 +113,7 @@ dnode_register(struct dpeer *p, const Mpiv__NodeRegister *nr)
 	    ++d->next_node);
 	p->slots = nr->slots;
 	p->criu = nr->criu;
+	p->no_listen = nr->no_listen;
 	p->last_seen = ev_now(d->loop);
 	if (dead != NULL)
 		log_warnx("dispatcher node came back after being declared dead "
@@ -119,8 +121,8 @@ dnode_register(struct dpeer *p, const Mpiv__NodeRegister *nr)
 		    "are gone, it joins as a fresh node", p->node_id,
 		    nr->previous_id, dead);
 	log_info("dispatcher node registered node=%s name=%s slots=%d criu=%d "
-	    "peer=%s", p->node_id, p->name, p->slots, nr->criu,
-	    conn_peer(p->c));
+	    "listen=%d peer=%s", p->node_id, p->name, p->slots, nr->criu,
+	    !nr->no_listen, conn_peer(p->c));
 	w.node_id = p->node_id;
 	w.heartbeat_timeout = d->hb_timeout;
 	w.was_dead = dead != NULL;

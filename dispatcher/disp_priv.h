@@ -57,6 +57,7 @@ struct dpeer {
 	double last_seen;	/* ev_now() of its last frame */
 	int slots;		/* 0 until NodeRegister */
 	bool criu;		/* NodeRegister.criu: can dump and restore */
+	bool no_listen;		/* NodeRegister.no_listen: behind a firewall */
 	int used;		/* launched or assigned ranks not yet exited */
 	/* client */
 	struct djob *job;
@@ -147,6 +148,7 @@ struct djob {
 	char id[32];
 	uint8_t token[AUTH_TOKEN_LEN];	/* T: ranks prove HMAC(T, "rank R") */
 	bool has_token;		/* only when the dispatcher has a secret */
+	const char *protocol;	/* "relay" (docs/DIRECT.md: "direct" to come) */
 	double t_submit;	/* ev_now() at submission */
 	/* the shipped program (disp_bin.c); bin_size 0: not shipped */
 	char bin_hash[65];

@@ -90,6 +90,7 @@ dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
 	ji->css = css;
 	ji->n_css = (size_t)j->ncss;
 	ji->ckpt_failures = j->ckpt_failures;
+	ji->protocol = (char *)j->protocol;
 	for (int k = 0; k < DWARN_NKINDS; k++) {
 		const struct dwarn *dw = &j->warn[k];
 
@@ -166,6 +167,7 @@ dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr)
 		ni[k].slots = p->slots;
 		ni[k].used = p->used;
 		ni[k].criu = p->criu;
+		ni[k].no_listen = p->no_listen;
 		ni[k].last_seen_s = now - p->last_seen;
 		ni[k].state = (char *)(conn_is_closing(p->c) ? "dead" :
 		    "alive");

@@ -52,6 +52,10 @@ node_usage(FILE *f)
 	    "  --secret-file FILE      node key (mpiv secret node-key) or "
 	    "cluster secret\n"
 	    "                          (env MPIV_SECRET_FILE)\n"
+	    "  --no-listen             behind a firewall or NAT: ranks elsewhere "
+	    "cannot\n"
+	    "                          connect to ours (jobs relay through "
+	    "CMs)\n"
 	    "  --user USER             account the agent and its ranks run "
 	    "as when started\n"
 	    "                          as root (default nobody; root: no "
@@ -269,6 +273,7 @@ node_on_dialled(void *arg, int fd, int err)
 	nr.name = n->name;
 	nr.slots = n->slots;
 	nr.criu = n->criu;
+	nr.no_listen = n->no_listen;
 	nr.previous_id = n->node_id;
 	nr.version = (char *)MPIV_VERSION;
 	ev_timer_again(n->loop, &n->silence_w);
@@ -323,6 +328,7 @@ node_main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "name", required_argument, NULL, 'N' },
+		{ "no-listen", no_argument, NULL, 'l' },
 		{ "secret-file", required_argument, NULL, 'k' },
 		{ "slots", required_argument, NULL, 's' },
 		{ "user", required_argument, NULL, 'u' },
@@ -338,7 +344,7 @@ node_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "c:d:hH:k:L:N:s:u:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:d:hH:k:lL:N:s:u:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			n.dispatcher = optarg;
@@ -387,6 +393,9 @@ node_main(int argc, char **argv)
 			break;
 		case 'u':
 			user = optarg;
+			break;
+		case 'l':
+			n.no_listen = true;
 			break;
 		default:
 			node_usage(stderr);

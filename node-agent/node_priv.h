@@ -130,6 +130,7 @@ struct node {
 	ev_io link_w;
 	uint64_t link_seq;	/* request ids */
 	bool criu;		/* criu_probe said yes */
+	bool no_listen;		/* --no-listen: behind a firewall or NAT */
 	bool pidns;		/* pidns_available said yes */
 	bool stopping;
 	int exit_code;

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/integration/test_protocol.sh: choosing the protocol and what nodes
+# advertise (docs/DIRECT.md). A node started with --no-listen says so to
+# the dispatcher and in `mpiv status`; `mpiv run --protocol` takes relay
+# and auto (which runs relay while the direct protocol is not built), and
+# refuses direct and anything else with exit 2 and one clear line; the
+# report and the dispatcher's log say which protocol the job ran.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/integration/common.bash
+common_init protocol
+"$B/bin/mpivcc" -O2 -o "$T/hi" tests/integration/hi.c || exit 1
+
+listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
+    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
+"$MPIV" dispatcher --listen 127.0.0.1:0 --log-level info > "$T/d.out" 2> "$T/d.err" &
+PIDS+=($!)
+DA=$(listening d) || { notok "dispatcher start" "$T/d.err"; exit 1; }
+"$MPIV" cm --listen 127.0.0.1:0 --dispatcher "$DA" > "$T/cm.out" 2> "$T/cm.err" &
+PIDS+=($!)
+"$MPIV" node --dispatcher "$DA" --slots 2 --name open --user root \
+    --cache-dir "$T/c1" 2> "$T/n1.err" &
+PIDS+=($!)
+"$MPIV" node --dispatcher "$DA" --slots 2 --name walled --no-listen --user root \
+    --cache-dir "$T/c2" 2> "$T/n2.err" &
+PIDS+=($!)
+wait_for 15 grep -q 'node registered .*name=walled .*listen=0' "$T/d.err" &&
+    grep -q 'node registered .*name=open .*listen=1' "$T/d.err" &&
+    ok "the dispatcher knows which node takes connections (listen=1/0)" ||
+    notok "node registration with --no-listen" "$T/d.err"
+"$MPIV" status --dispatcher "$DA" --json > "$T/st.json" 2> "$T/st.err"
+python3 - "$T/st.json" <<'PY' && ok "mpiv status --json: listen 1 for open, 0 for walled" || notok "status listen fields" "$T/st.json"
+import json, sys
+n = {x["name"]: x["listen"] for x in json.load(open(sys.argv[1]))["nodes"]}
+sys.exit(0 if n == {"open": 1, "walled": 0} else 1)
+PY
+"$MPIV" status --dispatcher "$DA" > "$T/st.txt" 2>&1
+grep -qE 'walled .* no +[0-9.]+s' "$T/st.txt" && grep -q 'LISTEN' "$T/st.txt" &&
+    ok "mpiv status shows a LISTEN column" || notok "status text" "$T/st.txt"
+
+for p in relay auto; do
+	timeout 60 "$MPIV" run --dispatcher "$DA" --protocol "$p" --report "$T/$p.json" \
+	    -n 4 "$T/hi" > "$T/$p.out" 2> "$T/$p.err"
+	rc=$?
+	if [ "$rc" = 0 ] && [ "$(cat "$T/$p.out")" = "hi size=4 sum=4" ] &&
+	    grep -q '"protocol":"relay"' "$T/$p.json"; then
+		ok "--protocol $p: runs relay, exit 0, the report says so"
+	else
+		notok "--protocol $p: rc $rc" "$T/$p.err" "$T/$p.json"
+	fi
+done
+grep -q 'job submitted job=[0-9]* .*protocol=relay' "$T/d.err" &&
+    ok "the dispatcher logs the protocol of each job" ||
+    notok "no protocol= in the dispatcher's log" "$T/d.err"
+for p in direct bogus ""; do
+	timeout 20 "$MPIV" run --dispatcher "$DA" --protocol "$p" -n 2 "$T/hi" \
+	    > "$T/bad.out" 2> "$T/bad.err"
+	rc=$?
+	case $p in
+	direct) want='the direct protocol is not built yet' ;;
+	*) want='bad --protocol' ;;
+	esac
+	[ "$rc" = 2 ] && grep -q "$want" "$T/bad.err" && ! [ -s "$T/bad.out" ] &&
+	    ok "--protocol '$p': exit 2, \"$want\"" ||
+	    notok "--protocol '$p': rc $rc" "$T/bad.err"
+done
+[ "$fail" = 0 ]
