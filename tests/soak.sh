@@ -29,6 +29,7 @@ ROOT=$(pwd)
 MPIV=$ROOT/$B/bin/mpiv
 OUT=$ROOT/$B/soak
 W=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-soak.XXXXXX")
+chmod 755 "$W"	# root's node agents run their ranks as nobody
 mkdir -p "$OUT"
 PIDS=()
 cleanup() {
