@@ -1,0 +1,631 @@
+/*
+ * sblog.c: the sender's payload log (sblog.h), kept by every rank of a
+ * direct job so that a restarted receiver can get its messages again.
+ *
+ * Append is on the path of every send: it costs an entry from a free
+ * list, one malloc and memcpy of the payload and a few pointer moves; no
+ * system call unless the log is past its memory cap. Each channel keeps
+ * its entries in a singly linked FIFO with a tail (appends at the tail,
+ * trims at the head, replays walk it). The entries whose payload is in
+ * memory are also on one doubly linked list across channels, oldest
+ * first: spilling takes from its head, a trim unlinks from anywhere.
+ *
+ * Spilled payloads go to the caller's file at offsets the log hands out
+ * in order (spill_end), several at a time with one pwritev. A trim
+ * punches the bytes it frees out of the file (adjacent ranges together),
+ * and when no spilled entry is left it truncates the file to 0 and
+ * starts again at offset 0, so that a file system without hole punching
+ * gets its space back too at every point where the log is all in memory.
+ *
+ * Entries come from slabs that are kept until sblog_fini (a burst of
+ * small messages leaves its slabs behind for the next one); payloads are
+ * malloc'ed per entry and freed at trim or spill.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sblog.h"
+
+#define SBLOG_SLAB_ENTS		128		/* entries per slab */
+#define SBLOG_SPILL_IOV		64		/* payloads per pwritev */
+#define SBLOG_SPILL_BATCH	(8u << 20)	/* bytes per pwritev, about */
+#define SBLOG_IO_MAX		(1u << 30)	/* bytes per system call */
+#define SBLOG_OFF_MAX		((uint64_t)INT64_MAX)
+
+struct sblog_ent {
+	struct sblog_ent *next;		/* channel FIFO (or the free list) */
+	struct sblog_ent *mprev, *mnext; /* in-memory payloads */
+	unsigned char *data;		/* NULL: empty or spilled */
+	uint64_t seq;
+	uint64_t off;			/* in the spill file, when spilled */
+	size_t len;
+	uint32_t context;
+	int32_t tag;
+	uint32_t flags;
+	bool spilled;
+};
+
+_Static_assert(sizeof(struct sblog_ent) <= SBLOG_ENTRY_COST,
+    "SBLOG_ENTRY_COST must cover an entry");
+
+struct sblog_chan {
+	struct sblog_ent *head, *tail;	/* oldest, newest */
+	uint64_t next_seq;		/* the next append's seq */
+};
+
+struct sblog_slab {
+	struct sblog_slab *next;
+	struct sblog_ent ents[SBLOG_SLAB_ENTS];
+};
+
+/* What a replay hands over for an empty payload (never NULL). */
+static const unsigned char sblog_empty[1];
+
+int
+sblog_init(struct sblog *sb, int nranks, const struct sblog_conf *conf)
+{
+	static const struct sblog_conf defconf = SBLOG_CONF_INIT;
+	struct stat st;
+	int fl, i;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->spill_fd = -1;
+	if (conf == NULL)
+		conf = &defconf;
+	if (nranks < 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (conf->spill_fd >= 0) {
+		/* pread/pwrite/punch need a regular file; O_APPEND would
+		   make every pwrite land at the end, not at its offset */
+		if (fstat(conf->spill_fd, &st) == -1)
+			return -1;
+		if ((fl = fcntl(conf->spill_fd, F_GETFL)) == -1)
+			return -1;
+		if (!S_ISREG(st.st_mode) || (fl & O_ACCMODE) != O_RDWR ||
+		    (fl & O_APPEND)) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	if ((sb->chans = calloc((size_t)nranks, sizeof(*sb->chans))) == NULL)
+		return -1;
+	for (i = 0; i < nranks; i++)
+		sb->chans[i].next_seq = 1;
+	sb->nranks = nranks;
+	sb->spill_fd = conf->spill_fd;
+	sb->mem_cap = conf->mem_cap != 0 ? conf->mem_cap : SBLOG_MEM_CAP;
+	sb->total_cap = conf->total_cap != 0 ? conf->total_cap :
+	    SBLOG_TOTAL_CAP;
+	return 0;
+}
+
+void
+sblog_fini(struct sblog *sb)
+{
+	struct sblog_slab *s;
+	int i;
+	struct sblog_ent *e;
+
+	for (i = 0; i < sb->nranks; i++)
+		for (e = sb->chans[i].head; e != NULL; e = e->next)
+			free(e->data);
+	while ((s = sb->slabs) != NULL) {
+		sb->slabs = s->next;
+		free(s);
+	}
+	free(sb->chans);
+	memset(sb, 0, sizeof(*sb));
+	sb->spill_fd = -1;
+}
+
+int
+sblog_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	const char *p;
+
+	for (p = s; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			goto bad;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == s)
+		goto bad;
+	switch (*p) {
+	case '\0':
+		break;
+	case 'K': case 'k':
+		mul = 1ull << 10;
+		p++;
+		break;
+	case 'M': case 'm':
+		mul = 1ull << 20;
+		p++;
+		break;
+	case 'G': case 'g':
+		mul = 1ull << 30;
+		p++;
+		break;
+	default:
+		goto bad;
+	}
+	if (*p != '\0' || v > UINT64_MAX / mul)
+		goto bad;
+	*out = v * mul;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}
+
+int
+sblog_conf_from_env(struct sblog_conf *conf)
+{
+	const char *mem = getenv("MPIV_SENDLOG_MEM");
+	const char *max = getenv("MPIV_SENDLOG_MAX");
+	uint64_t m = conf->mem_cap, t = conf->total_cap;
+
+	if (mem != NULL && *mem != '\0' && sblog_parse_size(mem, &m) == -1)
+		return -1;
+	if (max != NULL && *max != '\0' && sblog_parse_size(max, &t) == -1)
+		return -1;
+	conf->mem_cap = m;
+	conf->total_cap = t;
+	return 0;
+}
+
+/* An entry off the free list, a new slab's when it is empty; NULL. */
+static struct sblog_ent *
+sblog_ent_get(struct sblog *sb)
+{
+	struct sblog_slab *s;
+	struct sblog_ent *e;
+	int i;
+
+	if (sb->pool == NULL) {
+		if ((s = malloc(sizeof(*s))) == NULL)
+			return NULL;
+		s->next = sb->slabs;
+		sb->slabs = s;
+		for (i = SBLOG_SLAB_ENTS - 1; i >= 0; i--) {
+			s->ents[i].next = sb->pool;
+			sb->pool = &s->ents[i];
+		}
+	}
+	e = sb->pool;
+	sb->pool = e->next;
+	return e;
+}
+
+static void
+sblog_ent_put(struct sblog *sb, struct sblog_ent *e)
+{
+	e->next = sb->pool;
+	sb->pool = e;
+}
+
+static void
+sblog_mem_link(struct sblog *sb, struct sblog_ent *e)
+{
+	e->mnext = NULL;
+	e->mprev = sb->mtail;
+	if (sb->mtail != NULL)
+		sb->mtail->mnext = e;
+	else
+		sb->mhead = e;
+	sb->mtail = e;
+}
+
+static void
+sblog_mem_unlink(struct sblog *sb, struct sblog_ent *e)
+{
+	if (e->mprev != NULL)
+		e->mprev->mnext = e->mnext;
+	else
+		sb->mhead = e->mnext;
+	if (e->mnext != NULL)
+		e->mnext->mprev = e->mprev;
+	else
+		sb->mtail = e->mprev;
+	e->mprev = e->mnext = NULL;
+}
+
+/*
+ * Writes the n (at most SBLOG_SPILL_IOV) buffers of iov to fd at off, all
+ * of them, a buffer over SBLOG_IO_MAX bytes alone and in pieces (iov is
+ * consumed). 0, or -1 with errno (EIO
+ * for a write that makes no progress).
+ */
+static int
+sblog_pwritev_all(int fd, struct iovec *iov, int n, uint64_t off)
+{
+	ssize_t r;
+	int i = 0;
+
+	while (i < n) {
+		if (iov[i].iov_len == 0) {
+			i++;
+			continue;
+		}
+		if (iov[i].iov_len > SBLOG_IO_MAX)
+			r = pwrite(fd, iov[i].iov_base, SBLOG_IO_MAX,
+			    (off_t)off);
+		else
+			r = pwritev(fd, &iov[i], n - i, (off_t)off);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			return -1;
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		off += (uint64_t)r;
+		while (r > 0) {
+			if ((size_t)r >= iov[i].iov_len) {
+				r -= (ssize_t)iov[i].iov_len;
+				iov[i].iov_len = 0;
+				i++;
+			} else {
+				iov[i].iov_base = (char *)iov[i].iov_base + r;
+				iov[i].iov_len -= (size_t)r;
+				r = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Reads len bytes at off into buf, all of them. 0, or -1 with errno (EIO
+   when the file ends first). */
+static int
+sblog_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	unsigned char *p = buf;
+	ssize_t r;
+
+	while (len > 0) {
+		r = pread(fd, p, len > SBLOG_IO_MAX ? SBLOG_IO_MAX : len,
+		    (off_t)off);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1)
+			return -1;
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Moves the oldest in-memory payloads to the spill file until mem_bytes
+ * is at most target or none is left in memory, SBLOG_SPILL_IOV at a time.
+ * 0, or -1 with errno (spill_errno set: spilling stops; what was not
+ * written stays in memory).
+ */
+static int
+sblog_spill_oldest(struct sblog *sb, uint64_t target)
+{
+	struct iovec iov[SBLOG_SPILL_IOV];
+	struct sblog_ent *e;
+	uint64_t bytes, off;
+	int i, n;
+
+	while (sb->mem_bytes > target && sb->mhead != NULL) {
+		n = 0;
+		bytes = 0;
+		for (e = sb->mhead; e != NULL && n < SBLOG_SPILL_IOV &&
+		    sb->mem_bytes - bytes > target &&
+		    bytes < SBLOG_SPILL_BATCH; e = e->mnext) {
+			if (e->len > SBLOG_OFF_MAX - sb->spill_end - bytes)
+				break;
+			iov[n].iov_base = e->data;
+			iov[n].iov_len = e->len;
+			bytes += e->len;
+			n++;
+		}
+		if (n == 0) {
+			errno = EFBIG;
+			goto fail;
+		}
+		if (sblog_pwritev_all(sb->spill_fd, iov, n, sb->spill_end) ==
+		    -1)
+			goto fail;
+		off = sb->spill_end;
+		for (i = 0; i < n; i++) {
+			e = sb->mhead;
+			sblog_mem_unlink(sb, e);
+			free(e->data);
+			e->data = NULL;
+			e->spilled = true;
+			e->off = off;
+			off += e->len;
+			sb->mem_bytes -= e->len;
+			sb->spilled_bytes += e->len;
+			sb->nspilled++;
+		}
+		sb->spill_end = off;
+	}
+	return 0;
+fail:
+	sb->spill_errno = errno;
+	return -1;
+}
+
+/* Writes buf straight to the spill file for e (a payload too large to be
+   held under mem_cap). 0, or -1 with errno (spill_errno set). */
+static int
+sblog_spill_new(struct sblog *sb, struct sblog_ent *e, const void *buf)
+{
+	struct iovec iov = { (void *)(uintptr_t)buf, e->len };
+
+	if (e->len > SBLOG_OFF_MAX - sb->spill_end) {
+		errno = EFBIG;
+		goto fail;
+	}
+	if (sblog_pwritev_all(sb->spill_fd, &iov, 1, sb->spill_end) == -1)
+		goto fail;
+	e->spilled = true;
+	e->off = sb->spill_end;
+	sb->spill_end += e->len;
+	sb->spilled_bytes += e->len;
+	sb->nspilled++;
+	return 0;
+fail:
+	sb->spill_errno = errno;
+	return -1;
+}
+
+uint64_t
+sblog_append(struct sblog *sb, int dst, uint32_t context, int32_t tag,
+    uint32_t flags, const void *buf, size_t len)
+{
+	struct sblog_chan *ch;
+	struct sblog_ent *e;
+	uint64_t avail, cost, low, target;
+	bool direct = false;
+
+	if (dst < 0 || dst >= sb->nranks || (buf == NULL && len > 0)) {
+		errno = EINVAL;
+		return 0;
+	}
+	ch = &sb->chans[dst];
+	if (ch->next_seq == UINT64_MAX) {
+		errno = EOVERFLOW;
+		return 0;
+	}
+	/* total_bytes <= total_cap always: no overflow below */
+	avail = sb->total_cap - (sb->mem_bytes + sb->spilled_bytes);
+	if (avail < SBLOG_ENTRY_COST || len > avail - SBLOG_ENTRY_COST) {
+		errno = ENOSPC;
+		return 0;
+	}
+	cost = SBLOG_ENTRY_COST + (uint64_t)len;
+	if ((e = sblog_ent_get(sb)) == NULL)
+		return 0;
+	e->next = NULL;
+	e->mprev = e->mnext = NULL;
+	e->data = NULL;
+	e->off = 0;
+	e->len = len;
+	e->context = context;
+	e->tag = tag;
+	e->flags = flags;
+	e->spilled = false;
+
+	if (sb->spill_fd >= 0 && sb->spill_errno == 0 &&
+	    sb->mem_bytes + cost > sb->mem_cap) {
+		/* down to 7/8 of the cap with this payload in, or with only
+		   its entry in when even that would not hold it */
+		low = sb->mem_cap - sb->mem_cap / 8;
+		direct = len > 0 && cost > low;
+		target = direct ? SBLOG_ENTRY_COST : cost;
+		target = low > target ? low - target : 0;
+		(void)sblog_spill_oldest(sb, target);
+		if (direct && (sb->spill_errno != 0 ||
+		    sblog_spill_new(sb, e, buf) == -1))
+			direct = false;	/* keep it in memory after all */
+	}
+	if (len > 0 && !direct) {
+		if ((e->data = malloc(len)) == NULL) {
+			sblog_ent_put(sb, e);
+			errno = ENOMEM;
+			return 0;
+		}
+		memcpy(e->data, buf, len);
+		sblog_mem_link(sb, e);
+		sb->mem_bytes += len;
+	}
+	sb->mem_bytes += SBLOG_ENTRY_COST;
+	e->seq = ch->next_seq++;
+	if (ch->tail != NULL)
+		ch->tail->next = e;
+	else
+		ch->head = e;
+	ch->tail = e;
+	sb->nentries++;
+	sb->appended++;
+	return e->seq;
+}
+
+/* Gives [off, end) of the spill file back to the file system. */
+static void
+sblog_punch(struct sblog *sb, uint64_t off, uint64_t end)
+{
+	if (end <= off)
+		return;
+#ifdef FALLOC_FL_PUNCH_HOLE
+	/* a file system without it keeps the bytes until the truncation */
+	(void)fallocate(sb->spill_fd, FALLOC_FL_PUNCH_HOLE |
+	    FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)(end - off));
+#endif
+}
+
+/* Drops the entries of ch with seq <= upto. */
+static void
+sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
+{
+	struct sblog_ent *e;
+	uint64_t hole = 0, hole_end = 0;
+	bool freed = false;
+
+	while ((e = ch->head) != NULL && e->seq <= upto) {
+		ch->head = e->next;
+		if (e->spilled) {
+			sb->spilled_bytes -= e->len;
+			sb->nspilled--;
+			freed = true;
+			if (e->off == hole_end && hole_end > hole) {
+				hole_end += e->len;
+			} else {
+				sblog_punch(sb, hole, hole_end);
+				hole = e->off;
+				hole_end = e->off + e->len;
+			}
+		} else if (e->data != NULL) {
+			sblog_mem_unlink(sb, e);
+			free(e->data);
+			sb->mem_bytes -= e->len;
+		}
+		sb->mem_bytes -= SBLOG_ENTRY_COST;
+		sb->nentries--;
+		sb->trimmed++;
+		sblog_ent_put(sb, e);
+	}
+	if (ch->head == NULL)
+		ch->tail = NULL;
+	if (sb->spill_fd >= 0 && sb->nspilled == 0 &&
+	    (freed || sb->spill_errno != 0) &&
+	    ftruncate(sb->spill_fd, 0) == 0) {
+		/* the file holds nothing: start over, and retry spilling
+		   if a write error had stopped it */
+		sb->spill_end = 0;
+		sb->spill_errno = 0;
+		return;
+	}
+	sblog_punch(sb, hole, hole_end);
+}
+
+void
+sblog_trim(struct sblog *sb, int dst, uint64_t upto)
+{
+	if (dst < 0 || dst >= sb->nranks)
+		return;
+	sblog_drop(sb, &sb->chans[dst], upto);
+}
+
+int
+sblog_replay(struct sblog *sb, int dst, uint64_t after, sblog_replay_cb cb,
+    void *arg)
+{
+	struct sblog_ent *e;
+	unsigned char *tmp = NULL, *nb;
+	const unsigned char *p;
+	size_t tmplen = 0;
+	int rc = 0;
+
+	if (dst < 0 || dst >= sb->nranks || cb == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (e = sb->chans[dst].head; e != NULL; e = e->next) {
+		if (e->seq <= after)
+			continue;
+		if (e->spilled) {
+			if (e->len > tmplen) {
+				if ((nb = realloc(tmp, e->len)) == NULL) {
+					rc = -1;
+					break;
+				}
+				tmp = nb;
+				tmplen = e->len;
+			}
+			if (sblog_pread_all(sb->spill_fd, tmp, e->len,
+			    e->off) == -1) {
+				rc = -1;
+				break;
+			}
+			p = tmp;
+		} else {
+			p = e->data != NULL ? e->data : sblog_empty;
+		}
+		if ((rc = cb(arg, e->seq, e->context, e->tag, e->flags, p,
+		    e->len)) != 0)
+			break;
+	}
+	if (rc == -1) {
+		int saved = errno;
+
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	free(tmp);
+	return rc;
+}
+
+uint64_t
+sblog_last_seq(const struct sblog *sb, int dst)
+{
+	if (dst < 0 || dst >= sb->nranks)
+		return 0;
+	return sb->chans[dst].next_seq - 1;
+}
+
+uint64_t
+sblog_first_seq(const struct sblog *sb, int dst)
+{
+	const struct sblog_chan *ch;
+
+	if (dst < 0 || dst >= sb->nranks)
+		return 0;
+	ch = &sb->chans[dst];
+	return ch->head != NULL ? ch->head->seq : ch->next_seq;
+}
+
+int
+sblog_set_next_seq(struct sblog *sb, int dst, uint64_t next)
+{
+	struct sblog_chan *ch;
+
+	if (dst < 0 || dst >= sb->nranks || next == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (next < sblog_first_seq(sb, dst)) {
+		errno = ERANGE;
+		return -1;
+	}
+	ch = &sb->chans[dst];
+	sblog_drop(sb, ch, next - 1);
+	if (next > ch->next_seq)
+		ch->next_seq = next;
+	return 0;
+}
+
+void
+sblog_stats(const struct sblog *sb, struct sblog_stats *st)
+{
+	st->entries = sb->nentries;
+	st->mem_bytes = sb->mem_bytes;
+	st->spilled_bytes = sb->spilled_bytes;
+	st->total_bytes = sb->mem_bytes + sb->spilled_bytes;
+	st->appended = sb->appended;
+	st->trimmed = sb->trimmed;
+	st->spill_errno = sb->spill_errno;
+}
