@@ -19,14 +19,17 @@
 #include <errno.h>
 #include <signal.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mono.h"
+#include "spin.h"
 #include "tp_priv.h"
 #include "transport.h"
 
@@ -40,7 +43,8 @@ bool tp_restore_needed;	/* a CM said: restore a checkpoint */
 bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 const char *tp_err;
 struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
-long tp_spin_us = -1;		/* bounded spin before sleeping */
+static struct spin tp_spin;	/* spin before sleeping: spin.c */
+static bool tp_spin_ready;
 char *tp_job;			/* for a Hello again after a restore */
 int tp_rank;
 uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
@@ -764,18 +768,16 @@ mpiv_transport_error(void)
 
 /* ---------------- progress ---------------- */
 
-static long
-tp_spin_budget(void)
+/* The wait's spin controller, set up on the first wait (MPIV_SPIN). */
+static struct spin *
+tp_spin_get(void)
 {
-	const char *e;
-
-	if (tp_spin_us < 0) {
-		e = getenv("MPIV_SPIN");
-		tp_spin_us = e != NULL ? strtol(e, NULL, 10) : 0;
-		if (tp_spin_us < 0)
-			tp_spin_us = 0;
+	if (!tp_spin_ready) {
+		spin_init(&tp_spin, getenv("MPIV_SPIN"),
+		    (int)sysconf(_SC_NPROCESSORS_ONLN));
+		tp_spin_ready = true;
 	}
-	return tp_spin_us;
+	return &tp_spin;
 }
 
 int
@@ -783,11 +785,10 @@ mpiv_tp_progress(int timeout_ms)
 {
 	struct pollfd pfd[tp_nconns + 1];
 	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd();
-	long spin, t0 = 0;
+	struct spin_wait w;
 
 	if (tp_err != NULL)
 		return MPI_ERR_PROC_FAILED;
-	spin = timeout_ms != 0 ? tp_spin_budget() : 0;
 	for (i = 0; i < tp_nconns; i++) {
 		pfd[i].fd = tp_conns[i].fd;
 		pfd[i].events = POLLIN |
@@ -801,17 +802,18 @@ mpiv_tp_progress(int timeout_ms)
 		pfd[nfds].revents = 0;
 		nfds++;
 	}
-	if (spin > 0)
-		t0 = mono_us();
+	if (timeout_ms != 0)
+		spin_begin(tp_spin_get(), &w, mono_us());
 	for (;;) {
 		int t = timeout_ms;
 
-		/* A short bounded spin of non-sleeping polls (MPIV_SPIN µs)
-		   before sleeping: it saves a wakeup on fast replies. */
-		if (spin > 0 && mono_us() - t0 < spin)
-			t = 0;
-		else
-			spin = 0;
+		/* A bounded spin of polls that do not sleep, the CPU yielded
+		   between two, before the poll that sleeps (spin.c): it
+		   saves a wake-up on fast replies. */
+		if (timeout_ms != 0 &&
+		    (t = spin_next(&w, mono_us(), timeout_ms)) == 0 &&
+		    w.polls > 1)
+			sched_yield();
 		rc = poll(pfd, (nfds_t)nfds, t);
 		if (rc < 0 && errno == EINTR) {
 			if (timeout_ms == 0)
@@ -820,9 +822,11 @@ mpiv_tp_progress(int timeout_ms)
 		}
 		if (rc < 0)
 			return MPI_ERR_INTERN;
-		if (rc > 0 || spin == 0)
+		if (rc > 0 || t != 0 || timeout_ms == 0)
 			break;
 	}
+	if (timeout_ms != 0)
+		spin_end(&tp_spin, &w, mono_us(), rc > 0);
 	if (rc == 0)
 		return MPI_SUCCESS;
 	if (nfds > tp_nconns && pfd[tp_nconns].revents != 0)
