@@ -1,12 +1,8 @@
 /*
- * p2p.c: point-to-point communication on top of the transport.
- *
- * A send is one Send frame to the receiver's home CM, with the payload
- * beside it (the user buffer itself when the datatype is contiguous). A
- * receive is one RecvPost to our own home CM, which matches it and pushes
- * Deliver + payload. Standard, ready and buffered sends complete once
- * their frame is written to the socket (the CM keeps every message);
- * synchronous sends also wait for the CM's SyncAck.
+ * p2p.c: point-to-point communication, the MPI layer: argument checks,
+ * requests, blocking and persistent forms, probes and cancels. Starting
+ * an operation goes through the job's protocol (proto.h; the relay's is
+ * p2p_relay.c), so nothing here knows how a message travels.
  *
  * MPI_Cancel cancels receives only. Cancelling a send returns
  * MPI_SUCCESS but the send is not cancelled (MPI_Test_cancelled says
@@ -16,19 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "digest.h"
+#include "proto.h"
 #include "transport.h"
 
-/* The one table of per-destination send sequence numbers (world rank ->
-   last seq used). Issue 3 restarts it from the CMs' last_seq. */
-static uint64_t *p2p_seq;
-static int p2p_nseq;
+/* The job's protocol. */
+const struct mpiv_proto *mpiv_proto = &mpiv_proto_relay;
 
+/* Synchronous sends written but not acknowledged yet (Finalize waits). */
 int mpiv_p2p_pending_acks;
-
-/* RecvPost/Probe/Cancel issued since the program started: the home CM
-   answers post N of a re-execution from its log entry for post N. */
-static uint64_t p2p_post_no;
 
 /* The buffer of MPI_Buffer_attach. Our sends are eager, so it is only
    checked against, never copied into. */
@@ -38,28 +29,21 @@ static int p2p_bsend_size;
 int
 mpiv_p2p_init(int world_size)
 {
-	p2p_seq = calloc((size_t)world_size, sizeof(*p2p_seq));
-	if (p2p_seq == NULL)
-		return MPI_ERR_NO_MEM;
-	p2p_nseq = world_size;
 	mpiv_p2p_pending_acks = 0;
-	p2p_post_no = 0;
-	return MPI_SUCCESS;
+	return mpiv_proto->init(world_size);
 }
 
 void
 mpiv_p2p_fini(void)
 {
-	free(p2p_seq);
-	p2p_seq = NULL;
-	p2p_nseq = 0;
+	mpiv_proto->fini();
 }
 
-void
-mpiv_p2p_seq_copy(uint64_t *out, int n)
+/* In a restored checkpoint clone (ckpt.c). */
+int
+mpiv_p2p_restore(void)
 {
-	for (int i = 0; i < n; i++)
-		out[i] = i < p2p_nseq ? p2p_seq[i] : 0;
+	return mpiv_proto->restore();
 }
 
 /* ---------------- transport callbacks ---------------- */
@@ -89,8 +73,8 @@ mpiv_p2p_sync_ack(uint64_t send_id)
 
 /* One frame carries one message: a bigger one is refused, and the error
    line says its size and the limit. */
-static bool
-p2p_too_big(size_t bytes)
+bool
+mpiv_p2p_too_big(size_t bytes)
 {
 	if (bytes <= frame_max_payload())
 		return false;
@@ -101,121 +85,10 @@ p2p_too_big(size_t bytes)
 
 /* buf + disp without pointer arithmetic on a possibly NULL (MPI_BOTTOM)
    base. */
-static const void *
-p2p_addr(const void *buf, MPI_Aint disp)
+const void *
+mpiv_p2p_addr(const void *buf, MPI_Aint disp)
 {
 	return (const void *)((uintptr_t)buf + (uintptr_t)disp);
-}
-
-static int
-p2p_start_send(struct mpiv_request *r)
-{
-	Mpiv__Send m = MPIV__SEND__INIT;
-	size_t bytes = (size_t)r->count * r->dt->size;
-	const void *payload = NULL;
-	void *owned = NULL;
-	int dst, rc;
-
-	dst = mpiv_comm_world_rank(r->comm, r->peer);
-	if (dst < 0 || dst >= p2p_nseq)
-		return MPI_ERR_RANK;
-	if (p2p_too_big(bytes))
-		return MPI_ERR_COUNT;
-	if (bytes > 0 && p2p_addr(r->buf, r->dt->true_lb) == NULL) {
-		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
-		return MPI_ERR_BUFFER;
-	}
-	if (bytes > 0) {
-		if (mpiv_dt_is_contig(r->dt)) {
-			payload = p2p_addr(r->buf, r->dt->true_lb);
-		} else {
-			if ((owned = malloc(bytes)) == NULL)
-				return MPI_ERR_NO_MEM;
-			mpiv_dt_pack(r->buf, r->count, r->dt, owned);
-			payload = owned;
-		}
-	}
-	m.src = mpiv_state.world_rank;
-	m.dst = dst;
-	m.context = r->context;
-	m.tag = r->tag;
-	m.seq = ++p2p_seq[dst];
-	m.sync = r->mode == MPIV_SEND_SYNC;
-	m.send_id = mpiv_req_new_id(r);
-	r->need_ack = m.sync;
-	if (mpiv_ndlog_enabled())
-		m.digest = mpiv_digest_send(m.context, m.tag, payload, bytes);
-	if (m.seq <= mpiv_tp_last_seq(dst)) {
-		/* Silent re-execution: the CM already holds this one. It gets
-		   the digest alone and compares it with what it logged. */
-		free(owned);
-		m.check = true;
-		m.size = bytes;
-		m.sync = false;
-		rc = mpiv_tp_send(mpiv_tp_home(dst), MPIV__MSG_TYPE__MSG_SEND,
-		    &m.base, NULL, 0, NULL, NULL);
-		if (rc != MPI_SUCCESS)
-			return rc;
-		r->written = r->acked = true;
-		mpiv_req_complete(r);
-		return MPI_SUCCESS;
-	}
-	/* What this rank decided by itself so far must be durable before a
-	   message that may depend on it leaves. */
-	if ((rc = mpiv_ndlog_before_frame(mpiv_tp_home(dst))) != MPI_SUCCESS) {
-		free(owned);
-		return rc;
-	}
-	mpiv_fault_point("send");
-	if (r->need_ack)
-		mpiv_p2p_pending_acks++;
-	rc = mpiv_tp_send(mpiv_tp_home(dst), MPIV__MSG_TYPE__MSG_SEND, &m.base,
-	    payload, bytes, owned, r);
-	if (rc != MPI_SUCCESS && r->need_ack)
-		mpiv_p2p_pending_acks--;
-	return rc;
-}
-
-/*
- * Frames to our home CM (RecvPost, Probe, Cancel): pending outcomes go
- * first, then the frame with the next post number. MPI code.
- */
-static int
-p2p_post(uint16_t type, ProtobufCMessage *m, uint64_t *post_no)
-{
-	int home = mpiv_tp_home(mpiv_state.world_rank);
-	int rc;
-
-	if ((rc = mpiv_ndlog_before_frame(home)) != MPI_SUCCESS)
-		return rc;
-	*post_no = ++p2p_post_no;
-	return mpiv_tp_send(home, type, m, NULL, 0, NULL, NULL);
-}
-
-static int
-p2p_start_recv(struct mpiv_request *r)
-{
-	Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
-	int rc;
-
-	r->cap = (size_t)r->count * r->dt->size;
-	if (r->cap > 0 && p2p_addr(r->buf, r->dt->true_lb) == NULL) {
-		mpiv_err_detail("NULL buffer for %zu bytes", r->cap);
-		return MPI_ERR_BUFFER;
-	}
-	m.req_id = mpiv_req_new_id(r);
-	m.context = r->context;
-	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
-	    mpiv_comm_world_rank(r->comm, r->peer);
-	m.tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
-	r->post_src = m.source;
-	r->post_tag = m.tag;
-	rc = p2p_post(MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, &m.post_no);
-	if (rc == MPI_SUCCESS) {
-		r->post_no = m.post_no;
-		mpiv_fault_point("post");
-	}
-	return rc;
 }
 
 int
@@ -236,7 +109,8 @@ mpiv_p2p_start(struct mpiv_request *r)
 		r->complete = true;
 		return MPI_SUCCESS;
 	}
-	rc = r->kind == MPIV_REQ_SEND ? p2p_start_send(r) : p2p_start_recv(r);
+	rc = r->kind == MPIV_REQ_SEND ? mpiv_proto->send(r) :
+	    mpiv_proto->recv(r);
 	if (rc != MPI_SUCCESS) {
 		r->active = false;
 		r->complete = false;
@@ -389,7 +263,7 @@ p2p_check(MPI_Comm comm, int count, MPI_Datatype dt, int rank, int tag,
 		return rc;
 	if (dt->size != 0 && (size_t)count > SIZE_MAX / dt->size)
 		return MPI_ERR_COUNT;
-	if (!recv && p2p_too_big((size_t)count * dt->size))
+	if (!recv && mpiv_p2p_too_big((size_t)count * dt->size))
 		return MPI_ERR_COUNT;
 	if (rank != MPI_PROC_NULL && !(recv && rank == MPI_ANY_SOURCE) &&
 	    (rank < 0 || rank >= comm->size))
@@ -745,14 +619,14 @@ MPI_Startall(int count, MPI_Request reqs[])
 /* ---------------- probe and cancel ---------------- */
 
 /*
- * One Probe round trip to our home CM (which chooses and logs the
- * answer). Blocking probes wait there for a match.
+ * A probe is a request of its own, started by the protocol (the relay's
+ * is one Probe round trip to our home CM, which chooses and logs the
+ * answer; a blocking probe waits there for a match).
  */
 static int
 p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
     MPI_Status *status)
 {
-	Mpiv__Probe m = MPIV__PROBE__INIT;
 	struct mpiv_request *r;
 	int rc;
 
@@ -761,18 +635,12 @@ p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 		return MPI_ERR_NO_MEM;
 	r->comm = comm;
 	r->active = true;
-	m.req_id = mpiv_req_new_id(r);
-	m.context = comm->context;
-	m.source = source == MPI_ANY_SOURCE ? -1 :
+	r->context = comm->context;
+	r->post_src = source == MPI_ANY_SOURCE ? -1 :
 	    mpiv_comm_world_rank(comm, source);
-	m.tag = tag == MPI_ANY_TAG ? -1 : tag;
-	m.blocking = blocking;
-	r->context = m.context;
-	r->post_src = m.source;
-	r->post_tag = m.tag;
+	r->post_tag = tag == MPI_ANY_TAG ? -1 : tag;
 	r->post_blocking = blocking;
-	rc = p2p_post(MPIV__MSG_TYPE__MSG_PROBE, &m.base, &m.post_no);
-	r->post_no = m.post_no;
+	rc = mpiv_proto->probe(r);
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_req_wait_complete(r);
 	if (rc == MPI_SUCCESS) {
@@ -832,19 +700,14 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 }
 
 /*
- * Cancels a pending receive: asks the home CM and waits for its answer.
- * If the CM had already matched it, the Deliver came first on the same
- * connection and the receive completes normally (not cancelled). Sends
- * are never cancelled (see the head of this file).
- *
- * The Cancel is sent even when the Deliver has already arrived: whether
- * it has is a matter of timing, and post numbers must not depend on it
- * (the CM answers "not cancelled", as it would have anyway).
+ * Cancels a pending receive: the protocol is asked (the relay asks the
+ * home CM) and the call waits for the answer. A receive already matched
+ * completes normally (not cancelled). Sends are never cancelled (see the
+ * head of this file).
  */
 int
 MPI_Cancel(MPI_Request *request)
 {
-	Mpiv__Cancel m = MPIV__CANCEL__INIT;
 	struct mpiv_request *r;
 	int rc;
 
@@ -856,142 +719,9 @@ MPI_Cancel(MPI_Request *request)
 	if (r->kind != MPIV_REQ_RECV || !r->active || r->peer == MPI_PROC_NULL)
 		return MPI_SUCCESS;
 	mpiv_ckpt_point();
-	m.req_id = r->id;
 	r->cancel_wait = true;
-	rc = p2p_post(MPIV__MSG_TYPE__MSG_CANCEL, &m.base, &m.post_no);
-	r->cancel_post_no = m.post_no;
+	rc = mpiv_proto->cancel(r);
 	while (rc == MPI_SUCCESS && r->cancel_wait)
 		rc = mpiv_tp_progress(-1);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(r->comm, rc, "MPI_Cancel");
-}
-
-/* ---------------- restore from a checkpoint ---------------- */
-
-uint64_t
-mpiv_p2p_post_count(void)
-{
-	return p2p_post_no;
-}
-
-struct p2p_repost {
-	uint64_t post_no;
-	uint16_t type;
-	struct mpiv_request *r;
-};
-
-struct p2p_collect {
-	struct p2p_repost *v;
-	size_t n, cap;
-	bool nomem;
-};
-
-static void
-p2p_add_repost(struct p2p_collect *cl, uint64_t post_no, uint16_t type,
-    struct mpiv_request *r)
-{
-	if (cl->n == cl->cap) {
-		size_t cap = cl->cap ? 2 * cl->cap : 16;
-		struct p2p_repost *v = realloc(cl->v, cap * sizeof(*v));
-
-		if (v == NULL) {
-			cl->nomem = true;
-			return;
-		}
-		cl->v = v;
-		cl->cap = cap;
-	}
-	cl->v[cl->n].post_no = post_no;
-	cl->v[cl->n].type = type;
-	cl->v[cl->n++].r = r;
-}
-
-/* Pending posts are collected; written Ssends become acknowledged (the
-   SyncAck went to the connection of the dead parent). */
-static void
-p2p_restore_one(struct mpiv_request *r, void *arg)
-{
-	struct p2p_collect *cl = arg;
-
-	if (!r->active)
-		return;
-	if (r->kind == MPIV_REQ_RECV && r->cancel_wait &&
-	    r->cancel_post_no != 0)
-		p2p_add_repost(cl, r->cancel_post_no,
-		    MPIV__MSG_TYPE__MSG_CANCEL, r);
-	if (r->complete)
-		return;
-	if (r->kind == MPIV_REQ_SEND) {
-		if (r->need_ack && !r->acked && r->written) {
-			r->acked = true;
-			mpiv_p2p_pending_acks--;
-			mpiv_req_complete(r);
-		}
-		return;
-	}
-	if (r->post_no == 0)
-		return;
-	if (r->kind == MPIV_REQ_RECV)
-		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_RECV_POST,
-		    r);
-	else if (r->kind == MPIV_REQ_PROBE)
-		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_PROBE, r);
-}
-
-static int
-p2p_repost_cmp(const void *a, const void *b)
-{
-	const struct p2p_repost *x = a, *y = b;
-
-	return x->post_no < y->post_no ? -1 : x->post_no > y->post_no;
-}
-
-int
-mpiv_p2p_restore(void)
-{
-	int home = mpiv_tp_home(mpiv_state.world_rank);
-	struct p2p_collect cl = { 0 };
-	int rc = MPI_SUCCESS;
-
-	mpiv_req_foreach(p2p_restore_one, &cl);
-	if (cl.nomem) {
-		free(cl.v);
-		return MPI_ERR_NO_MEM;
-	}
-	if (cl.n > 1)
-		qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
-	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++) {
-		struct mpiv_request *r = cl.v[i].r;
-
-		if (cl.v[i].type == MPIV__MSG_TYPE__MSG_RECV_POST) {
-			Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
-
-			m.req_id = r->id;
-			m.context = r->context;
-			m.source = r->post_src;
-			m.tag = r->post_tag;
-			m.post_no = r->post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		} else if (cl.v[i].type == MPIV__MSG_TYPE__MSG_PROBE) {
-			Mpiv__Probe m = MPIV__PROBE__INIT;
-
-			m.req_id = r->id;
-			m.context = r->context;
-			m.source = r->post_src;
-			m.tag = r->post_tag;
-			m.blocking = r->post_blocking;
-			m.post_no = r->post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		} else {
-			Mpiv__Cancel m = MPIV__CANCEL__INIT;
-
-			m.req_id = r->id;
-			m.post_no = r->cancel_post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		}
-	}
-	free(cl.v);
-	return rc;
 }

@@ -68,7 +68,6 @@ extern bool tp_restore_needed;	/* a CM said: restore a checkpoint */
 extern bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 extern const char *tp_err;
 extern struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
-extern long tp_spin_us;		/* bounded spin before sleeping */
 extern char *tp_job;			/* for a Hello again after a restore */
 extern int tp_rank;
 extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */

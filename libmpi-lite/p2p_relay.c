@@ -1,0 +1,347 @@
+/*
+ * p2p_relay.c: the relay protocol of point-to-point messages
+ * (docs/REPLAY.md), behind proto.h. A send is one Send frame to the
+ * receiver's home CM, with the payload beside it (the user buffer itself
+ * when the datatype is contiguous). A receive is one RecvPost to our own
+ * home CM, which matches it and pushes Deliver + payload. Standard,
+ * ready and buffered sends complete once their frame is written to the
+ * socket (the CM keeps every message); synchronous sends also wait for
+ * the CM's SyncAck. Probes and cancels are round trips to the home CM,
+ * which decides and logs their answers; the post numbers they carry are
+ * counted here. A restored checkpoint clone posts again, in post order,
+ * what it had pending.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digest.h"
+#include "proto.h"
+#include "transport.h"
+
+/* The one table of per-destination send sequence numbers (world rank ->
+   last seq used); a checkpoint's image carries it, a re-execution from
+   the start counts again from 0 (the CMs' last_seq tells which sends
+   they hold already). */
+static uint64_t *p2p_seq;
+static int p2p_nseq;
+
+/* RecvPost/Probe/Cancel issued since the program started: the home CM
+   answers post N of a re-execution from its log entry for post N. */
+static uint64_t p2p_post_no;
+
+static int
+relay_init(int world_size)
+{
+	p2p_seq = calloc((size_t)world_size, sizeof(*p2p_seq));
+	if (p2p_seq == NULL)
+		return MPI_ERR_NO_MEM;
+	p2p_nseq = world_size;
+	p2p_post_no = 0;
+	return MPI_SUCCESS;
+}
+
+static void
+relay_fini(void)
+{
+	free(p2p_seq);
+	p2p_seq = NULL;
+	p2p_nseq = 0;
+}
+
+void
+mpiv_p2p_seq_copy(uint64_t *out, int n)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = i < p2p_nseq ? p2p_seq[i] : 0;
+}
+
+static int
+relay_send(struct mpiv_request *r)
+{
+	Mpiv__Send m = MPIV__SEND__INIT;
+	size_t bytes = (size_t)r->count * r->dt->size;
+	const void *payload = NULL;
+	void *owned = NULL;
+	int dst, rc;
+
+	dst = mpiv_comm_world_rank(r->comm, r->peer);
+	if (dst < 0 || dst >= p2p_nseq)
+		return MPI_ERR_RANK;
+	if (mpiv_p2p_too_big(bytes))
+		return MPI_ERR_COUNT;
+	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
+		return MPI_ERR_BUFFER;
+	}
+	if (bytes > 0) {
+		if (mpiv_dt_is_contig(r->dt)) {
+			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
+		} else {
+			if ((owned = malloc(bytes)) == NULL)
+				return MPI_ERR_NO_MEM;
+			mpiv_dt_pack(r->buf, r->count, r->dt, owned);
+			payload = owned;
+		}
+	}
+	m.src = mpiv_state.world_rank;
+	m.dst = dst;
+	m.context = r->context;
+	m.tag = r->tag;
+	m.seq = ++p2p_seq[dst];
+	m.sync = r->mode == MPIV_SEND_SYNC;
+	m.send_id = mpiv_req_new_id(r);
+	r->need_ack = m.sync;
+	if (mpiv_ndlog_enabled())
+		m.digest = mpiv_digest_send(m.context, m.tag, payload, bytes);
+	if (m.seq <= mpiv_tp_last_seq(dst)) {
+		/* Silent re-execution: the CM already holds this one. It gets
+		   the digest alone and compares it with what it logged. */
+		free(owned);
+		m.check = true;
+		m.size = bytes;
+		m.sync = false;
+		rc = mpiv_tp_send(mpiv_tp_home(dst), MPIV__MSG_TYPE__MSG_SEND,
+		    &m.base, NULL, 0, NULL, NULL);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		r->written = r->acked = true;
+		mpiv_req_complete(r);
+		return MPI_SUCCESS;
+	}
+	/* What this rank decided by itself so far must be durable before a
+	   message that may depend on it leaves. */
+	if ((rc = mpiv_ndlog_before_frame(mpiv_tp_home(dst))) != MPI_SUCCESS) {
+		free(owned);
+		return rc;
+	}
+	mpiv_fault_point("send");
+	if (r->need_ack)
+		mpiv_p2p_pending_acks++;
+	rc = mpiv_tp_send(mpiv_tp_home(dst), MPIV__MSG_TYPE__MSG_SEND, &m.base,
+	    payload, bytes, owned, r);
+	if (rc != MPI_SUCCESS && r->need_ack)
+		mpiv_p2p_pending_acks--;
+	return rc;
+}
+
+/*
+ * Frames to our home CM (RecvPost, Probe, Cancel): pending outcomes go
+ * first, then the frame with the next post number. MPI code.
+ */
+static int
+relay_post(uint16_t type, ProtobufCMessage *m, uint64_t *post_no)
+{
+	int home = mpiv_tp_home(mpiv_state.world_rank);
+	int rc;
+
+	if ((rc = mpiv_ndlog_before_frame(home)) != MPI_SUCCESS)
+		return rc;
+	*post_no = ++p2p_post_no;
+	return mpiv_tp_send(home, type, m, NULL, 0, NULL, NULL);
+}
+
+static int
+relay_recv(struct mpiv_request *r)
+{
+	Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
+	int rc;
+
+	r->cap = (size_t)r->count * r->dt->size;
+	if (r->cap > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", r->cap);
+		return MPI_ERR_BUFFER;
+	}
+	m.req_id = mpiv_req_new_id(r);
+	m.context = r->context;
+	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
+	    mpiv_comm_world_rank(r->comm, r->peer);
+	m.tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
+	r->post_src = m.source;
+	r->post_tag = m.tag;
+	rc = relay_post(MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, &m.post_no);
+	if (rc == MPI_SUCCESS) {
+		r->post_no = m.post_no;
+		mpiv_fault_point("post");
+	}
+	return rc;
+}
+
+
+/* A probe request r (context, post_src, post_tag, post_blocking set). */
+static int
+relay_probe(struct mpiv_request *r)
+{
+	Mpiv__Probe m = MPIV__PROBE__INIT;
+	int rc;
+
+	m.req_id = mpiv_req_new_id(r);
+	m.context = r->context;
+	m.source = r->post_src;
+	m.tag = r->post_tag;
+	m.blocking = r->post_blocking;
+	rc = relay_post(MPIV__MSG_TYPE__MSG_PROBE, &m.base, &m.post_no);
+	r->post_no = m.post_no;
+	return rc;
+}
+
+/*
+ * The Cancel is sent even when the Deliver has already arrived: whether
+ * it has is a matter of timing, and post numbers must not depend on it
+ * (the CM answers "not cancelled", as it would have anyway). If the CM
+ * had already matched the receive, the Deliver comes first on the same
+ * connection and the receive completes normally.
+ */
+static int
+relay_cancel(struct mpiv_request *r)
+{
+	Mpiv__Cancel m = MPIV__CANCEL__INIT;
+	int rc;
+
+	m.req_id = r->id;
+	rc = relay_post(MPIV__MSG_TYPE__MSG_CANCEL, &m.base, &m.post_no);
+	r->cancel_post_no = m.post_no;
+	return rc;
+}
+
+/* ---------------- restore from a checkpoint ---------------- */
+
+uint64_t
+mpiv_p2p_post_count(void)
+{
+	return p2p_post_no;
+}
+
+struct p2p_repost {
+	uint64_t post_no;
+	uint16_t type;
+	struct mpiv_request *r;
+};
+
+struct p2p_collect {
+	struct p2p_repost *v;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void
+p2p_add_repost(struct p2p_collect *cl, uint64_t post_no, uint16_t type,
+    struct mpiv_request *r)
+{
+	if (cl->n == cl->cap) {
+		size_t cap = cl->cap ? 2 * cl->cap : 16;
+		struct p2p_repost *v = realloc(cl->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			cl->nomem = true;
+			return;
+		}
+		cl->v = v;
+		cl->cap = cap;
+	}
+	cl->v[cl->n].post_no = post_no;
+	cl->v[cl->n].type = type;
+	cl->v[cl->n++].r = r;
+}
+
+/* Pending posts are collected; written Ssends become acknowledged (the
+   SyncAck went to the connection of the dead parent). */
+static void
+p2p_restore_one(struct mpiv_request *r, void *arg)
+{
+	struct p2p_collect *cl = arg;
+
+	if (!r->active)
+		return;
+	if (r->kind == MPIV_REQ_RECV && r->cancel_wait &&
+	    r->cancel_post_no != 0)
+		p2p_add_repost(cl, r->cancel_post_no,
+		    MPIV__MSG_TYPE__MSG_CANCEL, r);
+	if (r->complete)
+		return;
+	if (r->kind == MPIV_REQ_SEND) {
+		if (r->need_ack && !r->acked && r->written) {
+			r->acked = true;
+			mpiv_p2p_pending_acks--;
+			mpiv_req_complete(r);
+		}
+		return;
+	}
+	if (r->post_no == 0)
+		return;
+	if (r->kind == MPIV_REQ_RECV)
+		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_RECV_POST,
+		    r);
+	else if (r->kind == MPIV_REQ_PROBE)
+		p2p_add_repost(cl, r->post_no, MPIV__MSG_TYPE__MSG_PROBE, r);
+}
+
+static int
+p2p_repost_cmp(const void *a, const void *b)
+{
+	const struct p2p_repost *x = a, *y = b;
+
+	return x->post_no < y->post_no ? -1 : x->post_no > y->post_no;
+}
+
+static int
+relay_restore(void)
+{
+	int home = mpiv_tp_home(mpiv_state.world_rank);
+	struct p2p_collect cl = { 0 };
+	int rc = MPI_SUCCESS;
+
+	mpiv_req_foreach(p2p_restore_one, &cl);
+	if (cl.nomem) {
+		free(cl.v);
+		return MPI_ERR_NO_MEM;
+	}
+	if (cl.n > 1)
+		qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
+	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++) {
+		struct mpiv_request *r = cl.v[i].r;
+
+		if (cl.v[i].type == MPIV__MSG_TYPE__MSG_RECV_POST) {
+			Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
+
+			m.req_id = r->id;
+			m.context = r->context;
+			m.source = r->post_src;
+			m.tag = r->post_tag;
+			m.post_no = r->post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		} else if (cl.v[i].type == MPIV__MSG_TYPE__MSG_PROBE) {
+			Mpiv__Probe m = MPIV__PROBE__INIT;
+
+			m.req_id = r->id;
+			m.context = r->context;
+			m.source = r->post_src;
+			m.tag = r->post_tag;
+			m.blocking = r->post_blocking;
+			m.post_no = r->post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		} else {
+			Mpiv__Cancel m = MPIV__CANCEL__INIT;
+
+			m.req_id = r->id;
+			m.post_no = r->cancel_post_no;
+			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
+			    NULL, NULL);
+		}
+	}
+	free(cl.v);
+	return rc;
+}
+
+const struct mpiv_proto mpiv_proto_relay = {
+	.name = "relay",
+	.init = relay_init,
+	.fini = relay_fini,
+	.send = relay_send,
+	.recv = relay_recv,
+	.probe = relay_probe,
+	.cancel = relay_cancel,
+	.restore = relay_restore,
+};

@@ -1,0 +1,46 @@
+/*
+ * proto.h: the protocol a job's point-to-point messages take, behind one
+ * interface, so that the MPI layer (p2p.c, the collectives above it)
+ * never knows which runs. Today the relay (p2p_relay.c, docs/REPLAY.md);
+ * the direct protocol (docs/DIRECT.md) will be a second table.
+ *
+ * Every function is MPI code: MPI_SUCCESS or an MPI error class (with
+ * mpiv_err_detail said). A started request completes through the
+ * request layer (mpiv_req_complete) when the protocol's progress says so.
+ */
+#ifndef MPIV_PROTO_H
+#define MPIV_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "transport.h"
+
+struct mpiv_proto {
+	const char *name;
+	int (*init)(int world_size);
+	void (*fini)(void);
+	/* Starts a send (r->peer a real rank): the payload is taken from
+	   r->buf before it returns, or kept until r completes. */
+	int (*send)(struct mpiv_request *r);
+	/* Starts a receive; r->cap is set here. */
+	int (*recv)(struct mpiv_request *r);
+	/* Starts the probe request r (context, post_src, post_tag as world
+	   rank or -1, post_blocking): it completes with r->found/status. */
+	int (*probe)(struct mpiv_request *r);
+	/* Asks to cancel the started receive r (r->cancel_wait is set):
+	   the answer clears cancel_wait. */
+	int (*cancel)(struct mpiv_request *r);
+	/* In a restored checkpoint clone: what was pending, posted again. */
+	int (*restore)(void);
+};
+
+extern const struct mpiv_proto mpiv_proto_relay;
+/* The job's protocol (set by MPI_Init). */
+extern const struct mpiv_proto *mpiv_proto;
+
+/* Shared by the protocols (p2p.c). */
+bool mpiv_p2p_too_big(size_t bytes);
+const void *mpiv_p2p_addr(const void *buf, MPI_Aint disp);
+
+#endif
