@@ -58,8 +58,9 @@ helper_task(struct helper *hp, pid_t pid)
 }
 
 /*
- * Whether every id of pid's (and each thread's) Uid: and Gid: lines is
- * the ranks' account. Always true when the helper switches no account.
+ * Whether every id of pid's Uid: and Gid: lines (real, effective, saved,
+ * file system) is the ranks' account. Always true when the helper
+ * switches no account.
  */
 bool
 helper_owned(const struct helper *hp, pid_t pid)

@@ -93,14 +93,18 @@ helper_ns(pid_t pid, const char *which, char *out, size_t n)
 /*
  * Host pid of the clone the rank under handle t names nspid (its pid in
  * the rank's namespace), or -1: only a process of that namespace, owned
- * by the ranks' account (never a guess).
+ * by the ranks' account, never the rank itself (never a guess). A rank
+ * without a namespace of its own shares ours: its clone must then be our
+ * child too (the rank's middle process is gone before the rank names the
+ * clone, so the clone was reparented to us, a child subreaper), so that
+ * no other process of the account can be named.
  */
 static pid_t
 helper_clone_pid(const struct helper *hp, const struct htask *t, pid_t nspid)
 {
 	char want[64], have[64], path[64], line[256];
 	struct dirent *de;
-	pid_t found = -1;
+	pid_t found = -1, parent = 0;
 	DIR *d;
 
 	helper_ns(t->pid, "pid_for_children", want, sizeof(want));
@@ -137,6 +141,9 @@ helper_clone_pid(const struct helper *hp, const struct htask *t, pid_t nspid)
 	}
 	if (found > 0 && (found == t->pid || found == t->task_pid ||
 	    !helper_owned(hp, found)))
+		return -1;
+	if (found > 0 && !t->nsh && (proc_task_state(found, &parent) == 0 ||
+	    parent != getpid()))
 		return -1;
 	return found;
 }

@@ -118,6 +118,11 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	if (spec->set_user && (setgroups(1, &spec->gid) < 0 ||
 	    setgid(spec->gid) < 0 || setuid(spec->uid) < 0))
 		proc_child_fail(ep, 2, errno);
+	/* A change of ids clears the parent-death signal: set it again (and
+	   die now if the parent went meanwhile). */
+	if (spec->set_user && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+	    getppid() != parent))
+		_exit(127);
 	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
 		proc_child_fail(ep, 0, errno);
 	if (spec->path != NULL)
