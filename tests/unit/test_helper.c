@@ -255,8 +255,8 @@ foreign_image(void)
 	struct helper_conf c = { 0 };
 	struct passwd *pw = getpwnam("nobody");
 	char err[512], why[256], dir[64];
-	pid_t victim, h;
-	int st, fd;
+	pid_t victim, h, sleeper = -1;
+	int st, fd, sp_pipe[2];
 
 	if (geteuid() != 0 || pw == NULL || criu_probe(why, sizeof(why)) != 1)
 		return 77;
@@ -288,7 +288,10 @@ foreign_image(void)
 	c.gid = pw->pw_gid;
 	c.user = "nobody";
 	c.criu = true;
+	if (pipe(sp_pipe) < 0)
+		return 1;
 	if ((h = fork()) == 0) {
+		close(sp_pipe[0]);
 		Mpiv__PrivRestore rq = MPIV__PRIV_RESTORE__INIT;
 		Mpiv__PrivRestored *rr;
 		int fds[HELPER_MAX_FDS], nfds;
@@ -307,17 +310,45 @@ foreign_image(void)
 		    strstr(rr->error, "not nobody's") != NULL,
 		    "a root process's image, restored for nobody's ranks: "
 		    "killed before it ran (%s)", rr ? rr->error : "no answer");
-		_exit(rr != NULL && rr->pid == 0 &&
-		    strstr(rr->error, "not nobody's") != NULL ? 0 : 1);
+		if (rr == NULL || rr->pid != 0 ||
+		    strstr(rr->error, "not nobody's") == NULL)
+			_exit(1);
+		/* A rank of nobody's, then the helper SIGKILLed: the rank
+		   must die with it (the id change cleared its parent-death
+		   signal once). */
+		{
+			char *sleeper[] = { "/bin/sleep", "100" };
+			Mpiv__PrivSpawned *sp;
+			pid_t pid = spawn(fd, 2, sleeper, 2, fds, &nfds, &sp);
+			(void)!write(sp_pipe[1], &pid, sizeof(pid));
+			for (;;)	/* until the helper is killed: our */
+				pause();	/* parent-death signal ends us */
+		}
 	}
+	close(sp_pipe[1]);
+	if (read(sp_pipe[0], &sleeper, sizeof(sleeper)) != sizeof(sleeper))
+		sleeper = -1;
+	close(sp_pipe[0]);
+	(void)kill(h, SIGKILL);		/* the helper (the agent cannot) */
 	if (waitpid(h, &st, 0) != h)
 		return 1;
+	for (int i = 0; i < 500 && sleeper > 0 && alive(sleeper); i++)
+		usleep(10000);
+	CHECK(sleeper > 0 && !alive(sleeper), "a rank of nobody's (%d) dies "
+	    "with its SIGKILLed helper", (int)sleeper);
+	if (sleeper <= 0 || alive(sleeper)) {
+		if (sleeper > 0)
+			kill(sleeper, SIGKILL);
+		st = 1 << 8;
+	} else {
+		st = 0;
+	}
 	if (access(dir, F_OK) == 0) {
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 		(void)system(cmd);
 	}
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+	return st == 0 ? 0 : 1;
 }
 
 int
