@@ -393,6 +393,13 @@ helper_restore(struct helper *hp, const Mpiv__PrivRestore *rq, int *fds,
 	r.error = err;
 	err[0] = '\0';
 	dir[0] = '\0';
+	/* The directory first: whatever happens next, it is ours to remove
+	   (the agent has let go of it). */
+	if (helper_take_dir(hp, rq->dir, dir, sizeof(dir), err,
+	    sizeof(err)) < 0) {
+		dir[0] = '\0';
+		goto out;
+	}
 	if (!hp->conf->criu) {
 		snprintf(err, sizeof(err), "no working CRIU on this node");
 		goto out;
@@ -410,11 +417,6 @@ helper_restore(struct helper *hp, const Mpiv__PrivRestore *rq, int *fds,
 		}
 		map[nmap].fd = fds[rq->map[i]->fd];
 		map[nmap++].ino = rq->map[i]->inode;
-	}
-	if (helper_take_dir(hp, rq->dir, dir, sizeof(dir), err,
-	    sizeof(err)) < 0) {
-		dir[0] = '\0';
-		goto out;
 	}
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		snprintf(err, sizeof(err), "node helper out of memory");
