@@ -14,14 +14,17 @@
 
 #include "helper.h"
 
+/* Room for the descriptors of one packet, aligned for a cmsghdr. */
+union helper_cmsg {
+	struct cmsghdr h;
+	char buf[CMSG_SPACE(sizeof(int) * HELPER_MAX_FDS)];
+};
+
 int
 helper_send(int fd, uint16_t type, const ProtobufCMessage *m, const int *fds,
     int nfds)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * HELPER_MAX_FDS)];
-	} cm;
+	union helper_cmsg cm;
 	struct msghdr msg = { 0 };
 	struct iovec iov;
 	uint8_t *buf;
@@ -90,10 +93,7 @@ int
 helper_recv(int fd, struct frame_hdr *h, ProtobufCMessage **m, int *fds,
     int *nfds, const char **err)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * HELPER_MAX_FDS)];
-	} cm;
+	union helper_cmsg cm;
 	struct msghdr msg = { 0 };
 	struct iovec iov;
 	uint8_t *buf;

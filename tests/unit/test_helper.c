@@ -28,19 +28,7 @@
 #include "../../node-agent/criu.h"
 #include "../../node-agent/helper.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok - ");					\
-	} else {							\
-		printf("not ok - ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-	fflush(stdout);							\
-} while (0)
+#include "tap.h"
 
 /* Waits up to ms for a packet of type want (others are skipped). */
 static ProtobufCMessage *

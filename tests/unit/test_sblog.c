@@ -27,19 +27,7 @@
 #include "digest.h"
 #include "../../libmpi-lite/sblog.c"
 
-static int failures;
-
-#define CHECK(cond, ...) do {						\
-	if (cond) {							\
-		printf("ok - ");					\
-	} else {							\
-		printf("not ok - ");					\
-		failures++;						\
-	}								\
-	printf(__VA_ARGS__);						\
-	printf("\n");							\
-	fflush(stdout);							\
-} while (0)
+#include "tap.h"
 
 /* ---- helpers ---- */
 
