@@ -67,6 +67,19 @@ for n in n1 n2; do
 	    { notok "node $n did not register" "$T/d.err" "$T/$n.err"; exit 1; }
 done
 
+# ---- bad --user: one line, exit 2, before anything starts
+"$MPIV" node --dispatcher "$DA" --user no-such-user-here 2> "$T/bad1.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q 'unknown user "no-such-user-here" (--user)' "$T/bad1.err" &&
+    ok "--user of an unknown account: exit 2, one clear line" ||
+    notok "--user unknown: rc $rc" "$T/bad1.err"
+setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups \
+    "$MPIV" node --dispatcher "$DA" --user root --cache-dir "$T/c-bad" 2> "$T/bad2.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q -- '--user root needs root' "$T/bad2.err" &&
+    ok "--user of another account without root: exit 2, one clear line" ||
+    notok "--user without root: rc $rc" "$T/bad2.err"
+
 # ---- who runs as whom
 uid_of() { awk '/^Uid:/ { print $2 " " $3 " " $4 " " $5 }' "/proc/$1/status"; }
 agent_of() { pgrep -x -P "$1" mpiv; }
