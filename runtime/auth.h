@@ -128,6 +128,11 @@ void auth_node_key(const struct auth_key *s, uint8_t out[AUTH_HASH_LEN]);
 /* K_rank = HMAC(T, "rank " + decimal rank). */
 void auth_rank_key(const uint8_t *token, size_t tokenlen, int32_t rank,
     uint8_t out[AUTH_HASH_LEN]);
+/* K_ij = HMAC(T, "pair " + lower rank + " " + higher rank): the key two
+   ranks of a job share for a connection between them (docs/DIRECT.md);
+   the same whichever way round they are named. */
+void auth_pair_key(const uint8_t *token, size_t tokenlen, int32_t a,
+    int32_t b, uint8_t out[AUTH_HASH_LEN]);
 
 /*
  * Writes data to a new file of mode 0600 (refuses to replace one).

@@ -51,6 +51,18 @@ auth_rank_key(const uint8_t *token, size_t tokenlen, int32_t rank,
 	auth_hmac_sha256(token, tokenlen, label, (size_t)n, out);
 }
 
+void
+auth_pair_key(const uint8_t *token, size_t tokenlen, int32_t a, int32_t b,
+    uint8_t out[AUTH_HASH_LEN])
+{
+	char label[40];
+	int n;
+
+	n = snprintf(label, sizeof(label), "pair %d %d", (int)(a < b ? a : b),
+	    (int)(a < b ? b : a));
+	auth_hmac_sha256(token, tokenlen, label, (size_t)n, out);
+}
+
 /* Reads a small secret file, refusing one others could read. */
 static int
 auth_read_file(const char *path, char *buf, size_t cap, size_t *len,

@@ -253,6 +253,18 @@ test_derivations(void **state)
 	assert_memory_not_equal(k1, k2, sizeof(k1));
 	auth_hmac_sha256(t, sizeof(t), "rank 1", 6, want);
 	assert_memory_equal(k1, want, sizeof(k1));
+	/* Pair keys: symmetric, distinct per pair and from rank keys. */
+	auth_pair_key(t, sizeof(t), 3, 12, k1);
+	auth_pair_key(t, sizeof(t), 12, 3, k1b);
+	assert_memory_equal(k1, k1b, sizeof(k1));
+	auth_hmac_sha256(t, sizeof(t), "pair 3 12", 9, want);
+	assert_memory_equal(k1, want, sizeof(k1));
+	auth_pair_key(t, sizeof(t), 3, 13, k2);
+	assert_memory_not_equal(k1, k2, sizeof(k1));
+	auth_pair_key(t, sizeof(t), 31, 2, k2);
+	assert_memory_not_equal(k1, k2, sizeof(k1));
+	auth_rank_key(t, sizeof(t), 3, k2);
+	assert_memory_not_equal(k1, k2, sizeof(k1));
 	auth_key_set(&s, "the cluster secret", 18);
 	auth_node_key(&s, k1);
 	auth_hmac_sha256("the cluster secret", 18, "mpiv node key v1", 16,
