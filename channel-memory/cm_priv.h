@@ -17,6 +17,7 @@
  *   digest.c   send digests, the check of a re-executing sender
  *   ckpt.c     checkpoint marks, durable notices from checkpoint servers,
  *              freeing the log a durable checkpoint made useless
+ *   peers.c    where a rank's peers listen, for direct connections
  *   match.c    (runtime/) the MPI matching engine (match.h)
  */
 #ifndef MPIV_CM_PRIV_H
@@ -224,6 +225,7 @@ struct rank_state {
 	struct logent *spill_next;	/* first log entry not spilled yet */
 	bool ck_asked;		/* log pressure asked a checkpoint: not paused */
 	double ck_asked_at;
+	char listen_addr[64];	/* Hello.listen_addr of the live incarnation */
 };
 
 struct job {
@@ -414,6 +416,10 @@ int store_recover(struct cm *cm);
 void pressure_begin(struct job *j);
 void pressure_end(struct job *j);
 void pressure_relieved(struct job *j, int32_t rank);
+
+/* peers.c */
+/* PeerLookup from a rank: where its peer listens, and their pair key. */
+void peers_lookup(struct session *s, const Mpiv__PeerLookup *pl);
 
 /* digest.c */
 int digest_put(struct job *j, int32_t dst, int32_t src, uint64_t seq,

@@ -145,6 +145,8 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	s->incarnation = h->incarnation;
 	ckpt_hello(j, h->rank, h->incarnation, h->resume_event, h->resume_nd);
 	rs->incarnation = h->incarnation;
+	snprintf(rs->listen_addr, sizeof(rs->listen_addr), "%s",
+	    h->listen_addr);
 	store_rank(j, h->rank, h->incarnation, h->resume_event,
 	    h->resume_nd);
 	rs->sess = s;
@@ -451,6 +453,9 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_DIGEST_TRIM:
 		digest_trim(s, (Mpiv__DigestTrim *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_PEER_LOOKUP:
+		peers_lookup(s, (Mpiv__PeerLookup *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_FLUSH: {
 		/* every Send before it is complete and stored (the store's

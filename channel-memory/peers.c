@@ -1,0 +1,52 @@
+/*
+ * peers.c: where a rank's peers listen, for the direct protocol
+ * (docs/DIRECT.md, "Connections"). A rank that takes connections from
+ * its peers says its address in its Hello; a rank that wants to reach
+ * one asks a CM it is connected to (PeerLookup). The answer (PeerInfo)
+ * carries the peer's address and live incarnation, and the key the two
+ * share, K_ij = HMAC(T, "pair i j"): the CM holds the job token T, the
+ * ranks never do, and a rank gets only the keys of its own pairs (it
+ * is authenticated as the rank its Hello named). A peer not connected
+ * now, or without an address, is "not found": the asker tries again.
+ * Nothing is kept for an unanswered lookup.
+ */
+#include <stdio.h>
+
+#include "auth.h"
+#include "cm_priv.h"
+#include "log.h"
+
+void
+peers_lookup(struct session *s, const Mpiv__PeerLookup *pl)
+{
+	Mpiv__PeerInfo pi = MPIV__PEER_INFO__INIT;
+	struct job *j = s->job;
+	struct rank_state *rs;
+	uint8_t key[AUTH_HASH_LEN];
+	char why[96];
+
+	pi.rank = pl->rank;
+	if (pl->rank < 0 || pl->rank >= j->nranks || pl->rank == s->rank) {
+		snprintf(why, sizeof(why), "no peer rank %d in job %.32s of "
+		    "%d ranks", (int)pl->rank, j->id, (int)j->nranks);
+		pi.error = why;
+	} else if ((rs = &j->ranks[pl->rank])->sess == NULL) {
+		pi.error = "not connected now";
+	} else if (rs->listen_addr[0] == '\0') {
+		pi.error = "takes no connections";
+	} else {
+		pi.found = true;
+		pi.addr = rs->listen_addr;
+		pi.incarnation = rs->incarnation;
+		if (j->has_token) {
+			auth_pair_key(j->token, sizeof(j->token), s->rank,
+			    pl->rank, key);
+			pi.pair_key.data = key;
+			pi.pair_key.len = sizeof(key);
+		}
+	}
+	log_debug("cm peer lookup job=%s rank=%d peer=%d found=%d", j->id,
+	    s->rank, (int)pl->rank, pi.found);
+	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_PEER_INFO, &pi.base, NULL,
+	    0);
+}
