@@ -126,25 +126,66 @@ relay_send(struct mpiv_request *r)
 }
 
 /*
- * Frames to our home CM (RecvPost, Probe, Cancel): pending outcomes go
- * first, then the frame with the next post number. MPI code.
+ * The frame of type (RecvPost, Probe or Cancel) for request r, as post
+ * post_no, to our home CM: the one place these frames are made, for a
+ * first post and for a restored clone's repost alike. MPI code.
  */
 static int
-relay_post(uint16_t type, ProtobufCMessage *m, uint64_t *post_no)
+relay_frame(struct mpiv_request *r, uint16_t type, uint64_t post_no)
 {
 	int home = mpiv_tp_home(mpiv_state.world_rank);
+	Mpiv__RecvPost rp = MPIV__RECV_POST__INIT;
+	Mpiv__Probe pr = MPIV__PROBE__INIT;
+	Mpiv__Cancel cn = MPIV__CANCEL__INIT;
+	ProtobufCMessage *m;
+
+	switch (type) {
+	case MPIV__MSG_TYPE__MSG_RECV_POST:
+		rp.req_id = r->id;
+		rp.context = r->context;
+		rp.source = r->post_src;
+		rp.tag = r->post_tag;
+		rp.post_no = post_no;
+		m = &rp.base;
+		break;
+	case MPIV__MSG_TYPE__MSG_PROBE:
+		pr.req_id = r->id;
+		pr.context = r->context;
+		pr.source = r->post_src;
+		pr.tag = r->post_tag;
+		pr.blocking = r->post_blocking;
+		pr.post_no = post_no;
+		m = &pr.base;
+		break;
+	default:
+		cn.req_id = r->id;
+		cn.post_no = post_no;
+		m = &cn.base;
+		break;
+	}
+	return mpiv_tp_send(home, type, m, NULL, 0, NULL, NULL);
+}
+
+/*
+ * A new post to our home CM: pending outcomes go first, then the frame
+ * with the next post number (*post_no).
+ */
+static int
+relay_post(struct mpiv_request *r, uint16_t type, uint64_t *post_no)
+{
 	int rc;
 
-	if ((rc = mpiv_ndlog_before_frame(home)) != MPI_SUCCESS)
+	if ((rc = mpiv_ndlog_before_frame(mpiv_tp_home(
+	    mpiv_state.world_rank))) != MPI_SUCCESS)
 		return rc;
 	*post_no = ++p2p_post_no;
-	return mpiv_tp_send(home, type, m, NULL, 0, NULL, NULL);
+	return relay_frame(r, type, *post_no);
 }
 
 static int
 relay_recv(struct mpiv_request *r)
 {
-	Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
+	uint64_t post_no = 0;
 	int rc;
 
 	r->cap = (size_t)r->count * r->dt->size;
@@ -152,16 +193,13 @@ relay_recv(struct mpiv_request *r)
 		mpiv_err_detail("NULL buffer for %zu bytes", r->cap);
 		return MPI_ERR_BUFFER;
 	}
-	m.req_id = mpiv_req_new_id(r);
-	m.context = r->context;
-	m.source = r->peer == MPI_ANY_SOURCE ? -1 :
+	(void)mpiv_req_new_id(r);
+	r->post_src = r->peer == MPI_ANY_SOURCE ? -1 :
 	    mpiv_comm_world_rank(r->comm, r->peer);
-	m.tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
-	r->post_src = m.source;
-	r->post_tag = m.tag;
-	rc = relay_post(MPIV__MSG_TYPE__MSG_RECV_POST, &m.base, &m.post_no);
+	r->post_tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
+	rc = relay_post(r, MPIV__MSG_TYPE__MSG_RECV_POST, &post_no);
 	if (rc == MPI_SUCCESS) {
-		r->post_no = m.post_no;
+		r->post_no = post_no;
 		mpiv_fault_point("post");
 	}
 	return rc;
@@ -172,16 +210,12 @@ relay_recv(struct mpiv_request *r)
 static int
 relay_probe(struct mpiv_request *r)
 {
-	Mpiv__Probe m = MPIV__PROBE__INIT;
+	uint64_t post_no = 0;
 	int rc;
 
-	m.req_id = mpiv_req_new_id(r);
-	m.context = r->context;
-	m.source = r->post_src;
-	m.tag = r->post_tag;
-	m.blocking = r->post_blocking;
-	rc = relay_post(MPIV__MSG_TYPE__MSG_PROBE, &m.base, &m.post_no);
-	r->post_no = m.post_no;
+	(void)mpiv_req_new_id(r);
+	rc = relay_post(r, MPIV__MSG_TYPE__MSG_PROBE, &post_no);
+	r->post_no = post_no;
 	return rc;
 }
 
@@ -195,12 +229,11 @@ relay_probe(struct mpiv_request *r)
 static int
 relay_cancel(struct mpiv_request *r)
 {
-	Mpiv__Cancel m = MPIV__CANCEL__INIT;
+	uint64_t post_no = 0;
 	int rc;
 
-	m.req_id = r->id;
-	rc = relay_post(MPIV__MSG_TYPE__MSG_CANCEL, &m.base, &m.post_no);
-	r->cancel_post_no = m.post_no;
+	rc = relay_post(r, MPIV__MSG_TYPE__MSG_CANCEL, &post_no);
+	r->cancel_post_no = post_no;
 	return rc;
 }
 
@@ -287,7 +320,6 @@ p2p_repost_cmp(const void *a, const void *b)
 static int
 relay_restore(void)
 {
-	int home = mpiv_tp_home(mpiv_state.world_rank);
 	struct p2p_collect cl = { 0 };
 	int rc = MPI_SUCCESS;
 
@@ -298,39 +330,8 @@ relay_restore(void)
 	}
 	if (cl.n > 1)
 		qsort(cl.v, cl.n, sizeof(*cl.v), p2p_repost_cmp);
-	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++) {
-		struct mpiv_request *r = cl.v[i].r;
-
-		if (cl.v[i].type == MPIV__MSG_TYPE__MSG_RECV_POST) {
-			Mpiv__RecvPost m = MPIV__RECV_POST__INIT;
-
-			m.req_id = r->id;
-			m.context = r->context;
-			m.source = r->post_src;
-			m.tag = r->post_tag;
-			m.post_no = r->post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		} else if (cl.v[i].type == MPIV__MSG_TYPE__MSG_PROBE) {
-			Mpiv__Probe m = MPIV__PROBE__INIT;
-
-			m.req_id = r->id;
-			m.context = r->context;
-			m.source = r->post_src;
-			m.tag = r->post_tag;
-			m.blocking = r->post_blocking;
-			m.post_no = r->post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		} else {
-			Mpiv__Cancel m = MPIV__CANCEL__INIT;
-
-			m.req_id = r->id;
-			m.post_no = r->cancel_post_no;
-			rc = mpiv_tp_send(home, cl.v[i].type, &m.base, NULL, 0,
-			    NULL, NULL);
-		}
-	}
+	for (size_t i = 0; i < cl.n && rc == MPI_SUCCESS; i++)
+		rc = relay_frame(cl.v[i].r, cl.v[i].type, cl.v[i].post_no);
 	free(cl.v);
 	return rc;
 }
