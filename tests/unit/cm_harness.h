@@ -217,6 +217,27 @@ hello(int fd, Mpiv__Role role, const char *job, int rank, uint32_t inc,
 }
 
 
+/*
+ * Sends js on the control connection (dialled, with its Hello, on first
+ * use) and returns the CM's JobStatus (caller frees).
+ */
+__attribute__((unused)) static Mpiv__JobStatus *
+job_setup(const Mpiv__JobSetup *js)
+{
+	if (ctl_fd < 0) {
+		Mpiv__HelloReply *hr;
+		ctl_fd = dial();
+		hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0,
+		    FRAME_VERSION);
+		assert_true(hr->ok);
+		frame_free_meta(&hr->base);
+	}
+	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
+	    &js->base, NULL, 0, TMO), 0);
+	return (Mpiv__JobStatus *)expect(ctl_fd,
+	    MPIV__MSG_TYPE__MSG_JOB_STATUS, NULL, NULL);
+}
+
 /* A home connection gets NdLog frames right after HelloReply. */
 static void
 skip_nd_log(int fd)

@@ -16,32 +16,15 @@
 /* ---------------- a controller, a checkpoint server, ranks ---------------- */
 
 static void
-ck_control(void)
-{
-	Mpiv__HelloReply *hr;
-
-	if (ctl_fd >= 0)
-		return;
-	ctl_fd = dial();
-	hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0, FRAME_VERSION);
-	assert_true(hr->ok);
-	frame_free_meta(&hr->base);
-}
-
-static void
 ck_job(const char *job, int nranks, int ncms)
 {
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 	Mpiv__JobStatus *st;
 
-	ck_control();
 	js.job_id = (char *)job;
 	js.nranks = nranks;
 	js.ncms = ncms;
-	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
-	    &js.base, NULL, 0, TMO), 0);
-	st = (Mpiv__JobStatus *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    NULL, NULL);
+	st = job_setup(&js);
 	assert_string_equal(st->state, "ready");
 	frame_free_meta(&st->base);
 }

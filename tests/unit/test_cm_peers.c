@@ -18,14 +18,6 @@ setup_token_job(const char *job, int nranks)
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 	Mpiv__JobStatus *st;
 
-	if (ctl_fd < 0) {
-		Mpiv__HelloReply *hr;
-		ctl_fd = dial();
-		hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0,
-		    FRAME_VERSION);
-		assert_true(hr->ok);
-		frame_free_meta(&hr->base);
-	}
 	for (size_t i = 0; i < sizeof(token); i++)
 		token[i] = (uint8_t)(i * 7 + 3);
 	js.job_id = (char *)job;
@@ -33,10 +25,7 @@ setup_token_job(const char *job, int nranks)
 	js.ncms = 1;
 	js.job_token.data = token;
 	js.job_token.len = sizeof(token);
-	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
-	    &js.base, NULL, 0, TMO), 0);
-	st = (Mpiv__JobStatus *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    NULL, NULL);
+	st = job_setup(&js);
 	assert_string_equal(st->state, "ready");
 	frame_free_meta(&st->base);
 }

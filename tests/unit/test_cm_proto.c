@@ -42,14 +42,6 @@ setup_job_mode(const char *job, int nranks, int ncms, int idx,
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 	Mpiv__JobStatus *st;
 
-	if (ctl_fd < 0) {
-		Mpiv__HelloReply *hr;
-		ctl_fd = dial();
-		hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0,
-		    FRAME_VERSION);
-		assert_true(hr->ok);
-		frame_free_meta(&hr->base);
-	}
 	js.job_id = (char *)job;
 	js.nranks = nranks;
 	js.ncms = ncms;
@@ -60,10 +52,7 @@ setup_job_mode(const char *job, int nranks, int ncms, int idx,
 		jobs[njobs].ncms = ncms;
 		jobs[njobs++].idx = idx;
 	}
-	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
-	    &js.base, NULL, 0, TMO), 0);
-	st = (Mpiv__JobStatus *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    NULL, NULL);
+	st = job_setup(&js);
 	assert_string_equal(st->state, "ready");
 	assert_string_equal(st->job_id, job);
 	frame_free_meta(&st->base);

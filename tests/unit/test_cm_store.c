@@ -60,21 +60,10 @@ job_setup_state(char *state, size_t cap)
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 	Mpiv__JobStatus *st;
 
-	if (ctl_fd < 0) {
-		Mpiv__HelloReply *hr;
-		ctl_fd = dial();
-		hr = hello(ctl_fd, MPIV__ROLE__ROLE_CONTROL, "", -1, 0,
-		    FRAME_VERSION);
-		assert_true(hr->ok);
-		frame_free_meta(&hr->base);
-	}
 	js.job_id = "s";
 	js.nranks = 2;
 	js.ncms = 1;
-	assert_int_equal(frame_write(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_SETUP,
-	    &js.base, NULL, 0, TMO), 0);
-	st = (Mpiv__JobStatus *)expect(ctl_fd, MPIV__MSG_TYPE__MSG_JOB_STATUS,
-	    NULL, NULL);
+	st = job_setup(&js);
 	snprintf(state, cap, "%s", st->state);
 	frame_free_meta(&st->base);
 	return state;
