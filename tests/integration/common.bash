@@ -58,6 +58,13 @@ wait_for() {
 }
 
 # need_criu: exits 77 (skipped) unless CRIU works here; sets CRIU.
+# listening NAME: waits (10 s at most) for the "listening on ADDR" line a
+# daemon printed to $T/NAME.out and prints ADDR; fails if none came.
+listening() {
+	wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
+	    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1
+}
+
 need_criu() {
 	CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 	if ! timeout 60 "$CRIU" check > /dev/null 2>&1; then

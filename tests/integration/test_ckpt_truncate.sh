@@ -48,8 +48,6 @@ cut_point() {
 	*) rnd $(($2 + 400)) ;;
 	esac
 }
-listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
-    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 
 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --state-dir "$T/state" \
     --log-level info > "$T/d.out" 2> "$T/d.err" &

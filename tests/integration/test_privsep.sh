@@ -42,8 +42,6 @@ ARGS6=(30000 1 100)	# six ranks: both nodes full
 timeout 120 "$MPIV" run -n 6 "$T/prog" "${ARGS6[@]}" > "$T/ref6.out" 2> "$T/ref6.err" ||
     { notok "failure-free run, 6 ranks" "$T/ref6.err"; exit 1; }
 
-listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
-    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --heartbeat-timeout 3 \
     --log-level info > "$T/d.out" 2> "$T/d.err" &
 PIDS+=($!)

@@ -10,8 +10,6 @@ cd "$(dirname "$0")/../.." || exit 2
 common_init protocol
 "$B/bin/mpivcc" -O2 -o "$T/hi" tests/integration/hi.c || exit 1
 
-listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
-    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 "$MPIV" dispatcher --listen 127.0.0.1:0 --log-level info > "$T/d.out" 2> "$T/d.err" &
 PIDS+=($!)
 DA=$(listening d) || { notok "dispatcher start" "$T/d.err"; exit 1; }

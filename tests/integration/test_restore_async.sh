@@ -20,8 +20,6 @@ ARGS=(100000 2 100)	# steps, MiB of ballast per rank, work
 timeout 60 "$MPIV" run -n 2 "$T/prog" "${ARGS[@]}" > "$T/ref.out" 2> "$T/ref.err" ||
     { notok "failure-free run" "$T/ref.err"; exit 1; }
 
-listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
-    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --heartbeat-timeout 3 \
     --log-level info > "$T/d.out" 2> "$T/d.err" &
 PIDS+=($!)

@@ -22,8 +22,6 @@ timeout 60 "$MPIV" run -n 2 "$T/prog" "${ARGS[@]}" > "$T/ref.out" 2> "$T/ref.err
 mkdir -p "$T/store/old/0"
 chmod 755 "$T/store" "$T/store/old" "$T/store/old/0"
 
-listening() { wait_for 10 grep -qs '^listening on ' "$T/$1.out" &&
-    sed -n 's/^listening on //p' "$T/$1.out" | head -n 1; }
 # daemon NAME ARGS...: mpiv ARGS under umask 000, stdout/stderr in T.
 daemon() {
 	local name=$1

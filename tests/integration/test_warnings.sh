@@ -46,7 +46,6 @@ start() {
 	PIDS+=($!)
 	eval "PID_$name=$!"
 }
-listening() { wait_for 10 grep -q '^listening on ' "$T/$1.out" && sed -n 's/^listening on //p' "$T/$1.out"; }
 # count FILE REGEX: lines of FILE matching REGEX
 count() { grep -cE -- "$2" "$1" 2> /dev/null; }
 
