@@ -522,9 +522,9 @@ ckpt_rank_lives(const struct ckpt_op *op)
 	return false;
 }
 
-/* Reports op's checkpoint failed (res) and frees op. */
+/* Reports op's checkpoint (taken, failed or skipped: res) and frees op. */
 static void
-ckpt_op_failed(struct ckpt_op *op, struct ckpt_result *res)
+ckpt_op_report(struct ckpt_op *op, struct ckpt_result *res)
 {
 	res->error[sizeof(res->error) - 1] = '\0';
 	if (!res->ok && !res->skipped && res->dump_s == 0 &&
@@ -567,7 +567,7 @@ ckpt_on_worker(struct ev_loop *loop, ev_child *w, int revents)
 	res.dump_s = op->dump_s;
 	if (res.ok)
 		op->dir[0] = '\0';	/* the worker removed it */
-	ckpt_op_failed(op, &res);	/* reports success too */
+	ckpt_op_report(op, &res);
 }
 
 static void
@@ -586,7 +586,7 @@ ckpt_on_limit(struct ev_loop *loop, ev_timer *w, int revents)
 	snprintf(res.error, sizeof(res.error), "dump still busy after %.0f s",
 	    CKPT_HELPER_LIMIT);
 	res.dump_s = -1;	/* not "no dump": it may have begun */
-	ckpt_op_failed(op, &res);
+	ckpt_op_report(op, &res);
 }
 
 /* The helper's answer to PrivDump: upload the image, or report why not. */
@@ -608,7 +608,7 @@ node_ckpt_dumped(struct node *n, const Mpiv__PrivDumped *r)
 	}
 	if (!r->ok) {
 		snprintf(res.error, sizeof(res.error), "%s", r->error);
-		ckpt_op_failed(op, &res);
+		ckpt_op_report(op, &res);
 		return;
 	}
 	op->dump_s = r->dump_s;
@@ -625,7 +625,7 @@ node_ckpt_dumped(struct node *n, const Mpiv__PrivDumped *r)
 		    strerror(errno));
 		res.dump_s = op->dump_s;
 		op->worker = 0;
-		ckpt_op_failed(op, &res);
+		ckpt_op_report(op, &res);
 		return;
 	}
 	if (op->worker == 0) {
