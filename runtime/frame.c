@@ -76,6 +76,8 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_PRIV_RESTORE, "priv_restore", &mpiv__priv_restore__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_RESTORED, "priv_restored", &mpiv__priv_restored__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_EXIT, "priv_exit", &mpiv__priv_exit__descriptor },
+	{ MPIV__MSG_TYPE__MSG_DSEND, "dsend", &mpiv__dsend__descriptor },
+	{ MPIV__MSG_TYPE__MSG_DSYNC_ACK, "dsync_ack", &mpiv__dsync_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_NODE_WELCOME, "node_welcome", &mpiv__node_welcome__descriptor },
 	{ MPIV__MSG_TYPE__MSG_NODE_KILL, "node_kill", &mpiv__node_kill__descriptor },
 	{ MPIV__MSG_TYPE__MSG_STATUS_REQUEST, "status_request", &mpiv__status_request__descriptor },
