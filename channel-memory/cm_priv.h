@@ -134,10 +134,27 @@ struct logent {
 	struct pbuf *pb;	/* deliveries: shares the message's buffer */
 };
 
+/* NdOutcome.kind (runtime/proto/mpiv.proto): 1-7 the outcomes of Test*,
+   Wait{any,some} and Request_get_status; from ND_KIND_RECV_BIND on, the
+   direct protocol's, which a rank decides itself too. */
+enum nd_kind {
+	ND_KIND_TEST = 1,
+	ND_KIND_GET_STATUS = 7,
+	ND_KIND_RECV_BIND = 8,	/* post_no bound to message (src, seq) */
+	ND_KIND_PROBE = 9,	/* flag: found (src, seq) */
+	ND_KIND_IPROBE = 10,
+	ND_KIND_CANCEL = 11,	/* flag: the cancel of post_no succeeded */
+	ND_KIND_FINALIZE = 12,	/* the rank committed its MPI_Finalize */
+	ND_KIND_MAX = ND_KIND_FINALIZE
+};
+
 /* One outcome a rank decided itself (NdOutcome), stored in order. */
 struct nd_out {
 	uint64_t nd_no;
 	uint64_t repeat;
+	uint64_t post_no;	/* direct protocol kinds, else 0 */
+	uint64_t seq;
+	int32_t src;
 	uint32_t kind;
 	bool flag;
 	size_t nidx;

@@ -6,6 +6,11 @@
  * gets them back in NdLog chunks right after its HelloReply (a restored
  * one only those after its checkpoint). A durable checkpoint frees the
  * outcomes up to its mark (nd_trim).
+ *
+ * Ranks of direct jobs log their wildcard receive bindings, probe and
+ * iprobe answers, cancel answers and committed Finalize here too (kinds
+ * 8-12, with post_no, src and seq): they share the nd_no numbering and
+ * are kept, handed back and stored like the others, but never folded.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,39 @@
 
 #define ND_CHUNK_OUTCOMES 4096
 #define ND_CHUNK_BYTES	  (256u << 10)	/* estimated meta bytes per NdLog */
+
+/* True when the outcome carries a receive, message or kind of the direct
+   protocol (never folded into a run). */
+static bool
+nd_out_direct(const struct nd_out *d)
+{
+	return d->kind >= ND_KIND_RECV_BIND || d->post_no != 0 ||
+	    d->src != 0 || d->seq != 0;
+}
+
+/* Packed size estimate of one outcome in an NdLog: post_no, src and seq
+   add at most 33 bytes (a negative src takes 10). */
+static size_t
+nd_wire_bytes(const struct nd_out *d)
+{
+	return 32 + d->nidx * 6 + (nd_out_direct(d) ? 33 : 0);
+}
+
+/* True when o is a "nothing completed" answer of kinds 1-7 that a run of
+   its kind may absorb. */
+static bool
+nd_foldable(const Mpiv__NdOutcome *o)
+{
+	return o->kind < ND_KIND_RECV_BIND && !o->flag && o->n_indices == 0 &&
+	    o->post_no == 0 && o->src == 0 && o->seq == 0;
+}
+
+/* True when kind is one NdOutcome defines. */
+static bool
+nd_kind_known(uint32_t kind)
+{
+	return kind >= ND_KIND_TEST && kind <= ND_KIND_MAX;
+}
 
 void
 nd_free(struct job *j, struct rank_state *rs)
@@ -69,7 +107,11 @@ nd_trim(struct job *j, struct rank_state *rs, uint64_t upto)
 	return k;
 }
 
-/* Stores one outcome covering nd_no .. nd_no+repeat-1. 0, or -1 ENOMEM. */
+/*
+ * Keeps one outcome covering nd_no .. nd_no+repeat-1 in memory (the
+ * caller writes it to the store, if it comes from a rank). 0, or -1
+ * ENOMEM.
+ */
 static int
 nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
     uint64_t nd_no, uint64_t repeat)
@@ -78,9 +120,8 @@ nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
 	struct nd_out *n;
 
 	/* a run of "nothing completed" continues the last one */
-	store_nd(j, (int32_t)(rs - j->ranks), o, nd_no, repeat);
-	if (t != NULL && !o->flag && o->n_indices == 0 && !t->flag &&
-	    t->nidx == 0 && t->kind == o->kind &&
+	if (t != NULL && nd_foldable(o) && !t->flag && t->nidx == 0 &&
+	    !nd_out_direct(t) && t->kind == o->kind &&
 	    t->nd_no + t->repeat == nd_no) {
 		t->repeat += repeat;
 		rs->nd_end = nd_no + repeat - 1;
@@ -104,6 +145,9 @@ nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
 	n->repeat = repeat;
 	n->kind = o->kind;
 	n->flag = o->flag;
+	n->post_no = o->post_no;
+	n->src = o->src;
+	n->seq = o->seq;
 	n->nidx = o->n_indices;
 	rs->nnd++;
 	rs->nd_end = nd_no + repeat - 1;
@@ -111,14 +155,16 @@ nd_store(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o,
 	return 0;
 }
 
-/* An outcome read back from the store (recover.c): 0, or -1 when it does
-   not continue the stored ones. */
+/* An outcome read back from the store (recover.c), not written again:
+   0, or -1 when it does not continue the stored ones or has a kind
+   nd_record refuses. */
 int
 nd_restore(struct job *j, struct rank_state *rs, const Mpiv__NdOutcome *o)
 {
 	uint64_t rep = o->repeat ? o->repeat : 1;
 
-	if (o->nd_no != rs->nd_end + 1 || rep > UINT64_MAX - o->nd_no)
+	if (o->nd_no != rs->nd_end + 1 || rep > UINT64_MAX - o->nd_no ||
+	    !nd_kind_known(o->kind))
 		return -1;
 	return nd_store(j, rs, o, o->nd_no, rep);
 }
@@ -144,6 +190,14 @@ nd_record(struct session *s, const Mpiv__NdRecord *r)
 		const Mpiv__NdOutcome *o = r->outcomes[i];
 		uint64_t rep = o->repeat ? o->repeat : 1, first = o->nd_no, last;
 
+		if (!nd_kind_known(o->kind)) {
+			snprintf(why, sizeof(why), "nd record with unknown kind "
+			    "%u at nd_no=%llu (kinds are %d to %d)", o->kind,
+			    (unsigned long long)first, ND_KIND_TEST,
+			    ND_KIND_MAX);
+			session_error(s, why);
+			return;
+		}
 		if (first == 0 || rep > UINT64_MAX - first) {
 			snprintf(why, sizeof(why), "nd record with nd_no=%llu "
 			    "repeat=%llu (nd_no counts from 1)",
@@ -167,6 +221,7 @@ nd_record(struct session *s, const Mpiv__NdRecord *r)
 			rep = last - rs->nd_end;
 			first = rs->nd_end + 1;
 		}
+		store_nd(j, s->rank, o, first, rep);
 		if (nd_store(j, rs, o, first, rep) < 0) {
 			log_errorx("cm out of memory storing nd outcomes job=%s "
 			    "rank=%d nd_no=%llu", j->id, s->rank,
@@ -176,9 +231,11 @@ nd_record(struct session *s, const Mpiv__NdRecord *r)
 			return;
 		}
 		log_debug("cm nd outcome job=%s rank=%d nd_no=%llu repeat=%llu "
-		    "kind=%u flag=%d indices=%zu", j->id, s->rank,
-		    (unsigned long long)first, (unsigned long long)rep, o->kind,
-		    o->flag, o->n_indices);
+		    "kind=%u flag=%d indices=%zu post=%llu src=%d seq=%llu",
+		    j->id, s->rank, (unsigned long long)first,
+		    (unsigned long long)rep, o->kind, o->flag, o->n_indices,
+		    (unsigned long long)o->post_no, o->src,
+		    (unsigned long long)o->seq);
 	}
 	if (dups > 0)
 		log_debug("cm nd duplicates ignored job=%s rank=%d count=%llu "
@@ -217,7 +274,7 @@ nd_send_log(struct session *s, struct rank_state *rs, uint64_t after)
 		size_t n = 0, bytes = 0;
 
 		while (i < rs->nnd && n < chunk && (n == 0 ||
-		    bytes + 32 + rs->nd[i].nidx * 6 <= ND_CHUNK_BYTES)) {
+		    bytes + nd_wire_bytes(&rs->nd[i]) <= ND_CHUNK_BYTES)) {
 			const struct nd_out *d = &rs->nd[i++];
 			Mpiv__NdOutcome *o = &outs[n];
 
@@ -230,10 +287,13 @@ nd_send_log(struct session *s, struct rank_state *rs, uint64_t after)
 			}
 			o->kind = d->kind;
 			o->flag = d->flag;
+			o->post_no = d->post_no;
+			o->src = d->src;
+			o->seq = d->seq;
 			o->n_indices = d->nidx;
 			o->indices = d->idx;
 			ptrs[n++] = o;
-			bytes += 32 + d->nidx * 6;
+			bytes += nd_wire_bytes(d);
 		}
 		lg.n_outcomes = n;
 		lg.outcomes = ptrs;

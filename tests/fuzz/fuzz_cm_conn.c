@@ -6,9 +6,9 @@
  * that peer hangs up. The first input byte picks a prefix: none (raw
  * bytes), a valid rank-0 Hello, a control Hello, or a first incarnation
  * of rank 0 that leaves a log (self-sends, receives, probes, an nd
- * record) and dies, then a rank-0 Hello of incarnation 2, so that the
- * input is answered by the replay. Everything must close cleanly,
- * leak-free.
+ * record with a run of Test misses and direct-protocol outcomes) and
+ * dies, then a rank-0 Hello of incarnation 2, so that the input is
+ * answered by the replay. Everything must close cleanly, leak-free.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -52,7 +52,7 @@ fuzz_first_life(struct cm *cm)
 	Mpiv__Send snd = MPIV__SEND__INIT;
 	Mpiv__RecvPost rp = MPIV__RECV_POST__INIT;
 	Mpiv__Probe pr = MPIV__PROBE__INIT;
-	Mpiv__NdOutcome o = MPIV__ND_OUTCOME__INIT, *op = &o;
+	Mpiv__NdOutcome o[3], *op[3] = { &o[0], &o[1], &o[2] };
 	Mpiv__NdRecord nr = MPIV__ND_RECORD__INIT;
 	int c[2];
 
@@ -82,10 +82,20 @@ fuzz_first_life(struct cm *cm)
 	rp.post_no = 5;
 	(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_RECV_POST, &rp.base, NULL,
 	    0, 100);
-	o.nd_no = 1;
-	o.repeat = 3;
-	nr.n_outcomes = 1;
-	nr.outcomes = &op;
+	for (int i = 0; i < 3; i++)
+		mpiv__nd_outcome__init(&o[i]);
+	o[0].nd_no = 1;		/* Test misses */
+	o[0].kind = 1;
+	o[0].repeat = 3;
+	o[1].nd_no = 4;		/* wildcard receive 1 bound to (0, 1) */
+	o[1].kind = 8;
+	o[1].flag = true;
+	o[1].post_no = 1;
+	o[1].seq = 1;
+	o[2].nd_no = 5;		/* iprobe miss */
+	o[2].kind = 10;
+	nr.n_outcomes = 3;
+	nr.outcomes = op;
 	(void)frame_write(c[1], MPIV__MSG_TYPE__MSG_ND_RECORD, &nr.base, NULL,
 	    0, 100);
 	fuzz_spin(10);

@@ -3,12 +3,13 @@
  * (channel-memory/recover.c, store_read in store.c). A valid store of job
  * "f" (4 ranks, this CM home of rank 0) is written once through the
  * store's own writers: messages with payloads, deliveries, a probe and a
- * folded miss, a cancel, an outcome, an incarnation, a trim, a digest
- * trim. Each input becomes the job file of a fresh store directory, as
- * selected by its first byte: the raw input, the valid store with input
- * bytes written over it at an offset, or the valid store cut at an offset
- * with the input appended. store_recover must rebuild the job or drop
- * the file, never crash or leak.
+ * folded miss, a cancel, two outcomes (a Test, a direct receive
+ * binding), an incarnation, a trim, a digest trim. Each input becomes
+ * the job file of a fresh store directory, as selected by its first
+ * byte: the raw input, the valid store with input bytes written over it
+ * at an offset, or the valid store cut at an offset with the input
+ * appended. store_recover must rebuild the job or drop the file, never
+ * crash or leak.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -86,6 +87,13 @@ fz_make_base(void)
 	o.nd_no = 1;
 	o.kind = 1;
 	store_nd(j, 0, &o, 1, 1);
+	o.nd_no = 2;		/* wildcard receive 1 bound to (1, 1) */
+	o.kind = 8;
+	o.flag = true;
+	o.post_no = 1;
+	o.src = 1;
+	o.seq = 1;
+	store_nd(j, 0, &o, 2, 1);
 	store_rank(j, 1, 2, 0, 0);
 	store_trim(j, 0, &ck);
 	store_digest_trim(j, 1, seqs, 4);
