@@ -53,8 +53,11 @@ run_usage(FILE *f)
 	    "(default 50)\n"
 	    "  --protocol P             relay (every message through the "
 	    "receiver's CM),\n"
-	    "                           direct (not built yet) or auto "
-	    "(default: relay for now)\n"
+	    "                           direct (ranks talk to each other; "
+	    "placed only on\n"
+	    "                           nodes that accept connections, not "
+	    "--no-listen ones)\n"
+	    "                           or auto (default: relay for now)\n"
 	    "  --relay-only             no message logging, no restarts (a "
 	    "killed rank\n"
 	    "                           fails the job; the baseline for "
@@ -284,10 +287,6 @@ run_parse(struct run *r, int argc, char **argv)
 			    strcmp(optarg, "auto") != 0)
 				return run_usage_error("bad --protocol \"%s\" "
 				    "(relay, direct or auto)", optarg);
-			if (strcmp(optarg, "direct") == 0)
-				return run_usage_error("%s", "the direct protocol "
-				    "is not built yet: use --protocol relay or "
-				    "auto");
 			r->protocol = optarg;
 			break;
 		case 'v':

@@ -113,26 +113,61 @@ djob_status(struct djob *j, const char *state, const char *msg)
 	    &st.base, NULL, 0);
 }
 
-/* The job's extra environment; relay-only ranks also get MPIV_LOGGING=0. */
-static char **
-djob_env(const Mpiv__JobSubmit *js, size_t *nenv)
+/*
+ * Adds kv ("KEY=VALUE") to the environment every Launch of the job
+ * carries: MPIV_LOGGING=0 for a relay-only job, MPIV_PROTOCOL=direct
+ * for a direct one. 0, or -1 (out of memory; the job is unchanged).
+ */
+static int
+djob_env_add(struct djob *j, const char *kv)
 {
-	char **env;
+	char **more, *s;
 
-	if ((env = djob_strvdup(js->env, js->n_env)) == NULL ||
-	    !js->relay_only) {
-		*nenv = js->n_env;
-		return env;
+	if ((s = strdup(kv)) == NULL)
+		return -1;
+	if ((more = realloc(j->env, (j->nenv + 2) * sizeof(*more))) == NULL) {
+		free(s);
+		return -1;
 	}
-	char **more = realloc(env, (js->n_env + 2) * sizeof(*env));
-	if (more == NULL || (more[js->n_env] = strdup("MPIV_LOGGING=0")) ==
-	    NULL) {
-		djob_strvfree(more != NULL ? more : env);
-		return NULL;
-	}
-	more[js->n_env + 1] = NULL;
-	*nenv = js->n_env + 1;
-	return more;
+	more[j->nenv++] = s;
+	more[j->nenv] = NULL;
+	j->env = more;
+	return 0;
+}
+
+bool
+djob_direct(const struct djob *j)
+{
+	return strcmp(j->protocol, "direct") == 0;
+}
+
+/*
+ * Node p can take one more rank of job j now: a live node with a free
+ * slot, and one that accepts connections if j runs the direct protocol
+ * (its ranks dial each other, docs/DIRECT.md). The one test of every
+ * placement, first and after a failure.
+ */
+static bool
+djob_node_free(const struct djob *j, const struct dpeer *p)
+{
+	return p->role == DPEER_NODE && p->slots > p->used &&
+	    !conn_is_closing(p->c) && (!djob_direct(j) || !p->no_listen);
+}
+
+/*
+ * What `--protocol auto` runs, once each rank of j has its node: direct
+ * when every one of those nodes accepts connections, else relay. Relay
+ * whatever the nodes while DISP_AUTO_DIRECT is 0.
+ */
+static const char *
+djob_auto_protocol(const struct djob *j)
+{
+	if (!DISP_AUTO_DIRECT)
+		return "relay";
+	for (int r = 0; r < j->nranks; r++)
+		if (j->ranks[r].node == NULL || j->ranks[r].node->no_listen)
+			return "relay";
+	return "direct";
 }
 
 
@@ -183,16 +218,23 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		return NULL;
 	}
 	/*
-	 * The protocol (docs/DIRECT.md). Only relay is built: auto, which
-	 * will pick direct when every node of the job takes connections,
-	 * runs relay; direct is refused rather than run as something else.
+	 * The protocol (docs/DIRECT.md): auto is decided at placement
+	 * (djob_auto_protocol). The ranks learn it from MPIV_PROTOCOL,
+	 * which only the dispatcher sets: a job's own environment may not,
+	 * or its ranks could run direct on nodes placed for relay.
 	 */
 	if (*js->protocol != '\0' && strcmp(js->protocol, "auto") != 0 &&
-	    strcmp(js->protocol, "relay") != 0) {
-		*err = strcmp(js->protocol, "direct") == 0 ?
-		    "the direct protocol is not built yet: use --protocol "
-		    "relay or auto" : "unknown protocol (relay, direct, auto)";
+	    strcmp(js->protocol, "relay") != 0 &&
+	    strcmp(js->protocol, "direct") != 0) {
+		*err = "unknown protocol (relay, direct, auto)";
 		return NULL;
+	}
+	for (size_t i = 0; i < js->n_env; i++) {
+		if (strncmp(js->env[i], "MPIV_PROTOCOL=", 14) == 0) {
+			*err = "the job's environment sets MPIV_PROTOCOL: "
+			    "the protocol is chosen with --protocol";
+			return NULL;
+		}
 	}
 	if ((j = calloc(1, sizeof(*j))) == NULL)
 		goto out_nomem;
@@ -202,7 +244,8 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->argc = js->n_argv;
 	j->nenv = js->n_env;
 	j->relay_only = js->relay_only;
-	j->protocol = "relay";
+	j->protocol = strcmp(js->protocol, "relay") == 0 ? "relay" :
+	    strcmp(js->protocol, "direct") == 0 ? "direct" : "auto";
 	/* 0: the default; negative: never restart. */
 	j->max_restarts = js->max_restarts == 0 ? DISP_MAX_RESTARTS :
 	    js->max_restarts < 0 ? 0 : js->max_restarts;
@@ -218,7 +261,9 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	ev_timer_init(&j->chaos_w, djob_on_chaos, 1., 0.);
 	j->chaos_w.data = j;
 	if ((j->argv = djob_strvdup(js->argv, js->n_argv)) == NULL ||
-	    (j->env = djob_env(js, &j->nenv)) == NULL ||
+	    (j->env = djob_strvdup(js->env, js->n_env)) == NULL ||
+	    (j->relay_only && djob_env_add(j, "MPIV_LOGGING=0") < 0) ||
+	    (djob_direct(j) && djob_env_add(j, "MPIV_PROTOCOL=direct") < 0) ||
 	    (j->cwd = strdup(js->cwd)) == NULL ||
 	    (j->cms = calloc(j->ncms, sizeof(*j->cms))) == NULL ||
 	    (j->cm_ready = calloc(j->ncms, sizeof(*j->cm_ready))) == NULL ||
@@ -303,7 +348,7 @@ djob_try_place(struct disp *d, struct djob *j)
 			ncm++;
 		else if (p->role == DPEER_CS && *p->addr != '\0')
 			ncs++;
-		else if (p->role == DPEER_NODE && p->slots > p->used)
+		else if (djob_node_free(j, p))
 			free_slots += p->slots - p->used;
 	}
 	if (ncm < j->ncms)
@@ -313,8 +358,9 @@ djob_try_place(struct disp *d, struct djob *j)
 		snprintf(msg, sizeof(msg), "need %d checkpoint servers, have "
 		    "%d", j->ncs, ncs);
 	else if (free_slots < j->nranks)
-		snprintf(msg, sizeof(msg), "need %d slots, have %d",
-		    j->nranks, free_slots);
+		snprintf(msg, sizeof(msg), "need %d slots%s, have %d",
+		    j->nranks, djob_direct(j) ? " on nodes that accept "
+		    "connections (direct protocol)" : "", free_slots);
 	else
 		msg[0] = '\0';
 	if (msg[0] != '\0') {
@@ -368,8 +414,7 @@ djob_try_place(struct disp *d, struct djob *j)
 	/* Ranks: fill each node's free slots in turn. */
 	node = d->peers;
 	for (r = 0; r < j->nranks; r++) {
-		while (node->role != DPEER_NODE || node->used >= node->slots ||
-		    conn_is_closing(node->c))
+		while (!djob_node_free(j, node))
 			node = node->next;
 		j->ranks[r].node = node;
 		j->ranks[r].incarnation = 1;
@@ -378,9 +423,23 @@ djob_try_place(struct disp *d, struct djob *j)
 		j->ranks[r].cs = j->ncss > 0 ? r % j->ncss : -1;
 		node->used++;
 	}
+	/*
+	 * auto is decided here, once for the job: its ranks keep the
+	 * protocol through every restart. Without the memory to tell the
+	 * ranks, auto runs relay, which runs anywhere.
+	 */
+	if (strcmp(j->protocol, "auto") == 0) {
+		j->protocol = djob_auto_protocol(j);
+		if (djob_direct(j) &&
+		    djob_env_add(j, "MPIV_PROTOCOL=direct") < 0) {
+			log_warnx("dispatcher job=%s out of memory, auto "
+			    "runs relay", j->id);
+			j->protocol = "relay";
+		}
+	}
 	djob_set_state(j, DJOB_SETUP);
-	log_info("dispatcher job placed job=%s, setting up %d channel "
-	    "memories", j->id, j->ncms);
+	log_info("dispatcher job placed job=%s protocol=%s, setting up %d "
+	    "channel memories", j->id, j->protocol, j->ncms);
 	djob_setup_cms(j);
 	return true;
 }
@@ -475,9 +534,10 @@ djob_launch(struct djob *j)
 	}
 	djob_set_state(j, DJOB_RUNNING);
 	djob_ckpt_why(j, why, sizeof(why));
-	log_info("dispatcher job running job=%s nranks=%d mode=%s "
-	    "ckpt_interval=%.3f css=%d%s%s", j->id, j->nranks,
-	    j->relay_only ? "relay" : "logging", j->ckpt_interval, j->ncss,
+	log_info("dispatcher job running job=%s nranks=%d protocol=%s "
+	    "mode=%s ckpt_interval=%.3f css=%d%s%s", j->id, j->nranks,
+	    j->protocol, j->relay_only ? "relay" : "logging",
+	    j->ckpt_interval, j->ncss,
 	    why[0] ? " checkpoints_disabled=" : "", why);
 	msg[0] = '\0';
 	if (j->ckpt_interval > 0 && why[0] != '\0') {
@@ -487,14 +547,6 @@ djob_launch(struct djob *j)
 	djob_status(j, "running", msg);
 	if (j->chaos_mtbf_ms > 0)
 		djob_chaos_arm(j);
-}
-
-/* A node that can take one more rank now. */
-static bool
-djob_node_free(const struct dpeer *p)
-{
-	return p->role == DPEER_NODE && p->slots > p->used &&
-	    !conn_is_closing(p->c);
 }
 
 /*
@@ -517,20 +569,20 @@ djob_relaunch(struct djob *j, int r)
 	if (getenv("MPIV_RELAUNCH_ELSEWHERE") != NULL)
 		for (struct dpeer *q = j->d->peers; p == NULL && q != NULL;
 		    q = q->next)
-			if (q != rk->prev_node && djob_node_free(q) &&
+			if (q != rk->prev_node && djob_node_free(j, q) &&
 			    (!want_criu || q->criu))
 				p = q;
 	if (p == NULL && rk->prev_node != NULL &&
-	    djob_node_free(rk->prev_node) &&
+	    djob_node_free(j, rk->prev_node) &&
 	    (!want_criu || rk->prev_node->criu))
 		p = rk->prev_node;
 	for (struct dpeer *q = j->d->peers; p == NULL && want_criu &&
 	    q != NULL; q = q->next)
-		if (djob_node_free(q) && q->criu)
+		if (djob_node_free(j, q) && q->criu)
 			p = q;
 	for (struct dpeer *q = j->d->peers; p == NULL && q != NULL;
 	    q = q->next)
-		if (djob_node_free(q))
+		if (djob_node_free(j, q))
 			p = q;
 	if (p == NULL) {
 		log_debug("dispatcher job=%s rank=%d incarnation=%u waits for "

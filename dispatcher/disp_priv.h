@@ -28,6 +28,15 @@
 #define DISP_WARN_INTERVAL	10.0	/* s: one begin line per warning kind */
 #define DISP_STALL_AFTER	5.0	/* s unanswered: a CM/CS stalls */
 
+/*
+ * `mpiv run --protocol auto` picks direct once the direct protocol
+ * passes the fault suites (docs/DIRECT.md); until then auto runs relay
+ * (djob_auto_protocol). Building with -DDISP_AUTO_DIRECT=1 tries it.
+ */
+#ifndef DISP_AUTO_DIRECT
+#define DISP_AUTO_DIRECT	0
+#endif
+
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
 	DPEER_CM,
@@ -148,7 +157,12 @@ struct djob {
 	char id[32];
 	uint8_t token[AUTH_TOKEN_LEN];	/* T: ranks prove HMAC(T, "rank R") */
 	bool has_token;		/* only when the dispatcher has a secret */
-	const char *protocol;	/* "relay" (docs/DIRECT.md: "direct" to come) */
+	/*
+	 * What the ranks run (docs/DIRECT.md): "relay" or "direct"; "auto"
+	 * until the job is placed, when djob_auto_protocol decides. A
+	 * direct job runs only on nodes that accept connections.
+	 */
+	const char *protocol;
 	double t_submit;	/* ev_now() at submission */
 	/* the shipped program (disp_bin.c); bin_size 0: not shipped */
 	char bin_hash[65];
@@ -273,12 +287,13 @@ void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
 void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
 
-/* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c */
+/* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c, disp_warn.c */
 void djob_kill_rank(struct djob *j, int r, int sig);
 void djob_set_state(struct djob *j, enum djob_state st);
 void djob_restart(struct djob *j, int r, double t_exit);
 void djob_bad_claim(struct dpeer *node, struct djob *j, int r, uint32_t inc,
     const char *what);
+bool djob_direct(const struct djob *j);
 
 /* disp_chaos.c */
 void djob_chaos_arm(struct djob *j);

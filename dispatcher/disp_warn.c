@@ -171,6 +171,7 @@ dwarn_ckpt_holds(const struct djob *j, char *text, size_t n)
 static bool
 dwarn_waiting_holds(const struct djob *j, char *text, size_t n)
 {
+	const char *where;
 	int nwait = 0, first = -1;
 
 	if (j->failed)
@@ -189,13 +190,16 @@ dwarn_waiting_holds(const struct djob *j, char *text, size_t n)
 		}
 	if (nwait == 0)
 		return false;
+	/* a direct job's ranks run only where connections are accepted */
+	where = djob_direct(j) ? "no node that accepts connections" :
+	    "no node";
 	if (nwait == 1)
 		snprintf(text, n, "job %s is waiting: rank %d must be "
-		    "relaunched and no node has a free slot", j->id, first);
+		    "relaunched and %s has a free slot", j->id, first, where);
 	else
 		snprintf(text, n, "job %s is waiting: %d ranks (rank %d "
-		    "first) must be relaunched and no node has a free slot",
-		    j->id, nwait, first);
+		    "first) must be relaunched and %s has a free slot",
+		    j->id, nwait, first, where);
 	return true;
 }
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/integration/test_protocol.sh: choosing the protocol and what nodes
 # advertise (docs/DIRECT.md). A node started with --no-listen says so to
-# the dispatcher and in `mpiv status`; `mpiv run --protocol` takes relay
-# and auto (which runs relay while the direct protocol is not built), and
-# refuses direct and anything else with exit 2 and one clear line; the
-# report and the dispatcher's log say which protocol the job ran.
+# the dispatcher and in `mpiv status`; `mpiv run --protocol` takes relay,
+# auto (which runs relay until the direct protocol passes the fault
+# suites) and direct, and refuses anything else with exit 2 and one clear
+# line; the report and the dispatcher's log say which protocol the job
+# ran. Where direct jobs are placed: test_direct_place.sh.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init protocol
@@ -46,17 +47,26 @@ for p in relay auto; do
 		notok "--protocol $p: rc $rc" "$T/$p.err" "$T/$p.json"
 	fi
 done
-grep -q 'job submitted job=[0-9]* .*protocol=relay' "$T/d.err" &&
-    ok "the dispatcher logs the protocol of each job" ||
-    notok "no protocol= in the dispatcher's log" "$T/d.err"
-for p in direct bogus ""; do
+grep -q 'job submitted job=1 .*protocol=relay' "$T/d.err" &&
+    grep -q 'job submitted job=2 .*protocol=auto' "$T/d.err" &&
+    [ "$(grep -c 'job placed job=[12] protocol=relay' "$T/d.err")" = 2 ] &&
+    ok "the dispatcher logs the protocol asked (submitted) and run (placed)" ||
+    notok "protocol= in the dispatcher's log" "$T/d.err"
+# direct is taken: the job is placed on "open" and runs direct (whether it
+# finishes depends on the rank side, see test_direct_place.sh)
+timeout 60 "$MPIV" run --dispatcher "$DA" --protocol direct --timeout 20 \
+    --report "$T/direct.json" -n 2 "$T/hi" > "$T/direct.out" 2> "$T/direct.err"
+rc=$?
+[ "$rc" != 2 ] && ! grep -q 'bad --protocol' "$T/direct.err" &&
+    grep -q '"protocol":"direct"' "$T/direct.json" &&
+    grep -q 'job placed job=3 protocol=direct' "$T/d.err" &&
+    ok "--protocol direct is taken: placed and reported as direct" ||
+    notok "--protocol direct: rc $rc" "$T/direct.err" "$T/direct.json"
+for p in bogus ""; do
 	timeout 20 "$MPIV" run --dispatcher "$DA" --protocol "$p" -n 2 "$T/hi" \
 	    > "$T/bad.out" 2> "$T/bad.err"
 	rc=$?
-	case $p in
-	direct) want='the direct protocol is not built yet' ;;
-	*) want='bad --protocol' ;;
-	esac
+	want='bad --protocol'
 	[ "$rc" = 2 ] && grep -q "$want" "$T/bad.err" && ! [ -s "$T/bad.out" ] &&
 	    ok "--protocol '$p': exit 2, \"$want\"" ||
 	    notok "--protocol '$p': rc $rc" "$T/bad.err"
