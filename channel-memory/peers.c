@@ -8,7 +8,9 @@
  * ranks never do, and a rank gets only the keys of its own pairs (it
  * is authenticated as the rank its Hello named). A peer not connected
  * now, or without an address, is "not found": the asker tries again.
- * Nothing is kept for an unanswered lookup.
+ * Nothing is kept for an unanswered lookup. Connected or not, the answer
+ * says whether the peer committed its MPI_Finalize (its last outcome is
+ * of kind ND_KIND_FINALIZE): a finishing rank waits for all its peers'.
  */
 #include <stdio.h>
 
@@ -26,6 +28,11 @@ peers_lookup(struct session *s, const Mpiv__PeerLookup *pl)
 	char why[96];
 
 	pi.rank = pl->rank;
+	if (pl->rank >= 0 && pl->rank < j->nranks) {
+		rs = &j->ranks[pl->rank];
+		pi.committed = rs->nnd > 0 &&
+		    rs->nd[rs->nnd - 1].kind == ND_KIND_FINALIZE;
+	}
 	if (pl->rank < 0 || pl->rank >= j->nranks || pl->rank == s->rank) {
 		snprintf(why, sizeof(why), "no peer rank %d in job %.32s of "
 		    "%d ranks", (int)pl->rank, j->id, (int)j->nranks);

@@ -68,6 +68,12 @@ mpiv_err_detail(const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *
+mpiv_err_last_detail(void)
+{
+	return errh_detail;
+}
+
 static const char *
 errh_string(int code)
 {

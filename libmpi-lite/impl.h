@@ -193,6 +193,8 @@ int mpiv_err(MPI_Comm comm, int code, const char *fn);
    the next mpiv_err() prints it after the code's text, then forgets it. */
 void mpiv_err_detail(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/* The last detail said (for a message outside an MPI call). */
+const char *mpiv_err_last_detail(void);
 /* Same, for functions that fail with "not supported by mpiv". */
 int mpiv_unsupported(const char *fn);
 

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "direct.h"
 #include "mono.h"
+#include "proto.h"
 #include "transport.h"
 
 struct mpiv_state mpiv_state;
@@ -58,7 +60,7 @@ init_env_int(const char *name, long lo, long hi, long *out)
 int
 MPI_Init(int *argc, char ***argv)
 {
-	const char *cms, *job;
+	const char *cms, *job, *proto;
 	long rank, size, inc = 1;
 	char err[600];
 	int rc;
@@ -80,6 +82,18 @@ MPI_Init(int *argc, char ***argv)
 	    init_env_int("MPIV_INCARNATION", 1, UINT32_MAX, &inc) < 0)
 		init_die("MPIV_INCARNATION is not a positive number");
 
+	/* The job's protocol (docs/DIRECT.md): a direct rank listens for
+	   its peers before it tells the CMs where. */
+	proto = getenv("MPIV_PROTOCOL");
+	if (proto != NULL && strcmp(proto, "direct") == 0) {
+		mpiv_proto = &mpiv_proto_direct;
+		if (dp_listen_open(cms) != MPI_SUCCESS)
+			init_die("rank %ld: %s", rank, mpiv_err_last_detail());
+	} else if (proto != NULL && *proto != '\0' &&
+	    strcmp(proto, "relay") != 0) {
+		init_die("MPIV_PROTOCOL \"%s\" is not relay or direct", proto);
+	}
+
 	/* Dials every CM; the home CM also hands over the outcomes logged by
 	   earlier incarnations, which the re-execution will replay. */
 	mpiv_ndlog_init();
@@ -95,6 +109,12 @@ MPI_Init(int *argc, char ***argv)
 		}
 		init_die("rank %ld: %s", rank, err);
 	}
+	if (mpiv_proto == &mpiv_proto_direct && mpiv_ndlog_committed()) {
+		/* An earlier incarnation finished MPI_Finalize and every
+		   peer's needs with it: this one has nothing to do. */
+		mpiv_tp_close(0);
+		_exit(0);
+	}
 	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
 		init_die("rank %ld: out of memory", rank);
 	mpiv_state.world_rank = (int)rank;
@@ -103,8 +123,10 @@ MPI_Init(int *argc, char ***argv)
 		init_die("rank %ld: cannot set up the communicators (error %d)",
 		    rank, rc);
 	mpiv_state.initialized = true;
-	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them. */
-	mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
+	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them; not
+	   yet in direct jobs. */
+	if (mpiv_proto != &mpiv_proto_direct)
+		mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
 	if (mpiv_state.thread_level == 0)
 		mpiv_state.thread_level = MPI_THREAD_SINGLE;
 	(void)argc;
@@ -163,6 +185,11 @@ MPI_Finalize(void)
 		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
 	mpiv_fault_point("finalize");
 	mpiv_ckpt_fini();	/* no checkpoint of a finalizing rank */
+	while (mpiv_p2p_pending_acks > 0)
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return mpiv_err(NULL, rc, "MPI_Finalize");
+	if ((rc = mpiv_p2p_finalize()) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Finalize");
 	rc = mpiv_ndlog_flush();
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_tp_sync_cms();

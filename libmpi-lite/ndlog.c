@@ -18,6 +18,14 @@
  * outcome instead of deciding, and nothing is recorded again. Once the
  * log runs out it is freed and the rank decides (and records) live.
  *
+ * Direct jobs (docs/DIRECT.md) log more kinds: probe and Iprobe answers,
+ * cancels and the Finalize commit are calls like the others; the match
+ * of a wildcard receive (MPIV_ND_BIND) happens whenever the message
+ * comes, so it takes the next number when it happens and is replayed by
+ * its receive's post number, not by position. The outcomes of one call
+ * may therefore be decided after a later number was given to a match:
+ * records leave in number order, each once every lower number has.
+ *
  * MPIV_LOGGING=0 (mpiv run --relay-only) records nothing.
  */
 #include <stdio.h>
@@ -35,10 +43,26 @@ struct ndlog_pend {
 	bool flag;
 	int nidx;
 	int32_t *idx;
+	uint64_t post_no, seq;		/* direct kinds */
+	int32_t src;
+};
+
+/* A logged match of a wildcard receive, by post number. */
+struct ndlog_bind {
+	uint64_t post_no, seq;
+	int32_t src;
 };
 
 static bool nd_logging = true;
-static uint64_t nd_no;			/* number of the current call */
+static uint64_t nd_no;			/* the last number given out */
+static uint64_t nd_call;		/* number of the current call */
+static uint64_t nd_sent_end;		/* every number up to it was sent */
+static uint64_t nd_log_max;		/* highest number the log covers */
+static bool nd_committed;		/* the log has MPIV_ND_FINALIZE */
+
+static struct ndlog_bind *nd_binds;	/* sorted by post_no */
+static size_t nd_nbinds, nd_capbinds;
+static size_t nd_last_call;		/* index + 1 of the last call entry */
 
 static struct ndlog_pend *nd_pend;
 static size_t nd_npend, nd_cappend;
@@ -55,6 +79,9 @@ static const char *const ndlog_kind_names[] = {
 	[MPIV_ND_TESTSOME] = "MPI_Testsome", [MPIV_ND_TESTALL] = "MPI_Testall",
 	[MPIV_ND_WAITANY] = "MPI_Waitany", [MPIV_ND_WAITSOME] = "MPI_Waitsome",
 	[MPIV_ND_GET_STATUS] = "MPI_Request_get_status",
+	[MPIV_ND_BIND] = "a wildcard receive's match",
+	[MPIV_ND_PROBE] = "MPI_Probe", [MPIV_ND_IPROBE] = "MPI_Iprobe",
+	[MPIV_ND_CANCEL] = "MPI_Cancel", [MPIV_ND_FINALIZE] = "MPI_Finalize",
 };
 
 const char *
@@ -74,10 +101,13 @@ mpiv_ndlog_init(void)
 	const char *e = getenv("MPIV_LOGGING");
 
 	nd_logging = !(e != NULL && strcmp(e, "0") == 0);
-	nd_no = 0;
+	nd_no = nd_call = nd_sent_end = nd_log_max = 0;
+	nd_committed = false;
 	nd_npend = 0;
 	nd_ack_sent = nd_ack_got = 0;
 	nd_nchunks = nd_nlog = nd_cur = 0;
+	nd_nbinds = 0;
+	nd_last_call = 0;
 }
 
 bool
@@ -98,6 +128,7 @@ ndlog_release_log(void)
 	nd_log = NULL;
 	nd_nchunks = nd_capchunks = 0;
 	nd_nlog = nd_caplog = nd_cur = 0;
+	nd_last_call = 0;
 }
 
 void
@@ -109,6 +140,36 @@ mpiv_ndlog_fini(void)
 	nd_pend = NULL;
 	nd_npend = nd_cappend = 0;
 	ndlog_release_log();
+	free(nd_binds);
+	nd_binds = NULL;
+	nd_nbinds = nd_capbinds = 0;
+}
+
+static int
+ndlog_bind_cmp(const void *a, const void *b)
+{
+	const struct ndlog_bind *x = a, *y = b;
+
+	return x->post_no < y->post_no ? -1 : x->post_no > y->post_no;
+}
+
+/* Keeps a logged match aside, by post number. -1 when out of memory. */
+static int
+ndlog_keep_bind(const Mpiv__NdOutcome *o)
+{
+	if (nd_nbinds == nd_capbinds) {
+		size_t cap = nd_capbinds ? 2 * nd_capbinds : 64;
+		struct ndlog_bind *v = realloc(nd_binds, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		nd_binds = v;
+		nd_capbinds = cap;
+	}
+	nd_binds[nd_nbinds].post_no = o->post_no;
+	nd_binds[nd_nbinds].src = o->src;
+	nd_binds[nd_nbinds++].seq = o->seq;
+	return 0;
 }
 
 int
@@ -137,9 +198,62 @@ mpiv_ndlog_load(Mpiv__NdLog *chunk)
 		nd_caplog = cap;
 	}
 	nd_chunks[nd_nchunks++] = chunk;
-	for (size_t i = 0; i < chunk->n_outcomes; i++)
+	for (size_t i = 0; i < chunk->n_outcomes; i++) {
+		const Mpiv__NdOutcome *o = chunk->outcomes[i];
+		uint64_t end = o->nd_no + (o->repeat > 0 ? o->repeat : 1) - 1;
+
+		if (o->kind == MPIV_ND_BIND && ndlog_keep_bind(o) < 0)
+			return -1;
+		if (o->kind != MPIV_ND_BIND)
+			nd_last_call = nd_nlog + 1;
+		if (o->kind == MPIV_ND_FINALIZE)
+			nd_committed = true;
+		if (end > nd_log_max)
+			nd_log_max = end;
+		if (end > nd_sent_end)
+			nd_sent_end = end;
 		nd_log[nd_nlog++] = chunk->outcomes[i];
+	}
+	if (chunk->last && nd_nbinds > 1)
+		qsort(nd_binds, nd_nbinds, sizeof(*nd_binds), ndlog_bind_cmp);
 	return 0;
+}
+
+bool
+mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq)
+{
+	size_t lo = 0, hi = nd_nbinds;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (nd_binds[mid].post_no < post_no)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= nd_nbinds || nd_binds[lo].post_no != post_no)
+		return false;
+	*src = nd_binds[lo].src;
+	*seq = nd_binds[lo].seq;
+	return true;
+}
+
+bool
+mpiv_ndlog_replaying(void)
+{
+	const Mpiv__NdOutcome *o;
+
+	if (nd_last_call == 0 || nd_cur >= nd_last_call)
+		return false;
+	o = nd_log[nd_last_call - 1];
+	return nd_call < o->nd_no + (o->repeat > 0 ? o->repeat : 1) - 1;
+}
+
+bool
+mpiv_ndlog_committed(void)
+{
+	return nd_committed;
 }
 
 uint64_t
@@ -153,19 +267,33 @@ mpiv_ndlog_replay_left(void)
 int
 mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 {
-	nd_no++;
+	uint64_t want = nd_call + 1;
+
+	if (nd_no + 1 > want && nd_nlog == 0)
+		want = nd_no + 1;
 	while (nd_cur < nd_nlog) {
 		const Mpiv__NdOutcome *o = nd_log[nd_cur];
 		uint64_t rep = o->repeat > 0 ? o->repeat : 1;
 
-		if (nd_no >= o->nd_no + rep) {
+		if (o->kind == MPIV_ND_BIND) {
+			/* A match took this number; its receive finds it by
+			   post number (mpiv_ndlog_bind_of). */
+			if (o->nd_no >= want)
+				want = o->nd_no + 1;
+			nd_cur++;
+			continue;
+		}
+		if (want >= o->nd_no + rep) {
 			nd_cur++;	/* used up (or behind us) */
 			continue;
 		}
-		if (nd_no < o->nd_no) {
+		nd_call = want;
+		if (nd_call > nd_no)
+			nd_no = nd_call;
+		if (want < o->nd_no) {
 			mpiv_tp_set_error("replay diverged at non-deterministic "
 			    "call %llu (%s): the log has no entry for it (next "
-			    "logged is %llu)", (unsigned long long)nd_no,
+			    "logged is %llu)", (unsigned long long)want,
 			    mpiv_ndlog_kind_name(kind),
 			    (unsigned long long)o->nd_no);
 			return -1;
@@ -173,7 +301,7 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 		if (o->kind != kind) {
 			mpiv_tp_set_error("replay diverged at non-deterministic "
 			    "call %llu: logged %s, got %s",
-			    (unsigned long long)nd_no,
+			    (unsigned long long)want,
 			    mpiv_ndlog_kind_name(o->kind),
 			    mpiv_ndlog_kind_name(kind));
 			return -1;
@@ -181,6 +309,12 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 		*out = o;
 		return 1;
 	}
+	/* Live: after every number given out and every number logged. */
+	if (want <= nd_no)
+		want = nd_no + 1;
+	if (want <= nd_log_max)
+		want = nd_log_max + 1;
+	nd_call = nd_no = want;
 	if (nd_nlog > 0)
 		ndlog_release_log();	/* the log ran out: live from now */
 	return 0;
@@ -189,26 +323,37 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 uint64_t
 mpiv_ndlog_current(void)
 {
-	return nd_no;
+	return nd_call;
 }
 
 /* ---------------- recording ---------------- */
 
-/* Sends up to every pending outcome in NdRecords to the home CM. */
+/*
+ * Sends the pending outcomes in NdRecords to the home CM, in number
+ * order, as far as every lower number has been sent (a call still open
+ * holds back the matches numbered after it).
+ */
 static int
 ndlog_send(void)
 {
 	int home = mpiv_tp_home(mpiv_state.world_rank);
-	size_t first = 0;
+	size_t first = 0, ready = 0;
 	int rc = MPI_SUCCESS;
 
-	while (first < nd_npend && rc == MPI_SUCCESS) {
+	while (ready < nd_npend && nd_pend[ready].nd_no <= nd_sent_end + 1) {
+		uint64_t end = nd_pend[ready].nd_no + nd_pend[ready].repeat - 1;
+
+		if (end > nd_sent_end)
+			nd_sent_end = end;
+		ready++;
+	}
+	while (first < ready && rc == MPI_SUCCESS) {
 		Mpiv__NdRecord rec = MPIV__ND_RECORD__INIT;
 		Mpiv__NdOutcome *outs, **ptrs;
 		size_t n = 0, nidx = 0;
 
 		/* One record stays well under the meta cap. */
-		while (first + n < nd_npend && (n == 0 ||
+		while (first + n < ready && (n == 0 ||
 		    nidx + (size_t)nd_pend[first + n].nidx <= NDLOG_IDX_MAX))
 			nidx += (size_t)nd_pend[first + n++].nidx;
 		outs = calloc(n, sizeof(*outs));
@@ -228,6 +373,9 @@ ndlog_send(void)
 			outs[i].flag = p->flag;
 			outs[i].n_indices = (size_t)p->nidx;
 			outs[i].indices = p->idx;
+			outs[i].post_no = p->post_no;
+			outs[i].src = p->src;
+			outs[i].seq = p->seq;
 			ptrs[i] = &outs[i];
 		}
 		rec.ack_id = ++nd_ack_sent;
@@ -239,61 +387,145 @@ ndlog_send(void)
 		free(ptrs);
 		first += n;
 	}
-	for (size_t i = 0; i < nd_npend; i++)
+	for (size_t i = 0; i < ready; i++)
 		free(nd_pend[i].idx);
-	nd_npend = 0;
+	memmove(nd_pend, nd_pend + ready, (nd_npend - ready) *
+	    sizeof(*nd_pend));
+	nd_npend -= ready;
 	return rc;
+}
+
+/* A new pending outcome numbered nd_no, in number order; NULL when out
+   of memory. */
+static struct ndlog_pend *
+ndlog_pend_add(uint64_t no)
+{
+	struct ndlog_pend *p;
+	size_t at;
+
+	if (nd_npend == nd_cappend) {
+		size_t cap = nd_cappend ? 2 * nd_cappend : 16;
+
+		if ((p = realloc(nd_pend, cap * sizeof(*p))) == NULL)
+			return NULL;
+		nd_pend = p;
+		nd_cappend = cap;
+	}
+	at = nd_npend;
+	while (at > 0 && nd_pend[at - 1].nd_no > no)
+		at--;
+	memmove(nd_pend + at + 1, nd_pend + at, (nd_npend - at) *
+	    sizeof(*nd_pend));
+	nd_npend++;
+	p = &nd_pend[at];
+	memset(p, 0, sizeof(*p));
+	p->nd_no = no;
+	p->repeat = 1;
+	return p;
+}
+
+/* After an outcome joined the pending ones: a full list leaves; one
+   that completed something leaves now and is in the kernel before the
+   call returns (the program may act on it, print). MPI code. */
+static int
+ndlog_pend_flush(bool now)
+{
+	int rc;
+
+	if (nd_npend >= NDLOG_PEND_MAX)
+		return ndlog_send();
+	if (!now)
+		return MPI_SUCCESS;
+	if ((rc = ndlog_send()) != MPI_SUCCESS)
+		return rc;
+	return mpiv_tp_wait_urgent(mpiv_tp_home(mpiv_state.world_rank));
 }
 
 int
 mpiv_ndlog_record(uint32_t kind, bool flag, int n, const int *idx)
 {
 	struct ndlog_pend *p;
-	int rc;
 
 	if (!nd_logging)
 		return MPI_SUCCESS;
 	if (!flag && nd_npend > 0) {
 		p = &nd_pend[nd_npend - 1];
 		if (!p->flag && p->kind == kind && p->nidx == 0 &&
-		    p->nd_no + p->repeat == nd_no) {
+		    p->nd_no + p->repeat == nd_call) {
 			p->repeat++;
 			return MPI_SUCCESS;
 		}
 	}
-	if (nd_npend == nd_cappend) {
-		size_t cap = nd_cappend ? 2 * nd_cappend : 16;
-
-		if ((p = realloc(nd_pend, cap * sizeof(*p))) == NULL)
-			return MPI_ERR_NO_MEM;
-		nd_pend = p;
-		nd_cappend = cap;
-	}
-	p = &nd_pend[nd_npend];
-	p->nd_no = nd_no;
-	p->repeat = 1;
+	if ((p = ndlog_pend_add(nd_call)) == NULL)
+		return MPI_ERR_NO_MEM;
 	p->kind = kind;
 	p->flag = flag;
 	p->nidx = n;
-	p->idx = NULL;
 	if (n > 0) {
 		if ((p->idx = malloc((size_t)n * sizeof(*p->idx))) == NULL)
 			return MPI_ERR_NO_MEM;
 		for (int i = 0; i < n; i++)
 			p->idx[i] = idx[i];
 	}
-	nd_npend++;
-	if (nd_npend >= NDLOG_PEND_MAX)
-		return ndlog_send();
-	if (!flag)
+	return ndlog_pend_flush(flag);
+}
+
+int
+mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
+    int32_t src, uint64_t seq)
+{
+	struct ndlog_pend *p;
+
+	if (!nd_logging)
 		return MPI_SUCCESS;
-	/* Something completed: the program may act on it (print) at once,
-	   so its record leaves now, ahead of queued payloads, and is in the
-	   kernel (which delivers it even if we are killed) before the call
-	   returns. Its NdAck is not waited for. */
-	if ((rc = ndlog_send()) != MPI_SUCCESS)
-		return rc;
-	return mpiv_tp_wait_urgent(mpiv_tp_home(mpiv_state.world_rank));
+	if ((p = ndlog_pend_add(nd_call)) == NULL)
+		return MPI_ERR_NO_MEM;
+	p->kind = kind;
+	p->flag = flag;
+	p->post_no = post_no;
+	p->src = src;
+	p->seq = seq;
+	return ndlog_pend_flush(flag);
+}
+
+int
+mpiv_ndlog_record_bind(uint64_t post_no, int32_t src, uint64_t seq)
+{
+	struct ndlog_pend *p;
+
+	if (!nd_logging)
+		return MPI_SUCCESS;
+	if (nd_no < nd_log_max)
+		nd_no = nd_log_max;
+	if ((p = ndlog_pend_add(++nd_no)) == NULL)
+		return MPI_ERR_NO_MEM;
+	p->kind = MPIV_ND_BIND;
+	p->flag = true;
+	p->post_no = post_no;
+	p->src = src;
+	p->seq = seq;
+	/* Leaves as soon as the numbers before it have; not waited for. */
+	if (nd_npend >= NDLOG_PEND_MAX || nd_pend[0].nd_no <= nd_sent_end + 1)
+		return ndlog_send();
+	return MPI_SUCCESS;
+}
+
+bool
+mpiv_ndlog_acked(void)
+{
+	return nd_npend == 0 && nd_ack_got >= nd_ack_sent;
+}
+
+uint64_t
+mpiv_ndlog_ack_target(void)
+{
+	return nd_ack_sent;
+}
+
+uint64_t
+mpiv_ndlog_ack_got(void)
+{
+	return nd_ack_got;
 }
 
 int
@@ -359,6 +591,8 @@ mpiv_ndlog_restore_reset(void)
 		free(nd_pend[i].idx);
 	nd_npend = 0;
 	ndlog_release_log();
+	nd_nbinds = 0;
+	nd_sent_end = nd_no;
 	/* The new home session acks from whatever ack_id comes next. */
 	nd_ack_got = nd_ack_sent;
 }

@@ -36,8 +36,14 @@ struct mpiv_proto {
 };
 
 extern const struct mpiv_proto mpiv_proto_relay;
+extern const struct mpiv_proto mpiv_proto_direct;
 /* The job's protocol (set by MPI_Init). */
 extern const struct mpiv_proto *mpiv_proto;
+
+/* MPI_Finalize's part of the direct protocol (p2p_direct.c): returns
+   once no peer can need this rank's log; MPI_SUCCESS at once in a relay
+   job. MPI code. */
+int mpiv_p2p_finalize(void);
 
 /* Shared by the protocols (p2p.c). */
 bool mpiv_p2p_too_big(size_t bytes);

@@ -14,6 +14,7 @@
 
 #include "mono.h"
 #include "net.h"
+#include "direct.h"
 #include "tp_priv.h"
 #include "transport.h"
 
@@ -123,6 +124,8 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	hello.incarnation = incarnation;
 	hello.resume_event = tp_resume_event;
 	hello.resume_nd = tp_resume_nd;
+	if (dp_active)
+		hello.listen_addr = dp_listen_addr;
 	if (gethostname(name, sizeof(name)) == 0) {
 		name[sizeof(name) - 1] = '\0';
 		hello.name = name;
@@ -196,6 +199,7 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 			n++;
 	tp_world_size = size;
 	tp_rank = rank;
+	tp_incarnation = incarnation;
 	if ((key = getenv(AUTH_ENV_RANK)) != NULL) {
 		uint8_t k[AUTH_HASH_LEN];
 
@@ -396,6 +400,7 @@ mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
 
 	tp_resume_event = resume_event;
 	tp_resume_nd = resume_nd;
+	tp_incarnation = incarnation;
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 

@@ -39,6 +39,11 @@ struct tp_conn {
 	int fd;
 	char addr[256];
 	bool dead;
+	/* A link to a peer rank (direct protocol, dp_conn.c), not a CM:
+	   frames and losses go to dp_*; peer is its world rank, -1 until an
+	   accepted link said who it is. */
+	bool is_peer;
+	int peer;
 
 	struct tp_frame *qhead, *qtail;
 	struct tp_frame *utail;		/* last urgent frame near the front */
@@ -70,6 +75,7 @@ extern const char *tp_err;
 extern struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 extern char *tp_job;			/* for a Hello again after a restore */
 extern int tp_rank;
+extern uint32_t tp_incarnation;	/* of this process (MPIV_INCARNATION) */
 extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 extern uint64_t tp_last_event;		/* last event fully received */
 /* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
@@ -93,6 +99,23 @@ bool tp_conn_errno(int e);
 int tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
     const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
     bool urgent);
+int tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
+    bool urgent);
+int tp_read(struct tp_conn *c);
+
+/* dp_conn.c: the direct protocol's links to peers; every one of these is
+   a no-op in a relay job. */
+struct pollfd;
+void dp_frame_begin(struct tp_conn *c);
+void dp_frame_done(struct tp_conn *c);
+void dp_link_lost(struct tp_conn *c, const char *what, const char *why);
+void dp_peer_info(const Mpiv__PeerInfo *pi);
+int dp_poll_count(void);
+int dp_poll_fill(struct pollfd *pfd, int max);
+void dp_poll_handle(struct pollfd *pfd, int n);
+/* Milliseconds until a timed step (a lookup to retry), -1 when none. */
+int dp_timeout_ms(void);
 void tp_fenced(struct tp_conn *c, const char *text) __attribute__((noreturn));
 int tp_write(struct tp_conn *c);
 

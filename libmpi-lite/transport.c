@@ -47,6 +47,7 @@ static struct spin tp_spin;	/* spin before sleeping: spin.c */
 static bool tp_spin_ready;
 char *tp_job;			/* for a Hello again after a restore */
 int tp_rank;
+uint32_t tp_incarnation;
 uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 uint64_t tp_last_event;		/* last event fully received */
 /* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
@@ -55,7 +56,6 @@ struct auth_key tp_key;
 bool tp_keyed;
 void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
 
-static int tp_read(struct tp_conn *c);
 /* The code tp_send returns once a write failed (a local error sets it). */
 static int tp_local_code = MPI_ERR_PROC_FAILED;
 static void tp_local_error(struct tp_conn *c, int e);
@@ -209,15 +209,23 @@ tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
     const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
     bool urgent)
 {
-	struct tp_conn *c;
-	struct tp_frame *f;
-	bool idle;
-
 	if (cm < 0 || cm >= tp_nconns) {
 		free(owned);
 		return MPI_ERR_INTERN;
 	}
-	c = &tp_conns[cm];
+	return tp_conn_send(&tp_conns[cm], type, m, payload, paylen, owned,
+	    req, urgent);
+}
+
+/* tp_send on any connection, a CM's or a peer's. */
+int
+tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
+    const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
+    bool urgent)
+{
+	struct tp_frame *f;
+	bool idle;
+
 	if (type == MPIV__MSG_TYPE__MSG_SEND)
 		c->unflushed++;
 	if (c->dead || tp_err != NULL) {
@@ -307,6 +315,10 @@ tp_frame_begin(struct tp_conn *c)
 	c->pkeep = c->pgot = 0;
 	c->prest = c->h.payload_len;
 
+	if (c->is_peer) {
+		dp_frame_begin(c);
+		return;
+	}
 	if (c->h.type == MPIV__MSG_TYPE__MSG_DELIVER) {
 		const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
 		struct mpiv_request *r = mpiv_req_lookup(d->req_id);
@@ -391,6 +403,14 @@ tp_frame_done(struct tp_conn *c)
 	struct mpiv_request *r;
 
 	c->in_payload = false;
+	if (c->is_peer) {
+		dp_frame_done(c);
+		if (c->meta != NULL)
+			frame_free_meta(c->meta);
+		c->meta = NULL;
+		c->preq = NULL;
+		return;
+	}
 	switch (c->h.type) {
 	case MPIV__MSG_TYPE__MSG_DELIVER:
 		tp_deliver_done(c);
@@ -439,6 +459,9 @@ tp_frame_done(struct tp_conn *c)
 	}
 	case MPIV__MSG_TYPE__MSG_ND_ACK:
 		mpiv_ndlog_ack(((const Mpiv__NdAck *)c->meta)->ack_id);
+		break;
+	case MPIV__MSG_TYPE__MSG_PEER_INFO:
+		dp_peer_info((const Mpiv__PeerInfo *)c->meta);
 		break;
 	case MPIV__MSG_TYPE__MSG_FLUSH_ACK:
 		c->flush_acked = ((const Mpiv__FlushAck *)c->meta)->id;
@@ -558,7 +581,7 @@ tp_parse(struct tp_conn *c)
  * Reads everything the socket has. Payload bytes bound for user memory
  * bypass the buffer once it is empty.
  */
-static int
+int
 tp_read(struct tp_conn *c)
 {
 	while (!c->dead) {
@@ -683,6 +706,10 @@ tp_local_error(struct tp_conn *c, int e)
 void
 tp_fail(struct tp_conn *c, const char *what, const char *why)
 {
+	if (c->is_peer) {
+		dp_link_lost(c, what, why);
+		return;
+	}
 	if (c->dead)
 		return;
 	c->dead = true;
@@ -714,6 +741,10 @@ tp_lost(struct tp_conn *c, const char *what, const char *why)
 {
 	bool first = !c->dead && tp_err == NULL;
 
+	if (c->is_peer) {
+		dp_link_lost(c, what, why);
+		return;
+	}
 	tp_fail(c, what, why);
 	if (first && mpiv_ndlog_enabled())
 		tp_end_process(SIGKILL, 137);
@@ -783,8 +814,9 @@ tp_spin_get(void)
 int
 mpiv_tp_progress(int timeout_ms)
 {
-	struct pollfd pfd[tp_nconns + 1];
-	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd();
+	int ndp = dp_poll_count();
+	struct pollfd pfd[tp_nconns + 1 + ndp];
+	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd(), dp0, dpt;
 	struct spin_wait w;
 
 	if (tp_err != NULL)
@@ -802,6 +834,12 @@ mpiv_tp_progress(int timeout_ms)
 		pfd[nfds].revents = 0;
 		nfds++;
 	}
+	/* The direct protocol's listener and links to peers. */
+	dp0 = nfds;
+	nfds += dp_poll_fill(pfd + dp0, ndp);
+	if ((dpt = dp_timeout_ms()) >= 0 && (timeout_ms < 0 ||
+	    dpt < timeout_ms))
+		timeout_ms = dpt;
 	if (timeout_ms != 0)
 		spin_begin(tp_spin_get(), &w, mono_us());
 	for (;;) {
@@ -827,9 +865,11 @@ mpiv_tp_progress(int timeout_ms)
 	}
 	if (timeout_ms != 0)
 		spin_end(&tp_spin, &w, mono_us(), rc > 0);
-	if (rc == 0)
-		return MPI_SUCCESS;
-	if (nfds > tp_nconns && pfd[tp_nconns].revents != 0)
+	if (rc == 0) {
+		dp_poll_handle(NULL, 0);	/* timed steps */
+		return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+	}
+	if (ctrl >= 0 && pfd[tp_nconns].revents != 0)
 		mpiv_ckpt_ctrl_input();
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
@@ -843,6 +883,7 @@ mpiv_tp_progress(int timeout_ms)
 		if (!c->dead && c->qhead != NULL)
 			tp_write(c);
 	}
+	dp_poll_handle(pfd + dp0, nfds - dp0);
 	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
 }
 

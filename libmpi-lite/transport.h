@@ -80,6 +80,16 @@ struct mpiv_request {
 	int32_t post_src, post_tag;	/* world source / tag as posted (-1 any) */
 	bool post_blocking;	/* Probe (not Iprobe) */
 
+	/* Direct protocol (p2p_direct.c). A receive waits in the posted
+	   list; a send remembers where and as which seq it went. */
+	struct mpiv_request *dp_prev, *dp_next;
+	bool dp_posted;		/* in the posted list */
+	bool dp_wild;		/* ANY_SOURCE or ANY_TAG: its match is logged */
+	bool dp_hold;		/* held back while replay imposes outcomes */
+	uint64_t dp_seq;	/* receive: only this seq (a logged match) or
+				   0; send: its seq */
+	int dp_dst;		/* send: world rank of the receiver */
+
 	MPI_Status status;
 	struct mpiv_request *next_free;
 };
@@ -116,6 +126,12 @@ enum mpiv_nd_kind {
 	MPIV_ND_WAITANY = 5,
 	MPIV_ND_WAITSOME = 6,
 	MPIV_ND_GET_STATUS = 7,
+	/* direct protocol (docs/DIRECT.md) */
+	MPIV_ND_BIND = 8,	/* wildcard receive post_no matched (src, seq) */
+	MPIV_ND_PROBE = 9,	/* flag: found (src, seq) */
+	MPIV_ND_IPROBE = 10,
+	MPIV_ND_CANCEL = 11,	/* flag: receive post_no was cancelled */
+	MPIV_ND_FINALIZE = 12,	/* MPI_Finalize committed */
 };
 
 /* Reads MPIV_LOGGING (0: record nothing) and resets the counters. */
@@ -141,6 +157,23 @@ const char *mpiv_ndlog_kind_name(uint32_t kind);
    completed, idx[0..n) = which (Testany/Testsome/Waitany/Waitsome). An
    outcome with flag set is sent at once. MPI code. */
 int mpiv_ndlog_record(uint32_t kind, bool flag, int n, const int *idx);
+/* The same for the direct kinds that name a message or a post. */
+int mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
+    int32_t src, uint64_t seq);
+/* A wildcard receive (post post_no) matched (src, seq): takes the next
+   number, leaves as soon as the lower numbers have (not waited for). */
+int mpiv_ndlog_record_bind(uint64_t post_no, int32_t src, uint64_t seq);
+/* The logged match of wildcard receive post_no, if the log has one. */
+bool mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq);
+/* True while logged calls remain to be replayed. */
+bool mpiv_ndlog_replaying(void);
+/* The log says an earlier incarnation committed MPI_Finalize. */
+bool mpiv_ndlog_committed(void);
+/* Nothing pending and every record acknowledged. */
+bool mpiv_ndlog_acked(void);
+/* Records sent so far / acknowledged so far (ack ids). */
+uint64_t mpiv_ndlog_ack_target(void);
+uint64_t mpiv_ndlog_ack_got(void);
 /* Before a frame to CM `cm` leaves: pending outcomes go to the home CM;
    for another CM, waits for their NdAck. MPI code. */
 int mpiv_ndlog_before_frame(int cm);

@@ -22,6 +22,8 @@
 #                           (OPTS: the line's mpiv run options, squeezed);
 #                           when tests/mpi/expected.txt has "PROG N: ..."
 #                           lines, stdout must equal them exactly
+#   direct/mpi/PROG/nN[/OPTS]  the same cases in the direct protocol
+#                           (mpiv run --protocol direct)
 #   mpi/env/no-launcher     a program run without mpiv: exit 1, says "mpiv run"
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
@@ -99,6 +101,8 @@ run_unit() {
 
 # run_mpi BUILD PREFIX RANKFILTER [env assignments...]
 # RANKFILTER: a bash regex on the rank count ("" = all)
+# MPI_RUN_ARGS: mpiv run options added to every case (e.g. the protocol)
+MPI_RUN_ARGS=()
 run_mpi() {
 	local build=$1 prefix=$2 rfilter=$3
 	shift 3
@@ -163,7 +167,8 @@ run_mpi() {
 		fi
 		t_run "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
 			"$build/bin/mpiv" run -n "$n" --timeout "$MPI_TIMEOUT" \
-			"${mpivargs[@]}" "$build/tests/mpi/$prog" "${progargs[@]}"
+			"${MPI_RUN_ARGS[@]}" "${mpivargs[@]}" \
+			"$build/tests/mpi/$prog" "${progargs[@]}"
 		T_EXPECT_STDOUT=
 	done < "$cases"
 }
@@ -208,6 +213,9 @@ echo "# mpiv tests: MPIV_BUILD=$B${T_PATTERN:+, pattern '$T_PATTERN'}"
 # MPIV_BUILD=build-asan, as `make asan` runs it)
 run_unit "$B" "" "${SAN_ENV_UNIT[@]}"
 run_mpi "$B" "" "" "${SAN_ENV_MPI[@]}"
+MPI_RUN_ARGS=(--protocol direct)
+run_mpi "$B" "direct/" "" "${SAN_ENV_MPI[@]}"
+MPI_RUN_ARGS=()
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
 run_scripts tests/integration
 run_scripts tests/fault

@@ -1,0 +1,1022 @@
+/*
+ * p2p_direct.c: the direct protocol of point-to-point messages
+ * (docs/DIRECT.md), behind proto.h. Ranks send to each other over the
+ * links of dp_conn.c; the Channel Memories only keep the outcomes that
+ * timing decides.
+ *
+ * Sending: every payload goes into the sender's log (sblog.c) under the
+ * next seq of its channel, then on the wire as one DSend frame (the user
+ * buffer itself when contiguous) if the link to the receiver is up and
+ * has everything before it; otherwise the log alone keeps it and the
+ * next link resends it. A send depends on what this rank decided so
+ * far: it waits until every logged outcome is acknowledged (the
+ * pessimistic rule); a program without such outcomes never waits.
+ *
+ * Receiving: matching happens here, in post order for receives and
+ * arrival order for messages, one ordered stream (seq) per sender. A
+ * message whose receive is posted is read straight into the user
+ * buffer; another waits in the unexpected list. The match of a wildcard
+ * receive (ANY_SOURCE or ANY_TAG) is logged at the home CM, by the
+ * receive's post number; probes, Iprobes and cancels are logged as the
+ * calls they are.
+ *
+ * Replay (a relaunched rank): a wildcard receive whose match is logged
+ * takes only that (source, seq). One without a logged match is held
+ * while logged calls remain (the first run did not match it before
+ * them): it takes nothing, and no later receive takes a message it
+ * could match; once the log's calls are used up it is released.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "direct.h"
+#include "proto.h"
+#include "sblog.h"
+#include "transport.h"
+
+#define DP_SYNC	1u		/* sblog flags: a synchronous send */
+
+struct dp_msg {
+	struct dp_msg *prev, *next;	/* unexpected list, arrival order */
+	int src;			/* world rank */
+	uint64_t seq;
+	uint32_t context;
+	int32_t tag;
+	bool sync;
+	size_t len;
+	uint8_t *buf;			/* unexpected: the payload */
+	struct mpiv_request *req;	/* read into this receive */
+	struct mpiv_request *self_req;	/* a synchronous send to ourself */
+};
+
+/* A DSyncAck held until the match it reports is acknowledged. */
+struct dp_ack {
+	int peer;
+	uint64_t seq;
+	uint64_t after;			/* ack id of the match's record */
+};
+
+static struct sblog dp_sb;
+static bool dp_sb_ready;
+static uint64_t dp_post_no;		/* receives posted so far */
+static struct mpiv_request *dp_post_head, *dp_post_tail;
+static int dp_nheld;
+static struct dp_msg *dp_unx_head, *dp_unx_tail;
+static struct dp_msg **dp_inflight;	/* [peer]: a DSend being read */
+static struct dp_ack *dp_acks;
+static size_t dp_nacks, dp_capacks;
+static bool dp_finalizing;
+
+/* ---------------- the lists ---------------- */
+
+static bool
+dp_matches(const struct mpiv_request *r, const struct dp_msg *m)
+{
+	return r->context == m->context &&
+	    (r->post_src < 0 || r->post_src == m->src) &&
+	    (r->post_tag < 0 || r->post_tag == m->tag) &&
+	    (r->dp_seq == 0 || r->dp_seq == m->seq);
+}
+
+static void
+dp_post_append(struct mpiv_request *r)
+{
+	r->dp_next = NULL;
+	r->dp_prev = dp_post_tail;
+	if (dp_post_tail != NULL)
+		dp_post_tail->dp_next = r;
+	else
+		dp_post_head = r;
+	dp_post_tail = r;
+	r->dp_posted = true;
+}
+
+/* Back in post order (a message half read from a lost link). */
+static void
+dp_post_insert(struct mpiv_request *r)
+{
+	struct mpiv_request *at = dp_post_tail;
+
+	while (at != NULL && at->post_no > r->post_no)
+		at = at->dp_prev;
+	r->dp_prev = at;
+	r->dp_next = at != NULL ? at->dp_next : dp_post_head;
+	if (r->dp_next != NULL)
+		r->dp_next->dp_prev = r;
+	else
+		dp_post_tail = r;
+	if (at != NULL)
+		at->dp_next = r;
+	else
+		dp_post_head = r;
+	r->dp_posted = true;
+}
+
+static void
+dp_unpost(struct mpiv_request *r)
+{
+	if (!r->dp_posted)
+		return;
+	if (r->dp_prev != NULL)
+		r->dp_prev->dp_next = r->dp_next;
+	else
+		dp_post_head = r->dp_next;
+	if (r->dp_next != NULL)
+		r->dp_next->dp_prev = r->dp_prev;
+	else
+		dp_post_tail = r->dp_prev;
+	r->dp_prev = r->dp_next = NULL;
+	r->dp_posted = false;
+	if (r->dp_hold) {
+		r->dp_hold = false;
+		dp_nheld--;
+	}
+}
+
+/* The receive message m goes to: the first posted that matches, none
+   when that one is held (m must wait for it). */
+static struct mpiv_request *
+dp_match_posted(const struct dp_msg *m)
+{
+	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next)
+		if (dp_matches(r, m))
+			return r->dp_hold ? NULL : r;
+	return NULL;
+}
+
+static void
+dp_unx_append(struct dp_msg *m)
+{
+	m->next = NULL;
+	m->prev = dp_unx_tail;
+	if (dp_unx_tail != NULL)
+		dp_unx_tail->next = m;
+	else
+		dp_unx_head = m;
+	dp_unx_tail = m;
+}
+
+static void
+dp_unx_remove(struct dp_msg *m)
+{
+	if (m->prev != NULL)
+		m->prev->next = m->next;
+	else
+		dp_unx_head = m->next;
+	if (m->next != NULL)
+		m->next->prev = m->prev;
+	else
+		dp_unx_tail = m->prev;
+	m->prev = m->next = NULL;
+}
+
+/* A held receive posted before r that m would go to. */
+static bool
+dp_held_before(const struct mpiv_request *r, const struct dp_msg *m)
+{
+	for (struct mpiv_request *h = dp_post_head; h != NULL && h != r;
+	    h = h->dp_next)
+		if (h->dp_hold && dp_matches(h, m))
+			return true;
+	return false;
+}
+
+/* The unexpected message a new receive r takes (r not posted yet). */
+static struct dp_msg *
+dp_match_unexpected(const struct mpiv_request *r)
+{
+	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+		if (dp_matches(r, m) && (dp_nheld == 0 ||
+		    !dp_held_before(NULL, m)))
+			return m;
+	return NULL;
+}
+
+static struct dp_msg *
+dp_unx_find(int src, uint64_t seq)
+{
+	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+		if (m->src == src && m->seq == seq)
+			return m;
+	return NULL;
+}
+
+static void
+dp_msg_free(struct dp_msg *m)
+{
+	free(m->buf);
+	free(m);
+}
+
+/* ---------------- synchronous sends ---------------- */
+
+static void
+dp_send_sync_ack(int p, uint64_t seq)
+{
+	Mpiv__DSyncAck a = MPIV__DSYNC_ACK__INIT;
+
+	a.seq = seq;
+	(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DSYNC_ACK, &a.base, NULL, 0,
+	    NULL, NULL);
+}
+
+struct dp_find_send {
+	int peer;
+	uint64_t seq;
+	struct mpiv_request *r;
+};
+
+static void
+dp_find_send_cb(struct mpiv_request *r, void *arg)
+{
+	struct dp_find_send *f = arg;
+
+	if (f->r == NULL && r->active && r->kind == MPIV_REQ_SEND &&
+	    r->need_ack && !r->acked && r->dp_dst == f->peer &&
+	    r->dp_seq == f->seq)
+		f->r = r;
+}
+
+static void
+dp_sync_acked(struct mpiv_request *r)
+{
+	if (r == NULL || r->acked)
+		return;
+	r->acked = true;
+	mpiv_p2p_pending_acks--;
+	if (r->written)
+		mpiv_req_complete(r);
+}
+
+static void
+dp_got_sync_ack(int p, uint64_t seq)
+{
+	struct dp_find_send f = { .peer = p, .seq = seq, .r = NULL };
+
+	mpiv_req_foreach(dp_find_send_cb, &f);
+	dp_sync_acked(f.r);
+}
+
+/* Held DSyncAcks whose match is now acknowledged go out. */
+static void
+dp_acks_flush(void)
+{
+	uint64_t got = mpiv_ndlog_ack_got();
+	size_t k = 0;
+
+	for (size_t i = 0; i < dp_nacks; i++) {
+		if (dp_acks[i].after <= got)
+			dp_send_sync_ack(dp_acks[i].peer, dp_acks[i].seq);
+		else
+			dp_acks[k++] = dp_acks[i];
+	}
+	dp_nacks = k;
+}
+
+/* ---------------- delivery ---------------- */
+
+/* The status of r, which got m (got bytes kept), and what the match
+   owes: its log record when r was a wildcard, the sender's SyncAck. */
+static void
+dp_complete_recv(struct mpiv_request *r, const struct dp_msg *m, size_t got)
+{
+	bool logged = false;
+
+	if (r->tmp != NULL) {
+		mpiv_dt_unpack(r->tmp, got, r->buf, r->count, r->dt);
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+	r->status.MPI_SOURCE = mpiv_comm_from_world(r->comm, m->src);
+	r->status.MPI_TAG = m->tag;
+	r->status.mpiv_count = got;
+	if (r->status.MPI_ERROR == MPI_SUCCESS && m->len > r->cap)
+		r->status.MPI_ERROR = MPI_ERR_TRUNCATE;
+	if (r->dp_wild && r->dp_seq == 0 && m->src != dp_rank &&
+	    mpiv_ndlog_enabled()) {
+		if (mpiv_ndlog_record_bind(r->post_no, m->src, m->seq) !=
+		    MPI_SUCCESS)
+			mpiv_tp_set_error("rank %d: cannot log a match (out of "
+			    "memory)", dp_rank);
+		logged = true;
+	}
+	if (m->self_req != NULL) {
+		dp_sync_acked(m->self_req);
+	} else if (m->sync) {
+		if (!logged) {
+			dp_send_sync_ack(m->src, m->seq);
+		} else if (dp_nacks < dp_capacks || (dp_acks = realloc(dp_acks,
+		    (dp_capacks = dp_capacks ? 2 * dp_capacks : 8) *
+		    sizeof(*dp_acks))) != NULL) {
+			dp_acks[dp_nacks].peer = m->src;
+			dp_acks[dp_nacks].seq = m->seq;
+			dp_acks[dp_nacks++].after = mpiv_ndlog_ack_target() + 1;
+		}
+	}
+	mpiv_req_complete(r);
+}
+
+/* r takes the unexpected message m (already unlinked): copied out. */
+static void
+dp_deliver_copy(struct mpiv_request *r, struct dp_msg *m)
+{
+	size_t keep = m->len < r->cap ? m->len : r->cap;
+
+	if (keep > 0) {
+		if (mpiv_dt_is_contig(r->dt))
+			memcpy((uint8_t *)r->buf + r->dt->true_lb, m->buf,
+			    keep);
+		else
+			mpiv_dt_unpack(m->buf, keep, r->buf, r->count, r->dt);
+	}
+	dp_complete_recv(r, m, keep);
+	dp_msg_free(m);
+}
+
+/* A message complete in memory: to its receive, or unexpected. */
+static void
+dp_arrive(struct dp_msg *m)
+{
+	struct mpiv_request *r = dp_match_posted(m);
+
+	if (r == NULL) {
+		dp_unx_append(m);
+		return;
+	}
+	dp_unpost(r);
+	dp_deliver_copy(r, m);
+}
+
+/* Held receives go free once the replayed calls are used up; messages
+   waiting for them go where they match now. */
+static void
+dp_release_holds(void)
+{
+	struct dp_msg *m, *next;
+
+	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next)
+		r->dp_hold = false;
+	dp_nheld = 0;
+	for (m = dp_unx_head; m != NULL; m = next) {
+		struct mpiv_request *r = dp_match_posted(m);
+
+		next = m->next;
+		if (r == NULL)
+			continue;
+		dp_unx_remove(m);
+		dp_unpost(r);
+		dp_deliver_copy(r, m);
+	}
+}
+
+void
+dpx_tick(void)
+{
+	if (dp_nheld > 0 && !mpiv_ndlog_replaying())
+		dp_release_holds();
+	if (dp_nacks > 0)
+		dp_acks_flush();
+}
+
+/* ---------------- frames from peers ---------------- */
+
+void
+dpx_frame_begin(struct tp_conn *c)
+{
+	const Mpiv__DSend *d = (const Mpiv__DSend *)c->meta;
+	int p = c->peer;
+	struct dp_peer *pp = &dp_peers[p];
+	struct mpiv_request *r;
+	struct dp_msg *m;
+
+	if (c->h.type != MPIV__MSG_TYPE__MSG_DSEND) {
+		if (c->h.payload_len > 0)
+			dp_link_lost(c, "protocol", "payload on a control frame");
+		return;
+	}
+	if (d->seq <= pp->recv_last) {
+		/* Sent again (a new link, a re-execution): dropped; a
+		   synchronous one already matched is acknowledged again. */
+		if (d->sync && dp_unx_find(p, d->seq) == NULL)
+			dp_send_sync_ack(p, d->seq);
+		return;
+	}
+	if (d->seq != pp->recv_last + 1) {
+		dp_link_lost(c, "protocol", "a message out of sequence");
+		return;
+	}
+	if ((m = calloc(1, sizeof(*m))) == NULL) {
+		dp_link_lost(c, "input", "out of memory");
+		return;
+	}
+	pp->recv_last = d->seq;
+	m->src = p;
+	m->seq = d->seq;
+	m->context = d->context;
+	m->tag = d->tag;
+	m->sync = d->sync;
+	m->len = c->h.payload_len;
+	dp_inflight[p] = m;
+	if ((r = dp_match_posted(m)) != NULL) {
+		dp_unpost(r);
+		m->req = r;
+		c->preq = r;
+		c->pkeep = m->len < r->cap ? m->len : r->cap;
+		if (c->pkeep == 0)
+			return;
+		if (mpiv_dt_is_contig(r->dt)) {
+			c->pdst = (uint8_t *)r->buf + r->dt->true_lb;
+		} else if ((r->tmp = malloc(c->pkeep)) != NULL) {
+			c->pdst = r->tmp;
+		} else {
+			r->status.MPI_ERROR = MPI_ERR_NO_MEM;
+			c->pkeep = 0;
+		}
+		return;
+	}
+	if (m->len > 0 && (m->buf = malloc(m->len)) == NULL) {
+		dp_link_lost(c, "input", "out of memory");
+		return;
+	}
+	c->pdst = m->buf;
+	c->pkeep = m->len;
+}
+
+void
+dpx_frame_done(struct tp_conn *c)
+{
+	int p = c->peer;
+	struct dp_msg *m;
+
+	switch (c->h.type) {
+	case MPIV__MSG_TYPE__MSG_DSEND:
+		if ((m = dp_inflight[p]) == NULL)
+			return;		/* a duplicate */
+		dp_inflight[p] = NULL;
+		if (m->req != NULL) {
+			dp_complete_recv(m->req, m, c->pgot);
+			dp_msg_free(m);
+		} else {
+			dp_arrive(m);	/* a receive may have come meanwhile */
+		}
+		return;
+	case MPIV__MSG_TYPE__MSG_DSYNC_ACK:
+		dp_got_sync_ack(p, ((const Mpiv__DSyncAck *)c->meta)->seq);
+		return;
+	case MPIV__MSG_TYPE__MSG_DBYE:
+		dp_peers[p].bye = true;
+		return;
+	case MPIV__MSG_TYPE__MSG_ERROR: {
+		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
+
+		dp_link_lost(c, "error from the peer", e->text && *e->text ?
+		    e->text : "(no text)");
+		return;
+	}
+	default:
+		dp_link_lost(c, "protocol", frame_type_name(c->h.type));
+		return;
+	}
+}
+
+void
+dpx_link_down(int p, struct tp_conn *c)
+{
+	struct dp_msg *m = dp_inflight != NULL ? dp_inflight[p] : NULL;
+
+	(void)c;
+	if (m == NULL)
+		return;
+	/* Half read: forgotten; the next link brings it again. */
+	dp_inflight[p] = NULL;
+	dp_peers[p].recv_last = m->seq - 1;
+	if (m->req != NULL) {
+		free(m->req->tmp);
+		m->req->tmp = NULL;
+		m->req->status.MPI_ERROR = MPI_SUCCESS;
+		dp_post_insert(m->req);
+	}
+	dp_msg_free(m);
+}
+
+/* ---------------- resending ---------------- */
+
+struct dp_resend {
+	int p;
+	int rc;
+	bool one;		/* only the first entry */
+};
+
+static int
+dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
+    uint32_t flags, const void *buf, size_t len)
+{
+	struct dp_resend *rs = arg;
+	Mpiv__DSend d = MPIV__DSEND__INIT;
+	void *copy = NULL;
+
+	if (len > 0) {
+		if ((copy = malloc(len)) == NULL) {
+			rs->rc = MPI_ERR_NO_MEM;
+			return 1;
+		}
+		memcpy(copy, buf, len);
+	}
+	d.seq = seq;
+	d.context = context;
+	d.tag = tag;
+	d.sync = (flags & DP_SYNC) != 0;
+	rs->rc = dp_send_up(rs->p, MPIV__MSG_TYPE__MSG_DSEND, &d.base, copy,
+	    len, copy, NULL);
+	if (!rs->one && seq > dp_peers[rs->p].wire_last)
+		dp_peers[rs->p].wire_last = seq;
+	return rs->rc != MPI_SUCCESS || rs->one;
+}
+
+struct dp_sync_scan {
+	int p;
+	uint64_t upto;
+	uint64_t *seqs;
+	size_t n, cap;
+};
+
+static void
+dp_sync_scan_cb(struct mpiv_request *r, void *arg)
+{
+	struct dp_sync_scan *s = arg;
+
+	if (!r->active || r->kind != MPIV_REQ_SEND || !r->need_ack ||
+	    r->acked || r->dp_dst != s->p || r->dp_seq > s->upto)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		uint64_t *v = realloc(s->seqs, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		s->seqs = v;
+		s->cap = cap;
+	}
+	s->seqs[s->n++] = r->dp_seq;
+}
+
+void
+dpx_link_up(int p)
+{
+	struct dp_peer *pp = &dp_peers[p];
+	struct dp_resend rs = { .p = p, .rc = MPI_SUCCESS, .one = false };
+	struct dp_sync_scan sc = { .p = p, .upto = pp->peer_has };
+	Mpiv__DBye bye = MPIV__DBYE__INIT;
+
+	/* What it lacks of ours, in seq order. */
+	pp->wire_last = pp->peer_has;
+	if (sblog_replay(&dp_sb, p, pp->peer_has, dp_resend_cb, &rs) < 0 &&
+	    errno != 0 && rs.rc == MPI_SUCCESS)
+		mpiv_tp_set_error("rank %d: cannot read the send log for rank "
+		    "%d: %s", dp_rank, p, strerror(errno));
+	if (pp->wire_last < sblog_last_seq(&dp_sb, p))
+		pp->wire_last = sblog_last_seq(&dp_sb, p);
+	/* Synchronous sends it holds but whose SyncAck we lack (it went to
+	   an earlier incarnation of ours): sent again to be acknowledged. */
+	mpiv_req_foreach(dp_sync_scan_cb, &sc);
+	for (size_t i = 0; i < sc.n; i++) {
+		rs.one = true;
+		(void)sblog_replay(&dp_sb, p, sc.seqs[i] - 1, dp_resend_cb,
+		    &rs);
+	}
+	free(sc.seqs);
+	if (dp_finalizing) {
+		bye.incarnation = dp_inc;
+		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL,
+		    0, NULL, NULL);
+	}
+}
+
+/* ---------------- the protocol ---------------- */
+
+static int
+direct_init(int world_size)
+{
+	struct sblog_conf conf = SBLOG_CONF_INIT;
+	int rc;
+
+	if (sblog_conf_from_env(&conf) < 0) {
+		mpiv_err_detail("MPIV_SENDLOG_MEM or MPIV_SENDLOG_MAX is not a "
+		    "byte count");
+		return MPI_ERR_ARG;
+	}
+	if (sblog_init(&dp_sb, world_size, &conf) < 0)
+		return MPI_ERR_NO_MEM;
+	dp_sb_ready = true;
+	dp_inflight = calloc((size_t)world_size, sizeof(*dp_inflight));
+	if (dp_inflight == NULL)
+		return MPI_ERR_NO_MEM;
+	dp_post_no = 0;
+	dp_post_head = dp_post_tail = NULL;
+	dp_nheld = 0;
+	dp_unx_head = dp_unx_tail = NULL;
+	dp_finalizing = false;
+	if ((rc = dp_links_start(world_size, tp_rank, tp_incarnation)) !=
+	    MPI_SUCCESS)
+		return rc;
+	return MPI_SUCCESS;
+}
+
+static void
+direct_fini(void)
+{
+	struct dp_msg *m, *next;
+
+	dp_links_close();
+	for (m = dp_unx_head; m != NULL; m = next) {
+		next = m->next;
+		dp_msg_free(m);
+	}
+	dp_unx_head = dp_unx_tail = NULL;
+	if (dp_inflight != NULL)
+		for (int p = 0; p < dp_world; p++)
+			if (dp_inflight[p] != NULL)
+				dp_msg_free(dp_inflight[p]);
+	free(dp_inflight);
+	dp_inflight = NULL;
+	free(dp_acks);
+	dp_acks = NULL;
+	dp_nacks = dp_capacks = 0;
+	if (dp_sb_ready)
+		sblog_fini(&dp_sb);
+	dp_sb_ready = false;
+}
+
+/* A send to ourself: delivered here, never logged (a re-execution makes
+   it again). */
+static int
+direct_send_self(struct mpiv_request *r, const void *payload, size_t bytes,
+    void *owned)
+{
+	struct dp_msg *m = calloc(1, sizeof(*m));
+
+	if (m == NULL) {
+		free(owned);
+		return MPI_ERR_NO_MEM;
+	}
+	m->src = dp_rank;
+	m->seq = ++dp_peers[dp_rank].recv_last;
+	m->context = r->context;
+	m->tag = r->tag;
+	m->len = bytes;
+	if (owned != NULL) {
+		m->buf = owned;
+	} else if (bytes > 0) {
+		if ((m->buf = malloc(bytes)) == NULL) {
+			free(m);
+			return MPI_ERR_NO_MEM;
+		}
+		memcpy(m->buf, payload, bytes);
+	}
+	r->dp_dst = dp_rank;
+	r->dp_seq = m->seq;
+	if (r->mode == MPIV_SEND_SYNC) {
+		r->need_ack = true;
+		mpiv_p2p_pending_acks++;
+		m->self_req = r;
+	}
+	r->written = true;
+	dp_arrive(m);
+	if (!r->need_ack || r->acked)
+		mpiv_req_complete(r);
+	return MPI_SUCCESS;
+}
+
+static int
+direct_send(struct mpiv_request *r)
+{
+	Mpiv__DSend d = MPIV__DSEND__INIT;
+	size_t bytes = (size_t)r->count * r->dt->size;
+	const void *payload = NULL;
+	void *owned = NULL;
+	struct dp_peer *pp;
+	uint64_t seq;
+	bool sync = r->mode == MPIV_SEND_SYNC;
+	int dst, rc;
+
+	dst = mpiv_comm_world_rank(r->comm, r->peer);
+	if (dst < 0 || dst >= dp_world)
+		return MPI_ERR_RANK;
+	if (mpiv_p2p_too_big(bytes))
+		return MPI_ERR_COUNT;
+	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
+		return MPI_ERR_BUFFER;
+	}
+	(void)mpiv_req_new_id(r);
+	if (bytes > 0) {
+		if (mpiv_dt_is_contig(r->dt)) {
+			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
+		} else {
+			if ((owned = malloc(bytes)) == NULL)
+				return MPI_ERR_NO_MEM;
+			mpiv_dt_pack(r->buf, r->count, r->dt, owned);
+			payload = owned;
+		}
+	}
+	if (dst == dp_rank)
+		return direct_send_self(r, payload, bytes, owned);
+	/* What this rank decided so far is stored before a message that
+	   may depend on it leaves (nothing to wait for without outcomes). */
+	if (!mpiv_ndlog_acked() &&
+	    (rc = mpiv_ndlog_before_frame(-1)) != MPI_SUCCESS) {
+		free(owned);
+		return rc;
+	}
+	seq = sblog_append(&dp_sb, dst, r->context, r->tag, sync ? DP_SYNC : 0,
+	    payload, bytes);
+	if (seq == 0) {
+		int e = errno;
+
+		free(owned);
+		if (e == ENOSPC) {
+			mpiv_err_detail("the log of sent messages is full "
+			    "(MPIV_SENDLOG_MAX): checkpoints free it "
+			    "(--ckpt-interval), or raise MPIV_SENDLOG_MAX");
+			return MPI_ERR_NO_MEM;
+		}
+		mpiv_err_detail("cannot log a send to rank %d: %s", dst,
+		    strerror(e));
+		return e == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+	}
+	mpiv_fault_point("send");
+	r->dp_dst = dst;
+	r->dp_seq = seq;
+	if (sync) {
+		r->need_ack = true;
+		mpiv_p2p_pending_acks++;
+	}
+	pp = &dp_peers[dst];
+	if (pp->up != NULL && pp->wire_last == seq - 1) {
+		pp->wire_last = seq;
+		if (seq > pp->peer_has || sync) {
+			d.seq = seq;
+			d.context = r->context;
+			d.tag = r->tag;
+			d.sync = sync;
+			return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND,
+			    &d.base, payload, bytes, owned, r);
+		}
+	}
+	/* In the log only: the next link to dst resends it. */
+	free(owned);
+	mpiv_p2p_send_written(r);
+	return MPI_SUCCESS;
+}
+
+static int
+direct_recv(struct mpiv_request *r)
+{
+	struct dp_msg *m;
+	int32_t src;
+	uint64_t seq;
+
+	r->cap = (size_t)r->count * r->dt->size;
+	if (r->cap > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", r->cap);
+		return MPI_ERR_BUFFER;
+	}
+	(void)mpiv_req_new_id(r);
+	r->post_no = ++dp_post_no;
+	r->post_src = r->peer == MPI_ANY_SOURCE ? -1 :
+	    mpiv_comm_world_rank(r->comm, r->peer);
+	r->post_tag = r->tag == MPI_ANY_TAG ? -1 : r->tag;
+	r->dp_wild = r->post_src < 0 || r->post_tag < 0;
+	r->dp_seq = 0;
+	r->dp_hold = false;
+	r->dp_posted = false;
+	if (r->dp_wild && mpiv_ndlog_enabled()) {
+		if (mpiv_ndlog_bind_of(r->post_no, &src, &seq)) {
+			r->post_src = src;	/* what the first run matched */
+			r->dp_seq = seq;
+		} else if (mpiv_ndlog_replaying()) {
+			r->dp_hold = true;
+		}
+	}
+	mpiv_fault_point("post");
+	if (!r->dp_hold && (m = dp_match_unexpected(r)) != NULL) {
+		dp_unx_remove(m);
+		dp_deliver_copy(r, m);
+		return MPI_SUCCESS;
+	}
+	dp_post_append(r);
+	if (r->dp_hold)
+		dp_nheld++;
+	return MPI_SUCCESS;
+}
+
+/* The first unexpected message a probe of r's pattern sees. */
+static struct dp_msg *
+dp_probe_find(const struct mpiv_request *r)
+{
+	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+		if (m->context == r->context &&
+		    (r->post_src < 0 || r->post_src == m->src) &&
+		    (r->post_tag < 0 || r->post_tag == m->tag))
+			return m;
+	return NULL;
+}
+
+static int
+direct_probe(struct mpiv_request *r)
+{
+	uint32_t kind = r->post_blocking ? MPIV_ND_PROBE : MPIV_ND_IPROBE;
+	const Mpiv__NdOutcome *o = NULL;
+	struct dp_msg *m = NULL;
+	int got = 0, rc;
+
+	(void)mpiv_req_new_id(r);
+	if (mpiv_ndlog_enabled() && (got = mpiv_ndlog_next(kind, &o)) < 0)
+		return MPI_ERR_OTHER;
+	if (got == 1) {
+		/* The first run's answer: that message, or none. */
+		if (!o->flag && r->post_blocking) {
+			mpiv_tp_set_error("replay diverged: MPI_Probe logged "
+			    "as finding nothing");
+			return MPI_ERR_OTHER;
+		}
+		while (o->flag && (m = dp_unx_find(o->src, o->seq)) == NULL)
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+	} else {
+		if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+			return rc;
+		while ((m = dp_probe_find(r)) == NULL && r->post_blocking)
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+		if (mpiv_ndlog_enabled()) {
+			rc = m == NULL ? mpiv_ndlog_record(kind, false, 0,
+			    NULL) : mpiv_ndlog_record_msg(kind, true, 0,
+			    m->src, m->seq);
+			if (rc != MPI_SUCCESS)
+				return rc;
+		}
+	}
+	r->found = m != NULL;
+	if (m != NULL) {
+		r->status.MPI_SOURCE = mpiv_comm_from_world(r->comm, m->src);
+		r->status.MPI_TAG = m->tag;
+		r->status.mpiv_count = m->len;
+	}
+	mpiv_req_complete(r);
+	return MPI_SUCCESS;
+}
+
+static int
+direct_cancel(struct mpiv_request *r)
+{
+	const Mpiv__NdOutcome *o = NULL;
+	bool cancel;
+	int got = 0, rc;
+
+	if (mpiv_ndlog_enabled() &&
+	    (got = mpiv_ndlog_next(MPIV_ND_CANCEL, &o)) < 0)
+		return MPI_ERR_OTHER;
+	if (got == 1) {
+		cancel = o->flag;
+		if (cancel && !r->dp_posted) {
+			mpiv_tp_set_error("replay diverged: MPI_Cancel logged "
+			    "as cancelling a receive that matched");
+			return MPI_ERR_OTHER;
+		}
+	} else {
+		cancel = r->dp_posted && !r->complete;
+		if (mpiv_ndlog_enabled() && (rc = mpiv_ndlog_record_msg(
+		    MPIV_ND_CANCEL, cancel, r->post_no, 0, 0)) != MPI_SUCCESS)
+			return rc;
+	}
+	r->cancel_wait = false;
+	if (cancel) {
+		dp_unpost(r);
+		r->status.mpiv_cancelled = 1;
+		r->status.mpiv_count = 0;
+		mpiv_req_complete(r);
+	}
+	return MPI_SUCCESS;
+}
+
+static int
+direct_restore(void)
+{
+	mpiv_err_detail("checkpoints are not supported in direct jobs yet");
+	return MPI_ERR_OTHER;
+}
+
+/* ---------------- MPI_Finalize ---------------- */
+
+static bool
+dp_all(bool (*fn)(int p))
+{
+	for (int p = 0; p < dp_world; p++)
+		if (p != dp_rank && !fn(p))
+			return false;
+	return true;
+}
+
+static bool
+dp_peer_bye(int p)
+{
+	return dp_peers[p].bye;
+}
+
+static bool
+dp_peer_committed(int p)
+{
+	return dp_peers[p].committed;
+}
+
+/*
+ * Finalize of a direct rank (docs/DIRECT.md, "Finalize"). Its log may
+ * still be needed by a peer that is relaunched and runs again, so it
+ * stays until that cannot happen:
+ *   1. DBye to every peer; wait for every peer's (all reached Finalize:
+ *      no receive of theirs is pending).
+ *   2. Commit: an MPIV_ND_FINALIZE outcome stored at the home CM; a
+ *      later incarnation of this rank exits at MPI_Init.
+ *   3. Wait until every peer committed (asked of the home CM), serving
+ *      resends meanwhile; then the links close.
+ */
+static int
+direct_finalize(void)
+{
+	Mpiv__DBye bye = MPIV__DBYE__INIT;
+	const Mpiv__NdOutcome *o = NULL;
+	int rc, got = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	dp_finalizing = true;
+	bye.incarnation = dp_inc;
+	for (int p = 0; p < dp_world; p++)
+		if (p != dp_rank && (rc = dp_send_up(p,
+		    MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL, 0, NULL,
+		    NULL)) != MPI_SUCCESS)
+			return rc;
+	while (!dp_all(dp_peer_bye))
+		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+			return rc;
+	if (mpiv_ndlog_enabled()) {
+		if ((got = mpiv_ndlog_next(MPIV_ND_FINALIZE, &o)) < 0)
+			return MPI_ERR_OTHER;
+		if (got == 0 && (rc = mpiv_ndlog_record_msg(MPIV_ND_FINALIZE,
+		    true, 0, 0, 0)) != MPI_SUCCESS)
+			return rc;
+		if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
+			return rc;
+	}
+	while (!dp_all(dp_peer_committed)) {
+		for (int p = 0; p < dp_world; p++)
+			if (p != dp_rank && !dp_peers[p].committed &&
+			    (rc = dp_lookup(p)) != MPI_SUCCESS)
+				return rc;
+		/* the answers, and a pause before asking again */
+		if ((rc = mpiv_tp_progress(20)) != MPI_SUCCESS)
+			return rc;
+		for (int i = 0; i < 4 && !dp_all(dp_peer_committed); i++)
+			if ((rc = mpiv_tp_progress(5)) != MPI_SUCCESS)
+				return rc;
+	}
+	return MPI_SUCCESS;
+}
+
+int
+mpiv_p2p_finalize(void)
+{
+	if (mpiv_proto != &mpiv_proto_direct)
+		return MPI_SUCCESS;
+	if (!mpiv_ndlog_enabled()) {
+		/* Without logging nothing is run again: only the messages
+		   must all be through. */
+		Mpiv__DBye bye = MPIV__DBYE__INIT;
+		int rc;
+
+		dp_finalizing = true;
+		for (int p = 0; p < dp_world; p++)
+			if (p != dp_rank)
+				(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE,
+				    &bye.base, NULL, 0, NULL, NULL);
+		while (!dp_all(dp_peer_bye))
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
+				return rc;
+		return MPI_SUCCESS;
+	}
+	return direct_finalize();
+}
+
+const struct mpiv_proto mpiv_proto_direct = {
+	.name = "direct",
+	.init = direct_init,
+	.fini = direct_fini,
+	.send = direct_send,
+	.recv = direct_recv,
+	.probe = direct_probe,
+	.cancel = direct_cancel,
+	.restore = direct_restore,
+};
