@@ -16,14 +16,8 @@
 #     node that joins
 # The program prints MPIV_PROTOCOL, sleeps PRE s (so that mpiv status sees
 # the ranks placed whatever the ranks do next), calls MPI_Init, prints
-# its rank, sleeps POST s and calls MPI_Finalize.
-#
-# The rank side of the direct protocol is being built. Whether direct
-# jobs finish (exit 0, every rank past MPI_Init) is asserted only when a
-# probe, a direct job of two ranks without sleeps, finishes; otherwise
-# those checks print "# SKIP". A libmpi that does not read MPIV_PROTOCOL
-# at all runs such ranks relay, and then the probe itself must pass.
-# Placement, the protocol shown, and the environment are always checked.
+# its rank, sleeps POST s and calls MPI_Finalize: mpiv status sees the
+# ranks placed whatever they do next, and the direct jobs must finish.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init direct_place
@@ -102,8 +96,6 @@ jobid() {
 have_job() { [ -n "$(jobid "$1")" ]; }	# have_job N: N jobs submitted
 # sorted FILE PREFIX: the lines of FILE that begin with PREFIX, sorted
 sorted() { grep "^$2 " "$1" | sort | tr '\n' ' '; }
-SKIPPED=0
-skip() { SKIPPED=$((SKIPPED + 1)); printf 'ok - %s # SKIP %s\n' "$1" "$2"; }
 
 start_node walled --no-listen
 wait_for 15 node_up walled && ok "walled (--no-listen) and a CM registered" ||
@@ -157,30 +149,14 @@ RC_A=$?
 [ "$(jq -r .protocol "$T/a.json" 2> /dev/null)" = direct ] &&
     ok "the report of job $A says protocol direct" || notok "report protocol" "$T/a.json"
 
-# The probe: do direct ranks get through MPI_Init and MPI_Finalize here?
-submit probe --protocol direct --timeout 20 -n 2 "$T/prog" 0 0
-wait "$PID_probe"
-rc=$?
-DIRECT_OK=0
-[ "$rc" = 0 ] && [ "$(sorted "$T/probe.out" rank)" = "rank 0 rank 1 " ] && DIRECT_OK=1
-if ! grep -qa MPIV_PROTOCOL "$B/lib/libmpi.so"; then
-	[ "$DIRECT_OK" = 1 ] &&
-	    ok "libmpi does not read MPIV_PROTOCOL: a direct job's ranks run relay and finish" ||
-	    notok "probe job: rc $rc (libmpi does not read MPIV_PROTOCOL)" "$T/probe.err" "$T/probe.out"
-fi
-NOT_YET="direct ranks do not get through MPI_Init here yet (probe rc $rc)"
-if [ "$DIRECT_OK" = 1 ]; then
-	[ "$RC_A" = 0 ] && [ "$(sorted "$T/a.out" rank)" = "rank 0 rank 1 " ] &&
-	    ok "job $A finished: exit 0, both ranks past MPI_Init" ||
-	    notok "job $A: rc $RC_A" "$T/a.err" "$T/a.out"
-else
-	skip "job $A finished" "$NOT_YET"
-fi
+[ "$RC_A" = 0 ] && [ "$(sorted "$T/a.out" rank)" = "rank 0 rank 1 " ] &&
+    ok "job $A finished: exit 0, both ranks past MPI_Init" ||
+    notok "job $A: rc $RC_A" "$T/a.err" "$T/a.out"
 
 # 2: 2 listening slots, 2 walled ones: a direct job of 3 waits.
 submit c --protocol direct -n 3 "$T/prog" 0 0
-wait_for 15 have_job 3
-C=$(jobid 3)
+wait_for 15 have_job 2
+C=$(jobid 2)
 wait_for 15 node_up open && wait_for 15 waiting "$C" 'need 3 slots on nodes that accept connections (direct protocol), have 2' &&
     [ "$(used walled)" = 0 ] && [ "$(used open)" = 0 ] &&
     ok "direct job $C of 3 ranks waits: 2 listening slots, walled's 2 not counted" ||
@@ -192,8 +168,8 @@ wait_for 15 eval 'status && q "[.jobs[] | select(.job == \"$C\")] | length == 0"
 
 # 3: a relay job of 4 ranks uses both nodes.
 submit r --protocol relay --timeout 40 -n 4 "$T/prog" 3 0
-wait_for 15 have_job 4
-D=$(jobid 4)
+wait_for 15 have_job 3
+D=$(jobid 3)
 on_both() {
 	status && q "[.jobs[] | select(.job == \"$D\") | .ranks[] | select(.state == \"running\") |
 	    .node | sub(\"#[0-9]+$\"; \"\")] | sort | . == [\"open\", \"open\", \"walled\", \"walled\"]"
@@ -211,8 +187,8 @@ rc=$?
 
 # 4: the listening node is lost under a direct job.
 submit e --protocol direct --timeout 60 -n 2 "$T/prog" 4 1
-wait_for 15 have_job 5
-E=$(jobid 5)
+wait_for 15 have_job 4
+E=$(jobid 4)
 if wait_for 20 ranks_on "$E" open; then
 	"$MPIV" kill-node --dispatcher "$DA" open > "$T/kn.out" 2>&1 ||
 	    notok "kill-node open" "$T/kn.out"
@@ -243,12 +219,8 @@ rc=$?
 [ "$(sorted "$T/e.out" env)" = "env 0 direct env 1 direct " ] &&
     ok "relaunched ranks got MPIV_PROTOCOL=direct (and printed it once)" ||
     notok "job $E's MPIV_PROTOCOL lines" "$T/e.out" "$T/e.err"
-if [ "$DIRECT_OK" = 1 ]; then
-	[ "$rc" = 0 ] && [ "$(sorted "$T/e.out" rank)" = "rank 0 rank 1 " ] &&
-	    [ "$(jq -r .restarts "$T/e.json" 2> /dev/null)" = 2 ] &&
-	    ok "job $E finished after the relaunch: exit 0, 2 restarts" ||
-	    notok "job $E: rc $rc" "$T/e.err" "$T/e.out"
-else
-	skip "job $E finished after the relaunch" "$NOT_YET"
-fi
+[ "$rc" = 0 ] && [ "$(sorted "$T/e.out" rank)" = "rank 0 rank 1 " ] &&
+    [ "$(jq -r .restarts "$T/e.json" 2> /dev/null)" = 2 ] &&
+    ok "job $E finished after the relaunch: exit 0, 2 restarts" ||
+    notok "job $E: rc $rc" "$T/e.err" "$T/e.out"
 [ "$fail" = 0 ]

@@ -52,15 +52,14 @@ grep -q 'job submitted job=1 .*protocol=relay' "$T/d.err" &&
     [ "$(grep -c 'job placed job=[12] protocol=relay' "$T/d.err")" = 2 ] &&
     ok "the dispatcher logs the protocol asked (submitted) and run (placed)" ||
     notok "protocol= in the dispatcher's log" "$T/d.err"
-# direct is taken: the job is placed on "open" and runs direct (whether it
-# finishes depends on the rank side, see test_direct_place.sh)
+# direct is taken: the job runs on "open", direct
 timeout 60 "$MPIV" run --dispatcher "$DA" --protocol direct --timeout 20 \
     --report "$T/direct.json" -n 2 "$T/hi" > "$T/direct.out" 2> "$T/direct.err"
 rc=$?
-[ "$rc" != 2 ] && ! grep -q 'bad --protocol' "$T/direct.err" &&
+[ "$rc" = 0 ] && [ "$(cat "$T/direct.out")" = "hi size=2 sum=2" ] &&
     grep -q '"protocol":"direct"' "$T/direct.json" &&
     grep -q 'job placed job=3 protocol=direct' "$T/d.err" &&
-    ok "--protocol direct is taken: placed and reported as direct" ||
+    ok "--protocol direct: placed and run direct, exit 0, the report says so" ||
     notok "--protocol direct: rc $rc" "$T/direct.err" "$T/direct.json"
 for p in bogus ""; do
 	timeout 20 "$MPIV" run --dispatcher "$DA" --protocol "$p" -n 2 "$T/hi" \
