@@ -16,8 +16,7 @@
 #     node that joins
 # The program prints MPIV_PROTOCOL, sleeps PRE s (so that mpiv status sees
 # the ranks placed whatever the ranks do next), calls MPI_Init, prints
-# its rank, sleeps POST s and calls MPI_Finalize: mpiv status sees the
-# ranks placed whatever they do next, and the direct jobs must finish.
+# its rank, sleeps POST s and calls MPI_Finalize. Every job must finish.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init direct_place
