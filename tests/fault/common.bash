@@ -108,8 +108,10 @@ flt_job() {
 	rm -f "$out.json"
 	# in the background + wait, so a TERM to this script is handled at
 	# once (the trap kills the job's process group)
+	# FLT_PROTOCOL: run every job in that protocol (relay, direct)
 	timeout -k 5 $((secs + 20)) "$MPIV" run --report "$out.json" \
-		--timeout "$secs" "$@" < /dev/null > "$out.out" 2> "$out.err" &
+		--timeout "$secs" ${FLT_PROTOCOL:+--protocol "$FLT_PROTOCOL"} \
+		"$@" < /dev/null > "$out.out" 2> "$out.err" &
 	local pid=$!
 	FLT_BG_PIDS=("$pid")
 	wait "$pid"
