@@ -396,6 +396,7 @@ dpx_frame_begin(struct tp_conn *c)
 			dp_link_lost(c, "protocol", "payload on a control frame");
 		return;
 	}
+	mpiv_fault_point("deliver");
 	if (d->seq <= pp->recv_last) {
 		/* Sent again (a new link, a re-execution): dropped; a
 		   synchronous one already matched is acknowledged again. */

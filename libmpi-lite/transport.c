@@ -267,7 +267,8 @@ tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
 	f->payload = payload;
 	f->plen = paylen;
 	f->off = 0;
-	f->is_send = type == MPIV__MSG_TYPE__MSG_SEND;
+	f->is_send = type == MPIV__MSG_TYPE__MSG_SEND ||
+	    type == MPIV__MSG_TYPE__MSG_DSEND;
 	idle = c->qhead == NULL;
 	tp_enqueue(c, f, urgent);
 	/* Fast path: an idle connection takes the frame right now (an

@@ -27,6 +27,9 @@
 #   mpi/env/no-launcher     a program run without mpiv: exit 1, says "mpiv run"
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
+#   direct/fault/NAME       the fault scripts that apply to both protocols,
+#                           again with every job in the direct protocol
+#                           (FLT_PROTOCOL=direct)
 #   fuzz/run-short          tests/fuzz/run-short.sh, if present
 #   asan/unit/NAME, asan/mpi/PROG/nN   the same against build-asan
 #                           (MPI cases with 1, 2 or 4 ranks only)
@@ -206,6 +209,22 @@ run_scripts() {
 	done
 }
 
+# The fault scripts that run in the direct protocol too: the others test
+# what only the relay has (the CMs' own fault points) or what direct jobs
+# do not do yet (checkpoints).
+DIRECT_FAULT="test_chaos test_kill_cmd test_kill_points test_replay_check
+	test_divergence test_netns test_cm_crash"
+
+run_scripts_direct() {
+	local dir=$1 t f
+	for t in $DIRECT_FAULT; do
+		f=$dir/$t.sh
+		[ -f "$f" ] || continue
+		t_run "direct/$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
+			env "${SAN_ENV_MPI[@]}" FLT_PROTOCOL=direct bash "$f"
+	done
+}
+
 start=$(date +%s)
 echo "# mpiv tests: MPIV_BUILD=$B${T_PATTERN:+, pattern '$T_PATTERN'}"
 
@@ -219,6 +238,7 @@ MPI_RUN_ARGS=()
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
 run_scripts tests/integration
 run_scripts tests/fault
+run_scripts_direct tests/fault
 if [ -f tests/fuzz/run-short.sh ]; then
 	t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 bash tests/fuzz/run-short.sh
 fi
