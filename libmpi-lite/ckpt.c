@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "mono.h"
+#include "proto.h"
 #include "transport.h"
 
 #define CK_GO_MS	30000	/* the node answers ckpt-sync within this */
@@ -380,6 +381,13 @@ ck_restore(const Mpiv__CkptMark *mark, uint32_t inc)
 	mpiv_fault_reset();	/* MPIV_FAULT again, for this incarnation */
 	mpiv_fault_point("restore-woken");
 	mpiv_ndlog_restore_reset();
+	if (mpiv_proto->restore_prepare != NULL &&
+	    (rc = mpiv_proto->restore_prepare(inc)) != MPI_SUCCESS) {
+		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: %s",
+		    ck_rank, (unsigned long long)mark->ckpt_no,
+		    mpiv_err_last_detail());
+		return;
+	}
 	if (mpiv_tp_reopen(inc, mark->event, mark->nd_no, err,
 	    sizeof(err)) < 0) {
 		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: %s",
@@ -409,6 +417,8 @@ ck_clone(pid_t middle)
 
 	ck_ident_get(&before);
 	mpiv_tp_clone_detach();
+	if (mpiv_proto->clone_detach != NULL)
+		mpiv_proto->clone_detach();
 	(void)setpgid(0, 0);
 	/* A pdeath signal set while the middle child lives would fire at
 	   its exit: wait for the reparenting to the node (a subreaper). */
@@ -530,6 +540,8 @@ ck_send_trim(void)
 		    ck_snaps[i].k <= ck_durable &&
 		    (best == NULL || ck_snaps[i].k > best->k))
 			best = &ck_snaps[i];
+	if (mpiv_proto->ckpt_durable != NULL)
+		mpiv_proto->ckpt_durable(ck_durable);
 	ck_trimmed = ck_durable;
 	if (best == NULL)
 		return;
@@ -595,6 +607,8 @@ ck_take(void)
 	    &mark.base) != MPI_SUCCESS)
 		goto out;
 	ck_snap_take(k);
+	if (mpiv_proto->ckpt_marked != NULL)
+		mpiv_proto->ckpt_marked(k);
 	mpiv_fault_point("ckpt-before-fork");
 	/* 4. The clone. */
 	clone = ck_fork(&inc);

@@ -56,6 +56,13 @@ int dp_listen_open(const char *cms);
 /* After: sets up the peers and starts dialling those this side dials. */
 int dp_links_start(int world, int rank, uint32_t inc);
 void dp_links_close(void);
+/* The clone of a checkpoint closes its copies of the sockets. */
+void dp_clone_detach(void);
+/* A restored clone, incarnation inc: every link is gone; listens again
+   and dials every peer. MPI code. */
+int dp_links_restart(uint32_t inc);
+/* Starts the lookups due now. */
+void dp_dial_due(void);
 /* Asks the home CM about peer p now (Finalize's commit check). */
 int dp_lookup(int p);
 /* Sends a frame on p's link in use. MPI code; MPI_SUCCESS and nothing

@@ -72,6 +72,7 @@ bool dp_active;
 char dp_listen_addr[256];
 
 static int dp_lfd = -1;			/* the listener */
+static char *dp_cms;			/* MPIV_CMS, to listen again */
 static struct dp_link *dp_links;
 /* What dp_poll_fill put in the pollfd array, in order: NULL for the
    listener, else the link. */
@@ -165,6 +166,8 @@ dp_listen_open(const char *cms)
 	char host[256], bound[300], bh[200], bp[32];
 
 	dp_active = true;
+	if (dp_cms == NULL && (dp_cms = strdup(cms)) == NULL)
+		return MPI_ERR_NO_MEM;
 	if (dp_local_host(cms, host, sizeof(host)) < 0) {
 		mpiv_err_detail("cannot tell this node's address toward the "
 		    "Channel Memories (set MPIV_LISTEN_HOST)");
@@ -830,6 +833,12 @@ dp_timeout_ms(void)
 
 /* ---------------- setup ---------------- */
 
+void
+dp_dial_due(void)
+{
+	dp_timed();
+}
+
 int
 dp_links_start(int world, int rank, uint32_t inc)
 {
@@ -862,6 +871,43 @@ dp_send_up(int p, uint16_t type, const ProtobufCMessage *m,
 	return rc == MPI_ERR_PROC_FAILED && tp_err == NULL ? MPI_SUCCESS : rc;
 }
 
+/* The clone of a checkpoint: its copies of our sockets go (close only:
+   the parent keeps using them). */
+void
+dp_clone_detach(void)
+{
+	if (!dp_active)
+		return;
+	for (struct dp_link *l = dp_links; l != NULL; l = l->next) {
+		if (l->c.fd >= 0)
+			close(l->c.fd);
+		l->c.fd = -1;
+	}
+	if (dp_lfd >= 0)
+		close(dp_lfd);
+	dp_lfd = -1;
+}
+
+int
+dp_links_restart(uint32_t inc)
+{
+	for (struct dp_link *l = dp_links; l != NULL; l = l->next)
+		dp_link_close(l);
+	dp_reap();
+	dp_inc = inc;
+	for (int p = 0; p < dp_world; p++) {
+		struct dp_peer *pp = &dp_peers[p];
+
+		pp->up = NULL;
+		pp->dialing = false;
+		pp->retry_at = 0;
+		pp->backoff_ms = 0;
+		pp->bye = pp->committed = false;
+		pp->want = p != dp_rank;
+	}
+	return dp_listen_open(dp_cms);
+}
+
 void
 dp_links_close(void)
 {
@@ -876,5 +922,7 @@ dp_links_close(void)
 	dp_pollcap = 0;
 	free(dp_peers);
 	dp_peers = NULL;
+	free(dp_cms);
+	dp_cms = NULL;
 	dp_active = false;
 }

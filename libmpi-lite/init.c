@@ -123,10 +123,8 @@ MPI_Init(int *argc, char ***argv)
 		init_die("rank %ld: cannot set up the communicators (error %d)",
 		    rank, rc);
 	mpiv_state.initialized = true;
-	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them; not
-	   yet in direct jobs. */
-	if (mpiv_proto != &mpiv_proto_direct)
-		mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
+	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them. */
+	mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
 	if (mpiv_state.thread_level == 0)
 		mpiv_state.thread_level = MPI_THREAD_SINGLE;
 	(void)argc;

@@ -69,6 +69,14 @@ static struct dp_ack *dp_acks;
 static size_t dp_nacks, dp_capacks;
 static bool dp_finalizing;
 
+/* Checkpoints: what this rank had received from each peer when its
+   checkpoint k was marked (the newest few), and the durable one peers
+   were told of (DTrim: they drop what it holds from their logs). */
+#define DP_SNAPS 4
+static struct { uint64_t k; uint64_t *recv; } dp_snaps[DP_SNAPS];
+static uint64_t *dp_trim_sent;		/* [peer]: the upto told, 0: none */
+static uint64_t dp_trim_ckpt;
+
 /* ---------------- the lists ---------------- */
 
 static bool
@@ -351,24 +359,15 @@ dp_arrive(struct dp_msg *m)
 
 /* Held receives go free once the replayed calls are used up; messages
    waiting for them go where they match now. */
+static void dp_sweep(void);
+
 static void
 dp_release_holds(void)
 {
-	struct dp_msg *m, *next;
-
 	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next)
 		r->dp_hold = false;
 	dp_nheld = 0;
-	for (m = dp_unx_head; m != NULL; m = next) {
-		struct mpiv_request *r = dp_match_posted(m);
-
-		next = m->next;
-		if (r == NULL)
-			continue;
-		dp_unx_remove(m);
-		dp_unpost(r);
-		dp_deliver_copy(r, m);
-	}
+	dp_sweep();
 }
 
 void
@@ -468,6 +467,10 @@ dpx_frame_done(struct tp_conn *c)
 		return;
 	case MPIV__MSG_TYPE__MSG_DBYE:
 		dp_peers[p].bye = true;
+		return;
+	case MPIV__MSG_TYPE__MSG_DTRIM:
+		/* p's durable checkpoint holds our messages up to upto. */
+		sblog_trim(&dp_sb, p, ((const Mpiv__DTrim *)c->meta)->upto);
 		return;
 	case MPIV__MSG_TYPE__MSG_ERROR: {
 		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
@@ -588,6 +591,14 @@ dpx_link_up(int p)
 		    &rs);
 	}
 	free(sc.seqs);
+	if (dp_trim_sent != NULL && dp_trim_sent[p] > 0) {
+		Mpiv__DTrim t = MPIV__DTRIM__INIT;
+
+		t.upto = dp_trim_sent[p];
+		t.ckpt_no = dp_trim_ckpt;
+		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DTRIM, &t.base, NULL,
+		    0, NULL, NULL);
+	}
 	if (dp_finalizing) {
 		bye.incarnation = dp_inc;
 		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL,
@@ -645,6 +656,14 @@ direct_fini(void)
 	free(dp_acks);
 	dp_acks = NULL;
 	dp_nacks = dp_capacks = 0;
+	for (int i = 0; i < DP_SNAPS; i++) {
+		free(dp_snaps[i].recv);
+		dp_snaps[i].recv = NULL;
+		dp_snaps[i].k = 0;
+	}
+	free(dp_trim_sent);
+	dp_trim_sent = NULL;
+	dp_trim_ckpt = 0;
 	if (dp_sb_ready)
 		sblog_fini(&dp_sb);
 	dp_sb_ready = false;
@@ -903,11 +922,119 @@ direct_cancel(struct mpiv_request *r)
 	return MPI_SUCCESS;
 }
 
+/* ---------------- checkpoints ---------------- */
+
+static void
+direct_ckpt_marked(uint64_t k)
+{
+	int at = 0;
+
+	for (int i = 1; i < DP_SNAPS; i++)
+		if (dp_snaps[i].k < dp_snaps[at].k)
+			at = i;
+	if (dp_snaps[at].recv == NULL && (dp_snaps[at].recv =
+	    calloc((size_t)dp_world, sizeof(uint64_t))) == NULL) {
+		dp_snaps[at].k = 0;
+		return;		/* no trim for k: the peers' logs stay longer */
+	}
+	for (int p = 0; p < dp_world; p++)
+		dp_snaps[at].recv[p] = dp_peers[p].recv_last;
+	/* A message half read is not in the image. */
+	for (int p = 0; p < dp_world; p++)
+		if (dp_inflight[p] != NULL)
+			dp_snaps[at].recv[p] = dp_inflight[p]->seq - 1;
+	dp_snaps[at].k = k;
+}
+
+/* Checkpoint k (or an older one we have the numbers of) is durable: each
+   peer drops from its log what it holds, now or on the next link. */
+static void
+direct_ckpt_durable(uint64_t k)
+{
+	Mpiv__DTrim t = MPIV__DTRIM__INIT;
+	int best = -1;
+
+	for (int i = 0; i < DP_SNAPS; i++)
+		if (dp_snaps[i].k > dp_trim_ckpt && dp_snaps[i].k <= k &&
+		    (best < 0 || dp_snaps[i].k > dp_snaps[best].k))
+			best = i;
+	if (best < 0)
+		return;
+	if (dp_trim_sent == NULL && (dp_trim_sent = calloc((size_t)dp_world,
+	    sizeof(*dp_trim_sent))) == NULL)
+		return;
+	dp_trim_ckpt = dp_snaps[best].k;
+	t.ckpt_no = dp_trim_ckpt;
+	for (int p = 0; p < dp_world; p++) {
+		if (p == dp_rank || dp_snaps[best].recv[p] <= dp_trim_sent[p])
+			continue;
+		dp_trim_sent[p] = dp_snaps[best].recv[p];
+		t.upto = dp_trim_sent[p];
+		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DTRIM, &t.base, NULL,
+		    0, NULL, NULL);
+	}
+}
+
+static void
+direct_clone_detach(void)
+{
+	dp_clone_detach();
+}
+
+/* A restored clone, before it dials the CMs: links and the listener are
+   gone; a message half read from one is forgotten (its sender sends it
+   again above what we hold). */
+static int
+direct_restore_prepare(uint32_t inc)
+{
+	return dp_links_restart(inc);
+}
+
+/* Messages in memory that a receive now takes (after holds are released
+   or forced matches applied). */
+static void
+dp_sweep(void)
+{
+	struct dp_msg *m, *next;
+
+	for (m = dp_unx_head; m != NULL; m = next) {
+		struct mpiv_request *r = dp_match_posted(m);
+
+		next = m->next;
+		if (r == NULL)
+			continue;
+		dp_unx_remove(m);
+		dp_unpost(r);
+		dp_deliver_copy(r, m);
+	}
+}
+
+/*
+ * A restored clone, after the home CM gave the outcomes logged after the
+ * checkpoint: a wildcard receive pending in the image whose match was
+ * logged takes only that message; one without is held while logged
+ * calls remain. Then the peers are dialled.
+ */
 static int
 direct_restore(void)
 {
-	mpiv_err_detail("checkpoints are not supported in direct jobs yet");
-	return MPI_ERR_OTHER;
+	int32_t src;
+	uint64_t seq;
+
+	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next) {
+		if (!r->dp_wild || r->dp_seq != 0 || r->dp_hold)
+			continue;
+		if (mpiv_ndlog_bind_of(r->post_no, &src, &seq)) {
+			r->post_src = src;
+			r->dp_seq = seq;
+		} else if (mpiv_ndlog_replaying()) {
+			r->dp_hold = true;
+			dp_nheld++;
+		}
+	}
+	dp_sweep();
+	dp_dial_due();
+	return MPI_SUCCESS;
 }
 
 /* ---------------- MPI_Finalize ---------------- */
@@ -1020,4 +1147,8 @@ const struct mpiv_proto mpiv_proto_direct = {
 	.probe = direct_probe,
 	.cancel = direct_cancel,
 	.restore = direct_restore,
+	.restore_prepare = direct_restore_prepare,
+	.ckpt_marked = direct_ckpt_marked,
+	.ckpt_durable = direct_ckpt_durable,
+	.clone_detach = direct_clone_detach,
 };

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "transport.h"
 
@@ -33,6 +34,15 @@ struct mpiv_proto {
 	int (*cancel)(struct mpiv_request *r);
 	/* In a restored checkpoint clone: what was pending, posted again. */
 	int (*restore)(void);
+	/* Optional (NULL: nothing to do). In a restored clone, before the
+	   CMs are dialled again as incarnation inc. MPI code. */
+	int (*restore_prepare)(uint32_t inc);
+	/* Checkpoint k's mark is written (the clone is about to be made);
+	   checkpoint k became durable (at a safe point). */
+	void (*ckpt_marked)(uint64_t k);
+	void (*ckpt_durable)(uint64_t k);
+	/* The clone of a checkpoint: close (only) every socket of its own. */
+	void (*clone_detach)(void);
 };
 
 extern const struct mpiv_proto mpiv_proto_relay;

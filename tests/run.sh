@@ -209,11 +209,11 @@ run_scripts() {
 	done
 }
 
-# The fault scripts that run in the direct protocol too: the others test
-# what only the relay has (the CMs' own fault points) or what direct jobs
-# do not do yet (checkpoints).
-DIRECT_FAULT="test_chaos test_kill_cmd test_kill_points test_replay_check
-	test_divergence test_netns test_cm_crash"
+# The fault scripts that run in the direct protocol too; the others test
+# what only the relay has (the CMs' fault points, the CMs' log bounds and
+# pressure; test_direct_log is the direct protocol's own).
+DIRECT_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
+	test_replay_check test_divergence test_netns test_cm_crash"
 
 run_scripts_direct() {
 	local dir=$1 t f
