@@ -521,6 +521,13 @@ ck_snap_take(uint64_t k)
 }
 
 void
+mpiv_ckpt_ask(void)
+{
+	if (mpiv_ckpt_armed)
+		ck_requested = true;
+}
+
+void
 mpiv_ckpt_durable(uint64_t k)
 {
 	if (k > ck_durable)

@@ -32,11 +32,13 @@
 #include <string.h>
 
 #include "direct.h"
+#include "mono.h"
 #include "proto.h"
 #include "sblog.h"
 #include "transport.h"
 
 #define DP_SYNC	1u		/* sblog flags: a synchronous send */
+#define DP_LOG_WAIT_MS	10000	/* a full log waits this long for trims */
 
 struct dp_msg {
 	struct dp_msg *prev, *next;	/* unexpected list, arrival order */
@@ -468,6 +470,9 @@ dpx_frame_done(struct tp_conn *c)
 	case MPIV__MSG_TYPE__MSG_DBYE:
 		dp_peers[p].bye = true;
 		return;
+	case MPIV__MSG_TYPE__MSG_DCKPT_ASK:
+		mpiv_ckpt_ask();
+		return;
 	case MPIV__MSG_TYPE__MSG_DTRIM:
 		/* p's durable checkpoint holds our messages up to upto. */
 		sblog_trim(&dp_sb, p, ((const Mpiv__DTrim *)c->meta)->upto);
@@ -709,6 +714,58 @@ direct_send_self(struct mpiv_request *r, const void *payload, size_t bytes,
 	return MPI_SUCCESS;
 }
 
+/*
+ * sblog_append, and when the log is full: every receiver it holds
+ * messages for is asked for a checkpoint (DCkptAsk, again each second),
+ * whose durability frees them (DTrim); the send waits for that, taking
+ * its own checkpoints meanwhile (its receivers may be stuck the same
+ * way), and gives up after DP_LOG_WAIT_MS without a trim. 0 with errno
+ * as sblog_append's.
+ */
+static uint64_t
+dp_log_append(int dst, uint32_t context, int32_t tag, uint32_t flags,
+    const void *payload, size_t bytes)
+{
+	long deadline = 0, ask = 0;
+	uint64_t seq, trimmed = 0;
+
+	while ((seq = sblog_append(&dp_sb, dst, context, tag, flags, payload,
+	    bytes)) == 0 && errno == ENOSPC) {
+		struct sblog_stats st;
+		long now = mono_us();
+
+		sblog_stats(&dp_sb, &st);
+		if (deadline == 0 || st.trimmed > trimmed) {
+			/* waiting starts, or a trim came: a while more */
+			deadline = now + DP_LOG_WAIT_MS * 1000L;
+			trimmed = st.trimmed;
+		} else if (now > deadline) {
+			errno = ENOSPC;
+			return 0;
+		}
+		if (now >= ask) {
+			Mpiv__DCkptAsk a = MPIV__DCKPT_ASK__INIT;
+
+			a.log_bytes = st.total_bytes;
+			for (int p = 0; p < dp_world; p++)
+				if (p != dp_rank && sblog_first_seq(&dp_sb, p) <=
+				    sblog_last_seq(&dp_sb, p))
+					(void)dp_send_up(p,
+					    MPIV__MSG_TYPE__MSG_DCKPT_ASK,
+					    &a.base, NULL, 0, NULL, NULL);
+			ask = now + 1000 * 1000L;
+		}
+		/* A safe point: nothing of this send is done yet, and our
+		   receivers may be waiting the same way for our checkpoint. */
+		mpiv_ckpt_point();
+		if (mpiv_tp_progress(100) != MPI_SUCCESS) {
+			errno = EIO;
+			return 0;
+		}
+	}
+	return seq;
+}
+
 static int
 direct_send(struct mpiv_request *r)
 {
@@ -750,16 +807,23 @@ direct_send(struct mpiv_request *r)
 		free(owned);
 		return rc;
 	}
-	seq = sblog_append(&dp_sb, dst, r->context, r->tag, sync ? DP_SYNC : 0,
+	seq = dp_log_append(dst, r->context, r->tag, sync ? DP_SYNC : 0,
 	    payload, bytes);
 	if (seq == 0) {
 		int e = errno;
 
 		free(owned);
 		if (e == ENOSPC) {
-			mpiv_err_detail("the log of sent messages is full "
-			    "(MPIV_SENDLOG_MAX): checkpoints free it "
-			    "(--ckpt-interval), or raise MPIV_SENDLOG_MAX");
+			struct sblog_stats st;
+
+			sblog_stats(&dp_sb, &st);
+			mpiv_err_detail("the log of sent messages is full (%llu "
+			    "bytes, MPIV_SENDLOG_MAX) and no receiver's "
+			    "checkpoint freed any of it within %d s: "
+			    "checkpoints free it (they need CRIU on the "
+			    "nodes), or raise MPIV_SENDLOG_MAX",
+			    (unsigned long long)st.total_bytes,
+			    DP_LOG_WAIT_MS / 1000);
 			return MPI_ERR_NO_MEM;
 		}
 		mpiv_err_detail("cannot log a send to rank %d: %s", dst,

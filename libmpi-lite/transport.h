@@ -309,6 +309,9 @@ void mpiv_ckpt_check(void);
    blocked inside an MPI call (a receive waiting for a busy peer, a send
    its CM holds back) is checkpointed on time. */
 int mpiv_ckpt_due_ms(void);
+/* A peer asks for a checkpoint (its log of messages to us is full):
+   one is taken at the next safe point, when checkpoints are possible. */
+void mpiv_ckpt_ask(void);
 /* The home CM says checkpoint k of this rank is durable: the next safe
    point sends every CM the DigestTrim of k. */
 void mpiv_ckpt_durable(uint64_t k);

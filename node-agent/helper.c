@@ -111,7 +111,10 @@ helper_reply_spawned(struct helper *hp, Mpiv__PrivSpawned *r, const int *fds,
 static void
 helper_spawn(struct helper *hp, const Mpiv__PrivSpawn *s)
 {
-	static const char *const unset[] = { AUTH_ENV_SECRET, NULL };
+	/* The job says its protocol (Launch.env); the node's own setting
+	   would make a relay job's ranks run direct. */
+	static const char *const unset[] = { AUTH_ENV_SECRET, "MPIV_PROTOCOL",
+	    NULL };
 	Mpiv__PrivSpawned r = MPIV__PRIV_SPAWNED__INIT;
 	struct proc_spec spec = { 0 };
 	struct proc_child ch;
