@@ -9,7 +9,7 @@
 #     partitioned machine), then continued: declared dead, its ranks run
 #     elsewhere, and when it returns it is told so and joins fresh
 #   - a node joining mid-job takes ranks that were waiting for a slot
-#   - the embedded deployment under --chaos-nodes
+#   - the embedded deployment under --chaos-nodes, in both protocols
 # Every job's stdout must equal the failure-free run's, exit code 0.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
@@ -159,4 +159,14 @@ rc=$?
 [ "$rc" = 0 ] && cmp -s "$T/c.out" "$T/ref.out" && [ "$(jq .kills "$T/c.json")" -ge 1 ] &&
     ok "--chaos-nodes: $(jq .kills "$T/c.json") node agents killed, output identical" ||
     notok "--chaos-nodes: rc $rc" "$T/c.err"
+
+# 5: the same in the direct protocol: the lost node's ranks come back
+# elsewhere and get their messages again from their senders' logs.
+timeout 120 "$MPIV" run -n 4 --nodes 3 --protocol direct --chaos 400ms \
+    --chaos-nodes --chaos-seed 5 --chaos-max 4 --report "$T/cd.json" \
+    "$T/sub/prog" "$ROUNDS" 3000 > "$T/cd.out" 2> "$T/cd.err"
+rc=$?
+[ "$rc" = 0 ] && cmp -s "$T/cd.out" "$T/ref.out" && [ "$(jq .kills "$T/cd.json")" -ge 1 ] &&
+    ok "--chaos-nodes, direct: $(jq .kills "$T/cd.json") node agents killed, output identical" ||
+    notok "--chaos-nodes, direct: rc $rc, kills $(jq .kills "$T/cd.json" 2>/dev/null)" "$T/cd.err"
 [ "$fail" = 0 ]
