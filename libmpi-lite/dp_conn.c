@@ -189,6 +189,29 @@ dp_listen_open(const char *cms)
 
 /* ---------------- links ---------------- */
 
+/* No Nagle; a send buffer that takes a large message whole, so that its
+   bytes travel while the sender copies it into its log (MPIV_SOCKBUF,
+   bytes, 0: the kernel's own sizing). */
+static void
+dp_sock_tune(int fd)
+{
+	static long buf = -1;
+
+	(void)net_set_nodelay(fd);
+	if (buf < 0) {
+		const char *e = getenv("MPIV_SOCKBUF");
+
+		buf = e != NULL && *e != '\0' ? atol(e) : 4L << 20;
+		if (buf < 0)
+			buf = 0;
+	}
+	if (buf > 0) {
+		int v = buf > (1L << 30) ? 1 << 30 : (int)buf;
+
+		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+	}
+}
+
 static struct dp_link *
 dp_link_new(int fd, bool dialled, int peer)
 {
@@ -336,7 +359,7 @@ dp_dial(int p)
 		return;
 	}
 	freeaddrinfo(ai);
-	(void)net_set_nodelay(fd);
+	dp_sock_tune(fd);
 	l->st = L_CONNECTING;
 	l->peer_inc = pp->inc;
 	snprintf(l->c.addr, sizeof(l->c.addr), "rank %d at %.200s", p,
@@ -667,7 +690,7 @@ dp_accept(void)
 
 		if (fd < 0)
 			return;
-		(void)net_set_nodelay(fd);
+		dp_sock_tune(fd);
 		if ((l = dp_link_new(fd, false, -1)) == NULL) {
 			close(fd);
 			continue;

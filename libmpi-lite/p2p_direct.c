@@ -766,6 +766,16 @@ dp_log_append(int dst, uint32_t context, int32_t tag, uint32_t flags,
 	return seq;
 }
 
+/* The log takes bytes more without waiting for a trim. */
+static bool
+dp_log_fits(size_t bytes)
+{
+	struct sblog_stats st;
+
+	sblog_stats(&dp_sb, &st);
+	return st.total_bytes + bytes + SBLOG_ENTRY_COST <= dp_sb.total_cap;
+}
+
 static int
 direct_send(struct mpiv_request *r)
 {
@@ -807,6 +817,36 @@ direct_send(struct mpiv_request *r)
 		free(owned);
 		return rc;
 	}
+	pp = &dp_peers[dst];
+	seq = sblog_last_seq(&dp_sb, dst) + 1;
+	if (owned == NULL && pp->up != NULL && pp->wire_last == seq - 1 &&
+	    seq > pp->peer_has && dp_log_fits(bytes)) {
+		/* The usual case: the bytes go out first, straight from the
+		   user's buffer, and the log's copy is made while they travel
+		   (the buffer stays the caller's until this call returns). */
+		mpiv_fault_point("send");
+		r->dp_dst = dst;
+		r->dp_seq = seq;
+		if (sync) {
+			r->need_ack = true;
+			mpiv_p2p_pending_acks++;
+		}
+		pp->wire_last = seq;
+		d.seq = seq;
+		d.context = r->context;
+		d.tag = r->tag;
+		d.sync = sync;
+		/* r may be complete (and released) when this returns */
+		rc = dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    payload, bytes, NULL, r);
+		if (sblog_append(&dp_sb, dst, d.context, d.tag, sync ? DP_SYNC :
+		    0, payload, bytes) != seq) {
+			mpiv_tp_set_error("rank %d: cannot log a message sent to "
+			    "rank %d: %s", dp_rank, dst, strerror(errno));
+			return MPI_ERR_NO_MEM;
+		}
+		return rc;
+	}
 	seq = dp_log_append(dst, r->context, r->tag, sync ? DP_SYNC : 0,
 	    payload, bytes);
 	if (seq == 0) {
@@ -837,7 +877,6 @@ direct_send(struct mpiv_request *r)
 		r->need_ack = true;
 		mpiv_p2p_pending_acks++;
 	}
-	pp = &dp_peers[dst];
 	if (pp->up != NULL && pp->wire_last == seq - 1) {
 		pp->wire_last = seq;
 		if (seq > pp->peer_has || sync) {
