@@ -25,7 +25,7 @@ LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/au
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
-	$(FB)/fuzz_tp_read $(FB)/fuzz_priv
+	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -59,6 +59,14 @@ $(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
 $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) \
+		-lprotobuf-c -lm
+
+# The rank's reader of its links to peer ranks (direct protocol), over
+# loopback TCP; MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_dp_read
+# $(FB)/fuzz_dp_read writes its seeds again.
+$(FB)/fuzz_dp_read: tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h libmpi-lite/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) \
 		-lprotobuf-c -lm
 
 # The node agent's privileged helper: its packet decoder.
