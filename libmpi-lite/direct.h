@@ -74,6 +74,10 @@ int dp_send_up(int p, uint16_t type, const ProtobufCMessage *m,
 struct dp_link *dp_link_of(struct tp_conn *c);
 
 /* p2p_direct.c, called by dp_conn.c */
+/* The last seq from p held whole: what a handshake tells p (a message
+   half read from a link that may yet be closed is not counted, so that
+   p sends it again on the new one). */
+uint64_t dpx_held(int p);
 /* A link to p came up (p->peer_has set): resend from the log. */
 void dpx_link_up(int p);
 /* p's link in use went down: undo a message half read from it. */

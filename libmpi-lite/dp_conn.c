@@ -468,7 +468,7 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 	r.version = FRAME_VERSION;
 	r.nranks = dp_world;
 	r.incarnation = dp_inc;
-	r.peer_delivered = dp_peers[p].recv_last;
+	r.peer_delivered = dpx_held(p);
 	l->peer_inc = h->incarnation;
 	l->peer_delivered = h->peer_delivered;
 	frame_free_meta(&h->base);
@@ -528,7 +528,7 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 	h.rank = dp_rank;
 	h.incarnation = dp_inc;
 	h.peer = l->c.peer;
-	h.peer_delivered = pp->recv_last;
+	h.peer_delivered = dpx_held(l->c.peer);
 	l->peer_delivered = 0;
 	if (tp_keyed) {
 		if (!ch->auth) {

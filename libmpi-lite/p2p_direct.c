@@ -490,6 +490,14 @@ dpx_frame_done(struct tp_conn *c)
 	}
 }
 
+uint64_t
+dpx_held(int p)
+{
+	if (dp_inflight != NULL && dp_inflight[p] != NULL)
+		return dp_inflight[p]->seq - 1;
+	return dp_peers[p].recv_last;
+}
+
 void
 dpx_link_down(int p, struct tp_conn *c)
 {
@@ -1040,12 +1048,9 @@ direct_ckpt_marked(uint64_t k)
 		dp_snaps[at].k = 0;
 		return;		/* no trim for k: the peers' logs stay longer */
 	}
-	for (int p = 0; p < dp_world; p++)
-		dp_snaps[at].recv[p] = dp_peers[p].recv_last;
 	/* A message half read is not in the image. */
 	for (int p = 0; p < dp_world; p++)
-		if (dp_inflight[p] != NULL)
-			dp_snaps[at].recv[p] = dp_inflight[p]->seq - 1;
+		dp_snaps[at].recv[p] = dpx_held(p);
 	dp_snaps[at].k = k;
 }
 

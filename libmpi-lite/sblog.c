@@ -18,10 +18,15 @@
  * gets its space back too at every point where the log is all in memory.
  *
  * Entries come from slabs that are kept until sblog_fini (a burst of
- * small messages leaves its slabs behind for the next one); payloads are
- * malloc'ed per entry and freed at trim or spill.
+ * small messages leaves its slabs behind for the next one). Small
+ * payloads are malloc'ed per entry; large ones (SBLOG_ARENA_MIN and up)
+ * are carved from arenas of anonymous memory asked to use huge pages, so
+ * that logging a large message costs a copy and few page faults, and an
+ * arena emptied by trims is used again without faulting at all. Payloads
+ * are given back at trim or spill.
  */
 #include <sys/types.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -38,6 +43,16 @@
 #define SBLOG_SPILL_IOV		64		/* payloads per pwritev */
 #define SBLOG_SPILL_BATCH	(8u << 20)	/* bytes per pwritev, about */
 #define SBLOG_IO_MAX		(1u << 30)	/* bytes per system call */
+#define SBLOG_ARENA_MIN		(64u << 10)	/* payloads from arenas */
+#define SBLOG_ARENA_SIZE	(32u << 20)	/* bytes per arena, at least */
+#define SBLOG_HUGE		(2u << 20)	/* huge page size and alignment */
+#define SBLOG_ARENA_ALIGN	64		/* of each payload in an arena */
+
+struct sblog_arena {
+	struct sblog_arena *next;	/* the first in sb->arenas: current */
+	unsigned char *base;
+	size_t size, used, live;
+};
 #define SBLOG_OFF_MAX		((uint64_t)INT64_MAX)
 
 struct sblog_ent {
@@ -109,6 +124,95 @@ sblog_init(struct sblog *sb, int nranks, const struct sblog_conf *conf)
 	return 0;
 }
 
+/* ---------------- payload memory ---------------- */
+
+static size_t
+sblog_round(size_t n, size_t to)
+{
+	return (n + to - 1) / to * to;
+}
+
+/* A new current arena of at least len bytes, huge-page aligned. */
+static struct sblog_arena *
+sblog_arena_new(struct sblog *sb, size_t len)
+{
+	size_t size = len > SBLOG_ARENA_SIZE ? sblog_round(len, SBLOG_HUGE) :
+	    SBLOG_ARENA_SIZE;
+	struct sblog_arena *a = malloc(sizeof(*a));
+	unsigned char *map, *base;
+	size_t head;
+
+	if (a == NULL)
+		return NULL;
+	map = mmap(NULL, size + SBLOG_HUGE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		free(a);
+		return NULL;
+	}
+	base = (unsigned char *)sblog_round((size_t)(uintptr_t)map,
+	    SBLOG_HUGE);
+	head = (size_t)(base - map);
+	if (head > 0)
+		(void)munmap(map, head);
+	(void)munmap(base + size, SBLOG_HUGE - head);
+	(void)madvise(base, size, MADV_HUGEPAGE);
+	a->base = base;
+	a->size = size;
+	a->used = a->live = 0;
+	a->next = sb->arenas;
+	sb->arenas = a;
+	return a;
+}
+
+static void *
+sblog_data_alloc(struct sblog *sb, size_t len)
+{
+	struct sblog_arena *a = sb->arenas;
+	void *p;
+
+	if (len < SBLOG_ARENA_MIN)
+		return malloc(len);
+	len = sblog_round(len, SBLOG_ARENA_ALIGN);
+	if ((a == NULL || a->size - a->used < len) &&
+	    (a = sblog_arena_new(sb, len)) == NULL)
+		return NULL;
+	p = a->base + a->used;
+	a->used += len;
+	a->live += len;
+	return p;
+}
+
+static void
+sblog_data_free(struct sblog *sb, void *p, size_t len)
+{
+	struct sblog_arena **ap, *a;
+
+	if (p == NULL)
+		return;
+	if (len < SBLOG_ARENA_MIN) {
+		free(p);
+		return;
+	}
+	len = sblog_round(len, SBLOG_ARENA_ALIGN);
+	for (ap = &sb->arenas; (a = *ap) != NULL; ap = &a->next)
+		if ((unsigned char *)p >= a->base &&
+		    (unsigned char *)p < a->base + a->size)
+			break;
+	if (a == NULL)
+		return;		/* not ours: cannot happen */
+	a->live -= len;
+	if (a->live > 0)
+		return;
+	if (a == sb->arenas) {
+		a->used = 0;	/* the current one starts over, still mapped */
+		return;
+	}
+	*ap = a->next;
+	(void)munmap(a->base, a->size);
+	free(a);
+}
+
 void
 sblog_fini(struct sblog *sb)
 {
@@ -118,7 +222,14 @@ sblog_fini(struct sblog *sb)
 
 	for (i = 0; i < sb->nranks; i++)
 		for (e = sb->chans[i].head; e != NULL; e = e->next)
-			free(e->data);
+			sblog_data_free(sb, e->data, e->len);
+	while (sb->arenas != NULL) {
+		struct sblog_arena *a = sb->arenas;
+
+		sb->arenas = a->next;
+		(void)munmap(a->base, a->size);
+		free(a);
+	}
 	while ((s = sb->slabs) != NULL) {
 		sb->slabs = s->next;
 		free(s);
@@ -350,7 +461,7 @@ sblog_spill_oldest(struct sblog *sb, uint64_t target)
 		for (i = 0; i < n; i++) {
 			e = sb->mhead;
 			sblog_mem_unlink(sb, e);
-			free(e->data);
+			sblog_data_free(sb, e->data, e->len);
 			e->data = NULL;
 			e->spilled = true;
 			e->off = off;
@@ -442,7 +553,7 @@ sblog_append(struct sblog *sb, int dst, uint32_t context, int32_t tag,
 			direct = false;	/* keep it in memory after all */
 	}
 	if (len > 0 && !direct) {
-		if ((e->data = malloc(len)) == NULL) {
+		if ((e->data = sblog_data_alloc(sb, len)) == NULL) {
 			sblog_ent_put(sb, e);
 			errno = ENOMEM;
 			return 0;
@@ -499,7 +610,7 @@ sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 			}
 		} else if (e->data != NULL) {
 			sblog_mem_unlink(sb, e);
-			free(e->data);
+			sblog_data_free(sb, e->data, e->len);
 			sb->mem_bytes -= e->len;
 		}
 		sb->mem_bytes -= SBLOG_ENTRY_COST;

@@ -56,6 +56,7 @@ struct sblog_stats {
 struct sblog_chan;
 struct sblog_ent;
 struct sblog_slab;
+struct sblog_arena;
 
 /* Embedded by the caller; its fields are the log's own. */
 struct sblog {
@@ -71,6 +72,7 @@ struct sblog {
 	struct sblog_ent *mhead, *mtail; /* in-memory payloads, oldest first */
 	struct sblog_ent *pool;		/* free entries */
 	struct sblog_slab *slabs;	/* where entries come from */
+	struct sblog_arena *arenas;	/* where large payloads come from */
 };
 
 /*
