@@ -41,6 +41,7 @@
 #define DP_HANDSHAKE_MS	10000	/* a handshake must end within this */
 #define DP_RETRY_MIN_MS	5
 #define DP_RETRY_MAX_MS	200
+#define DP_UNAUTH_MAX	64	/* accepted links in handshake, plus 2 per rank */
 
 enum dp_lstate {
 	L_CONNECTING = 1,	/* dialled: non-blocking connect in flight */
@@ -219,7 +220,7 @@ dp_link_new(int fd, bool dialled, int peer)
 
 	if (l == NULL)
 		return NULL;
-	l->c.incap = TP_IN_CAP;
+	l->c.incap = TP_PREAUTH_MAX;	/* grows once the handshake ends */
 	if ((l->c.in = malloc(l->c.incap)) == NULL) {
 		free(l);
 		return NULL;
@@ -227,6 +228,7 @@ dp_link_new(int fd, bool dialled, int peer)
 	l->c.fd = fd;
 	l->c.index = -1;
 	l->c.is_peer = true;
+	l->c.preauth = true;
 	l->c.peer = peer;
 	l->dialled = dialled;
 	l->deadline = mono_us() + DP_HANDSHAKE_MS * 1000L;
@@ -368,7 +370,8 @@ dp_dial(int p)
 
 /* Refuses an accepted link with a HelloReply, then closes it. */
 static void
-dp_refuse(struct dp_link *l, int code, const char *why)
+dp_refuse(struct dp_link *l, int code, const char *why,
+    const uint8_t proof[AUTH_HASH_LEN])
 {
 	Mpiv__HelloReply r = MPIV__HELLO_REPLY__INIT;
 
@@ -376,6 +379,10 @@ dp_refuse(struct dp_link *l, int code, const char *why)
 	r.error = (char *)why;
 	r.code = code;
 	r.version = FRAME_VERSION;
+	if (proof != NULL) {
+		r.auth_proof.data = (uint8_t *)proof;
+		r.auth_proof.len = AUTH_HASH_LEN;
+	}
 	(void)tp_conn_send(&l->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &r.base,
 	    NULL, 0, NULL, NULL, false);
 	dp_debug("rank %d: refused a link from rank %d: %s", dp_rank,
@@ -393,6 +400,15 @@ dp_link_up(struct dp_link *l)
 	struct dp_link *o = pp->up;
 
 	l->st = L_UP;
+	l->c.preauth = false;
+	if (l->c.incap < TP_IN_CAP) {
+		uint8_t *in = realloc(l->c.in, TP_IN_CAP);
+
+		if (in != NULL) {
+			l->c.in = in;
+			l->c.incap = TP_IN_CAP;
+		}
+	}
 	if (l->dialled) {
 		pp->dialing = false;
 		pp->backoff_ms = 0;
@@ -433,24 +449,14 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 	if (!pi->found) {
 		snprintf(text, sizeof(text), "rank %d is not known to our "
 		    "Channel Memory now (%s)", p, pi->error ? pi->error : "?");
-		dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, text);
+		dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, text, NULL);
 		return;
 	}
-	if (h->incarnation < pi->incarnation) {
-		snprintf(text, sizeof(text), "incarnation %u of rank %d is "
-		    "stale: %u is running", h->incarnation, p, pi->incarnation);
-		dp_refuse(l, MPIV__ERROR_CODE__ERR_FENCED, text);
-		return;
-	}
-	if (h->incarnation > pi->incarnation) {
-		dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, "incarnation "
-		    "not known to our Channel Memory yet");
-		return;
-	}
+	/* Who it is first: an unproven peer learns nothing more. */
 	if (tp_keyed) {
 		if (pi->pair_key.len != AUTH_HASH_LEN) {
 			dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED,
-			    "our Channel Memory gave no pair key");
+			    "our Channel Memory gave no pair key", NULL);
 			return;
 		}
 		auth_key_set(&dp_peers[p].key, pi->pair_key.data,
@@ -458,11 +464,25 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 		dp_peers[p].have_key = true;
 		if ((why = auth_check_hello(&dp_peers[p].key, l->nonce_s, h,
 		    proof)) != NULL) {
-			dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, why);
+			dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, why,
+			    NULL);
 			return;
 		}
 		r.auth_proof.data = proof;
 		r.auth_proof.len = sizeof(proof);
+	}
+	if (h->incarnation < pi->incarnation) {
+		/* Proven (with a token): the dialler may believe it. */
+		snprintf(text, sizeof(text), "incarnation %u of rank %d is "
+		    "stale: %u is running", h->incarnation, p, pi->incarnation);
+		dp_refuse(l, MPIV__ERROR_CODE__ERR_FENCED, text,
+		    tp_keyed ? proof : NULL);
+		return;
+	}
+	if (h->incarnation > pi->incarnation) {
+		dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, "incarnation "
+		    "not known to our Channel Memory yet", NULL);
+		return;
 	}
 	r.ok = true;
 	r.version = FRAME_VERSION;
@@ -568,31 +588,43 @@ dp_fenced(struct dp_link *l, const char *text)
 	    sizeof(line) - 1) < 0) {
 		/* exiting anyway */
 	}
-	_exit(1);
+	tp_end_process(0, 1);
+}
+
+/* The reply proves the pair key over both nonces and our proof. */
+static bool
+dp_reply_proven(struct dp_link *l, const Mpiv__HelloReply *r)
+{
+	uint8_t want[AUTH_HASH_LEN];
+	bool ok;
+
+	auth_reply_proof(&dp_peers[l->c.peer].key, l->nonce_s, l->nonce_c,
+	    l->proof, want);
+	ok = r->auth_proof.len == AUTH_HASH_LEN &&
+	    auth_equal(want, r->auth_proof.data, AUTH_HASH_LEN);
+	auth_wipe(want, sizeof(want));
+	return ok;
 }
 
 static void
 dp_got_reply(struct dp_link *l, const Mpiv__HelloReply *r)
 {
 	struct dp_peer *pp = &dp_peers[l->c.peer];
-	uint8_t want[AUTH_HASH_LEN];
 
 	if (!r->ok) {
-		if (r->code == MPIV__ERROR_CODE__ERR_FENCED)
+		/* Fenced only on the word of the peer we meant to reach
+		   (it proves the pair key): anyone else is just refused. */
+		if (r->code == MPIV__ERROR_CODE__ERR_FENCED && (!tp_keyed ||
+		    dp_reply_proven(l, r)))
 			dp_fenced(l, r->error && *r->error ? r->error :
 			    "stale incarnation");
 		dp_link_lost(&l->c, "refused", r->error && *r->error ?
 		    r->error : "(no reason)");
 		return;
 	}
-	if (tp_keyed) {
-		auth_reply_proof(&pp->key, l->nonce_s, l->nonce_c, l->proof,
-		    want);
-		if (r->auth_proof.len != AUTH_HASH_LEN ||
-		    !auth_equal(want, r->auth_proof.data, AUTH_HASH_LEN)) {
-			dp_link_lost(&l->c, "handshake", AUTH_ERR_IMPOSTOR);
-			return;
-		}
+	if (tp_keyed && !dp_reply_proven(l, r)) {
+		dp_link_lost(&l->c, "handshake", AUTH_ERR_IMPOSTOR);
+		return;
 	}
 	if (r->incarnation < pp->inc) {
 		dp_link_lost(&l->c, "handshake", "the peer there is a stale "
@@ -616,7 +648,7 @@ dp_got_hello(struct dp_link *l)
 		snprintf(why, sizeof(why), "not a peer of this job for rank "
 		    "%d (job \"%.40s\", rank %d, dialling rank %d)", dp_rank,
 		    h->job_id ? h->job_id : "", (int)h->rank, (int)h->peer);
-		dp_refuse(l, MPIV__ERROR_CODE__ERR_PROTOCOL, why);
+		dp_refuse(l, MPIV__ERROR_CODE__ERR_PROTOCOL, why, NULL);
 		return;
 	}
 	l->c.peer = h->rank;
@@ -679,6 +711,18 @@ dp_frame_done(struct tp_conn *c)
 
 /* ---------------- accepting ---------------- */
 
+/* Accepted links whose handshake has not ended. */
+static int
+dp_unauth_count(void)
+{
+	int n = 0;
+
+	for (struct dp_link *l = dp_links; l != NULL; l = l->next)
+		if (!l->gone && !l->dialled && l->st != L_UP)
+			n++;
+	return n;
+}
+
 static void
 dp_accept(void)
 {
@@ -690,6 +734,10 @@ dp_accept(void)
 
 		if (fd < 0)
 			return;
+		if (dp_unauth_count() >= DP_UNAUTH_MAX + 2 * dp_world) {
+			close(fd);	/* a flood: the real peers retry */
+			continue;
+		}
 		dp_sock_tune(fd);
 		if ((l = dp_link_new(fd, false, -1)) == NULL) {
 			close(fd);

@@ -21,6 +21,7 @@
 #define TP_IN_CAP	  (64u * 1024)	/* input buffer (grows for big meta) */
 #define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
 #define TP_HELLO_MS	  30000
+#define TP_PREAUTH_MAX	  4096		/* frame bytes before authentication */
 
 struct tp_frame {
 	struct tp_frame *next;
@@ -44,6 +45,8 @@ struct tp_conn {
 	   accepted link said who it is. */
 	bool is_peer;
 	int peer;
+	bool preauth;		/* a peer link before its handshake ended:
+				   frames over TP_PREAUTH_MAX close it */
 
 	struct tp_frame *qhead, *qtail;
 	struct tp_frame *utail;		/* last urgent frame near the front */
@@ -103,6 +106,9 @@ int tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
     const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
     bool urgent);
 int tp_read(struct tp_conn *c);
+/* Ends the process: by signal sig, or with _exit(code) when sig is 0
+   (the fuzz targets' hook instead, when set). */
+void tp_end_process(int sig, int code) __attribute__((noreturn));
 
 /* dp_conn.c: the direct protocol's links to peers; every one of these is
    a no-op in a relay job. */

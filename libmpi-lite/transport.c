@@ -544,6 +544,12 @@ tp_parse(struct tp_conn *c)
 			tp_fail(c, "protocol", err);
 			break;
 		}
+		if (c->preauth && (size_t)c->h.meta_len + c->h.payload_len >
+		    TP_PREAUTH_MAX - FRAME_HDR_LEN) {
+			tp_fail(c, "protocol", "frame too big before "
+			    "authentication");
+			break;
+		}
 		need = FRAME_HDR_LEN + c->h.meta_len;
 		if (need > c->incap - c->inpos) {
 			/* Room for a big meta: compact, then grow (capped by
@@ -624,7 +630,8 @@ tp_read(struct tp_conn *c)
 			}
 		}
 		if (n == 0) {
-			tp_lost(c, "read", "connection closed by the CM");
+			tp_lost(c, "read", c->is_peer ? "connection closed by "
+			    "the peer" : "connection closed by the CM");
 			return -1;
 		}
 		if (errno == EINTR)
@@ -646,7 +653,7 @@ tp_read(struct tp_conn *c)
  * sets tp_test_exit_hook, which longjmps back to it instead; no program
  * does, and then this never returns.
  */
-static void __attribute__((noreturn))
+void
 tp_end_process(int sig, int code)
 {
 	if (tp_test_exit_hook != NULL)
