@@ -8,6 +8,7 @@
  * MPIV_FUZZ_WRITE_SEEDS=DIR writes one valid packet of each type into DIR
  * (the seeds in tests/fuzz/seeds/fuzz_priv) and exits.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,40 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	exit(0);
 }
 
+/* Unknown fields anywhere in m, nested messages included. */
+static bool
+fuzz_has_unknown(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+
+	if (m->n_unknown_fields > 0)
+		return true;
+	for (unsigned i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *base = (const char *)m + f->offset;
+
+		if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			size_t n = *(const size_t *)((const char *)m +
+			    f->quantifier_offset);
+			ProtobufCMessage *const *v =
+			    *(ProtobufCMessage *const *const *)base;
+
+			for (size_t k = 0; k < n; k++)
+				if (v[k] != NULL && fuzz_has_unknown(v[k]))
+					return true;
+		} else {
+			const ProtobufCMessage *sub =
+			    *(const ProtobufCMessage *const *)base;
+
+			if (sub != NULL && fuzz_has_unknown(sub))
+				return true;
+		}
+	}
+	return false;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -93,8 +128,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    h.type > MPIV__MSG_TYPE__MSG_PRIV_EXIT)
 		abort();
 	/* Unknown fields are kept and written back as they came, also ones
-	   protobuf-c reads but refuses to read twice (field number 0). */
-	if (m->n_unknown_fields == 0 &&
+	   protobuf-c reads but refuses to read twice (field number 0), in
+	   nested messages too: only messages without any round-trip. */
+	if (!fuzz_has_unknown(m) &&
 	    (enc = frame_encode(h.type, m, 0, &len)) != NULL) {
 		if (helper_decode(enc, len, &h2, &m2, &err) < 0 ||
 		    h2.type != h.type)
