@@ -29,6 +29,8 @@
  *                 Iprobe ...) was decided, before it is recorded
  *   coll          entering a collective operation
  *   finalize      entering MPI_Finalize
+ *   committed     direct jobs: MPI_Finalize's commit is stored at the
+ *                 home CM, the wait for the peers' not begun
  *   ckpt-before-fork  checkpoint: the mark was sent, the clone not forked
  *   ckpt-after-fork   checkpoint: the parent, once the clone exists and
  *                 the node was told (ckpt-clone)
@@ -54,7 +56,7 @@
 
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
-	"ckpt-before-fork", "ckpt-after-fork", "restore-woken",
+	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
 };
 
 struct fault_entry {

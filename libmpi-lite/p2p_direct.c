@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "direct.h"
 #include "mono.h"
@@ -1129,6 +1130,13 @@ direct_restore(void)
 	int32_t src;
 	uint64_t seq;
 
+	if (mpiv_ndlog_committed()) {
+		/* The incarnation killed after this checkpoint went on to
+		   commit its MPI_Finalize: its peers may be gone, and this
+		   one has nothing left to do (as at MPI_Init). */
+		mpiv_tp_close(0);
+		_exit(0);
+	}
 	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next) {
 		if (!r->dp_wild || r->dp_seq != 0 || r->dp_hold)
 			continue;
@@ -1207,6 +1215,7 @@ direct_finalize(void)
 		if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
 			return rc;
 	}
+	mpiv_fault_point("committed");
 	while (!dp_all(dp_peer_committed)) {
 		for (int p = 0; p < dp_world; p++)
 			if (p != dp_rank && !dp_peers[p].committed &&

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tests/fault/test_direct_finalize.sh: kills around the end of a direct
+# job (docs/DIRECT.md, "Finalize"). Senders' logs die with them, so a
+# rank must not leave while a peer may still run again, and a rank that
+# committed its MPI_Finalize must not run again. Each case: the output
+# and exit code of a failure-free run, and a restart.
+#   finalize    MPIV_FAULT=finalize (entering MPI_Finalize, nothing
+#               committed): the relaunched rank runs again from the start;
+#               its peers wait for it in their final rounds
+#   committed   MPIV_FAULT=committed (its commit stored, its peers not yet
+#               all committed): the relaunched incarnation exits 0 at
+#               MPI_Init without running the program again
+#   committed-ckpt  the same with checkpoints: the rank is relaunched from
+#               its last durable checkpoint, and the restored clone exits
+#               at once instead of running (its peers may be gone)
+#   late-kill   mpiv kill of the last rank while the others have left
+. "$(dirname "$0")/common.bash"
+
+flt_need_chaos
+bin=$(flt_prog flt_ckpt) || { flt_notok "cannot compile flt_ckpt"; flt_finish; }
+ARGS=(20000 4 2000)
+D=(--protocol direct)
+
+flt_job "$FLT_TMP/ref" 90 -n 3 "${D[@]}" "$bin" "${ARGS[@]}"
+[ "$FLT_RC" = 0 ] || { flt_notok "failure-free run: exit $FLT_RC" "$FLT_TMP/ref.err"; flt_finish; }
+
+# case NAME FAULT [mpiv run options...]
+case_run() {
+	local name=$1 fault=$2
+	shift 2
+	local o=$FLT_TMP/$name r
+	MPIV_FAULT=$fault MPIV_FAULT_LOG=$o.flog flt_job "$o" 90 -n 3 "${D[@]}" "$@" \
+		"$bin" "${ARGS[@]}"
+	r=$(flt_report "$o.json" restarts)
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "$name ($fault): exit $FLT_RC" "$o.err" "$o.flog"
+	elif ! grep -q "^fault ${fault%%:*}:" "$o.flog" 2>/dev/null; then
+		flt_notok "$name ($fault): the fault point never fired" "$o.err"
+	elif [ "${r:-0}" -lt 1 ]; then
+		flt_notok "$name ($fault): no restart in the report" "$o.json"
+	else
+		flt_same "$name ($fault): $r restart(s), $(flt_report "$o.json" checkpoints) checkpoints" \
+			"$FLT_TMP/ref.out" "$o.out"
+	fi
+}
+
+case_run finalize finalize:1:1
+case_run committed committed:1:2
+CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+if timeout 60 "$CRIU" check > /dev/null 2>&1; then
+	case_run committed-ckpt committed:1:0 --ckpt-interval 0.3
+	o=$FLT_TMP/committed-ckpt
+	fc=$(jq -r '[.restart_log[]? | .from_ckpt] | map(tostring) | join(" ")' "$o.json" 2>/dev/null)
+	if [ -n "$fc" ] && [ "$fc" != 0 ]; then
+		flt_ok "committed-ckpt: relaunched from checkpoint $fc"
+	else
+		flt_notok "committed-ckpt: not relaunched from a checkpoint (from_ckpt '$fc')" "$o.json"
+	fi
+else
+	echo "# committed-ckpt skipped: $CRIU check fails here"
+fi
+flt_finish
