@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "direct.h"
 #include "mono.h"
 #include "proto.h"
@@ -72,12 +73,27 @@ static struct dp_ack *dp_acks;
 static size_t dp_nacks, dp_capacks;
 static bool dp_finalizing;
 
+/* Digests of the messages accepted from each peer (by seq, from base),
+   to compare with a re-executing sender's (DSend.check), and the highest
+   of our seqs each peer was sent or asked to check. */
+struct dp_digests {
+	uint64_t base;
+	uint64_t *v;
+	size_t n, cap;
+};
+static struct dp_digests *dp_dgs;	/* [peer] */
+static uint64_t *dp_checked;		/* [peer] */
+#define DP_DIGEST_FULL	(16u << 10)	/* bigger payloads are sampled */
+#define DP_DIGEST_END	8192		/* bytes hashed at each end */
+#define DP_DIGEST_SLICES 32		/* and this many slices between */
+
 /* Checkpoints: what this rank had received from each peer when its
    checkpoint k was marked (the newest few), and the durable one peers
    were told of (DTrim: they drop what it holds from their logs). */
 #define DP_SNAPS 4
-static struct { uint64_t k; uint64_t *recv; } dp_snaps[DP_SNAPS];
+static struct { uint64_t k; uint64_t *recv, *sent; } dp_snaps[DP_SNAPS];
 static uint64_t *dp_trim_sent;		/* [peer]: the upto told, 0: none */
+static uint64_t *dp_trim_mine;		/* [peer]: the sent told */
 static uint64_t dp_trim_ckpt;
 
 /* ---------------- the lists ---------------- */
@@ -219,6 +235,96 @@ dp_msg_free(struct dp_msg *m)
 {
 	free(m->buf);
 	free(m);
+}
+
+/* ---------------- digests of messages ---------------- */
+
+/*
+ * The digest a message is checked by: context, tag, size and payload,
+ * whole up to DP_DIGEST_FULL, else both ends and slices between (a
+ * re-execution that computed something else changes far more than that
+ * misses; the relay's CMs hash every byte).
+ */
+static uint64_t
+dp_digest(uint32_t context, int32_t tag, const void *buf, size_t n)
+{
+	const uint8_t *b = buf;
+	size_t mid, stride;
+	uint64_t d;
+
+	if (n <= DP_DIGEST_FULL)
+		return mpiv_digest_send(context, tag, buf, n);
+	d = mpiv_digest(mpiv_digest_send(context, tag, NULL, 0) ^ (uint64_t)n,
+	    b, DP_DIGEST_END);
+	d = mpiv_digest(d, b + n - DP_DIGEST_END, DP_DIGEST_END);
+	mid = n - 2 * DP_DIGEST_END;
+	stride = mid / (DP_DIGEST_SLICES + 1);
+	for (size_t i = 1; i <= DP_DIGEST_SLICES && stride > 0; i++) {
+		size_t off = DP_DIGEST_END + i * stride, len = 256;
+
+		if (off + len > n - DP_DIGEST_END)
+			len = n - DP_DIGEST_END - off;
+		d = mpiv_digest(d, b + off, len);
+	}
+	return d;
+}
+
+/* Keeps the digest of message seq from p (accepted in seq order). */
+static void
+dp_digest_keep(int p, uint64_t seq, uint64_t digest)
+{
+	struct dp_digests *g = &dp_dgs[p];
+
+	if (g->n == 0 || seq < g->base) {
+		g->base = seq;
+		g->n = 0;
+	} else if (seq < g->base + g->n) {
+		g->n = seq - g->base;	/* taken again after a lost link */
+	} else if (seq > g->base + g->n) {
+		g->base = seq;		/* a gap (trimmed): start over */
+		g->n = 0;
+	}
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 64;
+		uint64_t *v = realloc(g->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;		/* that one goes unchecked */
+		g->v = v;
+		g->cap = cap;
+	}
+	g->v[g->n++] = digest;
+}
+
+/* Forgets the digests of p's messages up to seq upto. */
+static void
+dp_digest_trim(int p, uint64_t upto)
+{
+	struct dp_digests *g = &dp_dgs[p];
+	size_t k;
+
+	if (g->n == 0 || upto < g->base)
+		return;
+	k = upto - g->base + 1 < g->n ? (size_t)(upto - g->base + 1) : g->n;
+	memmove(g->v, g->v + k, (g->n - k) * sizeof(*g->v));
+	g->n -= k;
+	g->base += k;
+}
+
+/* A message p sends again (a re-execution's, or a resend): the same as
+   the first, or the job cannot go on. */
+static void
+dp_digest_check(int p, uint64_t seq, uint64_t digest)
+{
+	struct dp_digests *g = &dp_dgs[p];
+
+	if (g->n == 0 || seq < g->base || seq >= g->base + g->n ||
+	    g->v[seq - g->base] == digest)
+		return;
+	mpiv_tp_set_error("replay diverged: rank %d, running again, sent "
+	    "rank %d a message %llu unlike the one its first run sent (the "
+	    "program depends on something outside MPI that changed)", p,
+	    dp_rank, (unsigned long long)seq);
 }
 
 /* ---------------- synchronous sends ---------------- */
@@ -399,10 +505,18 @@ dpx_frame_begin(struct tp_conn *c)
 		return;
 	}
 	mpiv_fault_point("deliver");
-	if (d->seq <= pp->recv_last) {
-		/* Sent again (a new link, a re-execution): dropped; a
-		   synchronous one already matched is acknowledged again. */
-		if (d->sync && dp_unx_find(p, d->seq) == NULL)
+	if (d->check && c->h.payload_len > 0) {
+		dp_link_lost(c, "protocol", "a check with a payload");
+		return;
+	}
+	if (d->seq <= pp->recv_last || d->check) {
+		/* Sent again (a new link, a re-execution): compared, then
+		   dropped; a synchronous one already matched is acknowledged
+		   again. */
+		if (d->seq <= pp->recv_last)
+			dp_digest_check(p, d->seq, d->digest);
+		if (d->sync && !d->check && d->seq <= pp->recv_last &&
+		    dp_unx_find(p, d->seq) == NULL)
 			dp_send_sync_ack(p, d->seq);
 		return;
 	}
@@ -415,6 +529,7 @@ dpx_frame_begin(struct tp_conn *c)
 		return;
 	}
 	pp->recv_last = d->seq;
+	dp_digest_keep(p, d->seq, d->digest);
 	m->src = p;
 	m->seq = d->seq;
 	m->context = d->context;
@@ -475,8 +590,10 @@ dpx_frame_done(struct tp_conn *c)
 		mpiv_ckpt_ask();
 		return;
 	case MPIV__MSG_TYPE__MSG_DTRIM:
-		/* p's durable checkpoint holds our messages up to upto. */
+		/* p's durable checkpoint holds our messages up to upto, and
+		   it never sends again those up to sent. */
 		sblog_trim(&dp_sb, p, ((const Mpiv__DTrim *)c->meta)->upto);
+		dp_digest_trim(p, ((const Mpiv__DTrim *)c->meta)->sent);
 		return;
 	case MPIV__MSG_TYPE__MSG_ERROR: {
 		const Mpiv__Error *e = (const Mpiv__Error *)c->meta;
@@ -535,6 +652,19 @@ dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 	Mpiv__DSend d = MPIV__DSEND__INIT;
 	void *copy = NULL;
 
+	d.seq = seq;
+	d.context = context;
+	d.tag = tag;
+	d.digest = dp_digest(context, tag, buf, len);
+	if (seq > dp_checked[rs->p])
+		dp_checked[rs->p] = seq;
+	if (!rs->one && seq <= dp_peers[rs->p].peer_has) {
+		/* It holds this one: only checked against its first run. */
+		d.check = true;
+		rs->rc = dp_send_up(rs->p, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    NULL, 0, NULL, NULL);
+		return rs->rc != MPI_SUCCESS;
+	}
 	if (len > 0) {
 		if ((copy = malloc(len)) == NULL) {
 			rs->rc = MPI_ERR_NO_MEM;
@@ -542,9 +672,6 @@ dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 		}
 		memcpy(copy, buf, len);
 	}
-	d.seq = seq;
-	d.context = context;
-	d.tag = tag;
 	d.sync = (flags & DP_SYNC) != 0;
 	rs->rc = dp_send_up(rs->p, MPIV__MSG_TYPE__MSG_DSEND, &d.base, copy,
 	    len, copy, NULL);
@@ -588,9 +715,11 @@ dpx_link_up(int p)
 	struct dp_sync_scan sc = { .p = p, .upto = pp->peer_has };
 	Mpiv__DBye bye = MPIV__DBYE__INIT;
 
-	/* What it lacks of ours, in seq order. */
+	/* What it lacks of ours, in seq order, after a check of what it
+	   holds but was never shown by this run (a re-execution's). */
 	pp->wire_last = pp->peer_has;
-	if (sblog_replay(&dp_sb, p, pp->peer_has, dp_resend_cb, &rs) < 0 &&
+	if (sblog_replay(&dp_sb, p, dp_checked[p] < pp->peer_has ?
+	    dp_checked[p] : pp->peer_has, dp_resend_cb, &rs) < 0 &&
 	    errno != 0 && rs.rc == MPI_SUCCESS)
 		mpiv_tp_set_error("rank %d: cannot read the send log for rank "
 		    "%d: %s", dp_rank, p, strerror(errno));
@@ -605,10 +734,11 @@ dpx_link_up(int p)
 		    &rs);
 	}
 	free(sc.seqs);
-	if (dp_trim_sent != NULL && dp_trim_sent[p] > 0) {
+	if (dp_trim_sent != NULL && dp_trim_ckpt > 0) {
 		Mpiv__DTrim t = MPIV__DTRIM__INIT;
 
 		t.upto = dp_trim_sent[p];
+		t.sent = dp_trim_mine[p];
 		t.ckpt_no = dp_trim_ckpt;
 		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DTRIM, &t.base, NULL,
 		    0, NULL, NULL);
@@ -637,7 +767,9 @@ direct_init(int world_size)
 		return MPI_ERR_NO_MEM;
 	dp_sb_ready = true;
 	dp_inflight = calloc((size_t)world_size, sizeof(*dp_inflight));
-	if (dp_inflight == NULL)
+	dp_dgs = calloc((size_t)world_size, sizeof(*dp_dgs));
+	dp_checked = calloc((size_t)world_size, sizeof(*dp_checked));
+	if (dp_inflight == NULL || dp_dgs == NULL || dp_checked == NULL)
 		return MPI_ERR_NO_MEM;
 	dp_post_no = 0;
 	dp_post_head = dp_post_tail = NULL;
@@ -667,16 +799,25 @@ direct_fini(void)
 				dp_msg_free(dp_inflight[p]);
 	free(dp_inflight);
 	dp_inflight = NULL;
+	if (dp_dgs != NULL)
+		for (int p = 0; p < dp_world; p++)
+			free(dp_dgs[p].v);
+	free(dp_dgs);
+	dp_dgs = NULL;
+	free(dp_checked);
+	dp_checked = NULL;
 	free(dp_acks);
 	dp_acks = NULL;
 	dp_nacks = dp_capacks = 0;
 	for (int i = 0; i < DP_SNAPS; i++) {
 		free(dp_snaps[i].recv);
-		dp_snaps[i].recv = NULL;
+		free(dp_snaps[i].sent);
+		dp_snaps[i].recv = dp_snaps[i].sent = NULL;
 		dp_snaps[i].k = 0;
 	}
 	free(dp_trim_sent);
-	dp_trim_sent = NULL;
+	free(dp_trim_mine);
+	dp_trim_sent = dp_trim_mine = NULL;
 	dp_trim_ckpt = 0;
 	if (dp_sb_ready)
 		sblog_fini(&dp_sb);
@@ -841,10 +982,12 @@ direct_send(struct mpiv_request *r)
 			mpiv_p2p_pending_acks++;
 		}
 		pp->wire_last = seq;
+		dp_checked[dst] = seq;
 		d.seq = seq;
 		d.context = r->context;
 		d.tag = r->tag;
 		d.sync = sync;
+		d.digest = dp_digest(d.context, d.tag, payload, bytes);
 		/* r may be complete (and released) when this returns */
 		rc = dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    payload, bytes, NULL, r);
@@ -886,16 +1029,38 @@ direct_send(struct mpiv_request *r)
 		r->need_ack = true;
 		mpiv_p2p_pending_acks++;
 	}
-	if (pp->up != NULL && pp->wire_last == seq - 1) {
-		pp->wire_last = seq;
-		if (seq > pp->peer_has || sync) {
-			d.seq = seq;
-			d.context = r->context;
-			d.tag = r->tag;
-			d.sync = sync;
+	if (pp->up != NULL && seq <= pp->peer_has) {
+		/* A re-execution's message the peer holds: it compares it
+		   with the first run's; a synchronous one goes whole, to be
+		   acknowledged again. */
+		if (seq > dp_checked[dst])
+			dp_checked[dst] = seq;
+		d.seq = seq;
+		d.context = r->context;
+		d.tag = r->tag;
+		d.digest = dp_digest(d.context, d.tag, payload, bytes);
+		d.sync = sync;
+		if (sync)
 			return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND,
 			    &d.base, payload, bytes, owned, r);
-		}
+		free(owned);
+		d.check = true;
+		if ((rc = dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    NULL, 0, NULL, NULL)) != MPI_SUCCESS)
+			return rc;
+		mpiv_p2p_send_written(r);
+		return MPI_SUCCESS;
+	}
+	if (pp->up != NULL && pp->wire_last == seq - 1) {
+		pp->wire_last = seq;
+		dp_checked[dst] = seq;
+		d.seq = seq;
+		d.context = r->context;
+		d.tag = r->tag;
+		d.sync = sync;
+		d.digest = dp_digest(d.context, d.tag, payload, bytes);
+		return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    payload, bytes, owned, r);
 	}
 	/* In the log only: the next link to dst resends it. */
 	free(owned);
@@ -1044,14 +1209,18 @@ direct_ckpt_marked(uint64_t k)
 	for (int i = 1; i < DP_SNAPS; i++)
 		if (dp_snaps[i].k < dp_snaps[at].k)
 			at = i;
-	if (dp_snaps[at].recv == NULL && (dp_snaps[at].recv =
-	    calloc((size_t)dp_world, sizeof(uint64_t))) == NULL) {
+	if ((dp_snaps[at].recv == NULL && (dp_snaps[at].recv =
+	    calloc((size_t)dp_world, sizeof(uint64_t))) == NULL) ||
+	    (dp_snaps[at].sent == NULL && (dp_snaps[at].sent =
+	    calloc((size_t)dp_world, sizeof(uint64_t))) == NULL)) {
 		dp_snaps[at].k = 0;
 		return;		/* no trim for k: the peers' logs stay longer */
 	}
 	/* A message half read is not in the image. */
-	for (int p = 0; p < dp_world; p++)
+	for (int p = 0; p < dp_world; p++) {
 		dp_snaps[at].recv[p] = dpx_held(p);
+		dp_snaps[at].sent[p] = sblog_last_seq(&dp_sb, p);
+	}
 	dp_snaps[at].k = k;
 }
 
@@ -1072,13 +1241,18 @@ direct_ckpt_durable(uint64_t k)
 	if (dp_trim_sent == NULL && (dp_trim_sent = calloc((size_t)dp_world,
 	    sizeof(*dp_trim_sent))) == NULL)
 		return;
+	if (dp_trim_mine == NULL && (dp_trim_mine = calloc((size_t)dp_world,
+	    sizeof(*dp_trim_mine))) == NULL)
+		return;
 	dp_trim_ckpt = dp_snaps[best].k;
 	t.ckpt_no = dp_trim_ckpt;
 	for (int p = 0; p < dp_world; p++) {
-		if (p == dp_rank || dp_snaps[best].recv[p] <= dp_trim_sent[p])
+		if (p == dp_rank)
 			continue;
 		dp_trim_sent[p] = dp_snaps[best].recv[p];
+		dp_trim_mine[p] = dp_snaps[best].sent[p];
 		t.upto = dp_trim_sent[p];
+		t.sent = dp_trim_mine[p];
 		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DTRIM, &t.base, NULL,
 		    0, NULL, NULL);
 	}
