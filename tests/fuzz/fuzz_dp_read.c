@@ -24,31 +24,48 @@
  *   0 ACC_HELLO   accepted link, Challenge sent: the bytes are the Hello
  *   1 ACC_KEY     accepted link, a Hello in and the rank's lookup of the
  *                 dialler out: the bytes come before the PeerInfo, which
- *                 the variant makes good or a refusal (stale or unknown
- *                 incarnation, not found, no key, wrong key, no proof)
+ *                 the variant makes good or a refusal (not found, no key,
+ *                 wrong key, no proof; stale or unknown incarnation),
+ *                 and the top two bits of byte 1 may make the Hello's
+ *                 incarnation stale or unknown as well (1, 2), so that
+ *                 an unproven Hello of any incarnation is tried
  *   2 ACC_UP      accepted link, handshake done: the bytes are data frames
  *   3 DIAL_CHAL   dialled link: the bytes are the acceptor's, Challenge on
- *   4 DIAL_REPLY  dialled link, Hello sent: the bytes are the HelloReply on
+ *   4 DIAL_REPLY  dialled link, Hello sent: the bytes are the HelloReply on;
+ *                 keyed with variant bit VAR_PROVE, a first HelloReply
+ *                 that carries a proof of 32 bytes gets the acceptor's
+ *                 true one instead (the bytes cannot know the rank's
+ *                 fresh nonce), so that proven replies are fuzzed too
  *   5 DIAL_UP     dialled link, handshake done: data frames
  *
  * Checks, beyond ASan, UBSan and leaks: a model computes from the bytes
  * alone (fz_model) whether the link comes up (never without the pair
  * key when keyed), whether the rank closes it before the harness hangs
- * up (every bad frame closes it, and nothing else does), which messages
- * are delivered (the DSends in seq order, duplicates dropped, nothing
- * after a gap or a bad frame), into which receive (post order, truncated
- * to the buffer, unpacked) or left unexpected (drained with Iprobe and
- * compared), whether the Issend was acknowledged, whether DBye was seen,
- * the rank's last delivered seq, and what the rank itself wrote: its
- * Hello and HelloReply (fields and proofs), one resend of the Issend
- * once up, DSyncAcks only for synchronous DSends it got.
+ * up (every bad frame closes it, and nothing else does; before the
+ * handshake ends, a header announcing more than TP_PREAUTH_MAX -
+ * FRAME_HDR_LEN bytes of meta and payload is bad at once), whether the
+ * dialling rank ends the process (tp_end_process calls
+ * tp_test_exit_hook, which longjmps back here) on a HelloReply refusing
+ * it as fenced, which it must believe unkeyed or with the acceptor's
+ * reply proof and only then, which messages are delivered (the DSends
+ * in seq order, duplicates dropped, nothing after a gap or a bad
+ * frame), into which receive (post order, truncated to the buffer,
+ * unpacked) or left unexpected (drained with Iprobe and compared),
+ * whether the Issend was acknowledged, whether DBye was seen, the
+ * rank's last delivered seq, and what the rank itself wrote: its Hello
+ * and HelloReply (fields and proofs; an accepting rank proves the pair
+ * key before it judges an incarnation, so an unproven Hello is refused
+ * with code 0 whatever incarnation it claims, a proven stale one as
+ * ERR_FENCED with the reply proof, and no other refusal carries a
+ * proof), one resend of the Issend once up, DSyncAcks only for
+ * synchronous DSends it got.
  *
- * Not covered: a HelloReply that refuses the dialler as fenced makes
- * dp_fenced() _exit(1) without tp_test_exit_hook (dp_conn.c); fz_model
- * finds those inputs and they are skipped. A DSend on MPI_COMM_SELF's
- * context is delivered to a COMM_SELF receive posted with ANY_SOURCE,
- * as from MPI_SOURCE -1 (dp_matches checks no membership); the model
- * expects it, unless MPIV_FUZZ_STRICT_CONTEXT=1, which makes it fail.
+ * Not covered: the cap on accepted links still in their handshake
+ * (dp_accept: DP_UNAUTH_MAX + 2 per rank), as the harness opens one
+ * link per input. A DSend on MPI_COMM_SELF's context is delivered to a
+ * COMM_SELF receive posted with ANY_SOURCE, as from MPI_SOURCE -1
+ * (dp_matches checks no membership); the model expects it, unless
+ * MPIV_FUZZ_STRICT_CONTEXT=1, which makes it fail.
  *
  * MPIV_FUZZ_WRITE_SEEDS=DIR fuzz_dp_read writes the seed corpus into DIR
  * and exits.
@@ -59,6 +76,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -92,12 +110,17 @@ enum fz_mode {
 /* variant bits outside ACC_KEY */
 #define VAR_INC2	1	/* the peer runs incarnation 2 */
 #define VAR_HOLDS1	2	/* the peer says it holds our seq 1 */
+#define VAR_PROVE	4	/* DIAL_REPLY keyed: the first HelloReply's
+				   proof made the true one */
 
 /* ACC_KEY variants: what the PeerInfo (or the Hello) gets wrong. */
 enum {
 	K_GOOD, K_NOT_FOUND, K_STALE, K_UNKNOWN_INC, K_NO_KEY, K_WRONG_KEY,
 	K_OTHER_PAIR, K_NO_PROOF
 };
+/* ACC_KEY: the Hello's incarnation against the PeerInfo's (byte 1). */
+enum { KI_SAME, KI_STALE, KI_AHEAD };
+#define OPT_KINC(b)	((b) >> 6 == 3 ? KI_SAME : (b) >> 6)
 
 /* The receives, in post order, and the Issend. */
 enum { R_TAG7, R_VEC, R_ONE, R_EMPTY, R_BIG, R_SELF, R_SSEND, R_NREQ };
@@ -142,13 +165,17 @@ struct fz_msg {
 };
 
 #define FZ_MAXMSG	8192
+#define FZ_R_ANY	(-2)	/* not known from the bytes alone */
+#define FZ_R_NONE	(-1)	/* no HelloReply at all */
 
 /* What the bytes must do (fz_model). */
 struct fz_model {
 	bool det;		/* decided by the bytes alone */
 	bool up;		/* the link comes up */
 	bool closed;		/* the rank closes it before the hang-up */
-	bool fenced;		/* a fenced refusal: skipped */
+	bool exit;		/* the rank ends the process, fenced */
+	int reply;		/* ACC_HELLO: the HelloReply due (FZ_R_*, or
+				   the code of a refusal) */
 	bool any_frame;		/* a whole frame (ACC_KEY: the link is lost) */
 	bool chal;		/* DIAL_CHAL: a Challenge was answered */
 	uint8_t chal_nonce[AUTH_NONCE_LEN];
@@ -162,7 +189,9 @@ struct fz_model {
 
 struct fz {
 	int mode, var;
+	int kinc;		/* ACC_KEY: KI_* */
 	bool keyed, logging, dial;
+	bool prove;		/* DIAL_REPLY: VAR_PROVE, keyed */
 	int prank;		/* the rank the harness plays */
 	uint32_t pinc;		/* its incarnation */
 	uint64_t holds;		/* the peer_delivered it says */
@@ -183,7 +212,9 @@ struct fz {
 	int nhello;
 	int nreply_ok, nreply_no, reply_code;
 	char reply_text[200];
-	bool reply_proof_ok;
+	bool reply_proof_ok;	/* ok: proven, or unkeyed */
+	size_t reply_proof_len;
+	bool reply_proven;	/* the proof over our Hello's nonces */
 	uint32_t reply_inc;
 	uint64_t reply_delivered;
 	/* data the rank wrote */
@@ -197,6 +228,8 @@ static int fz_lfd = -1;		/* the harness's listener (dialled modes) */
 static char fz_laddr[64];
 static bool fz_strict_context;
 static struct fz_model fz_md;
+static struct fz fz_z;		/* static: it lives across the longjmp */
+static jmp_buf fz_jmp;
 
 #define FZ_FAIL(...) do {						\
 	fprintf(stderr, "fuzz_dp_read: " __VA_ARGS__);			\
@@ -204,10 +237,15 @@ static struct fz_model fz_md;
 	abort();							\
 } while (0)
 
+/* tp_end_process: only a believed fenced refusal may end the rank (a
+   CM is never lost here). */
 static void
 fz_exit_hook(void)
 {
-	FZ_FAIL("the library ended the process (a CM is never lost here)");
+	if (!fz_md.exit)
+		FZ_FAIL("the library ended the process, want it %s",
+		    fz_md.closed ? "to close the link" : "running");
+	longjmp(fz_jmp, 1);
 }
 
 static void
@@ -268,7 +306,7 @@ fz_send(int fd, uint16_t type, const ProtobufCMessage *m)
 	while (off < len) {
 		ssize_t w = send(fd, enc + off, len - off, MSG_NOSIGNAL);
 
-		if (w < 0 && errno == EAGAIN) {
+		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
 			struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 			(void)poll(&p, 1, 10);
@@ -384,16 +422,14 @@ fz_peer_info(struct fz *z, int q)
 			pi.addr = "";
 			pi.error = "gone";
 			break;
-		case K_STALE:
-			pi.incarnation = z->pinc + 1;
-			break;
-		case K_UNKNOWN_INC:
-			pi.incarnation = z->pinc - 1;
-			break;
 		case K_WRONG_KEY:
 			fz_pair_key(1, 3, &k);
 			break;
 		}
+		if (z->kinc == KI_STALE)
+			pi.incarnation = z->pinc + 1;
+		else if (z->kinc == KI_AHEAD)
+			pi.incarnation = z->pinc - 1;
 	}
 	if (z->keyed && !(z->mode == M_ACC_KEY && z->var == K_NO_KEY)) {
 		pi.pair_key.data = k.k;
@@ -467,15 +503,18 @@ fz_got(struct fz *z, uint16_t t, ProtobufCMessage *m, const uint8_t *pl,
 
 		if (z->dial)
 			FZ_FAIL("a HelloReply from the dialling rank");
+		/* the proof over our Hello (ACC_KEY, ACC_UP: the bytes of
+		   ACC_HELLO cannot be proven) */
+		auth_reply_proof(&z->key, z->nonce_s, z->nonce_c, z->cproof,
+		    want);
+		z->reply_proof_len = r->auth_proof.len;
+		z->reply_proven = r->auth_proof.len == AUTH_HASH_LEN &&
+		    memcmp(want, r->auth_proof.data, sizeof(want)) == 0;
 		if (r->ok) {
 			z->nreply_ok++;
 			z->reply_inc = r->incarnation;
 			z->reply_delivered = r->peer_delivered;
-			auth_reply_proof(&z->key, z->nonce_s, z->nonce_c,
-			    z->cproof, want);
-			z->reply_proof_ok = !z->keyed ||
-			    (r->auth_proof.len == AUTH_HASH_LEN &&
-			    memcmp(want, r->auth_proof.data, sizeof(want)) == 0);
+			z->reply_proof_ok = !z->keyed || z->reply_proven;
 		} else {
 			z->nreply_no++;
 			z->reply_code = r->code;
@@ -653,8 +692,11 @@ fz_accepted(struct fz *z)
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)atoi(colon + 1));
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	/* non-blocking: libFuzzer's SIGALRM would interrupt a blocking
+	   connect (EINTR) */
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0)) < 0 || (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 &&
+	    errno != EINPROGRESS))
 		FZ_FAIL("connect to %s: %s", dp_listen_addr, strerror(errno));
 	fz_link_fd(z, fd);
 	for (i = 0; i < FZ_SPINS && !z->challenged; i++)
@@ -680,6 +722,9 @@ fz_accepted(struct fz *z)
 		    "%d refused: %s)", z->nreply_ok, z->nreply_no,
 		    z->reply_text);
 }
+
+static void fz_check_hello(const struct fz *z,
+    const uint8_t nonce_s[AUTH_NONCE_LEN]);
 
 /* Dialled modes: waits for the rank's dial; further as the mode says. */
 static void
@@ -719,6 +764,7 @@ fz_dialled(struct fz *z)
 		fz_pump(z);
 	if (z->hello == NULL)
 		FZ_FAIL("no Hello from the dialling rank");
+	fz_check_hello(z, z->nonce_s);
 	if (z->mode == M_DIAL_REPLY)
 		return;
 	r.ok = true;
@@ -765,17 +811,22 @@ fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN])
 /*
  * The frame at off: -1 bad (the rank closes the link), 0 not whole yet
  * (header and meta), 1 with *h, *m (to free) and *next (past the
- * payload, which may lie beyond n). The library's order of checks.
+ * payload, which may lie beyond n). The library's order of checks;
+ * preauth (the handshake not ended), a header announcing more than
+ * TP_PREAUTH_MAX bytes in all is bad before its meta is read.
  */
 static int
-fz_frame_at(const uint8_t *p, size_t n, size_t off, struct frame_hdr *h,
-    ProtobufCMessage **m, size_t *next)
+fz_frame_at(const uint8_t *p, size_t n, size_t off, bool preauth,
+    struct frame_hdr *h, ProtobufCMessage **m, size_t *next)
 {
 	const char *err;
 
 	if (n - off < FRAME_HDR_LEN)
 		return 0;
 	if (frame_parse_header(p + off, h, &err) < 0)
+		return -1;
+	if (preauth && (size_t)h->meta_len + h->payload_len >
+	    TP_PREAUTH_MAX - FRAME_HDR_LEN)
 		return -1;
 	if (n - off - FRAME_HDR_LEN < h->meta_len)
 		return 0;
@@ -787,37 +838,100 @@ fz_frame_at(const uint8_t *p, size_t n, size_t off, struct frame_hdr *h,
 	return 1;
 }
 
+/* Whether a whole frame or a bad one lies at off (before the handshake
+   ends): one the rank acts on. */
+static bool
+fz_frame_follows(const uint8_t *p, size_t n, size_t off)
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m = NULL;
+	size_t next;
+	int k = fz_frame_at(p, n, off, true, &h, &m, &next);
+
+	frame_free_meta(m);
+	return k != 0;
+}
+
+/* An accepted Hello that names a peer of this job (dp_got_hello): the
+   rank looks its dialler up. */
+static bool
+fz_hello_names_peer(const Mpiv__Hello *h)
+{
+	return h->role == MPIV__ROLE__ROLE_RANK && h->job_id != NULL &&
+	    strcmp(h->job_id, FZ_JOB) == 0 && h->rank >= 0 &&
+	    h->rank < FZ_WORLD && h->rank != FZ_RANK && h->peer == FZ_RANK;
+}
+
 /* An accepted Hello the rank's lookup would let through unkeyed. */
 static bool
 fz_hello_passes(const struct fz *z, const Mpiv__Hello *h)
 {
-	return h->role == MPIV__ROLE__ROLE_RANK && h->job_id != NULL &&
-	    strcmp(h->job_id, FZ_JOB) == 0 && h->rank == z->prank &&
-	    h->peer == FZ_RANK && h->incarnation == z->pinc;
+	return fz_hello_names_peer(h) && h->rank == z->prank &&
+	    h->incarnation == z->pinc;
+}
+
+/*
+ * ACC_HELLO: the HelloReply due to the Hello h of the bytes once the
+ * harness, as the CM, answers the lookup: it gives prank at pinc with
+ * K, any other rank is not found; keyed, the bytes' proof fails (they
+ * cannot know the Challenge's nonce), and that comes before the
+ * incarnation. FZ_R_ANY: it comes up (unkeyed).
+ */
+static int
+fz_hello_reply(const struct fz *z, const Mpiv__Hello *h)
+{
+	if (!fz_hello_names_peer(h))
+		return MPIV__ERROR_CODE__ERR_PROTOCOL;
+	if (h->rank != z->prank || z->keyed)
+		return MPIV__ERROR_CODE__ERR_UNSPECIFIED;
+	if (h->incarnation < z->pinc)
+		return MPIV__ERROR_CODE__ERR_FENCED;
+	if (h->incarnation > z->pinc)
+		return MPIV__ERROR_CODE__ERR_UNSPECIFIED;
+	return FZ_R_ANY;
 }
 
 enum { S_ACC_HELLO, S_ACC_KEY, S_CHAL, S_REPLY, S_UP };
+
+/* ACC_KEY: whether the rank can prove the Hello with the PeerInfo's key
+   (unkeyed: nothing to prove). */
+static bool
+fz_key_proven(const struct fz *z)
+{
+	switch (z->var) {
+	case K_NOT_FOUND:
+		return false;
+	case K_NO_KEY: case K_WRONG_KEY: case K_OTHER_PAIR: case K_NO_PROOF:
+		return !z->keyed;
+	default:
+		return true;
+	}
+}
 
 /* Whether the outcome of ACC_KEY's PeerInfo is a good handshake. */
 static bool
 fz_key_ok(const struct fz *z)
 {
-	switch (z->var) {
-	case K_GOOD:
-		return true;
-	case K_NO_KEY: case K_WRONG_KEY: case K_OTHER_PAIR: case K_NO_PROOF:
-		return !z->keyed;
-	default:
-		return false;
-	}
+	return fz_key_proven(z) && z->kinc == KI_SAME;
+}
+
+/* Whether r carries proof, the acceptor's reply proof over the dialling
+   rank's Hello (NULL: none the bytes can hold). */
+static bool
+fz_reply_proven(const Mpiv__HelloReply *r, const uint8_t *proof)
+{
+	return proof != NULL && r->auth_proof.len == AUTH_HASH_LEN &&
+	    memcmp(r->auth_proof.data, proof, AUTH_HASH_LEN) == 0;
 }
 
 /*
  * What the peer's bytes p[0, n) must do to the rank, link state by link
- * state as dp_conn.c and p2p_direct.c define it.
+ * state as dp_conn.c and p2p_direct.c define it. proof: DIAL_REPLY
+ * keyed, the reply proof the rank wants (else NULL).
  */
 static void
-fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
+fz_model(const struct fz *z, const uint8_t *p, size_t n,
+    const uint8_t *proof, struct fz_model *md)
 {
 	static const int start[M_NMODES] = {
 		[M_ACC_HELLO] = S_ACC_HELLO, [M_ACC_KEY] = S_ACC_KEY,
@@ -829,7 +943,8 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
 
 	md->det = true;
 	md->up = st == S_UP;
-	md->closed = md->fenced = md->any_frame = md->chal = false;
+	md->closed = md->exit = md->any_frame = md->chal = false;
+	md->reply = z->mode == M_ACC_HELLO ? FZ_R_NONE : FZ_R_ANY;
 	md->bye = md->acked1 = false;
 	md->last = 0;
 	md->nmsg = md->nsync = 0;
@@ -837,7 +952,7 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
 		struct frame_hdr h;
 		ProtobufCMessage *m = NULL;
 		size_t next = 0;
-		int k = fz_frame_at(p, n, off, &h, &m, &next);
+		int k = fz_frame_at(p, n, off, st != S_UP, &h, &m, &next);
 		bool whole = next <= n;
 
 		if (k < 0) {
@@ -853,10 +968,21 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
 		} else if (st == S_ACC_HELLO) {
 			/* keyed, every frame ends it: a Hello at the
 			   lookup's answer (no proof can pass) */
-			if (!z->keyed && h.type == MPIV__MSG_TYPE__MSG_HELLO &&
-			    fz_hello_passes(z, (const Mpiv__Hello *)m))
-				md->det = false;	/* up, racing its
-							   frames */
+			if (h.type == MPIV__MSG_TYPE__MSG_HELLO) {
+				const Mpiv__Hello *hh = (const Mpiv__Hello *)m;
+				int want = fz_hello_reply(z, hh);
+
+				if (!z->keyed && fz_hello_passes(z, hh))
+					md->det = false; /* up, racing its
+							    frames */
+				/* Refused at once, or at the lookup's
+				   answer unless a frame after it closes the
+				   link first. */
+				if (want != MPIV__ERROR_CODE__ERR_PROTOCOL &&
+				    fz_frame_follows(p, n, next))
+					want = FZ_R_ANY;
+				md->reply = want;
+			}
 			md->closed = true;
 		} else if (st == S_ACC_KEY) {
 			md->closed = true;	/* no frame while it waits */
@@ -879,15 +1005,24 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
 			const Mpiv__HelloReply *r =
 			    (const Mpiv__HelloReply *)m;
 
-			if (h.type != MPIV__MSG_TYPE__MSG_HELLO_REPLY) {
+			/* keyed, a proof only as VAR_PROVE makes it: the
+			   bytes cannot know the rank's fresh nonce */
+			bool is_reply =
+			    h.type == MPIV__MSG_TYPE__MSG_HELLO_REPLY;
+			bool proven = is_reply && (!z->keyed ||
+			    fz_reply_proven(r, proof));
+
+			if (!is_reply) {
 				md->closed = true;
 			} else if (!r->ok) {
-				if (r->code == MPIV__ERROR_CODE__ERR_FENCED)
-					md->fenced = true;
-				md->closed = true;
-			} else if (z->keyed || r->incarnation < z->pinc) {
-				/* keyed: its proof cannot be the one over
-				   the rank's fresh nonce */
+				/* fenced on the word of the peer it meant
+				   to reach; anyone else just refuses it */
+				if (r->code == MPIV__ERROR_CODE__ERR_FENCED &&
+				    proven)
+					md->exit = true;
+				else
+					md->closed = true;
+			} else if (!proven || r->incarnation < z->pinc) {
 				md->closed = true;
 			} else {
 				md->up = true;
@@ -931,7 +1066,7 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n, struct fz_model *md)
 			md->closed = true;	/* Error, or not for a link */
 		}
 		frame_free_meta(m);
-		if (md->closed || md->fenced || !md->det || !whole)
+		if (md->closed || md->exit || !md->det || !whole)
 			break;
 		off = next;
 	}
@@ -1123,10 +1258,27 @@ fz_check_link(struct fz *z, const struct fz_model *md)
 	bool up = dp_peers[z->prank].up != NULL;
 
 	bool may_be_up = z->mode == M_ACC_UP || z->mode == M_DIAL_UP ||
-	    (z->mode == M_ACC_KEY && !md->any_frame && fz_key_ok(z));
+	    (z->mode == M_ACC_KEY && !md->any_frame && fz_key_ok(z)) ||
+	    (z->mode == M_DIAL_REPLY && z->prove);
 
 	if (z->keyed && (up || z->nreply_ok > 0) && !may_be_up)
 		FZ_FAIL("a link came up without the pair key");
+	/* A refusal proves the pair key only as fenced, keyed, and then
+	   must (the Hello was proven first); nothing unproven is fenced. */
+	if (z->nreply_no > 0) {
+		bool fenced = z->reply_code == MPIV__ERROR_CODE__ERR_FENCED;
+
+		if (z->keyed && fenced && (z->mode != M_ACC_KEY ||
+		    !fz_key_proven(z)))
+			FZ_FAIL("an unproven Hello refused as fenced: \"%s\"",
+			    z->reply_text);
+		if (z->keyed && fenced && !z->reply_proven)
+			FZ_FAIL("a fenced refusal without the reply proof "
+			    "(%zu bytes)", z->reply_proof_len);
+		if (!(z->keyed && fenced) && z->reply_proof_len != 0)
+			FZ_FAIL("a refusal (code %d) with a proof",
+			    z->reply_code);
+	}
 	if (z->mode == M_DIAL_CHAL) {
 		if (md->det && z->nhello != (md->chal ? 1 : 0))
 			FZ_FAIL("%d Hellos from the rank for %d Challenges",
@@ -1144,6 +1296,13 @@ fz_check_link(struct fz *z, const struct fz_model *md)
 		    md->up && !md->closed ? "up" : "not up");
 	if (z->mode == M_ACC_HELLO && z->nreply_ok > 0)
 		FZ_FAIL("a HelloReply ok to the bytes after a Challenge");
+	if (z->mode == M_ACC_HELLO && md->reply != FZ_R_ANY &&
+	    (md->reply == FZ_R_NONE ? z->nreply_no != 0 :
+	    z->nreply_no != 1 || z->reply_code != md->reply))
+		FZ_FAIL("%d refusals (code %d \"%s\"), want %s %d",
+		    z->nreply_no, z->reply_code, z->reply_text,
+		    md->reply == FZ_R_NONE ? "none" : "one, code",
+		    md->reply);
 	if (z->mode == M_ACC_KEY) {
 		if (md->any_frame) {
 			if (z->nreply_ok + z->nreply_no > 0)
@@ -1154,21 +1313,27 @@ fz_check_link(struct fz *z, const struct fz_model *md)
 				FZ_FAIL("no good HelloReply (variant %d)",
 				    z->var);
 		} else {
-			const char *want = z->var == K_STALE ?
-			    "is stale" : z->var == K_WRONG_KEY ||
-			    z->var == K_OTHER_PAIR ? AUTH_ERR_FAILED :
-			    z->var == K_NO_PROOF ? "authentication required" :
-			    z->var == K_NO_KEY ? "no pair key" :
-			    z->var == K_UNKNOWN_INC ? "not known to our "
-			    "Channel Memory yet" : "is not known to our";
+			/* who it is first (dp_accept_keyed), then its
+			   incarnation */
+			bool proven = fz_key_proven(z);
+			const char *want = z->var == K_NOT_FOUND ?
+			    "is not known to our" : !proven ?
+			    (z->var == K_WRONG_KEY || z->var == K_OTHER_PAIR ?
+			    AUTH_ERR_FAILED : z->var == K_NO_PROOF ?
+			    "authentication required" : "no pair key") :
+			    z->kinc == KI_STALE ? "is stale" :
+			    "not known to our Channel Memory yet";
+			bool fenced = proven && z->kinc == KI_STALE;
 
 			if (z->nreply_no != 1 || z->nreply_ok != 0 ||
 			    (z->reply_code == MPIV__ERROR_CODE__ERR_FENCED) !=
-			    (z->var == K_STALE) ||
+			    fenced || (!fenced && z->reply_code !=
+			    MPIV__ERROR_CODE__ERR_UNSPECIFIED) ||
 			    strstr(z->reply_text, want) == NULL)
-				FZ_FAIL("variant %d: refused with code %d "
-				    "\"%s\", want \"%s\"", z->var,
-				    z->reply_code, z->reply_text, want);
+				FZ_FAIL("variant %d, incarnation %d: refused "
+				    "with code %d \"%s\", want \"%s\"",
+				    z->var, z->kinc, z->reply_code,
+				    z->reply_text, want);
 		}
 	}
 }
@@ -1200,7 +1365,8 @@ fz_feed(struct fz *z, const uint8_t *p, size_t n, uint8_t split)
 		}
 		w = send(z->peer, p, k, MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (w < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
 				break;
 			stuck++;
 		} else {
@@ -1235,74 +1401,144 @@ fz_teardown(struct fz *z)
 		FZ_FAIL("%d requests live after the teardown", mpiv_req_live());
 }
 
+/*
+ * DIAL_REPLY keyed with VAR_PROVE: the bytes to send, a first HelloReply
+ * that carries 32 bytes of proof given proof instead (re-encoded: its
+ * meta length may change). Else p itself. *n in and out; free what
+ * differs from p.
+ */
+static const uint8_t *
+fz_prove(const struct fz *z, const uint8_t *p, size_t *n,
+    const uint8_t proof[AUTH_HASH_LEN])
+{
+	struct frame_hdr h;
+	ProtobufCMessage *m = NULL;
+	Mpiv__HelloReply *r;
+	uint8_t *enc, *out;
+	size_t next, len, rest, skip;
+
+	if (!z->prove || fz_frame_at(p, *n, 0, true, &h, &m, &next) != 1)
+		return p;
+	r = (Mpiv__HelloReply *)m;
+	if (h.type != MPIV__MSG_TYPE__MSG_HELLO_REPLY ||
+	    r->auth_proof.len != AUTH_HASH_LEN) {
+		frame_free_meta(m);
+		return p;
+	}
+	memcpy(r->auth_proof.data, proof, AUTH_HASH_LEN);
+	enc = frame_encode(h.type, m, h.payload_len, &len);
+	frame_free_meta(m);
+	skip = FRAME_HDR_LEN + (size_t)h.meta_len;
+	rest = *n - skip;
+	if (enc == NULL || (out = malloc(len + rest + 1)) == NULL)
+		abort();
+	memcpy(out, enc, len);
+	memcpy(out + len, p + skip, rest);
+	free(enc);
+	*n = len + rest;
+	return out;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fz z;
+	struct fz *z = &fz_z;
+	const uint8_t *feed;
+	size_t nfeed = size - 2;
+	uint8_t proof[AUTH_HASH_LEN];
 	int sv[2];
 
 	if (size < 2 || size > 60000)
 		return 0;
-	memset(&z, 0, sizeof(z));
-	z.mode = OPT_MODE(data[0]);
-	z.keyed = !(data[0] & OPT_UNKEYED);
-	z.logging = (data[0] & OPT_LOGGING) != 0;
-	z.var = OPT_VAR(data[0]);
-	z.dial = z.mode >= M_DIAL_CHAL;
-	z.prank = z.dial ? FZ_DIAL_PEER : FZ_ACC_PEER;
-	z.pinc = 1;
-	if (z.mode == M_ACC_KEY ? z.var == K_UNKNOWN_INC :
-	    (z.var & VAR_INC2) != 0)
-		z.pinc = 2;
-	if (z.mode != M_ACC_KEY && (z.var & VAR_HOLDS1))
-		z.holds = 1;
-	z.peer = -1;
-	z.answer = z.mode != M_ACC_KEY;
-	fz_pair_key(FZ_RANK, z.prank, &z.key);
+	memset(z, 0, sizeof(*z));
+	z->mode = OPT_MODE(data[0]);
+	z->keyed = !(data[0] & OPT_UNKEYED);
+	z->logging = (data[0] & OPT_LOGGING) != 0;
+	z->var = OPT_VAR(data[0]);
+	z->dial = z->mode >= M_DIAL_CHAL;
+	z->prank = z->dial ? FZ_DIAL_PEER : FZ_ACC_PEER;
+	z->pinc = 1;
+	if (z->mode == M_ACC_KEY) {
+		z->kinc = z->var == K_STALE ? KI_STALE :
+		    z->var == K_UNKNOWN_INC ? KI_AHEAD : OPT_KINC(data[1]);
+		if (z->kinc == KI_AHEAD)
+			z->pinc = 2;
+	} else {
+		if (z->var & VAR_INC2)
+			z->pinc = 2;
+		if (z->var & VAR_HOLDS1)
+			z->holds = 1;
+		z->prove = z->mode == M_DIAL_REPLY && z->keyed &&
+		    (z->var & VAR_PROVE) != 0;
+	}
+	z->peer = -1;
+	z->answer = z->mode != M_ACC_KEY;
+	fz_pair_key(FZ_RANK, z->prank, &z->key);
+	fz_md.exit = false;
 
-	/* The model first: an input that would fence is skipped. */
-	fz_model(&z, data + 2, size - 2, &fz_md);
-	if (fz_md.fenced)
-		return -1;
-
-	if (z.dial)		/* dials left by earlier runs */
+	if (z->dial)		/* dials left by earlier runs */
 		for (int fd; (fd = accept4(fz_lfd, NULL, NULL,
 		    SOCK_NONBLOCK)) >= 0;)
 			fz_close_rst(fd);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		abort();
-	z.cm = sv[1];
-	fz_in_init(&z.cmin, sv[1]);
+	z->cm = sv[1];
+	fz_in_init(&z->cmin, sv[1]);
 	fz_nonblock(sv[1]);
 	tp_test_exit_hook = fz_exit_hook;
-	fz_setup(&z, sv[0]);
-	if (z.dial)
-		fz_dialled(&z);
+	fz_setup(z, sv[0]);
+	if (z->dial)
+		fz_dialled(z);
 	else
-		fz_accepted(&z);
+		fz_accepted(z);
 
-	fz_feed(&z, data + 2, size - 2, data[1]);
-	if (z.mode == M_ACC_KEY) {
-		z.answer = true;
-		if (z.lookup_due)
-			fz_peer_info(&z, z.prank);
+	/* The model of the bytes as sent (DIAL_REPLY: after the rank's
+	   Hello, whose nonce a proof covers). */
+	feed = data + 2;
+	if (z->mode == M_DIAL_REPLY && z->keyed) {
+		auth_reply_proof(&z->key, z->nonce_s,
+		    z->hello->auth_nonce.data, z->hello->auth_proof.data,
+		    proof);
+		feed = fz_prove(z, feed, &nfeed, proof);
 	}
-	for (int i = 0; i < 4; i++)
-		fz_pump(&z);
-	for (int i = 0; i < FZ_SPINS && fz_md.det && fz_md.closed &&
-	    !z.pin.eof; i++)
-		fz_pump(&z);
-	fz_check_link(&z, &fz_md);
+	fz_model(z, feed, nfeed, z->mode == M_DIAL_REPLY && z->keyed ?
+	    proof : NULL, &fz_md);
 
-	/* The peer hangs up: whatever is half read is undone. */
-	shutdown(z.peer, SHUT_WR);
-	for (int i = 0; i < FZ_SPINS && dp_peers[z.prank].up != NULL; i++)
-		fz_pump(&z);
-	for (int i = 0; i < 2; i++)
-		fz_pump(&z);
-	fz_check_end(&z, &fz_md);
+	if (setjmp(fz_jmp) == 0) {
+		fz_feed(z, feed, nfeed, data[1]);
+		if (z->mode == M_ACC_KEY) {
+			z->answer = true;
+			if (z->lookup_due)
+				fz_peer_info(z, z->prank);
+		}
+		for (int i = 0; i < 4; i++)
+			fz_pump(z);
+		for (int i = 0; i < FZ_SPINS && fz_md.det && fz_md.closed &&
+		    !z->pin.eof; i++)
+			fz_pump(z);
+		if (fz_md.exit)
+			FZ_FAIL("the rank did not end on a fenced refusal "
+			    "that it must believe");
+		fz_check_link(z, &fz_md);
+
+		/* The peer hangs up: whatever is half read is undone. */
+		shutdown(z->peer, SHUT_WR);
+		for (int i = 0; i < FZ_SPINS && dp_peers[z->prank].up != NULL;
+		    i++)
+			fz_pump(z);
+		for (int i = 0; i < 2; i++)
+			fz_pump(z);
+		fz_check_end(z, &fz_md);
+	} else if (z->hello != NULL) {
+		/* Ended (fz_exit_hook checked that it had to): what it
+		   said before still counts. */
+		fz_check_hello(z, z->mode == M_DIAL_CHAL ? fz_md.chal_nonce :
+		    z->nonce_s);
+	}
 	tp_test_exit_hook = NULL;
-	fz_teardown(&z);
+	fz_teardown(z);
+	if (feed != data + 2)
+		free((void *)feed);
 	return 0;
 }
 
@@ -1442,7 +1678,8 @@ fz_error(struct fz_seed *s, const char *text)
 
 /* A Hello from rank `rank` to FZ_RANK with a made-up proof (or none). */
 static void
-fz_hello(struct fz_seed *s, const char *job, int rank, int peer, bool proof)
+fz_hello_inc(struct fz_seed *s, const char *job, int rank, int peer,
+    bool proof, uint32_t inc)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	uint8_t junk[AUTH_HASH_LEN];
@@ -1452,7 +1689,7 @@ fz_hello(struct fz_seed *s, const char *job, int rank, int peer, bool proof)
 	h.role = MPIV__ROLE__ROLE_RANK;
 	h.job_id = (char *)job;
 	h.rank = rank;
-	h.incarnation = 1;
+	h.incarnation = inc;
 	h.peer = peer;
 	if (proof) {
 		h.auth_nonce.data = junk;
@@ -1461,6 +1698,24 @@ fz_hello(struct fz_seed *s, const char *job, int rank, int peer, bool proof)
 		h.auth_proof.len = sizeof(junk);
 	}
 	fz_frame(s, MPIV__MSG_TYPE__MSG_HELLO, &h.base, 0);
+}
+
+static void
+fz_hello(struct fz_seed *s, const char *job, int rank, int peer, bool proof)
+{
+	fz_hello_inc(s, job, rank, peer, proof, 1);
+}
+
+/* A bare header announcing meta_len and payload_len, then `have` bytes
+   of junk. */
+static void
+fz_header(struct fz_seed *s, uint16_t type, uint32_t meta_len,
+    uint32_t payload_len, size_t have)
+{
+	frame_put_header(s->b + s->n, type, meta_len, payload_len);
+	s->n += FRAME_HDR_LEN;
+	for (size_t i = 0; i < have; i++)
+		s->b[s->n++] = (uint8_t)(i * 11 + 3);
 }
 
 /* Every data frame a link carries, in a good order. */
@@ -1536,6 +1791,31 @@ fz_write_seeds(const char *dir)
 	fz_hello(&s, FZ_JOB, FZ_ACC_PEER, FZ_RANK, true);
 	s.n -= 5;
 	fz_put(dir, "acc_hello_cut", &s);
+	/* stale Hellos (the peer runs incarnation 2): unkeyed, refused as
+	   fenced; keyed, unproven, refused for that whatever it claims */
+	fz_start(&s, M_ACC_HELLO | OPT_UNKEYED | VAR_INC2 << 5, 0);
+	fz_hello_inc(&s, FZ_JOB, FZ_ACC_PEER, FZ_RANK, false, 1);
+	fz_put(dir, "acc_hello_stale_unkeyed", &s);
+	fz_start(&s, M_ACC_HELLO | VAR_INC2 << 5, 0);
+	fz_hello_inc(&s, FZ_JOB, FZ_ACC_PEER, FZ_RANK, true, 1);
+	fz_put(dir, "acc_hello_stale_bad_proof", &s);
+	fz_start(&s, M_ACC_HELLO | OPT_UNKEYED, 0);
+	fz_hello_inc(&s, FZ_JOB, FZ_ACC_PEER, FZ_RANK, false, 5);
+	fz_put(dir, "acc_hello_ahead_unkeyed", &s);
+	/* before the handshake: a header one byte over TP_PREAUTH_MAX
+	   closes the link at once; one at it waits for its meta */
+	fz_start(&s, M_ACC_HELLO, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_HELLO,
+	    TP_PREAUTH_MAX - FRAME_HDR_LEN + 1, 0, 20);
+	fz_put(dir, "acc_hello_too_big", &s);
+	fz_start(&s, M_ACC_HELLO, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_HELLO,
+	    TP_PREAUTH_MAX - FRAME_HDR_LEN, 0, 20);
+	fz_put(dir, "acc_hello_at_limit_waits", &s);
+	fz_start(&s, M_ACC_HELLO | OPT_UNKEYED, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_HELLO, 100,
+	    TP_PREAUTH_MAX - FRAME_HDR_LEN - 99, 20);
+	fz_put(dir, "acc_hello_too_big_payload", &s);
 
 	/* ACC_KEY: each PeerInfo variant with nothing in between, keyed
 	   and not; a frame while the lookup is out */
@@ -1547,9 +1827,29 @@ fz_write_seeds(const char *dir)
 		snprintf(name, sizeof(name), "acc_key_var%d_unkeyed", v);
 		fz_put(dir, name, &s);
 	}
+	/* the Hello's proof against its incarnation: stale or unknown
+	   and proven, or not (byte 1's top bits) */
+	for (int v = 0; v < 8; v++) {
+		if (v == K_NOT_FOUND || v == K_STALE || v == K_UNKNOWN_INC)
+			continue;
+		for (int ki = KI_STALE; ki <= KI_AHEAD; ki++) {
+			fz_start(&s, (uint8_t)(M_ACC_KEY | v << 5),
+			    (uint8_t)(ki << 6));
+			snprintf(name, sizeof(name), "acc_key_var%d_inc%d",
+			    v, ki);
+			fz_put(dir, name, &s);
+			s.b[0] |= OPT_UNKEYED;
+			snprintf(name, sizeof(name),
+			    "acc_key_var%d_inc%d_unkeyed", v, ki);
+			fz_put(dir, name, &s);
+		}
+	}
 	fz_start(&s, M_ACC_KEY, 0);
 	fz_dsend(&s, 1, 0, 7, false, 0);
 	fz_put(dir, "acc_key_dsend", &s);
+	fz_start(&s, M_ACC_KEY, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_DSEND, 4, 1u << 20, 4);
+	fz_put(dir, "acc_key_too_big", &s);
 
 	/* ACC_UP and DIAL_UP: the data, cut and whole, logging on and
 	   off, the peer at incarnation 2 holding our seq 1 */
@@ -1678,6 +1978,49 @@ fz_write_seeds(const char *dir)
 	fz_start(&s, M_DIAL_CHAL, 0);
 	fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
 	fz_put(dir, "dial_chal_noauth", &s);
+	/* before the handshake: too big a Challenge; unkeyed, one of
+	   nearly TP_PREAUTH_MAX (a long nonce, unused), then up and data
+	   the grown buffer takes */
+	fz_start(&s, M_DIAL_CHAL, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, 5000, 0, 40);
+	fz_put(dir, "dial_chal_too_big", &s);
+	{
+		static uint8_t longnonce[3600];
+
+		memset(longnonce, 0x5a, sizeof(longnonce));
+		fz_start(&s, M_DIAL_CHAL | OPT_UNKEYED, 0);
+		ch.nonce.data = longnonce;
+		ch.nonce.len = sizeof(longnonce);
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+		ch.nonce.data = nonce;
+		ch.nonce.len = 0;
+		hr.ok = true;
+		hr.incarnation = 1;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+		fz_dsend(&s, 1, 0, 7, false, 40);
+		fz_dsend(&s, 2, 0, 3, true, 24);
+		fz_put(dir, "dial_chal_big_unkeyed_up", &s);
+	}
+	/* fenced after a Challenge: unkeyed, believed (the rank ends);
+	   keyed, the proof cannot be right: refused only */
+	hr.ok = false;
+	hr.code = MPIV__ERROR_CODE__ERR_FENCED;
+	hr.error = "incarnation 1 of rank 1 is stale: 2 is running";
+	fz_start(&s, M_DIAL_CHAL | OPT_UNKEYED, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_chal_fenced_unkeyed", &s);
+	fz_start(&s, M_DIAL_CHAL, 0);
+	ch.auth = true;
+	ch.nonce.len = sizeof(nonce);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+	hr.auth_proof.data = proof;
+	hr.auth_proof.len = sizeof(proof);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_chal_fenced_keyed", &s);
+	hr.auth_proof.len = 0;
+	hr.code = 0;
+	hr.error = NULL;
 
 	/* DIAL_REPLY: refusals (not as fenced), a stale incarnation */
 	fz_start(&s, M_DIAL_REPLY, 0);
@@ -1699,4 +2042,65 @@ fz_write_seeds(const char *dir)
 	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
 	fz_data(&s);
 	fz_put(dir, "dial_reply_unkeyed_up", &s);
+	hr.peer_delivered = 0;
+
+	/* DIAL_REPLY, fenced: unkeyed and proven (VAR_PROVE puts the true
+	   proof in) the rank ends; a made-up proof or none, keyed: the
+	   link is refused only */
+	hr.ok = false;
+	hr.incarnation = 0;
+	hr.code = MPIV__ERROR_CODE__ERR_FENCED;
+	hr.error = "incarnation 1 of rank 1 is stale: 2 is running";
+	fz_start(&s, M_DIAL_REPLY | OPT_UNKEYED, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_reply_fenced_unkeyed", &s);
+	hr.auth_proof.data = proof;
+	hr.auth_proof.len = sizeof(proof);
+	fz_start(&s, M_DIAL_REPLY | VAR_PROVE << 5, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_reply_fenced_proven", &s);
+	s.b[0] = M_DIAL_REPLY;
+	fz_put(dir, "dial_reply_fenced_unproven", &s);
+	fz_start(&s, M_DIAL_REPLY | VAR_PROVE << 5, 0);
+	hr.auth_proof.len = 0;
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_reply_fenced_no_proof", &s);
+	/* refused, not fenced, with the true proof: refused only */
+	fz_start(&s, M_DIAL_REPLY | VAR_PROVE << 5, 0);
+	hr.code = MPIV__ERROR_CODE__ERR_UNSPECIFIED;
+	hr.error = "incarnation not known to our Channel Memory yet";
+	hr.auth_proof.len = sizeof(proof);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_put(dir, "dial_reply_refused_proven", &s);
+
+	/* DIAL_REPLY keyed, proven: up, then the data; from a stale
+	   peer; up, then frames bigger than the buffer a handshake has */
+	hr.ok = true;
+	hr.code = 0;
+	hr.error = NULL;
+	hr.incarnation = 1;
+	fz_start(&s, M_DIAL_REPLY | VAR_PROVE << 5, 3);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_data(&s);
+	fz_put(dir, "dial_reply_proven_up", &s);
+	fz_start(&s, M_DIAL_REPLY | (VAR_PROVE | VAR_INC2) << 5, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_dsend(&s, 1, 0, 7, false, 4);
+	fz_put(dir, "dial_reply_proven_stale_peer", &s);
+	fz_start(&s, M_DIAL_REPLY | VAR_PROVE << 5, 0);
+	fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+	fz_dsend(&s, 1, 4, 2, false, 3000);	/* unexpected */
+	{
+		Mpiv__DSend d = MPIV__DSEND__INIT;
+
+		d.seq = 2;
+		d.context = 4;
+		fz_frame_cut(&s, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    TP_IN_CAP * 2, 600);
+	}
+	fz_put(dir, "dial_reply_proven_big", &s);
+	fz_start(&s, M_DIAL_REPLY, 0);
+	fz_header(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY,
+	    TP_PREAUTH_MAX - FRAME_HDR_LEN + 1, 0, 100);
+	fz_put(dir, "dial_reply_too_big", &s);
 }
