@@ -48,16 +48,20 @@
  * tp_test_exit_hook, which longjmps back here) on a HelloReply refusing
  * it as fenced, which it must believe unkeyed or with the acceptor's
  * reply proof and only then, which messages are delivered (the DSends
- * in seq order, duplicates dropped, nothing after a gap or a bad
- * frame), into which receive (post order, truncated to the buffer,
- * unpacked) or left unexpected (drained with Iprobe and compared),
- * whether the Issend was acknowledged, whether DBye was seen, the
- * rank's last delivered seq, and what the rank itself wrote: its Hello
+ * in seq order, duplicates and checks dropped, nothing after a gap or a
+ * bad frame; a DSend sent again, or checked, whose digest differs from
+ * the one taken first and not let go by a DTrim's `sent` fails the rank
+ * with "replay diverged", after which it reads no more), into which
+ * receive (post order, truncated to the buffer, unpacked) or left
+ * unexpected (drained with Iprobe and compared), whether the Issend was
+ * acknowledged, whether DBye was seen, the rank's last delivered seq,
+ * and what the rank itself wrote: its Hello
  * and HelloReply (fields and proofs; an accepting rank proves the pair
  * key before it judges an incarnation, so an unproven Hello is refused
  * with code 0 whatever incarnation it claims, a proven stale one as
  * ERR_FENCED with the reply proof, and no other refusal carries a
- * proof), one resend of the Issend once up, DSyncAcks only for
+ * proof), one resend of the Issend once up, with its digest, and one
+ * check of it (no payload) when the peer holds it, DSyncAcks only for
  * synchronous DSends it got.
  *
  * Not covered: the cap on accepted links still in their handshake
@@ -85,6 +89,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "direct.h"
 #include "proto.h"
 #include "tp_priv.h"
@@ -181,6 +186,14 @@ struct fz_model {
 	uint8_t chal_nonce[AUTH_NONCE_LEN];
 	bool bye, acked1;
 	uint64_t last;		/* the last seq delivered */
+	uint64_t peer_has;	/* of our seqs, the peer holds up to this */
+	/* digests of the DSends taken, by seq; those up to dg_trim are
+	   forgotten (DTrim.sent) */
+	uint64_t dg[FZ_MAXMSG], dg_trim;
+	bool diverged;		/* a DSend sent again differs: the rank
+				   fails (replay diverged), reads no more */
+	uint64_t diverged_seq;
+	bool may_diverge;	/* !det: it may (ACC_HELLO, up, racing) */
 	struct fz_msg msg[FZ_MAXMSG];
 	size_t nmsg;
 	uint64_t sync[FZ_MAXMSG];	/* seqs of synchronous DSends */
@@ -218,7 +231,8 @@ struct fz {
 	uint32_t reply_inc;
 	uint64_t reply_delivered;
 	/* data the rank wrote */
-	int ndsend;
+	int ndsend;		/* the Issend, whole */
+	int ncheck;		/* the Issend as a check (peer holds it) */
 	uint64_t acks[FZ_MAXMSG];
 	size_t nacks;
 };
@@ -227,7 +241,7 @@ static uint8_t fz_token[32];
 static int fz_lfd = -1;		/* the harness's listener (dialled modes) */
 static char fz_laddr[64];
 static bool fz_strict_context;
-static struct fz_model fz_md;
+static struct fz_model fz_md, fz_md2;
 static struct fz fz_z;		/* static: it lives across the longjmp */
 static jmp_buf fz_jmp;
 
@@ -526,11 +540,22 @@ fz_got(struct fz *z, uint16_t t, ProtobufCMessage *m, const uint8_t *pl,
 	case MPIV__MSG_TYPE__MSG_DSEND: {
 		const Mpiv__DSend *d = (const Mpiv__DSend *)m;
 
-		/* Only the Issend, sent again once the link is up. */
+		/* Only the Issend, sent again once the link is up, with
+		   its digest; as a check without payload too when the peer
+		   holds it. */
 		if (d->seq != 1 || d->context != 0 || d->tag != 4 ||
-		    !d->sync || plen != sizeof(fz_ssend_data) ||
-		    memcmp(pl, fz_ssend_data, plen) != 0)
+		    d->digest != mpiv_digest_send(0, 4, fz_ssend_data,
+		    sizeof(fz_ssend_data)))
 			FZ_FAIL("the rank sent a DSend that is not its Issend");
+		if (d->check) {
+			if (plen != 0)
+				FZ_FAIL("the rank sent a check with a payload");
+			z->ncheck++;
+			break;
+		}
+		if (!d->sync || plen != sizeof(fz_ssend_data) ||
+		    memcmp(pl, fz_ssend_data, plen) != 0)
+			FZ_FAIL("the rank sent its Issend wrong");
 		z->ndsend++;
 		break;
 	}
@@ -925,28 +950,24 @@ fz_reply_proven(const Mpiv__HelloReply *r, const uint8_t *proof)
 }
 
 /*
- * What the peer's bytes p[0, n) must do to the rank, link state by link
- * state as dp_conn.c and p2p_direct.c define it. proof: DIAL_REPLY
- * keyed, the reply proof the rank wants (else NULL).
+ * What the peer's bytes p[off, n) must do to the rank from link state
+ * st, as dp_conn.c and p2p_direct.c define it. proof: DIAL_REPLY keyed,
+ * the reply proof the rank wants (else NULL).
  */
 static void
-fz_model(const struct fz *z, const uint8_t *p, size_t n,
-    const uint8_t *proof, struct fz_model *md)
+fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
+    int st, const uint8_t *proof, struct fz_model *md)
 {
-	static const int start[M_NMODES] = {
-		[M_ACC_HELLO] = S_ACC_HELLO, [M_ACC_KEY] = S_ACC_KEY,
-		[M_ACC_UP] = S_UP, [M_DIAL_CHAL] = S_CHAL,
-		[M_DIAL_REPLY] = S_REPLY, [M_DIAL_UP] = S_UP,
-	};
-	int st = start[z->mode];
-	size_t off = 0;
-
 	md->det = true;
 	md->up = st == S_UP;
 	md->closed = md->exit = md->any_frame = md->chal = false;
 	md->reply = z->mode == M_ACC_HELLO ? FZ_R_NONE : FZ_R_ANY;
 	md->bye = md->acked1 = false;
 	md->last = 0;
+	md->peer_has = z->holds;
+	md->dg_trim = 0;
+	md->diverged = md->may_diverge = false;
+	md->diverged_seq = 0;
 	md->nmsg = md->nsync = 0;
 	for (;;) {
 		struct frame_hdr h;
@@ -972,9 +993,14 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n,
 				const Mpiv__Hello *hh = (const Mpiv__Hello *)m;
 				int want = fz_hello_reply(z, hh);
 
-				if (!z->keyed && fz_hello_passes(z, hh))
-					md->det = false; /* up, racing its
-							    frames */
+				if (!z->keyed && fz_hello_passes(z, hh)) {
+					/* up, racing its frames: those it
+					   takes as up might fail it */
+					md->det = false;
+					fz_model_at(z, p, n, next, S_UP, NULL,
+					    &fz_md2);
+					md->may_diverge = fz_md2.diverged;
+				}
 				/* Refused at once, or at the lookup's
 				   answer unless a frame after it closes the
 				   link first. */
@@ -1026,15 +1052,27 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n,
 				md->closed = true;
 			} else {
 				md->up = true;
+				md->peer_has = r->peer_delivered;
 				st = S_UP;
 			}
 		} else if (h.type == MPIV__MSG_TYPE__MSG_DSEND) {
 			const Mpiv__DSend *d = (const Mpiv__DSend *)m;
 
-			if (d->seq <= md->last) {
-				/* a duplicate, dropped; a synchronous one is
-				   acknowledged again */
-				if (d->sync)
+			if (d->check && h.payload_len > 0) {
+				md->closed = true;
+			} else if (d->seq <= md->last || d->check) {
+				/* sent again, or a check (a re-execution's
+				   message it holds): compared with the first
+				   unless trimmed, dropped; a synchronous one
+				   (not a check) is acknowledged again */
+				if (d->seq <= md->last &&
+				    d->seq > md->dg_trim &&
+				    md->dg[d->seq] != d->digest) {
+					md->diverged = true;
+					md->diverged_seq = d->seq;
+					md->det = false;
+				}
+				if (d->sync && !d->check && d->seq <= md->last)
 					md->sync[md->nsync++] = d->seq;
 			} else if (d->seq != md->last + 1) {
 				md->closed = true;
@@ -1050,6 +1088,7 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n,
 				if (d->sync)
 					md->sync[md->nsync++] = d->seq;
 				md->last = d->seq;
+				md->dg[d->seq] = d->digest;
 			}
 		} else if (h.payload_len > 0) {
 			md->closed = true;
@@ -1058,10 +1097,17 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n,
 				md->acked1 = true;
 		} else if (h.type == MPIV__MSG_TYPE__MSG_DBYE) {
 			md->bye = true;
-		} else if (h.type == MPIV__MSG_TYPE__MSG_DTRIM ||
-		    h.type == MPIV__MSG_TYPE__MSG_DCKPT_ASK) {
-			/* the log of our sends to it trimmed; a checkpoint
-			   asked for (none is armed here) */
+		} else if (h.type == MPIV__MSG_TYPE__MSG_DTRIM) {
+			/* the log of our sends to it trimmed; the digests of
+			   its sends up to `sent` (those taken) forgotten */
+			uint64_t t = ((const Mpiv__DTrim *)m)->sent;
+
+			if (t > md->last)
+				t = md->last;
+			if (t > md->dg_trim)
+				md->dg_trim = t;
+		} else if (h.type == MPIV__MSG_TYPE__MSG_DCKPT_ASK) {
+			/* a checkpoint asked for (none is armed here) */
 		} else {
 			md->closed = true;	/* Error, or not for a link */
 		}
@@ -1075,6 +1121,20 @@ fz_model(const struct fz *z, const uint8_t *p, size_t n,
 		md->up = fz_key_ok(z);
 		md->closed = !md->up;
 	}
+}
+
+/* What the peer's bytes p[0, n) must do to the rank. */
+static void
+fz_model(const struct fz *z, const uint8_t *p, size_t n,
+    const uint8_t *proof, struct fz_model *md)
+{
+	static const int start[M_NMODES] = {
+		[M_ACC_HELLO] = S_ACC_HELLO, [M_ACC_KEY] = S_ACC_KEY,
+		[M_ACC_UP] = S_UP, [M_DIAL_CHAL] = S_CHAL,
+		[M_DIAL_REPLY] = S_REPLY, [M_DIAL_UP] = S_UP,
+	};
+
+	fz_model_at(z, p, n, 0, start[z->mode], proof, md);
 }
 
 /* ---------------- the checks ---------------- */
@@ -1235,9 +1295,14 @@ fz_check_end(const struct fz *z, const struct fz_model *md)
 		if (z->ndsend != (md->up ? 1 : 0))
 			FZ_FAIL("the rank resent its Issend %d times",
 			    z->ndsend);
+		if (z->ncheck != (md->up && md->peer_has >= 1 ? 1 : 0))
+			FZ_FAIL("the rank sent its Issend as a check %d "
+			    "times, the peer holding up to %llu", z->ncheck,
+			    (unsigned long long)md->peer_has);
 	}
-	if (z->ndsend > 1)
-		FZ_FAIL("the rank resent its Issend %d times", z->ndsend);
+	if (z->ndsend > 1 || z->ncheck > 1)
+		FZ_FAIL("the rank resent its Issend %d times, %d as a check",
+		    z->ndsend, z->ncheck);
 	for (size_t i = 0; i < z->nacks; i++) {
 		size_t j;
 
@@ -1263,6 +1328,22 @@ fz_check_link(struct fz *z, const struct fz_model *md)
 
 	if (z->keyed && (up || z->nreply_ok > 0) && !may_be_up)
 		FZ_FAIL("a link came up without the pair key");
+	/* The rank fails only on a message sent again unlike the first
+	   (p2p_direct.c, dp_digest_check), and then must. */
+	if (tp_err != NULL && (!(md->diverged || md->may_diverge) ||
+	    strstr(tp_err, "replay diverged") == NULL))
+		FZ_FAIL("the rank failed: %s", tp_err);
+	if (md->diverged) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "a message %llu unlike",
+		    (unsigned long long)md->diverged_seq);
+		if (tp_err == NULL || strstr(tp_err, want) == NULL)
+			FZ_FAIL("DSend %llu sent again unlike the first, and "
+			    "the rank did not fail (%s)",
+			    (unsigned long long)md->diverged_seq,
+			    tp_err != NULL ? tp_err : "no error");
+	}
 	/* A refusal proves the pair key only as fenced, keyed, and then
 	   must (the Hello was proven first); nothing unproven is fenced. */
 	if (z->nreply_no > 0) {
@@ -1520,6 +1601,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FZ_FAIL("the rank did not end on a fenced refusal "
 			    "that it must believe");
 		fz_check_link(z, &fz_md);
+		if (tp_err != NULL)
+			goto failed;	/* replay diverged: reads no more */
 
 		/* The peer hangs up: whatever is half read is undone. */
 		shutdown(z->peer, SHUT_WR);
@@ -1535,6 +1618,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_check_hello(z, z->mode == M_DIAL_CHAL ? fz_md.chal_nonce :
 		    z->nonce_s);
 	}
+failed:
 	tp_test_exit_hook = NULL;
 	fz_teardown(z);
 	if (feed != data + 2)
@@ -1616,9 +1700,11 @@ fz_frame(struct fz_seed *s, uint16_t type, const ProtobufCMessage *m,
 	fz_frame_cut(s, type, m, (uint32_t)paylen, paylen);
 }
 
+/* A DSend with a digest (the receiver compares a message sent again
+   with the first by it), or a check of one (no payload). */
 static void
-fz_dsend(struct fz_seed *s, uint64_t seq, uint32_t ctx, int tag, bool sync,
-    size_t paylen)
+fz_dsend_dg(struct fz_seed *s, uint64_t seq, uint32_t ctx, int tag,
+    bool sync, size_t paylen, uint64_t digest, bool check)
 {
 	Mpiv__DSend d = MPIV__DSEND__INIT;
 
@@ -1626,7 +1712,16 @@ fz_dsend(struct fz_seed *s, uint64_t seq, uint32_t ctx, int tag, bool sync,
 	d.context = ctx;
 	d.tag = tag;
 	d.sync = sync;
+	d.digest = digest;
+	d.check = check;
 	fz_frame(s, MPIV__MSG_TYPE__MSG_DSEND, &d.base, paylen);
+}
+
+static void
+fz_dsend(struct fz_seed *s, uint64_t seq, uint32_t ctx, int tag, bool sync,
+    size_t paylen)
+{
+	fz_dsend_dg(s, seq, ctx, tag, sync, paylen, 0, false);
 }
 
 static void
@@ -1648,13 +1743,20 @@ fz_dbye(struct fz_seed *s)
 }
 
 static void
-fz_dtrim(struct fz_seed *s, uint64_t upto)
+fz_dtrim_sent(struct fz_seed *s, uint64_t upto, uint64_t sent)
 {
 	Mpiv__DTrim t = MPIV__DTRIM__INIT;
 
 	t.upto = upto;
+	t.sent = sent;
 	t.ckpt_no = 1;
 	fz_frame(s, MPIV__MSG_TYPE__MSG_DTRIM, &t.base, 0);
+}
+
+static void
+fz_dtrim(struct fz_seed *s, uint64_t upto)
+{
+	fz_dtrim_sent(s, upto, 0);
 }
 
 static void
@@ -1951,6 +2053,34 @@ fz_write_seeds(const char *dir)
 	fz_sync_ack(&s, 1);
 	fz_sync_ack(&s, 2);
 	fz_put(dir, "up_trim_then_ack", &s);
+	/* messages sent again: the same digest (dropped), another (the
+	   rank fails: replay diverged), or one whose digest the sender's
+	   checkpoint let go (DTrim.sent); checks: ahead of what it took
+	   (dropped), of one it took, with a payload (closed) */
+	fz_start(&s, M_ACC_UP, 0);
+	fz_dsend_dg(&s, 1, 0, 7, false, 4, 0x1111, false);
+	fz_dsend_dg(&s, 2, 0, 3, true, 4, 0x2222, false);
+	fz_dsend_dg(&s, 1, 0, 7, false, 4, 0x1111, false);
+	fz_dsend_dg(&s, 2, 0, 3, true, 0, 0x2222, true);
+	fz_dsend_dg(&s, 1, 0, 7, false, 4, 0x1112, false);
+	fz_dsend_dg(&s, 3, 0, 5, false, 4, 0x3333, false);
+	fz_put(dir, "up_again_diverged", &s);
+	fz_start(&s, M_DIAL_UP | OPT_UNKEYED, 0);
+	fz_dsend_dg(&s, 1, 0, 7, false, 4, 0x1111, false);
+	fz_dsend_dg(&s, 2, 0, 3, false, 4, 0x2222, false);
+	fz_dtrim_sent(&s, 0, 1);
+	fz_dsend_dg(&s, 1, 0, 7, false, 4, 0x9999, false);
+	fz_dsend_dg(&s, 2, 0, 3, false, 0, 0x9999, true);
+	fz_put(dir, "up_trimmed_then_diverged", &s);
+	fz_start(&s, M_ACC_UP | OPT_LOGGING, 0);
+	fz_dsend_dg(&s, 5, 0, 7, true, 0, 0x5555, true);
+	fz_dsend_dg(&s, 1, 0, 7, true, 4, 0x1111, false);
+	fz_dsend_dg(&s, 1, 0, 7, true, 0, 0x1111, true);
+	fz_dtrim_sent(&s, 0, UINT64_MAX);
+	fz_dsend_dg(&s, 2, 0, 7, false, 4, 0x2222, false);
+	fz_dsend_dg(&s, 2, 0, 7, false, 0, 0x2222, true);
+	fz_dsend_dg(&s, 3, 0, 7, false, 2, 0x3333, true);
+	fz_put(dir, "up_checks", &s);
 
 	/* DIAL_CHAL: a Challenge, then a reply with a made-up proof;
 	   unkeyed, a Challenge without auth and an ok reply, then data */
