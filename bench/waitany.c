@@ -3,18 +3,24 @@
  * so each message also makes one non-deterministic outcome that the rank
  * must log at its home CM (docs/REPLAY.md). bench/ft.sh runs it with
  * logging on and off (mpiv run --relay-only) to price that record.
+ * With a third argument "any" the receives are posted with
+ * MPI_ANY_SOURCE, so in the direct protocol each match is a logged
+ * outcome too (docs/DIRECT.md); bench/run.sh runs it that way.
  *
- *   waitany ITERS SIZE   -> RESULT waitany size=.. lat_us=<half rtt>
+ *   waitany ITERS SIZE [any]   -> RESULT waitany size=.. iters=..
+ *                                 src=peer|any lat_us=<half rtt>
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int
 main(int argc, char **argv)
 {
 	int rank, iters = argc > 1 ? atoi(argv[1]) : 2000;
 	int size = argc > 2 ? atoi(argv[2]) : 8;
+	int any = argc > 3 && strcmp(argv[3], "any") == 0;
 	char *sbuf, *rbuf;
 	double t0 = 0;
 
@@ -33,7 +39,8 @@ main(int argc, char **argv)
 		if (rank > 1)
 			continue;
 		r[0] = MPI_REQUEST_NULL;
-		MPI_Irecv(rbuf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r[1]);
+		MPI_Irecv(rbuf, size, MPI_BYTE, any ? MPI_ANY_SOURCE : peer, 1,
+		    MPI_COMM_WORLD, &r[1]);
 		if (rank == 0)
 			MPI_Send(sbuf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 		MPI_Waitany(2, r, &idx, MPI_STATUS_IGNORE);
@@ -41,8 +48,9 @@ main(int argc, char **argv)
 			MPI_Send(sbuf, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 	}
 	if (rank == 0)
-		printf("RESULT waitany size=%d iters=%d lat_us=%.3f\n", size,
-		    iters, (MPI_Wtime() - t0) * 1e6 / (2.0 * iters));
+		printf("RESULT waitany size=%d iters=%d src=%s lat_us=%.3f\n",
+		    size, iters, any ? "any" : "peer",
+		    (MPI_Wtime() - t0) * 1e6 / (2.0 * iters));
 	free(sbuf);
 	free(rbuf);
 	MPI_Finalize();
