@@ -269,6 +269,18 @@ dp_digest(uint32_t context, int32_t tag, const void *buf, size_t n)
 	return d;
 }
 
+/* The header of message seq (context, tag, flags, digest of its bytes). */
+static void
+dp_dsend_set(Mpiv__DSend *d, uint64_t seq, uint32_t context, int32_t tag,
+    bool sync, const void *buf, size_t len)
+{
+	d->seq = seq;
+	d->context = context;
+	d->tag = tag;
+	d->sync = sync;
+	d->digest = dp_digest(context, tag, buf, len);
+}
+
 /* Keeps the digest of message seq from p (accepted in seq order). */
 static void
 dp_digest_keep(int p, uint64_t seq, uint64_t digest)
@@ -652,15 +664,13 @@ dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 	Mpiv__DSend d = MPIV__DSEND__INIT;
 	void *copy = NULL;
 
-	d.seq = seq;
-	d.context = context;
-	d.tag = tag;
-	d.digest = dp_digest(context, tag, buf, len);
+	dp_dsend_set(&d, seq, context, tag, (flags & DP_SYNC) != 0, buf, len);
 	if (seq > dp_checked[rs->p])
 		dp_checked[rs->p] = seq;
 	if (!rs->one && seq <= dp_peers[rs->p].peer_has) {
 		/* It holds this one: only checked against its first run. */
 		d.check = true;
+		d.sync = false;
 		rs->rc = dp_send_up(rs->p, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    NULL, 0, NULL, NULL);
 		return rs->rc != MPI_SUCCESS;
@@ -672,7 +682,6 @@ dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 		}
 		memcpy(copy, buf, len);
 	}
-	d.sync = (flags & DP_SYNC) != 0;
 	rs->rc = dp_send_up(rs->p, MPIV__MSG_TYPE__MSG_DSEND, &d.base, copy,
 	    len, copy, NULL);
 	if (!rs->one && seq > dp_peers[rs->p].wire_last)
@@ -983,11 +992,7 @@ direct_send(struct mpiv_request *r)
 		}
 		pp->wire_last = seq;
 		dp_checked[dst] = seq;
-		d.seq = seq;
-		d.context = r->context;
-		d.tag = r->tag;
-		d.sync = sync;
-		d.digest = dp_digest(d.context, d.tag, payload, bytes);
+		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
 		/* r may be complete (and released) when this returns */
 		rc = dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    payload, bytes, NULL, r);
@@ -1035,11 +1040,7 @@ direct_send(struct mpiv_request *r)
 		   acknowledged again. */
 		if (seq > dp_checked[dst])
 			dp_checked[dst] = seq;
-		d.seq = seq;
-		d.context = r->context;
-		d.tag = r->tag;
-		d.digest = dp_digest(d.context, d.tag, payload, bytes);
-		d.sync = sync;
+		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
 		if (sync)
 			return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND,
 			    &d.base, payload, bytes, owned, r);
@@ -1054,11 +1055,7 @@ direct_send(struct mpiv_request *r)
 	if (pp->up != NULL && pp->wire_last == seq - 1) {
 		pp->wire_last = seq;
 		dp_checked[dst] = seq;
-		d.seq = seq;
-		d.context = r->context;
-		d.tag = r->tag;
-		d.sync = sync;
-		d.digest = dp_digest(d.context, d.tag, payload, bytes);
+		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
 		return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    payload, bytes, owned, r);
 	}
@@ -1380,15 +1377,17 @@ direct_finalize(void)
 	while (!dp_all(dp_peer_bye))
 		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
 			return rc;
-	if (mpiv_ndlog_enabled()) {
-		if ((got = mpiv_ndlog_next(MPIV_ND_FINALIZE, &o)) < 0)
-			return MPI_ERR_OTHER;
-		if (got == 0 && (rc = mpiv_ndlog_record_msg(MPIV_ND_FINALIZE,
-		    true, 0, 0, 0)) != MPI_SUCCESS)
-			return rc;
-		if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
-			return rc;
-	}
+	/* Without logging nothing is run again: the messages being all
+	   through is enough. */
+	if (!mpiv_ndlog_enabled())
+		return MPI_SUCCESS;
+	if ((got = mpiv_ndlog_next(MPIV_ND_FINALIZE, &o)) < 0)
+		return MPI_ERR_OTHER;
+	if (got == 0 && (rc = mpiv_ndlog_record_msg(MPIV_ND_FINALIZE, true, 0,
+	    0, 0)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
+		return rc;
 	mpiv_fault_point("committed");
 	while (!dp_all(dp_peer_committed)) {
 		for (int p = 0; p < dp_world; p++)
@@ -1410,22 +1409,6 @@ mpiv_p2p_finalize(void)
 {
 	if (mpiv_proto != &mpiv_proto_direct)
 		return MPI_SUCCESS;
-	if (!mpiv_ndlog_enabled()) {
-		/* Without logging nothing is run again: only the messages
-		   must all be through. */
-		Mpiv__DBye bye = MPIV__DBYE__INIT;
-		int rc;
-
-		dp_finalizing = true;
-		for (int p = 0; p < dp_world; p++)
-			if (p != dp_rank)
-				(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE,
-				    &bye.base, NULL, 0, NULL, NULL);
-		while (!dp_all(dp_peer_bye))
-			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
-				return rc;
-		return MPI_SUCCESS;
-	}
 	return direct_finalize();
 }
 
