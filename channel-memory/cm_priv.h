@@ -243,6 +243,9 @@ struct rank_state {
 	bool ck_asked;		/* log pressure asked a checkpoint: not paused */
 	double ck_asked_at;
 	char listen_addr[64];	/* Hello.listen_addr of the live incarnation */
+	/* first CM only (finish.c): the incarnation waiting at the end of
+	   MPI_Finalize (FinWait), 0: none */
+	uint32_t fin_inc;
 };
 
 struct job {
@@ -270,6 +273,8 @@ struct job {
 	ev_timer claim_w;	/* drops a recovered job nobody claims */
 	ev_timer pressure_w;	/* while paused: pressure.c */
 	double pressure_t0;	/* since when no checkpoint freed anything */
+	bool fin_closed;	/* first CM: every rank waited at the end of
+				   MPI_Finalize, FinGo given (finish.c) */
 };
 
 enum session_state {
@@ -437,6 +442,11 @@ void pressure_relieved(struct job *j, int32_t rank);
 /* peers.c */
 /* PeerLookup from a rank: where its peer listens, and their pair key. */
 void peers_lookup(struct session *s, const Mpiv__PeerLookup *pl);
+
+/* finish.c */
+bool finish_hello(struct job *j, int32_t rank, uint32_t incarnation);
+void finish_wait(struct session *s, const Mpiv__FinWait *fw);
+void finish_setup(struct job *j, bool closed);
 
 /* digest.c */
 int digest_put(struct job *j, int32_t dst, int32_t src, uint64_t seq,

@@ -10,7 +10,7 @@
  * now, or without an address, is "not found": the asker tries again.
  * Nothing is kept for an unanswered lookup. Connected or not, the answer
  * says whether the peer committed its MPI_Finalize (its last outcome is
- * of kind ND_KIND_FINALIZE): a finishing rank waits for all its peers'.
+ * of kind ND_KIND_FINALIZE); when a rank may leave is finish.c's call.
  */
 #include <stdio.h>
 

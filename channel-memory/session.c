@@ -165,6 +165,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	hr.n_last_seq = (size_t)j->nranks;
 	hr.last_seq = seqs;
 	hr.log_events = replay_log_events(j, rs);
+	hr.fin_closed = finish_hello(j, h->rank, h->incarnation);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
 	    0);
 	free(seqs);
@@ -363,6 +364,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			return true;
 		}
 		j = job_find(s->cm, js->job_id);
+		finish_setup(j, js->fin_closed);
 		st.job_id = js->job_id;
 		st.state = "ready";
 		if (j->recovered) {
@@ -456,6 +458,9 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_PEER_LOOKUP:
 		peers_lookup(s, (Mpiv__PeerLookup *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_FIN_WAIT:
+		finish_wait(s, (Mpiv__FinWait *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_FLUSH: {
 		/* every Send before it is complete and stored (the store's

@@ -312,20 +312,34 @@ out_nomem:
 	return NULL;
 }
 
+/*
+ * The JobSetup of j for any of its CMs (cm_index left to the caller). A
+ * rank that left with exit 0 tells the first CM, which may have lost the
+ * state of a direct job's end, that every rank had finished (finish.c).
+ */
+void
+djob_fill_setup(const struct djob *j, Mpiv__JobSetup *js)
+{
+	js->job_id = (char *)j->id;
+	js->nranks = j->nranks;
+	js->ncms = j->ncms;
+	js->relay_only = j->relay_only;
+	if (j->has_token) {
+		js->job_token.data = (uint8_t *)j->token;
+		js->job_token.len = sizeof(j->token);
+	}
+	for (int r = 0; r < j->nranks; r++)
+		if (j->ranks[r].exited && j->ranks[r].exit_code == 0)
+			js->fin_closed = true;
+}
+
 /* Sends JobSetup to each of the job's CMs. */
 void
 djob_setup_cms(struct djob *j)
 {
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 
-	js.job_id = j->id;
-	js.nranks = j->nranks;
-	js.ncms = j->ncms;
-	js.relay_only = j->relay_only;
-	if (j->has_token) {
-		js.job_token.data = j->token;
-		js.job_token.len = sizeof(j->token);
-	}
+	djob_fill_setup(j, &js);
 	for (int i = 0; i < j->ncms; i++) {
 		js.cm_index = i;
 		(void)conn_send(j->cms[i]->c, MPIV__MSG_TYPE__MSG_JOB_SETUP,

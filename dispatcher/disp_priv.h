@@ -309,6 +309,7 @@ void djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct);
 void djob_client_ckpt(struct dpeer *client, const Mpiv__CkptRequest *cr);
 void djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void djob_setup_cms(struct djob *j);
+void djob_fill_setup(const struct djob *j, Mpiv__JobSetup *js);
 void djob_fail(struct djob *j, int code, const char *reason);
 
 /* disp_outchk.c */

@@ -192,15 +192,8 @@ djob_regen_ask(struct djob *j, struct dpeer *cm)
 {
 	Mpiv__JobSetup js = MPIV__JOB_SETUP__INIT;
 
-	js.job_id = j->id;
-	js.nranks = j->nranks;
-	js.ncms = j->ncms;
+	djob_fill_setup(j, &js);
 	js.cm_index = j->regen_idx;
-	js.relay_only = j->relay_only;
-	if (j->has_token) {
-		js.job_token.data = j->token;
-		js.job_token.len = sizeof(j->token);
-	}
 	j->regen_asked = cm;
 	log_info("dispatcher job=%s cm=%s back: asking for its store",
 	    j->id, cm->addr);

@@ -32,7 +32,6 @@ struct dp_peer {
 	char addr[256];
 	struct auth_key key;	/* K_ij, from PeerInfo */
 	bool have_key;
-	bool committed;		/* PeerInfo said it committed Finalize */
 	bool bye;		/* its DBye came: it reached MPI_Finalize */
 
 	uint64_t recv_last;	/* highest seq accepted from it */

@@ -510,7 +510,6 @@ dp_peer_info(const Mpiv__PeerInfo *pi)
 	if (!dp_active || p < 0 || p >= dp_world || p == dp_rank)
 		return;
 	pp = &dp_peers[p];
-	pp->committed = pi->committed;
 	for (struct dp_link *l = dp_links; l != NULL; l = l->next)
 		if (!l->gone && l->st == L_WAIT_KEY && l->c.peer == p)
 			dp_accept_keyed(l, pi);
@@ -973,7 +972,7 @@ dp_links_restart(uint32_t inc)
 		pp->dialing = false;
 		pp->retry_at = 0;
 		pp->backoff_ms = 0;
-		pp->bye = pp->committed = false;
+		pp->bye = false;
 		pp->want = p != dp_rank;
 	}
 	return dp_listen_open(dp_cms);

@@ -29,8 +29,12 @@
  *                 Iprobe ...) was decided, before it is recorded
  *   coll          entering a collective operation
  *   finalize      entering MPI_Finalize
+ *   bye           direct jobs: in MPI_Finalize, every peer's DBye came,
+ *                 the commit is not stored yet
  *   committed     direct jobs: MPI_Finalize's commit is stored at the
- *                 home CM, the wait for the peers' not begun
+ *                 home CM, the wait for the end of the job not begun
+ *   closed        direct jobs: the first CM said every rank finished
+ *                 (FinGo), the rank has not left yet
  *   ckpt-before-fork  checkpoint: the mark was sent, the clone not forked
  *   ckpt-after-fork   checkpoint: the parent, once the clone exists and
  *                 the node was told (ckpt-clone)
@@ -57,6 +61,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
+	"bye", "closed",
 };
 
 struct fault_entry {

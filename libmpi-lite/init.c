@@ -109,9 +109,10 @@ MPI_Init(int *argc, char ***argv)
 		}
 		init_die("rank %ld: %s", rank, err);
 	}
-	if (mpiv_proto == &mpiv_proto_direct && mpiv_ndlog_committed()) {
-		/* An earlier incarnation finished MPI_Finalize and every
-		   peer's needs with it: this one has nothing to do. */
+	if (mpiv_proto == &mpiv_proto_direct && mpiv_tp_fin_closed()) {
+		/* Every rank waited at the end of MPI_Finalize (an earlier
+		   incarnation of this one too): no peer runs again, this
+		   incarnation has nothing to do. */
 		mpiv_tp_close(0);
 		_exit(0);
 	}

@@ -593,6 +593,11 @@ mpiv_ndlog_restore_reset(void)
 	ndlog_release_log();
 	nd_nbinds = 0;
 	nd_sent_end = nd_no;
+	/* No call is open at a checkpoint, and every number up to nd_no was
+	   given out before it (to a call, or to a wildcard match that came
+	   after the last call): the first call replayed or made from here
+	   takes the number after, as it did in the run being replayed. */
+	nd_call = nd_no;
 	/* The new home session acks from whatever ack_id comes next. */
 	nd_ack_got = nd_ack_sent;
 }

@@ -41,6 +41,7 @@
 
 #define DP_SYNC	1u		/* sblog flags: a synchronous send */
 #define DP_LOG_WAIT_MS	10000	/* a full log waits this long for trims */
+#define DP_FIN_WAIT_MS	1000	/* FinWait is said again this often */
 
 struct dp_msg {
 	struct dp_msg *prev, *next;	/* unexpected list, arrival order */
@@ -1301,10 +1302,10 @@ direct_restore(void)
 	int32_t src;
 	uint64_t seq;
 
-	if (mpiv_ndlog_committed()) {
-		/* The incarnation killed after this checkpoint went on to
-		   commit its MPI_Finalize: its peers may be gone, and this
-		   one has nothing left to do (as at MPI_Init). */
+	if (mpiv_tp_fin_closed()) {
+		/* The job ended after this checkpoint: every rank waited at
+		   the end of MPI_Finalize, peers may be gone, and this one
+		   has nothing left to do (as at MPI_Init). */
 		mpiv_tp_close(0);
 		_exit(0);
 	}
@@ -1341,12 +1342,6 @@ dp_peer_bye(int p)
 	return dp_peers[p].bye;
 }
 
-static bool
-dp_peer_committed(int p)
-{
-	return dp_peers[p].committed;
-}
-
 /*
  * Finalize of a direct rank (docs/DIRECT.md, "Finalize"). Its log may
  * still be needed by a peer that is relaunched and runs again, so it
@@ -1355,8 +1350,10 @@ dp_peer_committed(int p)
  *      no receive of theirs is pending).
  *   2. Commit: an MPIV_ND_FINALIZE outcome stored at the home CM; a
  *      later incarnation of this rank exits at MPI_Init.
- *   3. Wait until every peer committed (asked of the home CM), serving
- *      resends meanwhile; then the links close.
+ *   3. Wait at the job's first CM (FinWait) until every rank's live
+ *      incarnation waits there (FinGo), serving resends meanwhile; then
+ *      the links close. A rank killed after its commit runs again unless
+ *      the job closed already (channel-memory/finish.c).
  */
 static int
 direct_finalize(void)
@@ -1381,6 +1378,7 @@ direct_finalize(void)
 	   through is enough. */
 	if (!mpiv_ndlog_enabled())
 		return MPI_SUCCESS;
+	mpiv_fault_point("bye");
 	if ((got = mpiv_ndlog_next(MPIV_ND_FINALIZE, &o)) < 0)
 		return MPI_ERR_OTHER;
 	if (got == 0 && (rc = mpiv_ndlog_record_msg(MPIV_ND_FINALIZE, true, 0,
@@ -1389,18 +1387,20 @@ direct_finalize(void)
 	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
 		return rc;
 	mpiv_fault_point("committed");
-	while (!dp_all(dp_peer_committed)) {
-		for (int p = 0; p < dp_world; p++)
-			if (p != dp_rank && !dp_peers[p].committed &&
-			    (rc = dp_lookup(p)) != MPI_SUCCESS)
-				return rc;
-		/* the answers, and a pause before asking again */
-		if ((rc = mpiv_tp_progress(20)) != MPI_SUCCESS)
+	while (!mpiv_tp_fin_closed()) {
+		Mpiv__FinWait fw = MPIV__FIN_WAIT__INIT;
+		long until = mono_us() + DP_FIN_WAIT_MS * 1000L;
+
+		/* said again now and then: the first CM may have restarted */
+		fw.incarnation = dp_inc;
+		if ((rc = mpiv_tp_send(0, MPIV__MSG_TYPE__MSG_FIN_WAIT,
+		    &fw.base, NULL, 0, NULL, NULL)) != MPI_SUCCESS)
 			return rc;
-		for (int i = 0; i < 4 && !dp_all(dp_peer_committed); i++)
-			if ((rc = mpiv_tp_progress(5)) != MPI_SUCCESS)
+		while (!mpiv_tp_fin_closed() && mono_us() < until)
+			if ((rc = mpiv_tp_progress(100)) != MPI_SUCCESS)
 				return rc;
 	}
+	mpiv_fault_point("closed");
 	return MPI_SUCCESS;
 }
 

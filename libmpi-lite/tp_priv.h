@@ -73,6 +73,7 @@ extern uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
 extern int tp_world_size;
 extern char tp_errbuf[512];
 extern bool tp_restore_needed;	/* a CM said: restore a checkpoint */
+extern bool tp_fin_closed;	/* direct: the first CM said every rank finished */
 extern bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 extern const char *tp_err;
 extern struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */

@@ -41,6 +41,7 @@ uint64_t *tp_last_seq;		/* per receiver, from HelloReply */
 int tp_world_size;
 char tp_errbuf[512];
 bool tp_restore_needed;	/* a CM said: restore a checkpoint */
+bool tp_fin_closed;	/* direct: the first CM said every rank finished */
 bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 const char *tp_err;
 struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
@@ -464,6 +465,9 @@ tp_frame_done(struct tp_conn *c)
 		break;
 	case MPIV__MSG_TYPE__MSG_PEER_INFO:
 		dp_peer_info((const Mpiv__PeerInfo *)c->meta);
+		break;
+	case MPIV__MSG_TYPE__MSG_FIN_GO:
+		tp_fin_closed = true;
 		break;
 	case MPIV__MSG_TYPE__MSG_FLUSH_ACK:
 		c->flush_acked = ((const Mpiv__FlushAck *)c->meta)->id;

@@ -224,6 +224,9 @@ int mpiv_tp_ncms(void);
    replay (a durable checkpoint the dispatcher had not heard of yet when
    it launched us from the beginning): it must be restored instead. */
 bool mpiv_tp_restore_needed(void);
+/* Direct jobs: the job's first CM said (HelloReply.fin_closed, FinGo)
+   that every rank waits at the end of MPI_Finalize: leave. */
+bool mpiv_tp_fin_closed(void);
 /* Index of the CM that is home of world rank r. */
 int mpiv_tp_home(int world_rank);
 

@@ -60,6 +60,8 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_FLUSH_ACK, "flush_ack", &mpiv__flush_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PEER_LOOKUP, "peer_lookup", &mpiv__peer_lookup__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PEER_INFO, "peer_info", &mpiv__peer_info__descriptor },
+	{ MPIV__MSG_TYPE__MSG_FIN_WAIT, "fin_wait", &mpiv__fin_wait__descriptor },
+	{ MPIV__MSG_TYPE__MSG_FIN_GO, "fin_go", &mpiv__fin_go__descriptor },
 	{ MPIV__MSG_TYPE__MSG_CKPT_REQUEST, "ckpt_request", &mpiv__ckpt_request__descriptor },
 	{ MPIV__MSG_TYPE__MSG_CKPT_TAKEN, "ckpt_taken", &mpiv__ckpt_taken__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_PUT, "image_put", &mpiv__image_put__descriptor },

@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # tests/fault/test_direct_finalize.sh: kills around the end of a direct
-# job (docs/DIRECT.md, "Finalize"). Senders' logs die with them, so a
-# rank must not leave while a peer may still run again, and a rank that
-# committed its MPI_Finalize must not run again. Each case: the output
-# and exit code of a failure-free run, and a restart.
+# job (docs/DIRECT.md, "Finalize"). Senders' logs die with them, so no
+# rank may leave while another may still run again, and a rank killed
+# after the job's end was decided must not run again. Each case: the
+# output and exit code of a failure-free run, and a restart.
 #   finalize    MPIV_FAULT=finalize (entering MPI_Finalize, nothing
 #               committed): the relaunched rank runs again from the start;
 #               its peers wait for it in their final rounds
-#   committed   MPIV_FAULT=committed (its commit stored, its peers not yet
-#               all committed): the relaunched incarnation exits 0 at
-#               MPI_Init without running the program again
-#   committed-ckpt  the same with checkpoints: the rank is relaunched from
-#               its last durable checkpoint, and the restored clone exits
-#               at once instead of running (its peers may be gone)
-#   late-kill   mpiv kill of the last rank while the others have left
+#   committed   MPIV_FAULT=committed (its commit stored, the job not
+#               closed): the relaunched incarnation runs again (a peer may
+#               still need its messages) and replays its commit
+#   committed-peer  rank 0 killed after its commit and rank 2 after every
+#               DBye came but before its own (MPIV_FAULT=bye): rank 2 runs
+#               again from the start and needs rank 0's messages, which
+#               only rank 0's re-execution can give (a relaunched rank 0
+#               that left at once because it had committed hung the job)
+#   closed      MPIV_FAULT=closed (every rank waits at the end, FinGo
+#               given): the relaunched incarnation leaves at MPI_Init
+#   committed-ckpt  as committed, with checkpoints: the rank is restored
+#               from its last durable checkpoint and runs on from there
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -46,6 +51,8 @@ case_run() {
 
 case_run finalize finalize:1:1
 case_run committed committed:1:2
+case_run committed-peer committed:1:0,bye:1:2
+case_run closed closed:1:1
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	case_run committed-ckpt committed:1:0 --ckpt-interval 0.3
