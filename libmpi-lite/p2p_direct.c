@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +74,9 @@ static struct dp_msg **dp_inflight;	/* [peer]: a DSend being read */
 static struct dp_ack *dp_acks;
 static size_t dp_nacks, dp_capacks;
 static bool dp_finalizing;
+/* MPIV_LOGGING=0 (mpiv run --relay-only): nothing runs again, so a sent
+   message is kept only until it is on its link, and no digests. */
+static bool dp_logging = true;
 
 /* Digests of the messages accepted from each peer (by seq, from base),
    to compare with a re-executing sender's (DSend.check), and the highest
@@ -270,7 +274,8 @@ dp_digest(uint32_t context, int32_t tag, const void *buf, size_t n)
 	return d;
 }
 
-/* The header of message seq (context, tag, flags, digest of its bytes). */
+/* The header of message seq (context, tag, flags, digest of its bytes:
+   none in a job without logging, which never runs anything again). */
 static void
 dp_dsend_set(Mpiv__DSend *d, uint64_t seq, uint32_t context, int32_t tag,
     bool sync, const void *buf, size_t len)
@@ -279,7 +284,7 @@ dp_dsend_set(Mpiv__DSend *d, uint64_t seq, uint32_t context, int32_t tag,
 	d->context = context;
 	d->tag = tag;
 	d->sync = sync;
-	d->digest = dp_digest(context, tag, buf, len);
+	d->digest = dp_logging ? dp_digest(context, tag, buf, len) : 0;
 }
 
 /* Keeps the digest of message seq from p (accepted in seq order). */
@@ -542,7 +547,8 @@ dpx_frame_begin(struct tp_conn *c)
 		return;
 	}
 	pp->recv_last = d->seq;
-	dp_digest_keep(p, d->seq, d->digest);
+	if (dp_logging)
+		dp_digest_keep(p, d->seq, d->digest);
 	m->src = p;
 	m->seq = d->seq;
 	m->context = d->context;
@@ -735,6 +741,8 @@ dpx_link_up(int p)
 		    "%d: %s", dp_rank, p, strerror(errno));
 	if (pp->wire_last < sblog_last_seq(&dp_sb, p))
 		pp->wire_last = sblog_last_seq(&dp_sb, p);
+	if (!dp_logging)
+		sblog_trim(&dp_sb, p, pp->wire_last);	/* all on the link */
 	/* Synchronous sends it holds but whose SyncAck we lack (it went to
 	   an earlier incarnation of ours): sent again to be acknowledged. */
 	mpiv_req_foreach(dp_sync_scan_cb, &sc);
@@ -767,6 +775,8 @@ direct_init(int world_size)
 {
 	struct sblog_conf conf = SBLOG_CONF_INIT;
 	int rc;
+
+	dp_logging = mpiv_ndlog_enabled();
 
 	if (sblog_conf_from_env(&conf) < 0) {
 		mpiv_err_detail("MPIV_SENDLOG_MEM or MPIV_SENDLOG_MAX is not a "
@@ -936,6 +946,41 @@ dp_log_fits(size_t bytes)
 	return st.total_bytes + bytes + SBLOG_ENTRY_COST <= dp_sb.total_cap;
 }
 
+/*
+ * Whether the caller's n bytes at src are readable memory, asked of the
+ * kernel (one byte of each page read through process_vm_readv, as a
+ * socket write would read them) rather than learnt from a crash. Asked
+ * before any allocation: a buffer the program unmapped may come back
+ * from malloc as ours.
+ */
+static bool
+dp_readable(const void *src, size_t n)
+{
+	enum { BATCH = 64 };
+	struct iovec local[BATCH], remote[BATCH];
+	char scratch[BATCH];
+	uintptr_t a = (uintptr_t)src, end = a + n, page;
+	long ps = sysconf(_SC_PAGESIZE);
+	ssize_t got;
+	int k;
+
+	page = ps > 0 ? (uintptr_t)ps : 4096;
+	while (a < end) {
+		for (k = 0; k < BATCH && a < end; k++) {
+			local[k].iov_base = &scratch[k];
+			local[k].iov_len = 1;
+			remote[k].iov_base = (void *)a;
+			remote[k].iov_len = 1;
+			a = (a & ~(page - 1)) + page;
+		}
+		errno = 0;
+		if ((got = process_vm_readv(getpid(), local, (unsigned long)k,
+		    remote, (unsigned long)k, 0)) != k)	/* cannot tell: yes */
+			return got < 0 && (errno == ENOSYS || errno == EPERM);
+	}
+	return true;
+}
+
 static int
 direct_send(struct mpiv_request *r)
 {
@@ -979,6 +1024,32 @@ direct_send(struct mpiv_request *r)
 	}
 	pp = &dp_peers[dst];
 	seq = sblog_last_seq(&dp_sb, dst) + 1;
+	if (!dp_logging && owned == NULL && pp->up != NULL &&
+	    pp->wire_last == seq - 1 &&
+	    sblog_first_seq(&dp_sb, dst) == seq) {
+		/* Without logging: straight from the user's buffer, nothing
+		   kept (a buffer that is not readable memory fails the write
+		   with EFAULT: MPI_ERR_BUFFER). */
+		mpiv_fault_point("send");
+		r->dp_dst = dst;
+		r->dp_seq = seq;
+		if (sync) {
+			r->need_ack = true;
+			mpiv_p2p_pending_acks++;
+		}
+		pp->wire_last = seq;
+		(void)sblog_set_next_seq(&dp_sb, dst, seq + 1);
+		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
+		return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
+		    payload, bytes, NULL, r);
+	}
+	if (!dp_logging && owned == NULL && bytes > 0 &&
+	    !dp_readable(payload, bytes)) {
+		/* kept until its link is up: copied, so read first */
+		mpiv_err_detail("the send buffer is not readable memory (%zu "
+		    "bytes at %p)", bytes, payload);
+		return MPI_ERR_BUFFER;
+	}
 	if (owned == NULL && pp->up != NULL && pp->wire_last == seq - 1 &&
 	    seq > pp->peer_has && dp_log_fits(bytes)) {
 		/* The usual case: the bytes go out first, straight from the
@@ -1057,6 +1128,8 @@ direct_send(struct mpiv_request *r)
 		pp->wire_last = seq;
 		dp_checked[dst] = seq;
 		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
+		if (!dp_logging)
+			sblog_trim(&dp_sb, dst, seq);	/* on its link now */
 		return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    payload, bytes, owned, r);
 	}

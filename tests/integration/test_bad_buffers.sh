@@ -7,8 +7,10 @@
 #   send-null      MPI_Send(NULL, 10, MPI_INT, ...)
 #   recv-null      MPI_Recv(NULL, 10, MPI_INT, ...)
 #   send-efault    MPI_Send from unmapped memory, no logging (--relay-only:
-#                  the kernel's EFAULT on the socket write); with logging
-#                  the digest reads the buffer first and the rank dies of
+#                  the kernel's EFAULT on the socket write, or, in a direct
+#                  job whose link is not up yet, the kernel's answer when
+#                  asked before the message is kept); with logging the
+#                  digest reads the buffer first and the rank dies of
 #                  SIGSEGV, as with any MPI that copies it
 #   send-too-big   MPI_Send of 1025 MiB (a derived type of 1 MiB x 1025)
 #   return-null    the same NULL send under MPI_ERRORS_RETURN: the call
