@@ -156,14 +156,11 @@ djob_node_free(const struct djob *j, const struct dpeer *p)
 
 /*
  * What `--protocol auto` runs, once each rank of j has its node: direct
- * when every one of those nodes accepts connections, else relay. Relay
- * whatever the nodes while DISP_AUTO_DIRECT is 0.
+ * when every one of those nodes accepts connections, else relay.
  */
 static const char *
 djob_auto_protocol(const struct djob *j)
 {
-	if (!DISP_AUTO_DIRECT)
-		return "relay";
 	for (int r = 0; r < j->nranks; r++)
 		if (j->ranks[r].node == NULL || j->ranks[r].node->no_listen)
 			return "relay";

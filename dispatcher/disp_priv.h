@@ -28,15 +28,6 @@
 #define DISP_WARN_INTERVAL	10.0	/* s: one begin line per warning kind */
 #define DISP_STALL_AFTER	5.0	/* s unanswered: a CM/CS stalls */
 
-/*
- * `mpiv run --protocol auto` picks direct once the direct protocol
- * passes the fault suites (docs/DIRECT.md); until then auto runs relay
- * (djob_auto_protocol). Building with -DDISP_AUTO_DIRECT=1 tries it.
- */
-#ifndef DISP_AUTO_DIRECT
-#define DISP_AUTO_DIRECT	0
-#endif
-
 enum disp_role {
 	DPEER_NEW = 0,		/* no Hello yet */
 	DPEER_CM,
