@@ -22,14 +22,16 @@
 #                           (OPTS: the line's mpiv run options, squeezed);
 #                           when tests/mpi/expected.txt has "PROG N: ..."
 #                           lines, stdout must equal them exactly
-#   direct/mpi/PROG/nN[/OPTS]  the same cases in the direct protocol
-#                           (mpiv run --protocol direct)
+#                           (the default protocol, auto: direct on the
+#                           embedded deployment, whose node listens)
+#   relay/mpi/PROG/nN[/OPTS]  the same cases in the relay protocol
+#                           (mpiv run --protocol relay)
 #   mpi/env/no-launcher     a program run without mpiv: exit 1, says "mpiv run"
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
-#   direct/fault/NAME       the fault scripts that apply to both protocols,
-#                           again with every job in the direct protocol
-#                           (FLT_PROTOCOL=direct)
+#   relay/fault/NAME        the fault scripts that apply to both protocols,
+#                           again with every job in the relay protocol
+#                           (FLT_PROTOCOL=relay)
 #   fuzz/run-short          tests/fuzz/run-short.sh, if present
 #   asan/unit/NAME, asan/mpi/PROG/nN   the same against build-asan
 #                           (MPI cases with 1, 2 or 4 ranks only)
@@ -209,19 +211,20 @@ run_scripts() {
 	done
 }
 
-# The fault scripts that run in the direct protocol too; the others test
-# what only the relay has (the CMs' fault points, the CMs' log bounds and
-# pressure; test_direct_log is the direct protocol's own).
-DIRECT_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
+# The fault scripts that run in both protocols: in the default (auto,
+# direct here) and again in the relay. The others test what only one
+# protocol has and say so themselves (--protocol relay for the CMs' fault
+# points, log bounds and pressure; test_direct_* for the direct one's).
+BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
 	test_replay_check test_divergence test_netns test_cm_crash"
 
-run_scripts_direct() {
+run_scripts_relay() {
 	local dir=$1 t f
-	for t in $DIRECT_FAULT; do
+	for t in $BOTH_FAULT; do
 		f=$dir/$t.sh
 		[ -f "$f" ] || continue
-		t_run "direct/$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
-			env "${SAN_ENV_MPI[@]}" FLT_PROTOCOL=direct bash "$f"
+		t_run "relay/$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
+			env "${SAN_ENV_MPI[@]}" FLT_PROTOCOL=relay bash "$f"
 	done
 }
 
@@ -232,13 +235,13 @@ echo "# mpiv tests: MPIV_BUILD=$B${T_PATTERN:+, pattern '$T_PATTERN'}"
 # MPIV_BUILD=build-asan, as `make asan` runs it)
 run_unit "$B" "" "${SAN_ENV_UNIT[@]}"
 run_mpi "$B" "" "" "${SAN_ENV_MPI[@]}"
-MPI_RUN_ARGS=(--protocol direct)
-run_mpi "$B" "direct/" "" "${SAN_ENV_MPI[@]}"
+MPI_RUN_ARGS=(--protocol relay)
+run_mpi "$B" "relay/" "" "${SAN_ENV_MPI[@]}"
 MPI_RUN_ARGS=()
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
 run_scripts tests/integration
 run_scripts tests/fault
-run_scripts_direct tests/fault
+run_scripts_relay tests/fault
 if [ -f tests/fuzz/run-short.sh ]; then
 	t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 bash tests/fuzz/run-short.sh
 fi

@@ -17,6 +17,8 @@
 #
 #   MPIV_BUILD=build-x bash tests/fault/test_ckpt_log_bound.sh
 . "$(dirname "$0")/common.bash"
+# what it tests is the relay's (the CMs hold the messages): every job relay
+FLT_PROTOCOL=relay
 
 flt_need_mpiv
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}

@@ -19,6 +19,8 @@
 #              4.5 s (its peer computes outside MPI) is checkpointed while
 #              it waits, not only when its next MPI call starts
 . "$(dirname "$0")/common.bash"
+# what it tests is the relay's (the CMs hold the messages): every job relay
+FLT_PROTOCOL=relay
 
 flt_need_chaos
 ring=$(flt_prog flt_bigring) || { flt_notok "cannot compile flt_bigring"; flt_finish; }

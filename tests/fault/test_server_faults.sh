@@ -21,6 +21,8 @@
 #                 the embedded deployment starts it again on its store,
 #                 restores come from it
 . "$(dirname "$0")/common.bash"
+# what it tests is the relay's (the CMs hold the messages): every job relay
+FLT_PROTOCOL=relay
 
 flt_need_chaos
 bin=$(flt_prog flt_stencil) || { flt_notok "cannot compile flt_stencil"; flt_finish; }

@@ -293,163 +293,169 @@ HEAT="$W/heat"
 if ! "$MPIVCC" -O2 -o "$HEAT" "$ROOT/tests/demo/heat.c" 2> cc.err; then
 	notok mpi/build "mpivcc heat.c failed"
 else
-	"$MPIV" run -n 4 "$HEAT" 20000 > heat_ref 2> /dev/null
-	start_job -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" 20000
-	finish_job
-	n=$(jnum rep.json checkpoints)
-	if [ "$(cat rc)" = 0 ] && [ "${n:-0}" = 0 ]; then
-		skip mpi/periodic "no checkpoint taken: the rank/CM side of\
- checkpoints has not landed"
-		MPI_SKIP=1
-	elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
-		if [ "${n:-0}" = 0 ]; then
-			skip mpi/periodic "no checkpoint taken (exit $(cat rc)):\
- the rank/CM side of checkpoints has not landed"
-			MPI_SKIP=1
-		else
-			notok mpi/periodic "exit $(cat rc) or output differs"
-		fi
-	else
-		ok mpi/periodic
-	fi
-	if [ -z "${MPI_SKIP:-}" ]; then
-		start_job -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" \
-		    20000
-		if wait_for 20 have_image 1; then
-			sleep 0.2
-			"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
-			    2>> err
-		fi
-		finish_job
-		from=$(grep -o '"from_ckpt":[0-9]*' rep.json 2> /dev/null |
-		    head -n 1 | cut -d: -f2)
-		if [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
-			notok mpi/kill-restore "exit $(cat rc) or output differs"
-		elif [ -z "$from" ] || [ "$from" -lt 1 ]; then
-			notok mpi/kill-restore "not from a checkpoint:\
- $(cat rep.json)"
-		else
-			ok mpi/kill-restore
-		fi
-		start_job -n 4 --report rep.json "$HEAT" 20000
-		sleep 0.5
-		"$MPIV" checkpoint --dispatcher "$DADDR" "$JOB" > /dev/null \
-		    2>> err
+	# Each case in both protocols, heat's steps scaled to about the same
+	# wall time (a direct job's messages are about 4x faster).
+	for PROTO in direct relay; do
+		MPI_SKIP=
+		if [ "$PROTO" = direct ]; then S1=80000 S2=240000; else S1=20000 S2=60000; fi
+		"$MPIV" run --protocol "$PROTO" -n 4 "$HEAT" "$S1" > heat_ref 2> /dev/null
+		start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" "$S1"
 		finish_job
 		n=$(jnum rep.json checkpoints)
-		if [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref ||
-		    [ "${n:-0}" -lt 1 ]; then
-			notok mpi/on-demand "exit $(cat rc), $n checkpoints"
-		else
-			ok mpi/on-demand
-		fi
-	fi
-
-	# mpi/restore-twice: a restored rank checkpoints again and is
-	# restored from that newer checkpoint (daemons log at info into err).
-	if [ -z "${MPI_SKIP:-}" ]; then
-		"$MPIV" run -n 4 "$HEAT" 60000 > heat_ref2 2> /dev/null
-		# durable_after LINE INC: the number of the first rank-1 image
-		# stored by incarnation INC after line LINE of err that the
-		# dispatcher took as durable too.
-		durable_after() {
-			local k
-			for k in $(tail -n +"$1" err | sed -n "s/.*cs image durable\
- job=$JOB rank=1 ckpt=\([0-9]*\) incarnation=$2 .*/\1/p"); do
-				if grep -q "dispatcher checkpoint durable job=$JOB\
- rank=1 ckpt=$k " err; then
-					echo "$k"
-					return 0
-				fi
-			done
-			return 1
-		}
-		restored_line() {
-			grep -n "node restored job=$JOB rank=1 incarnation=$1 " \
-			    err | head -n 1
-		}
-		have_durable() { [ -n "$(durable_after "$1" "$2")" ]; }
-		have_restored() { [ -n "$(restored_line "$1")" ]; }
-		why= f1= k2=
-		MPIV_LOG=info start_job -n 4 --ckpt-interval 0.5 --report rep.json \
-		    "$HEAT" 60000
-		if ! wait_for 20 have_durable 1 1; then
-			why="no first checkpoint of rank 1"
-		else
-			sleep 0.2
-			"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
-			    2>> err
-			if ! wait_for 20 have_restored 2; then
-				why="rank 1 not restored after the first kill"
-			fi
-		fi
-		if [ -z "$why" ]; then
-			l2=$(restored_line 2 | cut -d: -f1)
-			f1=$(restored_line 2 | sed 's/.* ckpt=\([0-9]*\) .*/\1/')
-			if ! wait_for 20 have_durable "$l2" 2; then
-				why="the restored rank 1 took no checkpoint:\
- $(grep -m1 'checkpoint failed job=.* rank=1 ' err)"
+		if [ "$(cat rc)" = 0 ] && [ "${n:-0}" = 0 ]; then
+			skip mpi/$PROTO/periodic "no checkpoint taken: the rank/CM side of\
+ checkpoints has not landed"
+			MPI_SKIP=1
+		elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
+			if [ "${n:-0}" = 0 ]; then
+				skip mpi/$PROTO/periodic "no checkpoint taken (exit $(cat rc)):\
+ the rank/CM side of checkpoints has not landed"
+				MPI_SKIP=1
 			else
-				k2=$(durable_after "$l2" 2)
+				notok mpi/$PROTO/periodic "exit $(cat rc) or output differs"
+			fi
+		else
+			ok mpi/$PROTO/periodic
+		fi
+		if [ -z "${MPI_SKIP:-}" ]; then
+			start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" \
+			    "$S1"
+			if wait_for 20 have_image 1; then
 				sleep 0.2
-				"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 \
-				    > /dev/null 2>> err
+				"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
+				    2>> err
+			fi
+			finish_job
+			from=$(grep -o '"from_ckpt":[0-9]*' rep.json 2> /dev/null |
+			    head -n 1 | cut -d: -f2)
+			if [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
+				notok mpi/$PROTO/kill-restore "exit $(cat rc) or output differs"
+			elif [ -z "$from" ] || [ "$from" -lt 1 ]; then
+				notok mpi/$PROTO/kill-restore "not from a checkpoint:\
+ $(cat rep.json)"
+			else
+				ok mpi/$PROTO/kill-restore
+			fi
+			start_job --protocol "$PROTO" -n 4 --report rep.json "$HEAT" "$S1"
+			sleep 0.5
+			"$MPIV" checkpoint --dispatcher "$DADDR" "$JOB" > /dev/null \
+			    2>> err
+			finish_job
+			n=$(jnum rep.json checkpoints)
+			if [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref ||
+			    [ "${n:-0}" -lt 1 ]; then
+				notok mpi/$PROTO/on-demand "exit $(cat rc), $n checkpoints"
+			else
+				ok mpi/$PROTO/on-demand
 			fi
 		fi
-		finish_job
-		gp=$(sed -n "s/.*node launched job=$JOB rank=1 incarnation=1 .*\
- getpid=\([0-9]*\).*/\1/p" err | head -n 1)
-		rl=$(grep -o '"rank":1,"incarnation":[0-9]*,[^}]*"from_ckpt":[0-9]*' \
-		    rep.json 2> /dev/null | sed 's/.*"from_ckpt"://' | tr '\n' ' ')
-		set -- $rl
-		if [ -n "$why" ]; then
-			notok mpi/restore-twice "$why"
-		elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref2; then
-			notok mpi/restore-twice "exit $(cat rc) or output differs"
-		elif [ $# -ne 2 ] || [ "$1" -lt 1 ] || [ "$2" -le "$1" ] ||
-		    [ "$2" -lt "$k2" ] || [ "$1" != "$f1" ]; then
-			notok mpi/restore-twice "from_ckpt of rank 1's restarts:\
- '$rl' (first restore from $f1, new checkpoint $k2): $(cat rep.json)"
-		elif ! have_restored 3; then
-			notok mpi/restore-twice "no second restore of rank 1"
-		elif grep -q 'node pid namespaces ok' err &&
-		    { [ -z "$gp" ] ||
-		    ! restored_line 2 | grep -q " getpid=$gp " ||
-		    ! restored_line 3 | grep -q " getpid=$gp "; }; then
-			notok mpi/restore-twice "not restored under the pid of\
- its launch ($gp): $(restored_line 2) $(restored_line 3)"
-		elif ! grep -q 'node pid namespaces ok' err &&
-		    { ! restored_line 2 | grep -Eq ' pid=([0-9]+) handle=\1 ' ||
-		    ! restored_line 3 | grep -Eq ' pid=([0-9]+) handle=\1 '; }; then
-			notok mpi/restore-twice "not restored as the node's own\
- child: $(restored_line 2) $(restored_line 3)"
-		elif grep -q "pid namespace without the process init" err; then
-			notok mpi/restore-twice "a dump hit the pid namespace"
-		else
-			echo "# rank 1 restored from checkpoint $1, then from $2"
-			ok mpi/restore-twice
-		fi
-	fi
 
-	# nocriu: CRIU unavailable; one line, full replay, same output.
-	export MPIV_CRIU=/nonexistent
-	start_job -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" 20000
-	sleep 0.5
-	"$MPIV" kill --dispatcher "$DADDR" "$JOB" 2 > /dev/null 2>> err
-	finish_job
-	unset MPIV_CRIU
-	from=$(grep -o '"from_ckpt":[0-9]*' rep.json 2> /dev/null | head -n 1 |
-	    cut -d: -f2)
-	if [ "$(grep -c 'checkpoints disabled' err)" != 1 ] ||
-	    ! grep -q '^mpiv: checkpoints disabled: .*; restarts replay from the beginning$' err; then
-		notok nocriu "not exactly one 'checkpoints disabled' line"
-	elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
-		notok nocriu "exit $(cat rc) or output differs"
-	elif [ "${from:-x}" != 0 ] || ! grep -q '"mode":"logging"' rep.json; then
-		notok nocriu "report: $(cat rep.json)"
-	else
-		ok nocriu
-	fi
+		# mpi/$PROTO/restore-twice: a restored rank checkpoints again and is
+		# restored from that newer checkpoint (daemons log at info into err).
+		if [ -z "${MPI_SKIP:-}" ]; then
+			"$MPIV" run --protocol "$PROTO" -n 4 "$HEAT" "$S2" > heat_ref2 2> /dev/null
+			# durable_after LINE INC: the number of the first rank-1 image
+			# stored by incarnation INC after line LINE of err that the
+			# dispatcher took as durable too.
+			durable_after() {
+				local k
+				for k in $(tail -n +"$1" err | sed -n "s/.*cs image durable\
+ job=$JOB rank=1 ckpt=\([0-9]*\) incarnation=$2 .*/\1/p"); do
+					if grep -q "dispatcher checkpoint durable job=$JOB\
+ rank=1 ckpt=$k " err; then
+						echo "$k"
+						return 0
+					fi
+				done
+				return 1
+			}
+			restored_line() {
+				grep -n "node restored job=$JOB rank=1 incarnation=$1 " \
+				    err | head -n 1
+			}
+			have_durable() { [ -n "$(durable_after "$1" "$2")" ]; }
+			have_restored() { [ -n "$(restored_line "$1")" ]; }
+			why= f1= k2=
+			MPIV_LOG=info start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json \
+			    "$HEAT" "$S2"
+			if ! wait_for 20 have_durable 1 1; then
+				why="no first checkpoint of rank 1"
+			else
+				sleep 0.2
+				"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 > /dev/null \
+				    2>> err
+				if ! wait_for 20 have_restored 2; then
+					why="rank 1 not restored after the first kill"
+				fi
+			fi
+			if [ -z "$why" ]; then
+				l2=$(restored_line 2 | cut -d: -f1)
+				f1=$(restored_line 2 | sed 's/.* ckpt=\([0-9]*\) .*/\1/')
+				if ! wait_for 20 have_durable "$l2" 2; then
+					why="the restored rank 1 took no checkpoint:\
+ $(grep -m1 'checkpoint failed job=.* rank=1 ' err)"
+				else
+					k2=$(durable_after "$l2" 2)
+					sleep 0.2
+					"$MPIV" kill --dispatcher "$DADDR" "$JOB" 1 \
+					    > /dev/null 2>> err
+				fi
+			fi
+			finish_job
+			gp=$(sed -n "s/.*node launched job=$JOB rank=1 incarnation=1 .*\
+ getpid=\([0-9]*\).*/\1/p" err | head -n 1)
+			rl=$(grep -o '"rank":1,"incarnation":[0-9]*,[^}]*"from_ckpt":[0-9]*' \
+			    rep.json 2> /dev/null | sed 's/.*"from_ckpt"://' | tr '\n' ' ')
+			set -- $rl
+			if [ -n "$why" ]; then
+				notok mpi/$PROTO/restore-twice "$why"
+			elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref2; then
+				notok mpi/$PROTO/restore-twice "exit $(cat rc) or output differs"
+			elif [ $# -ne 2 ] || [ "$1" -lt 1 ] || [ "$2" -le "$1" ] ||
+			    [ "$2" -lt "$k2" ] || [ "$1" != "$f1" ]; then
+				notok mpi/$PROTO/restore-twice "from_ckpt of rank 1's restarts:\
+ '$rl' (first restore from $f1, new checkpoint $k2): $(cat rep.json)"
+			elif ! have_restored 3; then
+				notok mpi/$PROTO/restore-twice "no second restore of rank 1"
+			elif grep -q 'node pid namespaces ok' err &&
+			    { [ -z "$gp" ] ||
+			    ! restored_line 2 | grep -q " getpid=$gp " ||
+			    ! restored_line 3 | grep -q " getpid=$gp "; }; then
+				notok mpi/$PROTO/restore-twice "not restored under the pid of\
+ its launch ($gp): $(restored_line 2) $(restored_line 3)"
+			elif ! grep -q 'node pid namespaces ok' err &&
+			    { ! restored_line 2 | grep -Eq ' pid=([0-9]+) handle=\1 ' ||
+			    ! restored_line 3 | grep -Eq ' pid=([0-9]+) handle=\1 '; }; then
+				notok mpi/$PROTO/restore-twice "not restored as the node's own\
+ child: $(restored_line 2) $(restored_line 3)"
+			elif grep -q "pid namespace without the process init" err; then
+				notok mpi/$PROTO/restore-twice "a dump hit the pid namespace"
+			else
+				echo "# rank 1 restored from checkpoint $1, then from $2"
+				ok mpi/$PROTO/restore-twice
+			fi
+		fi
+
+		# nocriu: CRIU unavailable; one line, full replay, same output.
+		export MPIV_CRIU=/nonexistent
+		start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" "$S1"
+		sleep 0.5
+		"$MPIV" kill --dispatcher "$DADDR" "$JOB" 2 > /dev/null 2>> err
+		finish_job
+		unset MPIV_CRIU
+		from=$(grep -o '"from_ckpt":[0-9]*' rep.json 2> /dev/null | head -n 1 |
+		    cut -d: -f2)
+		if [ "$(grep -c 'checkpoints disabled' err)" != 1 ] ||
+		    ! grep -q '^mpiv: checkpoints disabled: .*; restarts replay from the beginning$' err; then
+			notok nocriu/$PROTO "not exactly one 'checkpoints disabled' line"
+		elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref; then
+			notok nocriu/$PROTO "exit $(cat rc) or output differs"
+		elif [ "${from:-x}" != 0 ] || ! grep -q '"mode":"logging"' rep.json; then
+			notok nocriu/$PROTO "report: $(cat rep.json)"
+		else
+			ok nocriu/$PROTO
+		fi
+	done
 fi
 
 [ "$FAILS" -eq 0 ]

@@ -2,7 +2,7 @@
 # tests/integration/test_ckpt_elsewhere.sh: a rank killed after a durable
 # checkpoint is restored on a DIFFERENT node agent than the one that took
 # it (images and logs do not depend on the node), and the output equals a
-# failure-free run. MPIV_RELAUNCH_ELSEWHERE=1 makes the dispatcher prefer
+# failure-free run, in both protocols. MPIV_RELAUNCH_ELSEWHERE=1 makes the dispatcher prefer
 # another node; three node agents with one slot each leave one free.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -15,36 +15,44 @@ fi
 T=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-else.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 fail=0
-total=0
 ok() { echo "ok - $1"; }
 notok() { echo "not ok - $1"; fail=1; }
 
 "$B/bin/mpivcc" -O2 -o "$T/heat" tests/demo/heat.c || exit 1
-timeout 120 "$MPIV" run -n 2 "$T/heat" 60000 > "$T/ref.out" || { notok "failure-free run"; exit 1; }
-for seed in 5 9; do
-	MPIV_RELAUNCH_ELSEWHERE=1 timeout 180 "$MPIV" run -n 2 --nodes 3 \
-	    --ckpt-interval 0.3 --chaos 1500ms --chaos-seed "$seed" \
-	    --chaos-max 2 --log-level info --report "$T/r.json" \
-	    "$T/heat" 60000 > "$T/out" 2> "$T/err"
-	rc=$?
-	[ "$rc" = 0 ] && cmp -s "$T/out" "$T/ref.out" &&
-	    ok "seed $seed: output identical, exit 0" ||
-	    notok "seed $seed: rc $rc, output $(cmp -s "$T/out" "$T/ref.out" && echo same || echo different)"
-	# Restores from a checkpoint, each onto another node than the last.
-	n=$(grep -cE 'dispatcher relaunching .* restore_ckpt=[1-9]' "$T/err")
-	moved=$(grep -E 'dispatcher relaunching .* restore_ckpt=[1-9]' "$T/err" |
-	    sed -n 's/.* node=\([^ ]*\) prev_node=\([^ ]*\) .*/\1 \2/p' |
-	    awk '$1 != $2' | wc -l)
-	total=$((total + n))
-	if [ "$moved" = "$n" ]; then
-		ok "seed $seed: $n restore(s) from a checkpoint, all on another node"
-	else
-		notok "seed $seed: $n restore(s) from a checkpoint, $moved on another node"
-		grep -E 'relaunch|checkpoint' "$T/err" | tail -n 8 | sed 's/^/#   /'
-	fi
+# Both protocols, heat's steps scaled to about the same wall time (a
+# direct job's messages are about 4x faster).
+for proto in direct relay; do
+	steps=60000
+	[ "$proto" = direct ] && steps=240000
+	P=(--protocol "$proto")
+	timeout 120 "$MPIV" run "${P[@]}" -n 2 "$T/heat" "$steps" > "$T/ref.out" ||
+	    { notok "$proto: failure-free run"; continue; }
+	total=0
+	for seed in 5 9; do
+		MPIV_RELAUNCH_ELSEWHERE=1 timeout 180 "$MPIV" run "${P[@]}" -n 2 \
+		    --nodes 3 --ckpt-interval 0.3 --chaos 1500ms --chaos-seed "$seed" \
+		    --chaos-max 2 --log-level info --report "$T/r.json" \
+		    "$T/heat" "$steps" > "$T/out" 2> "$T/err"
+		rc=$?
+		[ "$rc" = 0 ] && cmp -s "$T/out" "$T/ref.out" &&
+		    ok "$proto, seed $seed: output identical, exit 0" ||
+		    notok "$proto, seed $seed: rc $rc, output $(cmp -s "$T/out" "$T/ref.out" && echo same || echo different)"
+		# Restores from a checkpoint, each onto another node than the last.
+		n=$(grep -cE 'dispatcher relaunching .* restore_ckpt=[1-9]' "$T/err")
+		moved=$(grep -E 'dispatcher relaunching .* restore_ckpt=[1-9]' "$T/err" |
+		    sed -n 's/.* node=\([^ ]*\) prev_node=\([^ ]*\) .*/\1 \2/p' |
+		    awk '$1 != $2' | wc -l)
+		total=$((total + n))
+		if [ "$moved" = "$n" ]; then
+			ok "$proto, seed $seed: $n restore(s) from a checkpoint, all on another node"
+		else
+			notok "$proto, seed $seed: $n restore(s) from a checkpoint, $moved on another node"
+			grep -E 'relaunch|checkpoint' "$T/err" | tail -n 8 | sed 's/^/#   /'
+		fi
+	done
+	# A kill may land before a rank's first checkpoint; over the seeds,
+	# some restore must have come from one, or this tested nothing.
+	[ "$total" -gt 0 ] && ok "$proto: $total restores from a checkpoint in all" ||
+	    notok "$proto: no restore from a checkpoint happened"
 done
-# A kill may land before a rank's first checkpoint; over the seeds, some
-# restore must have come from one, or this tested nothing.
-[ "$total" -gt 0 ] && ok "$total restores from a checkpoint in all" ||
-    notok "no restore from a checkpoint happened"
 [ "$fail" = 0 ]

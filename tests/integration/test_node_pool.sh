@@ -152,8 +152,8 @@ else
 fi
 check_job j3 3 "job 3, a node joined mid-job"
 
-# 4: the embedded deployment, whole node agents killed at random.
-timeout 120 "$MPIV" run -n 4 --nodes 3 --chaos 400ms --chaos-nodes --chaos-seed 4 \
+# 4: the embedded deployment, whole node agents killed at random (relay).
+timeout 120 "$MPIV" run -n 4 --nodes 3 --protocol relay --chaos 400ms --chaos-nodes --chaos-seed 4 \
     --chaos-max 4 --report "$T/c.json" "$T/sub/prog" "$ROUNDS" 3000 > "$T/c.out" 2> "$T/c.err"
 rc=$?
 [ "$rc" = 0 ] && cmp -s "$T/c.out" "$T/ref.out" && [ "$(jq .kills "$T/c.json")" -ge 1 ] &&
