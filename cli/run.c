@@ -28,6 +28,7 @@
 #include "run_priv.h"
 
 #define RUN_DIAL_TIMEOUT_MS 5000
+#define RUN_CANCEL_WAIT	2.0	/* s: for the JobDone of a job given up on */
 
 static void
 run_usage(FILE *f)
@@ -486,7 +487,7 @@ run_ignore_signals(struct run *r)
 /*
  * Ends the session: stops every watcher and closes the dispatcher link,
  * so ev_run returns once the conn is freed. The first caller's code and
- * reason win.
+ * reason win, run_cancel's included.
  */
 void
 run_stop(struct run *r, int code, const char *reason)
@@ -494,14 +495,64 @@ run_stop(struct run *r, int code, const char *reason)
 	if (r->stopped)
 		return;
 	r->stopped = true;
-	r->exit_code = code;
-	if (reason != NULL)
-		snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	if (!r->cancelling) {
+		r->exit_code = code;
+		if (reason != NULL)
+			snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	}
 	ev_timer_stop(r->loop, &r->timeout_w);
+	ev_timer_stop(r->loop, &r->cancel_w);
 	run_ignore_signals(r);
 	run_deploy_unwatch(r);
 	if (r->c != NULL)
 		conn_close(r->c, "mpiv run done", false);
+}
+
+static void
+run_on_cancel_wait(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct run *r = w->data;
+
+	log_info("run job=%s no JobDone %.1f s after the cancel: the report "
+	    "counts no kill or restart", r->job, RUN_CANCEL_WAIT);
+	run_stop(r, r->exit_code, NULL);
+}
+
+/*
+ * Gives up on the job (--timeout, a signal to mpiv run): code and reason
+ * are final, as for run_stop. Over a live dispatcher link, asks the
+ * dispatcher to end the job (JobCancel) and waits up to RUN_CANCEL_WAIT
+ * for its JobDone, so that the report counts the kills, restarts and
+ * incarnations that happened; output arriving meanwhile is dropped, as
+ * after run_stop. Without a link, or when the wait ends, run_stop.
+ */
+static void
+run_cancel(struct run *r, int code, const char *reason)
+{
+	Mpiv__JobCancel jc = MPIV__JOB_CANCEL__INIT;
+
+	if (r->stopped || r->cancelling)
+		return;
+	if (r->c == NULL || conn_is_closing(r->c)) {
+		run_stop(r, code, reason);
+		return;
+	}
+	r->cancelling = true;
+	r->exit_code = code;
+	snprintf(r->reason, sizeof(r->reason), "%s", reason);
+	ev_timer_stop(r->loop, &r->timeout_w);
+	run_ignore_signals(r);
+	jc.exit_code = code;
+	jc.reason = r->reason;
+	if (conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_CANCEL, &jc.base, NULL,
+	    0) < 0) {
+		run_stop(r, code, NULL);
+		return;
+	}
+	log_info("run job=%s cancel exit_code=%d reason=\"%s\"", r->job, code,
+	    r->reason);
+	ev_timer_set(&r->cancel_w, RUN_CANCEL_WAIT, 0.);
+	ev_timer_start(r->loop, &r->cancel_w);
 }
 
 static void
@@ -622,11 +673,11 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		break;
 	}
 	case MPIV__MSG_TYPE__MSG_JOB_WARNING:
-		if (!r->stopped)
+		if (!r->stopped && !r->cancelling)
 			run_warning(r, (Mpiv__JobWarning *)m);
 		break;
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
-		if (!r->stopped)
+		if (!r->stopped && !r->cancelling)
 			run_output(r, (Mpiv__Output *)m, payload,
 			    h->payload_len);
 		break;
@@ -681,7 +732,7 @@ run_on_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 	char why[128];
 
 	snprintf(why, sizeof(why), "job timed out after %s s", r->timeout_arg);
-	run_stop(r, 124, why);
+	run_cancel(r, 124, why);
 }
 
 static void
@@ -692,7 +743,7 @@ run_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 	snprintf(why, sizeof(why), "interrupted by signal %d (%s), job killed",
 	    w->signum, strsignal(w->signum));
-	run_stop(r, 128 + w->signum, why);
+	run_cancel(r, 128 + w->signum, why);
 }
 
 /* Dials the dispatcher and submits the job. 0 or -1 (reason set). */
@@ -1010,6 +1061,8 @@ run_main(int argc, char **argv)
 
 	ev_timer_init(&r.timeout_w, run_on_timeout, r.timeout, 0.);
 	r.timeout_w.data = &r;
+	ev_timer_init(&r.cancel_w, run_on_cancel_wait, RUN_CANCEL_WAIT, 0.);
+	r.cancel_w.data = &r;
 	ev_signal_init(&r.sigint_w, run_on_signal, SIGINT);
 	r.sigint_w.data = &r;
 	ev_signal_start(r.loop, &r.sigint_w);

@@ -113,6 +113,10 @@ struct run {
 	ev_timer timeout_w;
 	ev_signal sigint_w, sigterm_w;
 	bool done, stopped;
+	/* --timeout or a signal: JobCancel sent, its JobDone awaited for
+	   at most cancel_w (exit_code and reason are already final) */
+	bool cancelling;
+	ev_timer cancel_w;
 	bool job_printed;	/* the "dispatcher ... job ..." line */
 	int exit_code;
 	/* from JobDone */

@@ -241,6 +241,41 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 	dpeer_error(p, "unexpected frame from a node agent");
 }
 
+/*
+ * JobCancel: the client gives up on the job it submitted (mpiv run's
+ * --timeout, a signal to it). The job fails with the client's code and
+ * reason (unless it failed already), which kills its ranks; the client
+ * gets the JobDone of any failure, with the kills and restarts so far,
+ * and writes its report from it. A client without a job (it never had
+ * one, or its JobDone is on the way) is only logged.
+ */
+static void
+dpeer_client_cancel(struct dpeer *p, const Mpiv__JobCancel *jc)
+{
+	char why[300];
+	size_t n = 0;
+	int code = jc->exit_code >= 1 && jc->exit_code <= 255 ?
+	    jc->exit_code : 1;
+
+	if (p->job == NULL) {
+		log_info("dispatcher cancel from a client without a job "
+		    "peer=%s", conn_peer(p->c));
+		return;
+	}
+	/* one printable line for the log, the report and mpiv status */
+	while (jc->reason[n] != '\0' && n + 1 < sizeof(why) &&
+	    (unsigned char)jc->reason[n] >= 0x20 && jc->reason[n] != 0x7f) {
+		why[n] = jc->reason[n];
+		n++;
+	}
+	why[n] = '\0';
+	if (n == 0)
+		snprintf(why, sizeof(why), "cancelled by the client");
+	log_info("dispatcher client cancels job=%s exit_code=%d reason=\"%s\"",
+	    p->job->id, code, why);
+	djob_fail(p->job, code, why);
+}
+
 static void
 dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
     ProtobufCMessage *m, const uint8_t *payload)
@@ -274,6 +309,9 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_BINARY_END:
 		dbin_client_end(p, (Mpiv__BinaryEnd *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_JOB_CANCEL:
+		dpeer_client_cancel(p, (Mpiv__JobCancel *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_BYE:
 		djob_peer_lost(p);
