@@ -20,7 +20,10 @@
 # N modulo that frame's length), so a planned cut always lands before the
 # stream is complete. Cutting closes both sockets at once. Connections
 # with no plan line pass whole. Each connection appends one line to LOG:
-#   conn=I kind=down|up|other plan=N|- cut=BYTES|none total=BYTES
+#   conn=I kind=down|up|other plan=N|- cut=BYTES|none total=BYTES head=LEN
+# head: the whole length of the stream's first frame (ImagePut of an
+# upload, ImageInfo of a download), 0 when none was seen; a cut below it
+# leaves the CS (upload) or the node (download) without that frame.
 # The plan file is the test's only control; the cut points in it come from
 # the test's seeded random numbers, so a failure is reproducible.
 import os
@@ -96,6 +99,7 @@ class Conn:
         self.cut_at = None        # offset of the cut (start + plan, or clamped)
         self.cut = None           # bytes of the stream passed when cut
         self.total = 0            # bytes of the stream passed
+        self.head = 0             # length of the stream's first frame
         self.lock = threading.Lock()
         self.closed = False
 
@@ -116,10 +120,11 @@ class Conn:
     def log(self):
         with lock:
             with open(self.log_path, "a") as f:
-                f.write("conn=%d kind=%s plan=%s cut=%s total=%d\n" % (
-                    self.cid, self.kind,
-                    "-" if self.plan is None else self.plan,
-                    "none" if self.cut is None else self.cut, self.total))
+                f.write("conn=%d kind=%s plan=%s cut=%s total=%d head=%d\n"
+                        % (self.cid, self.kind,
+                           "-" if self.plan is None else self.plan,
+                           "none" if self.cut is None else self.cut,
+                           self.total, self.head))
 
 
 def pump(c, src, dst, node_side):
@@ -139,6 +144,9 @@ def pump(c, src, dst, node_side):
                 c.start = off
                 if c.plan is not None:
                     c.cut_at = off + c.plan
+        if mine() and c.head == 0 and c.start is not None and \
+                off == c.start:
+            c.head = flen
         if mine() and t == T_IMAGE_END and c.cut_at is not None and \
                 c.cut_at >= off:
             # the stream is shorter than the plan: cut inside ImageEnd

@@ -9,14 +9,18 @@
 #            never hands CRIU a truncated image (no "pstree.img" error),
 #            fetches the image again and restores the rank from it.
 #   up/*     the node -> CS stream of an upload (ImagePut, ImageData...,
-#            ImageEnd) cut: the CS aborts the upload, its current image of
-#            the rank is the same file as before, no CM frees anything for
-#            it, and the rank killed next is restored from that image.
+#            ImageEnd) cut: the CS aborts the upload (or, when the cut
+#            falls inside the ImagePut frame, as the relay's log shows,
+#            never sees one begin), its current image of the rank is the
+#            same file as before, no CM frees anything for it, and the
+#            rank killed next is restored from that image.
 #   end      the job's output equals the failure-free run's, exit 0.
 #   down-every  every fetch of a restore cut: the job fails in one line
 #            naming the CS (after the node's tries), not with a CRIU error.
 # Cut points come from $RANDOM seeded with MPIV_TRUNC_SEED (default: the
-# clock), printed first so a failure is reproducible. Checkpoints are
+# clock), printed first so a failure is reproducible (read in this shell
+# only: bash seeds $RANDOM anew in every subshell). MPIV_TRUNC_CUTS="up/1=9
+# down/2=70000" sets the cut of the cases named. Checkpoints are
 # taken on demand (mpiv checkpoint), so each cut hits a known stream; the
 # job is held (FLT_HOLD) until the cases are done. Exit 77 without CRIU.
 cd "$(dirname "$0")/../.." || exit 2
@@ -34,19 +38,28 @@ ARGS=(100000 2 100)	# steps, MiB of incompressible ballast per rank, work
 timeout 60 "$MPIV" run -n 2 "$T/prog" "${ARGS[@]}" > "$T/ref.out" 2> "$T/ref.err" ||
     { notok "failure-free run" "$T/ref.err"; exit 1; }
 
-# rnd N: a random number in [0, N).
-rnd() { echo $(( ((RANDOM << 15) | RANDOM) % $1 )); }
-# cut_point I SIZE: where case I cuts a stream of about SIZE bytes. Case
-# 1 cuts within the first 4 KiB (frame headers, the metadata, the first
-# chunk's start); case 2 in the second half, after whole ImageData frames
-# (256 KiB each; the old download bug needed that); the others anywhere,
-# past the end included (then the relay cuts inside ImageEnd).
+# rnd N: a random number in [0, N) in RND, N times a 30-bit fraction:
+# with one seed, a cut of an image lands at the same place relative to
+# its size, which varies by a few KiB from run to run. Never in $(...):
+# a subshell would draw from a seed of its own.
+rnd() { RND=$(( ((((RANDOM << 15) | RANDOM)) * $1) >> 30 )); }
+# cut_point WHAT I SIZE: in CUT, where case I (named WHAT, e.g. up/1)
+# cuts a stream of about SIZE bytes. Case 1 cuts within the first 4 KiB
+# (frame headers, the metadata, the first chunk's start); case 2 in the
+# second half, after whole ImageData frames (256 KiB each; the old
+# download bug needed that); the others anywhere, past the end included
+# (then the relay cuts inside ImageEnd). A number is drawn even when
+# MPIV_TRUNC_CUTS sets the cut, so the other cases keep theirs.
 cut_point() {
-	case $1 in
-	1) rnd 4096 ;;
-	2) echo $(($2 / 2 + $(rnd $(($2 / 2))))) ;;
-	*) rnd $(($2 + 400)) ;;
+	local kv
+	case $2 in
+	1) rnd 4096; CUT=$RND ;;
+	2) rnd $(($3 / 2)); CUT=$(($3 / 2 + RND)) ;;
+	*) rnd $(($3 + 400)); CUT=$RND ;;
 	esac
+	for kv in ${MPIV_TRUNC_CUTS:-}; do
+		[ "${kv%%=*}" = "$1" ] && CUT=${kv#*=}
+	done
 }
 
 "$MPIV" dispatcher "${S[@]}" --listen 127.0.0.1:0 --state-dir "$T/state" \
@@ -142,7 +155,8 @@ for i in $(seq 1 "$NCASES"); do
 		continue
 	fi
 	size=$(stat -c %s "$img")
-	n=$(cut_point "$i" "$size")
+	cut_point "down/$i" "$i" "$size"
+	n=$CUT
 	echo "# $what: checkpoint $K, image $size bytes, cut the download after $n bytes"
 	echo "down $n" >> "$T/plan"
 	kill_rank "$r"
@@ -179,7 +193,8 @@ for i in $(seq 1 "$NCASES"); do
 	fi
 	sum0=$(sha256sum < "$img")
 	size=$(stat -c %s "$img")
-	n=$(cut_point "$i" "$size")
+	cut_point "up/$i" "$i" "$size"
+	n=$CUT
 	echo "# $what: current image $cur ($size bytes), cut the next upload after $n bytes"
 	echo "up $n" >> "$T/plan"
 	pat="node checkpoint failed job=$JOB rank=$r "
@@ -198,14 +213,28 @@ for i in $(seq 1 "$NCASES"); do
 	k=$(echo "$line" | sed 's/.* k=\([0-9]*\) .*/\1/')
 	echo "# ${line#*node }"
 	abort="cs upload aborted job=$JOB rank=$r ckpt=$k "
-	if wait_for 5 eval 'cs_new | grep -q "$abort"'; then
-		ok "$what: the CS aborted checkpoint $k: $(cs_new | grep "$abort" | sed 's/.*reason=//' | head -n 1)"
-	elif ! cs_new | grep -q "cs upload begins job=$JOB rank=$r ckpt=$k " &&
-	    cs_new | grep -q "cs peer=.* closing"; then
-		# cut inside ImagePut: no upload began
-		ok "$what: the CS dropped the stream before its upload began: $(cs_new | grep "cs peer=.* closing" | sed 's/.*closing: //' | head -n 1)"
+	# Where the relay cut, and how long the ImagePut frame was: a cut
+	# inside it leaves the CS a truncated frame and no upload at all.
+	wait_for 5 grep -q "kind=up plan=$n cut=[0-9]" "$T/proxy.log"
+	plog=$(grep "kind=up plan=$n cut=[0-9]" "$T/proxy.log" | tail -n 1)
+	cut=$(echo "$plog" | sed -n 's/.* cut=\([0-9]*\) .*/\1/p')
+	head=$(echo "$plog" | sed -n 's/.* head=\([0-9]*\)$/\1/p')
+	if [ -z "$cut" ] || [ -z "$head" ] || [ "$head" = 0 ]; then
+		notok "$what: the relay logged no cut of an upload at $n" "$T/proxy.log"
+	elif [ "$cut" -ge "$head" ]; then
+		if wait_for 5 eval 'cs_new | grep -q "$abort"'; then
+			ok "$what: cut after $cut bytes (ImagePut is $head), the CS aborted checkpoint $k: $(cs_new | grep "$abort" | sed 's/.*reason=//' | head -n 1)"
+		else
+			notok "$what: cut after $cut bytes, past the $head-byte ImagePut, but no abort of checkpoint $k in the CS log" "$T/cs.err"
+		fi
 	else
-		notok "$what: no abort of checkpoint $k in the CS log" "$T/cs.err"
+		# as long as an abort could take to show up
+		sleep 1
+		if cs_new | grep -q "cs upload begins job=$JOB rank=$r ckpt=$k \|$abort"; then
+			notok "$what: cut after $cut bytes, inside the $head-byte ImagePut, yet the CS began checkpoint $k" "$T/cs.err"
+		else
+			ok "$what: cut after $cut bytes, inside the $head-byte ImagePut: the CS saw no upload of checkpoint $k"
+		fi
 	fi
 	now=$(cat "$T/store/$JOB/$r/current" 2> /dev/null)
 	if [ "$now" = "$cur" ] && [ "$(sha256sum < "$img")" = "$sum0" ] &&
@@ -251,7 +280,8 @@ if [ -z "$JOB" ] || ! wait_for 20 grep -q "job running job=$JOB" "$T/d.err" || !
 else
 	size=$(stat -c %s "$(rank_img 0 "$K")")
 	for t in 1 2 3; do
-		echo "down $(rnd $((size + 400)))" >> "$T/plan"
+		rnd $((size + 400))
+		echo "down $RND" >> "$T/plan"
 	done
 	echo "# $what: cuts $(grep -o '[0-9]*' "$T/plan" | tr '\n' ' ')of checkpoint $K ($size bytes)"
 	kill_rank 0
