@@ -86,4 +86,8 @@ void dpx_frame_done(struct tp_conn *c);
 /* Timed work of the protocol (holds released after replay). */
 void dpx_tick(void);
 
+/* dp_spill.c: the send log's spill file (an unlinked file a CRIU image
+   carries), or -1 when spilling is off or impossible (said once). */
+int dp_spill_open(void);
+
 #endif

@@ -77,6 +77,7 @@ static bool dp_finalizing;
 /* MPIV_LOGGING=0 (mpiv run --relay-only): nothing runs again, so a sent
    message is kept only until it is on its link, and no digests. */
 static bool dp_logging = true;
+static int dp_spill_fd = -1;		/* the log's spill file, -1: none */
 
 /* Digests of the messages accepted from each peer (by seq, from base),
    to compare with a re-executing sender's (DSend.check), and the highest
@@ -783,6 +784,9 @@ direct_init(int world_size)
 		    "byte count");
 		return MPI_ERR_ARG;
 	}
+	/* past MPIV_SENDLOG_MEM the log spills to a file (dp_spill.c) */
+	conf.spill_fd = dp_logging ? dp_spill_open() : -1;
+	dp_spill_fd = conf.spill_fd;
 	if (sblog_init(&dp_sb, world_size, &conf) < 0)
 		return MPI_ERR_NO_MEM;
 	dp_sb_ready = true;
@@ -842,6 +846,9 @@ direct_fini(void)
 	if (dp_sb_ready)
 		sblog_fini(&dp_sb);
 	dp_sb_ready = false;
+	if (dp_spill_fd >= 0)
+		close(dp_spill_fd);
+	dp_spill_fd = -1;
 }
 
 /* A send to ourself: delivered here, never logged (a re-execution makes
@@ -1277,6 +1284,11 @@ direct_ckpt_marked(uint64_t k)
 {
 	int at = 0;
 
+	/* The clone about to be forked shares the spill file: what it
+	   holds stays as it is until this checkpoint is durable (its dump
+	   has read it). */
+	sblog_freeze(&dp_sb);
+
 	for (int i = 1; i < DP_SNAPS; i++)
 		if (dp_snaps[i].k < dp_snaps[at].k)
 			at = i;
@@ -1303,6 +1315,7 @@ direct_ckpt_durable(uint64_t k)
 	Mpiv__DTrim t = MPIV__DTRIM__INIT;
 	int best = -1;
 
+	sblog_thaw(&dp_sb);	/* the dump read the spill file */
 	for (int i = 0; i < DP_SNAPS; i++)
 		if (dp_snaps[i].k > dp_trim_ckpt && dp_snaps[i].k <= k &&
 		    (best < 0 || dp_snaps[i].k > dp_snaps[best].k))
@@ -1341,6 +1354,7 @@ direct_clone_detach(void)
 static int
 direct_restore_prepare(uint32_t inc)
 {
+	sblog_thaw(&dp_sb);	/* a spill file of its own now */
 	return dp_links_restart(inc);
 }
 

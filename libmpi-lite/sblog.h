@@ -157,4 +157,14 @@ int sblog_set_next_seq(struct sblog *sb, int dst, uint64_t next);
 
 void sblog_stats(const struct sblog *sb, struct sblog_stats *st);
 
+/*
+ * A checkpoint's clone shares the spill file: between sblog_freeze (just
+ * before the fork) and sblog_thaw (the checkpoint is durable, or in the
+ * restored clone, which has a file of its own) the bytes the file held
+ * at the freeze stay as they were: new spills go past them, and neither
+ * holes nor truncation touch them. Thaw gives back what was freed.
+ */
+void sblog_freeze(struct sblog *sb);
+void sblog_thaw(struct sblog *sb);
+
 #endif
