@@ -53,6 +53,9 @@ struct dp_msg {
 	bool sync;
 	size_t len;
 	uint8_t *buf;			/* unexpected: the payload */
+	bool kept;			/* buf counts in dp_unx_bytes */
+	bool pull;			/* payload left in the sender's log:
+					   pulled when a receive takes it */
 	struct mpiv_request *req;	/* read into this receive */
 	struct mpiv_request *self_req;	/* a synchronous send to ourself */
 };
@@ -78,6 +81,27 @@ static bool dp_finalizing;
    message is kept only until it is on its link, and no digests. */
 static bool dp_logging = true;
 static int dp_spill_fd = -1;		/* the log's spill file, -1: none */
+
+/*
+ * Large unexpected messages (docs/DIRECT.md): payloads of unexpected
+ * messages are kept in memory up to dp_unx_max bytes; past it one of
+ * DP_PULL_MIN bytes or more is read past, its envelope kept, and pulled
+ * from the sender's log (DPull, DData) straight into the receive that
+ * takes it. Pulls under way are on their own list; dp_pulling[p] is the
+ * one whose DData is being read from p. The sender keeps the pulls it
+ * cannot serve yet (a re-execution that has not sent that far).
+ */
+#define DP_PULL_MIN	(64u << 10)
+#define DP_UNX_MAX	(64ull << 20)
+static uint64_t dp_unx_bytes, dp_unx_max = DP_UNX_MAX;
+static struct dp_msg *dp_pull_head, *dp_pull_tail;
+static struct dp_msg **dp_pulling;	/* [peer] */
+struct dp_wanted {
+	int peer;
+	uint64_t seq;
+};
+static struct dp_wanted *dp_wanted;	/* pulls of ours not sent yet */
+static size_t dp_nwanted, dp_capwanted;
 
 /* Digests of the messages accepted from each peer (by seq, from base),
    to compare with a re-executing sender's (DSend.check), and the highest
@@ -239,8 +263,48 @@ dp_unx_find(int src, uint64_t seq)
 static void
 dp_msg_free(struct dp_msg *m)
 {
+	if (m->kept)
+		dp_unx_bytes -= m->len;
 	free(m->buf);
 	free(m);
+}
+
+static void
+dp_pull_remove(struct dp_msg *m)
+{
+	if (m->prev != NULL)
+		m->prev->next = m->next;
+	else
+		dp_pull_head = m->next;
+	if (m->next != NULL)
+		m->next->prev = m->prev;
+	else
+		dp_pull_tail = m->prev;
+	m->prev = m->next = NULL;
+}
+
+static struct dp_msg *
+dp_pull_find(int src, uint64_t seq)
+{
+	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+		if (m->src == src && m->seq == seq)
+			return m;
+	return NULL;
+}
+
+/* Asks m's sender for its payload (on the link up; a new link asks
+   again). */
+static void
+dp_pull_ask(const struct dp_msg *m)
+{
+	Mpiv__DPull pl = MPIV__DPULL__INIT;
+
+	pl.seq = m->seq;
+	dp_debug("rank %d: pulls message %llu of rank %d (%zu bytes)%s",
+	    dp_rank, (unsigned long long)m->seq, m->src, m->len,
+	    dp_peers[m->src].up != NULL ? "" : " once a link is up");
+	(void)dp_send_up(m->src, MPIV__MSG_TYPE__MSG_DPULL, &pl.base, NULL, 0,
+	    NULL, NULL);
 }
 
 /* ---------------- digests of messages ---------------- */
@@ -454,12 +518,25 @@ dp_complete_recv(struct mpiv_request *r, const struct dp_msg *m, size_t got)
 	mpiv_req_complete(r);
 }
 
-/* r takes the unexpected message m (already unlinked): copied out. */
+/* r takes the unexpected message m (already unlinked): copied out, or
+   pulled from its sender when only its envelope was kept. */
 static void
 dp_deliver_copy(struct mpiv_request *r, struct dp_msg *m)
 {
 	size_t keep = m->len < r->cap ? m->len : r->cap;
 
+	if (m->pull) {
+		m->req = r;
+		m->next = NULL;
+		m->prev = dp_pull_tail;
+		if (dp_pull_tail != NULL)
+			dp_pull_tail->next = m;
+		else
+			dp_pull_head = m;
+		dp_pull_tail = m;
+		dp_pull_ask(m);
+		return;
+	}
 	if (keep > 0) {
 		if (mpiv_dt_is_contig(r->dt))
 			memcpy((uint8_t *)r->buf + r->dt->true_lb, m->buf,
@@ -509,6 +586,111 @@ dpx_tick(void)
 
 /* ---------------- frames from peers ---------------- */
 
+/* A DData from c's peer: into the receive its pull is for. */
+static void
+dp_data_begin(struct tp_conn *c)
+{
+	const Mpiv__DData *dd = (const Mpiv__DData *)c->meta;
+	struct mpiv_request *r;
+	struct dp_msg *m;
+	int p = c->peer;
+
+	if ((m = dp_pull_find(p, dd->seq)) == NULL || dp_pulling[p] != NULL)
+		return;		/* not asked (any more): read past */
+	if (c->h.payload_len != m->len) {
+		dp_link_lost(c, "protocol", "pulled data of another size");
+		return;
+	}
+	r = m->req;
+	dp_pulling[p] = m;
+	c->preq = r;
+	c->pkeep = m->len < r->cap ? m->len : r->cap;
+	if (c->pkeep == 0)
+		return;
+	if (mpiv_dt_is_contig(r->dt)) {
+		c->pdst = (uint8_t *)r->buf + r->dt->true_lb;
+	} else if ((r->tmp = malloc(c->pkeep)) != NULL) {
+		c->pdst = r->tmp;
+	} else {
+		r->status.MPI_ERROR = MPI_ERR_NO_MEM;
+		c->pkeep = 0;
+	}
+}
+
+/* A receiver asks p's message seq again: from the log, or once this
+   run (a re-execution) has sent it again. */
+struct dp_pull_req {
+	int p;
+	uint64_t seq;
+};
+
+static int
+dp_pull_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
+    uint32_t flags, const void *buf, size_t len)
+{
+	Mpiv__DData dd = MPIV__DDATA__INIT;
+	const struct dp_pull_req *pr = arg;
+	void *copy = NULL;
+
+	(void)context;
+	(void)tag;
+	(void)flags;
+	if (seq != pr->seq)
+		return 2;	/* not held (trimmed) */
+	if (len > 0) {
+		if ((copy = malloc(len)) == NULL)
+			return -1;
+		memcpy(copy, buf, len);
+	}
+	dd.seq = seq;
+	(void)dp_send_up(pr->p, MPIV__MSG_TYPE__MSG_DDATA, &dd.base, copy,
+	    len, copy, NULL);
+	return 1;	/* that one only */
+}
+
+static void
+dp_serve_pull(int p, uint64_t seq)
+{
+	struct dp_pull_req pr = { .p = p, .seq = seq };
+
+	if (seq > sblog_last_seq(&dp_sb, p)) {
+		/* not sent again yet by this run: when it is */
+		if (dp_nwanted == dp_capwanted) {
+			size_t cap = dp_capwanted ? 2 * dp_capwanted : 8;
+			struct dp_wanted *v = realloc(dp_wanted,
+			    cap * sizeof(*v));
+
+			if (v == NULL) {
+				mpiv_tp_set_error("rank %d: out of memory for "
+				    "a pull of rank %d", dp_rank, p);
+				return;
+			}
+			dp_wanted = v;
+			dp_capwanted = cap;
+		}
+		dp_wanted[dp_nwanted].peer = p;
+		dp_wanted[dp_nwanted++].seq = seq;
+		return;
+	}
+	if (seq < sblog_first_seq(&dp_sb, p) ||
+	    sblog_replay(&dp_sb, p, seq - 1, dp_pull_cb, &pr) != 1)
+		mpiv_tp_set_error("rank %d: rank %d pulled message %llu, "
+		    "which the log of sent messages does not hold", dp_rank,
+		    p, (unsigned long long)seq);
+}
+
+/* Pulls that waited for this run to send dst's seq again. */
+static void
+dp_serve_wanted(int dst, uint64_t seq)
+{
+	for (size_t i = 0; i < dp_nwanted; i++)
+		if (dp_wanted[i].peer == dst && dp_wanted[i].seq == seq) {
+			dp_wanted[i] = dp_wanted[--dp_nwanted];
+			dp_serve_pull(dst, seq);
+			return;
+		}
+}
+
 void
 dpx_frame_begin(struct tp_conn *c)
 {
@@ -518,6 +700,10 @@ dpx_frame_begin(struct tp_conn *c)
 	struct mpiv_request *r;
 	struct dp_msg *m;
 
+	if (c->h.type == MPIV__MSG_TYPE__MSG_DDATA) {
+		dp_data_begin(c);
+		return;
+	}
 	if (c->h.type != MPIV__MSG_TYPE__MSG_DSEND) {
 		if (c->h.payload_len > 0)
 			dp_link_lost(c, "protocol", "payload on a control frame");
@@ -535,7 +721,8 @@ dpx_frame_begin(struct tp_conn *c)
 		if (d->seq <= pp->recv_last)
 			dp_digest_check(p, d->seq, d->digest);
 		if (d->sync && !d->check && d->seq <= pp->recv_last &&
-		    dp_unx_find(p, d->seq) == NULL)
+		    dp_unx_find(p, d->seq) == NULL &&
+		    dp_pull_find(p, d->seq) == NULL)
 			dp_send_sync_ack(p, d->seq);
 		return;
 	}
@@ -574,10 +761,19 @@ dpx_frame_begin(struct tp_conn *c)
 		}
 		return;
 	}
+	if (dp_logging && m->len >= DP_PULL_MIN &&
+	    dp_unx_bytes + m->len > dp_unx_max) {
+		/* Its sender's log has it: read past, pulled when taken. */
+		m->pull = true;
+		c->pkeep = 0;
+		return;
+	}
 	if (m->len > 0 && (m->buf = malloc(m->len)) == NULL) {
 		dp_link_lost(c, "input", "out of memory");
 		return;
 	}
+	m->kept = true;
+	dp_unx_bytes += m->len;
 	c->pdst = m->buf;
 	c->pkeep = m->len;
 }
@@ -602,6 +798,21 @@ dpx_frame_done(struct tp_conn *c)
 		return;
 	case MPIV__MSG_TYPE__MSG_DSYNC_ACK:
 		dp_got_sync_ack(p, ((const Mpiv__DSyncAck *)c->meta)->seq);
+		return;
+	case MPIV__MSG_TYPE__MSG_DDATA:
+		if ((m = dp_pulling[p]) == NULL)
+			return;		/* read past */
+		dp_pulling[p] = NULL;
+		dp_pull_remove(m);
+		dp_complete_recv(m->req, m, c->pgot);
+		dp_msg_free(m);
+		return;
+	case MPIV__MSG_TYPE__MSG_DPULL:
+		if (((const Mpiv__DPull *)c->meta)->seq == 0) {
+			dp_link_lost(c, "protocol", "a pull of message 0");
+			return;
+		}
+		dp_serve_pull(p, ((const Mpiv__DPull *)c->meta)->seq);
 		return;
 	case MPIV__MSG_TYPE__MSG_DBYE:
 		dp_peers[p].bye = true;
@@ -642,6 +853,23 @@ dpx_link_down(int p, struct tp_conn *c)
 	struct dp_msg *m = dp_inflight != NULL ? dp_inflight[p] : NULL;
 
 	(void)c;
+	if (dp_pulling != NULL && dp_pulling[p] != NULL) {
+		/* Half read: pulled again on the next link. */
+		struct mpiv_request *r = dp_pulling[p]->req;
+
+		free(r->tmp);
+		r->tmp = NULL;
+		r->status.MPI_ERROR = MPI_SUCCESS;
+		dp_pulling[p] = NULL;
+	}
+	for (size_t i = 0; i < dp_nwanted; i++)
+		if (dp_wanted[i].peer == p)	/* asked again on the next */
+			dp_wanted[i--] = dp_wanted[--dp_nwanted];
+	if (!dp_logging && !dp_finalizing && !dp_peers[p].bye)
+		/* What was on it is nowhere else: no loss goes unsaid. */
+		mpiv_tp_set_error("rank %d: the link to rank %d was lost, and "
+		    "this job keeps no log of sent messages (mpiv run "
+		    "--relay-only): messages on it may be lost", dp_rank, p);
 	if (m == NULL)
 		return;
 	/* Half read: forgotten; the next link brings it again. */
@@ -767,6 +995,9 @@ dpx_link_up(int p)
 		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL,
 		    0, NULL, NULL);
 	}
+	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+		if (m->src == p)
+			dp_pull_ask(m);
 }
 
 /* ---------------- the protocol ---------------- */
@@ -775,6 +1006,7 @@ static int
 direct_init(int world_size)
 {
 	struct sblog_conf conf = SBLOG_CONF_INIT;
+	const char *env;
 	int rc;
 
 	dp_logging = mpiv_ndlog_enabled();
@@ -790,6 +1022,14 @@ direct_init(int world_size)
 	if (sblog_init(&dp_sb, world_size, &conf) < 0)
 		return MPI_ERR_NO_MEM;
 	dp_sb_ready = true;
+	if ((env = getenv("MPIV_UNEXPECTED_MAX")) != NULL && *env != '\0' &&
+	    sblog_parse_size(env, &dp_unx_max) < 0) {
+		mpiv_err_detail("MPIV_UNEXPECTED_MAX is not a byte count");
+		return MPI_ERR_ARG;
+	}
+	dp_pulling = calloc((size_t)world_size, sizeof(*dp_pulling));
+	if (dp_pulling == NULL)
+		return MPI_ERR_NO_MEM;
 	dp_inflight = calloc((size_t)world_size, sizeof(*dp_inflight));
 	dp_dgs = calloc((size_t)world_size, sizeof(*dp_dgs));
 	dp_checked = calloc((size_t)world_size, sizeof(*dp_checked));
@@ -817,6 +1057,17 @@ direct_fini(void)
 		dp_msg_free(m);
 	}
 	dp_unx_head = dp_unx_tail = NULL;
+	for (m = dp_pull_head; m != NULL; m = next) {
+		next = m->next;
+		dp_msg_free(m);
+	}
+	dp_pull_head = dp_pull_tail = NULL;
+	free(dp_pulling);
+	dp_pulling = NULL;
+	free(dp_wanted);
+	dp_wanted = NULL;
+	dp_nwanted = dp_capwanted = 0;
+	dp_unx_bytes = 0;
 	if (dp_inflight != NULL)
 		for (int p = 0; p < dp_world; p++)
 			if (dp_inflight[p] != NULL)
@@ -1081,6 +1332,8 @@ direct_send(struct mpiv_request *r)
 			    "rank %d: %s", dp_rank, dst, strerror(errno));
 			return MPI_ERR_NO_MEM;
 		}
+		if (dp_nwanted > 0)
+			dp_serve_wanted(dst, seq);
 		return rc;
 	}
 	seq = dp_log_append(dst, r->context, r->tag, sync ? DP_SYNC : 0,
@@ -1107,6 +1360,8 @@ direct_send(struct mpiv_request *r)
 		return e == ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
 	}
 	mpiv_fault_point("send");
+	if (dp_nwanted > 0)
+		dp_serve_wanted(dst, seq);
 	r->dp_dst = dst;
 	r->dp_seq = seq;
 	if (sync) {
@@ -1299,11 +1554,18 @@ direct_ckpt_marked(uint64_t k)
 		dp_snaps[at].k = 0;
 		return;		/* no trim for k: the peers' logs stay longer */
 	}
-	/* A message half read is not in the image. */
+	/* A message half read is not in the image, nor is one whose
+	   payload its sender's log still holds for a pull. */
 	for (int p = 0; p < dp_world; p++) {
 		dp_snaps[at].recv[p] = dpx_held(p);
 		dp_snaps[at].sent[p] = sblog_last_seq(&dp_sb, p);
 	}
+	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+		if (m->pull && m->seq <= dp_snaps[at].recv[m->src])
+			dp_snaps[at].recv[m->src] = m->seq - 1;
+	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+		if (m->seq <= dp_snaps[at].recv[m->src])
+			dp_snaps[at].recv[m->src] = m->seq - 1;
 	dp_snaps[at].k = k;
 }
 
@@ -1355,6 +1617,16 @@ static int
 direct_restore_prepare(uint32_t inc)
 {
 	sblog_thaw(&dp_sb);	/* a spill file of its own now */
+	/* pulls half read by the checkpointed rank start again; pulls it
+	   owed its peers are asked again on their new links */
+	for (int p = 0; p < dp_world; p++)
+		if (dp_pulling[p] != NULL) {
+			free(dp_pulling[p]->req->tmp);
+			dp_pulling[p]->req->tmp = NULL;
+			dp_pulling[p]->req->status.MPI_ERROR = MPI_SUCCESS;
+			dp_pulling[p] = NULL;
+		}
+	dp_nwanted = 0;
 	return dp_links_restart(inc);
 }
 

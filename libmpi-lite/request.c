@@ -296,8 +296,31 @@ static int
 nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 {
 	const Mpiv__NdOutcome *o = NULL;
-	int rc;
+	int rc, one = -1;
 
+	if (nd_is_wait_kind(kind)) {
+		/* Waitany/Waitsome over one active request can only end
+		   with that one: nothing for timing to decide (the same in
+		   a re-execution, whose requests are the same), so nothing
+		   is logged, as for MPI_Wait. */
+		for (int i = 0; i < n; i++) {
+			if (reqs[i] == NULL || !reqs[i]->active)
+				continue;
+			if (one >= 0) {
+				one = -1;
+				break;
+			}
+			one = i;
+		}
+		if (one >= 0) {
+			if ((rc = mpiv_req_wait_complete(reqs[one])) !=
+			    MPI_SUCCESS)
+				return rc;
+			idx[0] = one;
+			*k = 1;
+			return MPI_SUCCESS;
+		}
+	}
 	mpiv_ckpt_point();	/* before the call takes its nd_no */
 	rc = mpiv_ndlog_next(kind, &o);
 	if (rc < 0)

@@ -83,6 +83,8 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_DBYE, "dbye", &mpiv__dbye__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DTRIM, "dtrim", &mpiv__dtrim__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DCKPT_ASK, "dckpt_ask", &mpiv__dckpt_ask__descriptor },
+	{ MPIV__MSG_TYPE__MSG_DPULL, "dpull", &mpiv__dpull__descriptor },
+	{ MPIV__MSG_TYPE__MSG_DDATA, "ddata", &mpiv__ddata__descriptor },
 	{ MPIV__MSG_TYPE__MSG_NODE_WELCOME, "node_welcome", &mpiv__node_welcome__descriptor },
 	{ MPIV__MSG_TYPE__MSG_NODE_KILL, "node_kill", &mpiv__node_kill__descriptor },
 	{ MPIV__MSG_TYPE__MSG_STATUS_REQUEST, "status_request", &mpiv__status_request__descriptor },

@@ -6,7 +6,9 @@
 # of every job must equal a failure-free embedded run's.
 #
 # Deployment: the dispatcher (--heartbeat-timeout 2), one CM and one CS run
-# on the server host; node agents (2 slots each) on node hosts n1..n4.
+# on the server host; node agents (2 slots each) on node hosts n1..n4, each
+# started with --no-listen (it is behind its firewall), so that every job,
+# of the default protocol auto, runs relay (checked in every report).
 # Cases, one job each:
 #   fw        fw-check on a node host: nothing can connect in, it can
 #             connect out (and, after all jobs, no inbound connection was
@@ -150,7 +152,7 @@ start_node() {
 	before=$(dlog_lines)
 	NODE_RUN[$h]=$(( ${NODE_RUN[$h]:-0} + 1 ))
 	daemon "node-$h" "$h" "$MPIV" node --dispatcher "$DISP" --slots "$slots" \
-		--name "$h" --cache-dir "$L/cache-$h" "${HB_OPT[@]}" "${SEC[@]}"
+		--no-listen --name "$h" --cache-dir "$L/cache-$h" "${HB_OPT[@]}" "${SEC[@]}"
 	if ! flt_wait_for 15 sh -c "tail -n +$((before + 1)) '$L/dispatcher.log' | grep -qE 'node registered node=[^ ]* name=$h '"; then
 		flt_notok "node agent on $h did not register within 15 s" "$L/node-$h.log"
 		return 1
@@ -276,6 +278,10 @@ check_job() {
 	fi
 	if grep -q FLT-FAIL "$out.out" "$out.err"; then
 		flt_notok "$what: a program check failed" "$out.err"
+		return 1
+	fi
+	if [ "$(flt_report "$out.json" protocol)" != relay ]; then
+		flt_notok "$what: the job ran '$(flt_report "$out.json" protocol)' on nodes that said --no-listen (auto must pick relay)" "$out.json"
 		return 1
 	fi
 	flt_norm "$out.out" "$out.err" > "$out.cmp"
