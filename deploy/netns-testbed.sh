@@ -40,6 +40,11 @@
 #   heal HOST        plug it back in
 #   drops HOST       how many inbound connection attempts (TCP SYNs) the
 #                    node's firewall has dropped so far
+#   open HOST        the node's firewall lets in TCP connections from the
+#                    other node hosts (nodes of one cluster network, whose
+#                    ranks may dial each other); the server host still
+#                    cannot connect in
+#   close HOST       back to the firewall that lets nothing in
 #   fw-check HOST    prove the firewall of a node host: a listener inside
 #                    HOST is reachable from HOST itself but a connection
 #                    from the server host gets no answer, while HOST can
@@ -225,10 +230,15 @@ ensure_host() {
 	ip -n "$ns" link set eth0 up || die "cannot bring eth0 of $h up"
 }
 
-# fw_node HOST: replaces the node's firewall (atomically with nft).
+# fw_node HOST [open]: replaces the node's firewall (atomically with nft);
+# with "open", TCP connections from the other node hosts are let in too.
 fw_node() {
-	local ns=$PREFIX-$1 tool
+	local ns=$PREFIX-$1 tool peers_nft="" peers_ipt=""
 	tool=$(fw_tool) || exit 1
+	if [ "${2:-}" = open ]; then
+		peers_nft="ip saddr $SUBNET.11-$SUBNET.254 tcp flags & (fin | syn | rst | ack) == syn counter accept comment \"a peer node connects\""
+		peers_ipt=1
+	fi
 	if [ "$tool" = nft ]; then
 		ip netns exec "$ns" nft -f - <<-EOF || die "cannot load the nftables firewall of $1"
 			table inet mpivtb_fw
@@ -238,6 +248,7 @@ fw_node() {
 					type filter hook input priority 0; policy drop;
 					iif "lo" accept
 					ct state established,related accept
+					$peers_nft
 					tcp flags & (fin | syn | rst | ack) == syn counter drop comment "inbound connection attempt"
 					ct state new counter drop comment "nothing connects to a node"
 					counter drop
@@ -252,6 +263,8 @@ fw_node() {
 			ip netns exec "$ns" $t -w -P INPUT DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -i lo -j ACCEPT &&
 			ip netns exec "$ns" $t -w -A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT &&
+			{ [ -z "$peers_ipt" ] || [ $t = ip6tables ] ||
+			  ip netns exec "$ns" $t -w -A INPUT -p tcp --syn -m iprange --src-range "$SUBNET.11-$SUBNET.254" -j ACCEPT; } &&
 			ip netns exec "$ns" $t -w -A INPUT -p tcp --syn -m comment --comment "inbound connection attempt" -j DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -m conntrack --ctstate NEW -j DROP &&
 			ip netns exec "$ns" $t -w -A INPUT -j DROP ||
@@ -453,6 +466,11 @@ exec)
 partition) cmd_partition "$@" ;;
 heal) cmd_heal "$@" ;;
 fw-check) cmd_fwcheck "$@" ;;
+open|close)
+	need_root
+	h=$(need_host "${1:?usage: $CMD HOST}") || exit $?
+	[ "$h" != srv ] || die "srv has no firewall"
+	if [ "$CMD" = open ]; then fw_node "$h" open; else fw_node "$h"; fi ;;
 drops)
 	need_root
 	h=$(need_host "${1:?usage: drops HOST}") || exit $?

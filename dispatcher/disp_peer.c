@@ -229,6 +229,12 @@ dpeer_node_frame(struct dpeer *p, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
 		djob_output(p, (Mpiv__Output *)m, payload, h->payload_len);
 		return;
+	case MPIV__MSG_TYPE__MSG_OUTPUT_SYNC:
+		/* The rank's Output frames came before this on the same
+		   connection and are handled: said back at once. */
+		(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_OUTPUT_SYNCED, m,
+		    NULL, 0);
+		return;
 	case MPIV__MSG_TYPE__MSG_CKPT_TAKEN:
 		djob_ckpt_taken(p, (Mpiv__CkptTaken *)m);
 		return;

@@ -93,6 +93,7 @@ static bool ck_busy;
 static uint64_t ck_no;		/* last checkpoint number used */
 static uint64_t ck_go;		/* highest "go k" seen */
 static uint64_t ck_inc_line;	/* "inc n" seen (restored clone), 0: none */
+static uint64_t ck_outsync_sent, ck_outsync_got;	/* "out-sync n" */
 static char ck_line[CK_LINE_MAX];
 static size_t ck_linelen;
 static bool ck_line_skip;	/* inside an overlong line: dropped */
@@ -151,6 +152,7 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 	ck_rank = rank;
 	ck_requested = ck_busy = false;
 	ck_no = ck_go = ck_inc_line = 0;
+	ck_outsync_sent = ck_outsync_got = 0;
 	ck_linelen = 0;
 	ck_line_skip = false;
 	ck_interval_us = 0;
@@ -204,7 +206,8 @@ void
 mpiv_ckpt_fini(void)
 {
 	ck_reap_middle();
-	ck_disable();
+	/* No more checkpoints; the pipes stay for mpiv_ckpt_output_sync. */
+	mpiv_ckpt_armed = false;
 	for (int i = 0; i < CK_SNAPS; i++) {
 		free(ck_snaps[i].seqs);
 		ck_snaps[i].seqs = NULL;
@@ -234,6 +237,8 @@ ck_line_done(void)
 			ck_go = v;
 		else if (strcmp(word, "inc") == 0 && v > 0 && v <= UINT32_MAX)
 			ck_inc_line = v;
+		else if (strcmp(word, "synced") == 0 && v > ck_outsync_got)
+			ck_outsync_got = v;
 	}
 	/* anything else: a newer node's line, ignored */
 }
@@ -666,4 +671,37 @@ mpiv_ckpt_check(void)
 	if (mpiv_tp_error() != NULL || mpiv_tp_reading_frame())
 		return;		/* not now: at a later safe point */
 	ck_take();
+}
+
+/*
+ * Everything this rank wrote on stdout and stderr so far has reached the
+ * dispatcher: "out-sync n" to the node, which drains the rank's pipes
+ * into Output frames, then asks the dispatcher (OutputSync after them on
+ * the same connection) and writes "synced n" back. Serves the transport
+ * while it waits. Without a node to ask (no control pipes), nothing to
+ * wait for. MPI code.
+ */
+int
+mpiv_ckpt_output_sync(void)
+{
+	int rc;
+
+	if (ck_in < 0 || ck_out < 0)
+		return MPI_SUCCESS;
+	fflush(stdout);
+	fflush(stderr);
+	if (ck_write("out-sync %llu\n",
+	    (unsigned long long)++ck_outsync_sent) < 0)
+		return MPI_SUCCESS;	/* the node is gone: we are too, soon */
+	/* (the transport no longer polls ck_in: no checkpoints from the
+	   start of MPI_Finalize on) */
+	while (ck_in >= 0 && ck_outsync_got < ck_outsync_sent) {
+		struct pollfd p = { .fd = ck_in, .events = POLLIN };
+
+		if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
+			return rc;
+		(void)poll(&p, 1, 20);
+		mpiv_ckpt_ctrl_input();
+	}
+	return MPI_SUCCESS;
 }

@@ -1709,7 +1709,8 @@ dp_peer_bye(int p)
  *      no receive of theirs is pending).
  *   2. Commit: an MPIV_ND_FINALIZE outcome stored at the home CM; a
  *      later incarnation of this rank exits at MPI_Init.
- *   3. Wait at the job's first CM (FinWait) until every rank's live
+ *   3. Its output so far reaches the dispatcher (through the node).
+ *   4. Wait at the job's first CM (FinWait) until every rank's live
  *      incarnation waits there (FinGo), serving resends meanwhile; then
  *      the links close. A rank killed after its commit runs again unless
  *      the job closed already (channel-memory/finish.c).
@@ -1746,6 +1747,10 @@ direct_finalize(void)
 	if ((rc = mpiv_ndlog_sync()) != MPI_SUCCESS)
 		return rc;
 	mpiv_fault_point("committed");
+	/* Its output is at the dispatcher before the job may close: after
+	   that nothing could print it again. */
+	if ((rc = mpiv_ckpt_output_sync()) != MPI_SUCCESS)
+		return rc;
 	while (!mpiv_tp_fin_closed()) {
 		Mpiv__FinWait fw = MPIV__FIN_WAIT__INIT;
 		long until = mono_us() + DP_FIN_WAIT_MS * 1000L;

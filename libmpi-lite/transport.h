@@ -303,6 +303,9 @@ void mpiv_ckpt_fini(void);
 /* The node -> rank ctrl pipe while checkpoints are possible, else -1:
    the progress engine polls it and calls mpiv_ckpt_ctrl_input(). */
 int mpiv_ckpt_ctrl_fd(void);
+/* Waits until the rank's stdout/stderr so far reached the dispatcher
+   (asked through the node; nothing to wait for without one). MPI code. */
+int mpiv_ckpt_output_sync(void);
 void mpiv_ckpt_ctrl_input(void);
 
 extern bool mpiv_ckpt_armed;

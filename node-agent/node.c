@@ -166,6 +166,9 @@ node_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_CKPT_REQUEST:
 		node_ckpt_request(n, (Mpiv__CkptRequest *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_OUTPUT_SYNCED:
+		node_output_synced(n, (Mpiv__OutputSync *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_ERROR:
 		log_warnx("node dispatcher error text=\"%s\"",
 		    ((Mpiv__Error *)m)->text);

@@ -7,6 +7,7 @@
  * pipes reached EOF, so no output is ever reported after the exit.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,8 +103,51 @@ task_check_done(struct task *t)
 }
 
 /*
- * Parses the lines of the rank's control pipe: "abort <code>" and the
- * checkpoint lines (docs/CHECKPOINT.md).
+ * "out-sync n": whatever the rank wrote before it goes out now, then the
+ * dispatcher is asked to say it has all of it (OutputSync after those
+ * Output frames); its answer becomes "synced n" (node_output_synced).
+ * Without a dispatcher the rank waits: it will be relaunched or killed.
+ */
+static void
+task_output_sync(struct task *t, uint64_t k)
+{
+	Mpiv__OutputSync os = MPIV__OUTPUT_SYNC__INIT;
+	ssize_t r;
+
+	do
+		r = task_read_stream(&t->out);
+	while (r > 0);
+	do
+		r = task_read_stream(&t->err);
+	while (r > 0);
+	if (t->n->c == NULL)
+		return;
+	os.job_id = t->job;
+	os.rank = t->rank;
+	os.incarnation = t->incarnation;
+	os.n = k;
+	(void)conn_send(t->n->c, MPIV__MSG_TYPE__MSG_OUTPUT_SYNC, &os.base,
+	    NULL, 0);
+}
+
+void
+node_output_synced(struct node *n, const Mpiv__OutputSync *os)
+{
+	char line[48];
+
+	for (struct task *t = n->tasks; t != NULL; t = t->next)
+		if (strcmp(t->job, os->job_id) == 0 && t->rank == os->rank &&
+		    t->incarnation == os->incarnation && !t->reaped) {
+			snprintf(line, sizeof(line), "synced %" PRIu64 "\n",
+			    os->n);
+			ckpt_write_in(t, line);
+			return;
+		}
+}
+
+/*
+ * Parses the lines of the rank's control pipe: "abort <code>", "out-sync
+ * n" and the checkpoint lines (docs/CHECKPOINT.md).
  */
 static void
 task_ctrl_parse(struct task *t)
@@ -126,6 +170,10 @@ task_ctrl_parse(struct task *t)
 				node_ckpt_sync(t, k);
 		} else if (strncmp(t->ctrl_buf, "ckpt-clone ", 11) == 0) {
 			node_ckpt_clone(t, t->ctrl_buf + 11);
+		} else if (strncmp(t->ctrl_buf, "out-sync ", 9) == 0) {
+			k = strtoull(t->ctrl_buf + 9, &end, 10);
+			if (end != t->ctrl_buf + 9 && *end == '\0')
+				task_output_sync(t, k);
 		} else if (strncmp(t->ctrl_buf, "ckpt-skip ", 10) == 0) {
 			log_info("node checkpoint skipped job=%s rank=%d "
 			    "incarnation=%u what=\"%s\"", t->job, t->rank,

@@ -94,6 +94,8 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_BINARY_END, "binary_end", &mpiv__binary_end__descriptor },
 	{ MPIV__MSG_TYPE__MSG_JOB_WARNING, "job_warning", &mpiv__job_warning__descriptor },
 	{ MPIV__MSG_TYPE__MSG_JOB_CANCEL, "job_cancel", &mpiv__job_cancel__descriptor },
+	{ MPIV__MSG_TYPE__MSG_OUTPUT_SYNC, "output_sync", &mpiv__output_sync__descriptor },
+	{ MPIV__MSG_TYPE__MSG_OUTPUT_SYNCED, "output_synced", &mpiv__output_sync__descriptor },
 };
 
 static const struct frame_type *

@@ -214,11 +214,12 @@ run_scripts() {
 # The fault scripts that run in both protocols: in the default (auto,
 # direct here) and again in the relay. The others test what only one
 # protocol has and say so themselves (--protocol relay for the CMs' fault
-# points, log bounds and pressure; test_direct_* for the direct one's;
-# test_netns's node hosts are behind firewalls and say --no-listen, so
-# auto runs relay there).
+# points, log bounds and pressure; test_direct_* for the direct one's).
+# test_netns picks its set-up by the pass: node hosts that let each other
+# in (auto runs direct), or behind closed firewalls with --no-listen
+# agents (auto runs relay).
 BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
-	test_replay_check test_divergence test_cm_crash"
+	test_replay_check test_divergence test_netns test_cm_crash"
 
 run_scripts_relay() {
 	local dir=$1 t f

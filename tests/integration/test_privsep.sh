@@ -152,8 +152,9 @@ if wait_for 10 sh -c "! kill -0 ${NP[n1]} 2> /dev/null"; then
 else
 	notok "agent SIGKILLed: its helper lives on" "$T/n1.err"
 fi
+# (their deaths follow the helper's exit by a moment, as below)
 left=""
-for p in $ranks1; do kill -0 "$p" 2> /dev/null && left="$left $p"; done
+for p in $ranks1; do wait_for 5 sh -c "! kill -0 $p 2> /dev/null" || left="$left $p"; done
 [ -n "$ranks1" ] && [ -z "$left" ] && ok "agent SIGKILLed: its ranks ($ranks1) died with it" ||
     notok "agent SIGKILLed: ranks before '$ranks1', left:$left"
 # n1 comes back, then n2's helper is SIGKILLed alone
