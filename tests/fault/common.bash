@@ -99,6 +99,13 @@ flt_prog() {
 	printf '%s\n' "$bin"
 }
 
+# flt_proto: "--protocol P" when FLT_PROTOCOL names one (the runner's
+# relay pass), nothing otherwise; for scripts that call mpiv run
+# themselves: "$MPIV" run $(flt_proto) ...
+flt_proto() {
+	[ -z "${FLT_PROTOCOL:-}" ] || printf -- '--protocol %s\n' "$FLT_PROTOCOL"
+}
+
 # flt_job OUT SECS MPIV_RUN_ARGS... : runs "mpiv run --report OUT.json
 # --timeout SECS ARGS..." under a hard timeout, stdout in OUT.out, stderr
 # in OUT.err, exit code in OUT.rc (and in $FLT_RC).

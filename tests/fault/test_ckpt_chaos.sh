@@ -84,7 +84,7 @@ ck_start() {
 	rm -rf "$out".*
 	mkdir -p "$out.tmp"
 	[ "${CK_HOLD:-0}" = 1 ] && : > "$out.hold"
-	FLT_HOLD=$out.hold TMPDIR=$out.tmp timeout -k 5 $((secs + 20)) "$MPIV" run -v \
+	FLT_HOLD=$out.hold TMPDIR=$out.tmp timeout -k 5 $((secs + 20)) "$MPIV" run $(flt_proto) -v \
 		--log-level info --report "$out.json" --timeout "$secs" "$@" \
 		< /dev/null > "$out.out" 2> "$out.err" &
 	CK_PID=$!

@@ -61,7 +61,7 @@ crash() {
 	shift 2
 	case " $* " in *" --cm-store off "*) WENT_ON=$OVER said="runs again" ;; esac
 	rm -f "$out".*
-	timeout -k 5 150 "$MPIV" run --report "$out.json" --timeout 120 -n 4 --cms 2 \
+	timeout -k 5 150 "$MPIV" run $(flt_proto) --report "$out.json" --timeout 120 -n 4 --cms 2 \
 		--tag-output "$@" "$bin" "${ARGS[@]}" < /dev/null > "$out.out" 2> "$out.err" &
 	pid=$!
 	FLT_BG_PIDS=("$pid")
@@ -103,7 +103,7 @@ crash over_twice 2 --cm-store off
 early=$(flt_prog flt_early) || { flt_notok "cannot compile flt_early"; flt_finish; }
 flt_job "$FLT_TMP/early.ref" 60 -n 4 --cms 2 "$early" 300 10000
 out=$FLT_TMP/early
-timeout -k 5 120 "$MPIV" run --report "$out.json" --timeout 90 -n 4 --cms 2 --cm-store write "$early" 300 10000 \
+timeout -k 5 120 "$MPIV" run $(flt_proto) --report "$out.json" --timeout 90 -n 4 --cms 2 --cm-store write "$early" 300 10000 \
 	< /dev/null > "$out.out" 2> "$out.err" &
 pid=$!
 FLT_BG_PIDS=("$pid")

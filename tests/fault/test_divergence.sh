@@ -57,7 +57,7 @@ proto=
 for i in $(seq 1 "$RUNS"); do
 	out=$FLT_TMP/div.$i
 	rm -f "$out.json"
-	MPIV_PRINT_DISPATCHER=1 timeout -k 5 90 "$MPIV" run --report "$out.json" \
+	MPIV_PRINT_DISPATCHER=1 timeout -k 5 90 "$MPIV" run $(flt_proto) --report "$out.json" \
 		--timeout 60 -n 3 "$bin" "$ROUNDS" 10000 < /dev/null > "$out.out" 2> "$out.err" &
 	pid=$!
 	FLT_BG_PIDS=("$pid")

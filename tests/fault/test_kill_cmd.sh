@@ -25,7 +25,7 @@ kc_start() {
 	rm -rf "$marks" && mkdir -p "$marks"
 	rm -f "$out.json"
 	MPIV_PRINT_DISPATCHER=1 FLT_MARK_DIR=$marks \
-		timeout -k 5 $((secs + 20)) "$MPIV" run --report "$out.json" \
+		timeout -k 5 $((secs + 20)) "$MPIV" run $(flt_proto) --report "$out.json" \
 		--timeout "$secs" "$@" < /dev/null > "$out.out" 2> "$out.err" &
 	KC_PID=$!
 	FLT_BG_PIDS=("$KC_PID")

@@ -54,7 +54,7 @@ start() {
 	local out=$1
 	shift
 	rm -f "$out".*
-	timeout -k 5 90 "$MPIV" run -v --log-level info --report "$out.json" \
+	timeout -k 5 90 "$MPIV" run $(flt_proto) -v --log-level info --report "$out.json" \
 		--timeout 60 "$@" < /dev/null > "$out.out" 2> "$out.err" &
 	PID=$!
 	FLT_BG_PIDS=("$PID")
