@@ -72,7 +72,11 @@ static bool dp_sb_ready;
 static uint64_t dp_post_no;		/* receives posted so far */
 static struct mpiv_request *dp_post_head, *dp_post_tail;
 static int dp_nheld;
-static struct dp_msg *dp_unx_head, *dp_unx_tail;
+/* A list of messages (unexpected ones, pulls under way), oldest first. */
+struct dp_mlist {
+	struct dp_msg *head, *tail;
+};
+static struct dp_mlist dp_unx;		/* unexpected, in arrival order */
 static struct dp_msg **dp_inflight;	/* [peer]: a DSend being read */
 static struct dp_ack *dp_acks;
 static size_t dp_nacks, dp_capacks;
@@ -94,7 +98,7 @@ static int dp_spill_fd = -1;		/* the log's spill file, -1: none */
 #define DP_PULL_MIN	(64u << 10)
 #define DP_UNX_MAX	(64ull << 20)
 static uint64_t dp_unx_bytes, dp_unx_max = DP_UNX_MAX;
-static struct dp_msg *dp_pull_head, *dp_pull_tail;
+static struct dp_mlist dp_pulls;
 static struct dp_msg **dp_pulling;	/* [peer] */
 struct dp_wanted {
 	int peer;
@@ -204,28 +208,28 @@ dp_match_posted(const struct dp_msg *m)
 }
 
 static void
-dp_unx_append(struct dp_msg *m)
+dp_mlist_append(struct dp_mlist *l, struct dp_msg *m)
 {
 	m->next = NULL;
-	m->prev = dp_unx_tail;
-	if (dp_unx_tail != NULL)
-		dp_unx_tail->next = m;
+	m->prev = l->tail;
+	if (l->tail != NULL)
+		l->tail->next = m;
 	else
-		dp_unx_head = m;
-	dp_unx_tail = m;
+		l->head = m;
+	l->tail = m;
 }
 
 static void
-dp_unx_remove(struct dp_msg *m)
+dp_mlist_remove(struct dp_mlist *l, struct dp_msg *m)
 {
 	if (m->prev != NULL)
 		m->prev->next = m->next;
 	else
-		dp_unx_head = m->next;
+		l->head = m->next;
 	if (m->next != NULL)
 		m->next->prev = m->prev;
 	else
-		dp_unx_tail = m->prev;
+		l->tail = m->prev;
 	m->prev = m->next = NULL;
 }
 
@@ -244,7 +248,7 @@ dp_held_before(const struct mpiv_request *r, const struct dp_msg *m)
 static struct dp_msg *
 dp_match_unexpected(const struct mpiv_request *r)
 {
-	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_unx.head; m != NULL; m = m->next)
 		if (dp_matches(r, m) && (dp_nheld == 0 ||
 		    !dp_held_before(NULL, m)))
 			return m;
@@ -254,7 +258,7 @@ dp_match_unexpected(const struct mpiv_request *r)
 static struct dp_msg *
 dp_unx_find(int src, uint64_t seq)
 {
-	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_unx.head; m != NULL; m = m->next)
 		if (m->src == src && m->seq == seq)
 			return m;
 	return NULL;
@@ -269,24 +273,10 @@ dp_msg_free(struct dp_msg *m)
 	free(m);
 }
 
-static void
-dp_pull_remove(struct dp_msg *m)
-{
-	if (m->prev != NULL)
-		m->prev->next = m->next;
-	else
-		dp_pull_head = m->next;
-	if (m->next != NULL)
-		m->next->prev = m->prev;
-	else
-		dp_pull_tail = m->prev;
-	m->prev = m->next = NULL;
-}
-
 static struct dp_msg *
 dp_pull_find(int src, uint64_t seq)
 {
-	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_pulls.head; m != NULL; m = m->next)
 		if (m->src == src && m->seq == seq)
 			return m;
 	return NULL;
@@ -527,13 +517,7 @@ dp_deliver_copy(struct mpiv_request *r, struct dp_msg *m)
 
 	if (m->pull) {
 		m->req = r;
-		m->next = NULL;
-		m->prev = dp_pull_tail;
-		if (dp_pull_tail != NULL)
-			dp_pull_tail->next = m;
-		else
-			dp_pull_head = m;
-		dp_pull_tail = m;
+		dp_mlist_append(&dp_pulls, m);
 		dp_pull_ask(m);
 		return;
 	}
@@ -555,7 +539,7 @@ dp_arrive(struct dp_msg *m)
 	struct mpiv_request *r = dp_match_posted(m);
 
 	if (r == NULL) {
-		dp_unx_append(m);
+		dp_mlist_append(&dp_unx, m);
 		return;
 	}
 	dp_unpost(r);
@@ -803,7 +787,7 @@ dpx_frame_done(struct tp_conn *c)
 		if ((m = dp_pulling[p]) == NULL)
 			return;		/* read past */
 		dp_pulling[p] = NULL;
-		dp_pull_remove(m);
+		dp_mlist_remove(&dp_pulls, m);
 		dp_complete_recv(m->req, m, c->pgot);
 		dp_msg_free(m);
 		return;
@@ -995,7 +979,7 @@ dpx_link_up(int p)
 		(void)dp_send_up(p, MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL,
 		    0, NULL, NULL);
 	}
-	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_pulls.head; m != NULL; m = m->next)
 		if (m->src == p)
 			dp_pull_ask(m);
 }
@@ -1038,7 +1022,7 @@ direct_init(int world_size)
 	dp_post_no = 0;
 	dp_post_head = dp_post_tail = NULL;
 	dp_nheld = 0;
-	dp_unx_head = dp_unx_tail = NULL;
+	dp_unx.head = dp_unx.tail = NULL;
 	dp_finalizing = false;
 	if ((rc = dp_links_start(world_size, tp_rank, tp_incarnation)) !=
 	    MPI_SUCCESS)
@@ -1052,16 +1036,16 @@ direct_fini(void)
 	struct dp_msg *m, *next;
 
 	dp_links_close();
-	for (m = dp_unx_head; m != NULL; m = next) {
+	for (m = dp_unx.head; m != NULL; m = next) {
 		next = m->next;
 		dp_msg_free(m);
 	}
-	dp_unx_head = dp_unx_tail = NULL;
-	for (m = dp_pull_head; m != NULL; m = next) {
+	dp_unx.head = dp_unx.tail = NULL;
+	for (m = dp_pulls.head; m != NULL; m = next) {
 		next = m->next;
 		dp_msg_free(m);
 	}
-	dp_pull_head = dp_pull_tail = NULL;
+	dp_pulls.head = dp_pulls.tail = NULL;
 	free(dp_pulling);
 	dp_pulling = NULL;
 	free(dp_wanted);
@@ -1432,7 +1416,7 @@ direct_recv(struct mpiv_request *r)
 	}
 	mpiv_fault_point("post");
 	if (!r->dp_hold && (m = dp_match_unexpected(r)) != NULL) {
-		dp_unx_remove(m);
+		dp_mlist_remove(&dp_unx, m);
 		dp_deliver_copy(r, m);
 		return MPI_SUCCESS;
 	}
@@ -1446,7 +1430,7 @@ direct_recv(struct mpiv_request *r)
 static struct dp_msg *
 dp_probe_find(const struct mpiv_request *r)
 {
-	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_unx.head; m != NULL; m = m->next)
 		if (m->context == r->context &&
 		    (r->post_src < 0 || r->post_src == m->src) &&
 		    (r->post_tag < 0 || r->post_tag == m->tag))
@@ -1560,10 +1544,10 @@ direct_ckpt_marked(uint64_t k)
 		dp_snaps[at].recv[p] = dpx_held(p);
 		dp_snaps[at].sent[p] = sblog_last_seq(&dp_sb, p);
 	}
-	for (struct dp_msg *m = dp_unx_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_unx.head; m != NULL; m = m->next)
 		if (m->pull && m->seq <= dp_snaps[at].recv[m->src])
 			dp_snaps[at].recv[m->src] = m->seq - 1;
-	for (struct dp_msg *m = dp_pull_head; m != NULL; m = m->next)
+	for (struct dp_msg *m = dp_pulls.head; m != NULL; m = m->next)
 		if (m->seq <= dp_snaps[at].recv[m->src])
 			dp_snaps[at].recv[m->src] = m->seq - 1;
 	dp_snaps[at].k = k;
@@ -1637,13 +1621,13 @@ dp_sweep(void)
 {
 	struct dp_msg *m, *next;
 
-	for (m = dp_unx_head; m != NULL; m = next) {
+	for (m = dp_unx.head; m != NULL; m = next) {
 		struct mpiv_request *r = dp_match_posted(m);
 
 		next = m->next;
 		if (r == NULL)
 			continue;
-		dp_unx_remove(m);
+		dp_mlist_remove(&dp_unx, m);
 		dp_unpost(r);
 		dp_deliver_copy(r, m);
 	}
