@@ -11,11 +11,24 @@
  * first: spilling takes from its head, a trim unlinks from anywhere.
  *
  * Spilled payloads go to the caller's file at offsets the log hands out
- * in order (spill_end), several at a time with one pwritev. A trim
- * punches the bytes it frees out of the file (adjacent ranges together),
- * and when no spilled entry is left it truncates the file to 0 and
- * starts again at offset 0, so that a file system without hole punching
- * gets its space back too at every point where the log is all in memory.
+ * in order (spill_end), several at a time with one pwritev; the spilled
+ * entries are on a list in file order (the links of the in-memory one).
+ * A trim punches out the whole gap each entry it drops leaves between
+ * its live neighbours in the file, so that a page two small payloads
+ * shared is given back when the second goes (a punch frees only the
+ * pages it covers whole), and when no spilled entry is left it
+ * truncates the file to 0 and starts again at offset 0, so that a file
+ * system without hole punching gets its space back too at every point
+ * where the log is all in memory.
+ *
+ * While a checkpoint's clone may still read the file (sblog_freeze_at
+ * to sblog_thaw_upto), nothing it reads there changes: spill_end only
+ * grows then, so new spills land past the end the file had at the
+ * freeze, and a trim punches at once only what lies past that end; the
+ * rest goes on a list of holes stamped with the number of freezes made
+ * so far, which thaws punch once no freeze at or below that number is
+ * left (the list is in stamp order: they take from its head). The file
+ * is truncated only with no freeze left.
  *
  * Entries come from slabs that are kept until sblog_fini (a burst of
  * small messages leaves its slabs behind for the next one). Small
@@ -57,7 +70,8 @@ struct sblog_arena {
 
 struct sblog_ent {
 	struct sblog_ent *next;		/* channel FIFO (or the free list) */
-	struct sblog_ent *mprev, *mnext; /* in-memory payloads */
+	struct sblog_ent *mprev, *mnext; /* in-memory payloads, or spilled
+					   ones in file order */
 	unsigned char *data;		/* NULL: empty or spilled */
 	uint64_t seq;
 	uint64_t off;			/* in the spill file, when spilled */
@@ -118,6 +132,10 @@ sblog_init(struct sblog *sb, int nranks, const struct sblog_conf *conf)
 		sb->chans[i].next_seq = 1;
 	sb->nranks = nranks;
 	sb->spill_fd = conf->spill_fd;
+	if (conf->spill_fd >= 0) {
+		sb->spill_dev = (uint64_t)st.st_dev;
+		sb->spill_ino = (uint64_t)st.st_ino;
+	}
 	sb->mem_cap = conf->mem_cap != 0 ? conf->mem_cap : SBLOG_MEM_CAP;
 	sb->total_cap = conf->total_cap != 0 ? conf->total_cap :
 	    SBLOG_TOTAL_CAP;
@@ -235,6 +253,7 @@ sblog_fini(struct sblog *sb)
 		free(s);
 	}
 	free(sb->chans);
+	free(sb->holes);
 	memset(sb, 0, sizeof(*sb));
 	sb->spill_fd = -1;
 }
@@ -325,30 +344,46 @@ sblog_ent_put(struct sblog *sb, struct sblog_ent *e)
 	sb->pool = e;
 }
 
+/* The in-memory list (mhead) and the spilled one (fhead) share the
+   links: a payload is in one place at a time. */
+static void
+sblog_link(struct sblog_ent **head, struct sblog_ent **tail,
+    struct sblog_ent *e)
+{
+	e->mnext = NULL;
+	e->mprev = *tail;
+	if (*tail != NULL)
+		(*tail)->mnext = e;
+	else
+		*head = e;
+	*tail = e;
+}
+
+static void
+sblog_unlink(struct sblog_ent **head, struct sblog_ent **tail,
+    struct sblog_ent *e)
+{
+	if (e->mprev != NULL)
+		e->mprev->mnext = e->mnext;
+	else
+		*head = e->mnext;
+	if (e->mnext != NULL)
+		e->mnext->mprev = e->mprev;
+	else
+		*tail = e->mprev;
+	e->mprev = e->mnext = NULL;
+}
+
 static void
 sblog_mem_link(struct sblog *sb, struct sblog_ent *e)
 {
-	e->mnext = NULL;
-	e->mprev = sb->mtail;
-	if (sb->mtail != NULL)
-		sb->mtail->mnext = e;
-	else
-		sb->mhead = e;
-	sb->mtail = e;
+	sblog_link(&sb->mhead, &sb->mtail, e);
 }
 
 static void
 sblog_mem_unlink(struct sblog *sb, struct sblog_ent *e)
 {
-	if (e->mprev != NULL)
-		e->mprev->mnext = e->mnext;
-	else
-		sb->mhead = e->mnext;
-	if (e->mnext != NULL)
-		e->mnext->mprev = e->mprev;
-	else
-		sb->mtail = e->mprev;
-	e->mprev = e->mnext = NULL;
+	sblog_unlink(&sb->mhead, &sb->mtail, e);
 }
 
 /*
@@ -465,6 +500,7 @@ sblog_spill_oldest(struct sblog *sb, uint64_t target)
 			e->data = NULL;
 			e->spilled = true;
 			e->off = off;
+			sblog_link(&sb->fhead, &sb->ftail, e);
 			off += e->len;
 			sb->mem_bytes -= e->len;
 			sb->spilled_bytes += e->len;
@@ -493,6 +529,7 @@ sblog_spill_new(struct sblog *sb, struct sblog_ent *e, const void *buf)
 		goto fail;
 	e->spilled = true;
 	e->off = sb->spill_end;
+	sblog_link(&sb->fhead, &sb->ftail, e);
 	sb->spill_end += e->len;
 	sb->spilled_bytes += e->len;
 	sb->nspilled++;
@@ -587,12 +624,75 @@ sblog_punch(struct sblog *sb, uint64_t off, uint64_t end)
 #endif
 }
 
-/* Drops the entries of ch with seq <= upto. */
+/* A range freed while frozen (sblog_free_range), punched by a thaw. */
+struct sblog_hole {
+	uint64_t off, end;
+	uint64_t gen;		/* sb->frz_gen when it was freed */
+};
+
+/* Notes [off, end) for a later punch, in the last one when they meet.
+   Without memory it is not noted: its space comes back at the next
+   truncation to 0. */
+static void
+sblog_hole_add(struct sblog *sb, uint64_t off, uint64_t end)
+{
+	struct sblog_hole *h, *nh;
+	size_t cap;
+
+	if (sb->nholes > 0) {
+		h = &sb->holes[sb->nholes - 1];
+		if (h->gen == sb->frz_gen && off <= h->end && end >= h->off) {
+			h->off = off < h->off ? off : h->off;
+			h->end = end > h->end ? end : h->end;
+			return;
+		}
+	}
+	if (sb->nholes == sb->capholes) {
+		cap = sb->capholes > 0 ? sb->capholes * 2 : 64;
+		if ((nh = realloc(sb->holes, cap * sizeof(*nh))) == NULL)
+			return;
+		sb->holes = nh;
+		sb->capholes = cap;
+	}
+	h = &sb->holes[sb->nholes++];
+	h->off = off;
+	h->end = end;
+	h->gen = sb->frz_gen;
+}
+
+/* [off, end) of the file holds nothing any more: punched now where no
+   freeze keeps it, noted for a thaw where one does. */
+static void
+sblog_free_range(struct sblog *sb, uint64_t off, uint64_t end)
+{
+	uint64_t cut;
+
+	if (end <= off)
+		return;
+	if (sb->nfrz == 0) {
+		sblog_punch(sb, off, end);
+		return;
+	}
+	cut = end < sb->frz_end ? end : sb->frz_end;
+	if (cut < off)
+		cut = off;
+	sblog_punch(sb, cut, end);
+	if (cut > off)
+		sblog_hole_add(sb, off, cut);
+}
+
+/*
+ * Drops the entries of ch with seq <= upto. A spilled one frees the whole
+ * gap it leaves between its neighbours in the file (what they hold is
+ * live, what lies between was freed before): a page that an earlier trim
+ * could only zero, because it shared it, is given back now, so that the
+ * file holds at most the pages of the spilled entries.
+ */
 static void
 sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 {
 	struct sblog_ent *e;
-	uint64_t hole = 0, hole_end = 0;
+	uint64_t hole = 0, hole_end = 0, lo, hi;
 	bool freed = false;
 
 	while ((e = ch->head) != NULL && e->seq <= upto) {
@@ -601,12 +701,17 @@ sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 			sb->spilled_bytes -= e->len;
 			sb->nspilled--;
 			freed = true;
-			if (e->off == hole_end && hole_end > hole) {
-				hole_end += e->len;
+			lo = e->mprev != NULL ? e->mprev->off + e->mprev->len :
+			    0;
+			hi = e->mnext != NULL ? e->mnext->off : sb->spill_end;
+			sblog_unlink(&sb->fhead, &sb->ftail, e);
+			if (hole_end > hole && lo <= hole_end && hi >= hole) {
+				hole = lo < hole ? lo : hole;
+				hole_end = hi > hole_end ? hi : hole_end;
 			} else {
-				sblog_punch(sb, hole, hole_end);
-				hole = e->off;
-				hole_end = e->off + e->len;
+				sblog_free_range(sb, hole, hole_end);
+				hole = lo;
+				hole_end = hi;
 			}
 		} else if (e->data != NULL) {
 			sblog_mem_unlink(sb, e);
@@ -620,7 +725,7 @@ sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 	}
 	if (ch->head == NULL)
 		ch->tail = NULL;
-	if (sb->spill_fd >= 0 && sb->nspilled == 0 &&
+	if (sb->spill_fd >= 0 && sb->nspilled == 0 && sb->nfrz == 0 &&
 	    (freed || sb->spill_errno != 0) &&
 	    ftruncate(sb->spill_fd, 0) == 0) {
 		/* the file holds nothing: start over, and retry spilling
@@ -629,7 +734,7 @@ sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 		sb->spill_errno = 0;
 		return;
 	}
-	sblog_punch(sb, hole, hole_end);
+	sblog_free_range(sb, hole, hole_end);
 }
 
 void
@@ -741,14 +846,176 @@ sblog_stats(const struct sblog *sb, struct sblog_stats *st)
 	st->spill_errno = sb->spill_errno;
 }
 
+/* ---------------- freezes ---------------- */
+
+/*
+ * A clone restored from an image has CRIU's copy of the file, which is
+ * no other process's: the freezes its memory holds are its parent's,
+ * over a file it does not have. Drops them when the file is not the one
+ * they are of. true when it did.
+ */
+static bool
+sblog_frz_file_check(struct sblog *sb)
+{
+	struct stat st;
+
+	if (fstat(sb->spill_fd, &st) == -1 ||
+	    ((uint64_t)st.st_dev == sb->spill_dev &&
+	    (uint64_t)st.st_ino == sb->spill_ino))
+		return false;
+	sb->spill_dev = (uint64_t)st.st_dev;
+	sb->spill_ino = (uint64_t)st.st_ino;
+	sb->nfrz = 0;
+	return true;
+}
+
+static int
+sblog_hole_cmp(const void *a, const void *b)
+{
+	const struct sblog_hole *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Punches the first n holes, sorted and joined where they touch (a page
+   is given back only by a punch that covers it whole). */
+static void
+sblog_holes_punch(struct sblog *sb, size_t n)
+{
+	uint64_t off, end;
+	size_t i;
+
+	if (n == 0)
+		return;
+	qsort(sb->holes, n, sizeof(*sb->holes), sblog_hole_cmp);
+	off = sb->holes[0].off;
+	end = sb->holes[0].end;
+	for (i = 1; i < n; i++) {
+		if (sb->holes[i].off <= end) {
+			if (sb->holes[i].end > end)
+				end = sb->holes[i].end;
+			continue;
+		}
+		sblog_punch(sb, off, end);
+		off = sb->holes[i].off;
+		end = sb->holes[i].end;
+	}
+	sblog_punch(sb, off, end);
+}
+
+/*
+ * After freezes were released: punches the holes no freeze left keeps
+ * (those freed before the oldest one left was made), and with none
+ * left truncates the file, to 0 when nothing is spilled (offsets start
+ * again at 0), else to spill_end (a restored clone's copy may hold
+ * what its parent spilled after the fork).
+ */
+static void
+sblog_frz_settle(struct sblog *sb)
+{
+	uint64_t min_gen = UINT64_MAX, end = 0;
+	size_t n;
+	int i;
+
+	for (i = 0; i < sb->nfrz; i++) {
+		if (sb->frz[i].gen < min_gen)
+			min_gen = sb->frz[i].gen;
+		if (sb->frz[i].end > end)
+			end = sb->frz[i].end;
+	}
+	sb->frz_end = end;
+	if (sb->nfrz == 0 && sb->nspilled == 0 &&
+	    ftruncate(sb->spill_fd, 0) == 0) {
+		sb->spill_end = 0;
+		sb->spill_errno = 0;
+		sb->nholes = 0;
+		return;
+	}
+	for (n = 0; n < sb->nholes && sb->holes[n].gen < min_gen; n++)
+		;
+	sblog_holes_punch(sb, n);
+	if (n > 0) {
+		memmove(sb->holes, sb->holes + n,
+		    (sb->nholes - n) * sizeof(*sb->holes));
+		sb->nholes -= n;
+	}
+	if (sb->nfrz == 0)
+		(void)ftruncate(sb->spill_fd, (off_t)sb->spill_end);
+}
+
+void
+sblog_freeze_at(struct sblog *sb, uint64_t k)
+{
+	struct sblog_frz *f;
+
+	if (sb->spill_fd < 0)
+		return;
+	if (sblog_frz_file_check(sb))
+		sblog_frz_settle(sb);
+	sb->frz_gen++;
+	if (sb->nfrz == SBLOG_FRZ_MAX) {
+		/* into the newest: released when both would be, keeping
+		   what either keeps */
+		f = &sb->frz[sb->nfrz - 1];
+		if (k > f->k)
+			f->k = k;
+		f->n++;
+	} else {
+		f = &sb->frz[sb->nfrz++];
+		f->k = k;
+		f->gen = sb->frz_gen;
+		f->n = 1;
+	}
+	f->end = sb->spill_end;
+	if (sb->spill_end > sb->frz_end)
+		sb->frz_end = sb->spill_end;
+}
+
+void
+sblog_thaw_upto(struct sblog *sb, uint64_t k)
+{
+	bool changed;
+	int i, j = 0;
+
+	if (sb->spill_fd < 0)
+		return;
+	changed = sblog_frz_file_check(sb);
+	for (i = 0; i < sb->nfrz; i++) {
+		if (sb->frz[i].k <= k)
+			changed = true;
+		else
+			sb->frz[j++] = sb->frz[i];
+	}
+	sb->nfrz = j;
+	if (changed)
+		sblog_frz_settle(sb);
+}
+
 void
 sblog_freeze(struct sblog *sb)
 {
-	(void)sb;	/* to be built: see sblog.h */
+	sblog_freeze_at(sb, SBLOG_FRZ_ANON);
 }
 
 void
 sblog_thaw(struct sblog *sb)
 {
-	(void)sb;
+	bool changed;
+	int i;
+
+	if (sb->spill_fd < 0)
+		return;
+	changed = sblog_frz_file_check(sb);
+	for (i = 0; i < sb->nfrz && sb->frz[i].k != SBLOG_FRZ_ANON; i++)
+		;
+	if (i < sb->nfrz) {
+		changed = true;
+		if (--sb->frz[i].n == 0) {
+			memmove(&sb->frz[i], &sb->frz[i + 1],
+			    (size_t)(sb->nfrz - i - 1) * sizeof(sb->frz[0]));
+			sb->nfrz--;
+		}
+	}
+	if (changed)
+		sblog_frz_settle(sb);
 }

@@ -13,7 +13,9 @@
  * The log lives in the process's own memory, so that a CRIU image of the
  * rank carries it. Past a memory cap it may move its oldest payloads to a
  * spill file the caller opened (and owns, and must make an image carry,
- * or not need); a total cap bounds memory plus file.
+ * or not need); a total cap bounds memory plus file. A checkpoint's
+ * clone shares that file until its image is taken: sblog_freeze and
+ * sblog_thaw keep the bytes it reads as they were meanwhile.
  *
  * Accounting: every entry costs SBLOG_ENTRY_COST bytes of memory for its
  * bookkeeping (spilled or not) plus its payload, in memory or in the
@@ -57,6 +59,19 @@ struct sblog_chan;
 struct sblog_ent;
 struct sblog_slab;
 struct sblog_arena;
+struct sblog_hole;
+
+/* Freezes told apart; more merge into the newest (sblog_freeze_at). */
+#define SBLOG_FRZ_MAX	8
+
+/* One freeze, or several merged (the log's own). */
+struct sblog_frz {
+	uint64_t k;		/* checkpoint number; SBLOG_FRZ_ANON */
+	uint64_t gen;		/* sb->frz_gen when it was made */
+	uint64_t end;		/* spill_end then: the bytes it keeps */
+	uint32_t n;		/* freezes merged into it */
+};
+#define SBLOG_FRZ_ANON	UINT64_MAX	/* made by sblog_freeze */
 
 /* Embedded by the caller; its fields are the log's own. */
 struct sblog {
@@ -70,9 +85,18 @@ struct sblog {
 	uint64_t nentries, nspilled, appended, trimmed;
 	uint64_t spill_end;	/* next free offset in the spill file */
 	struct sblog_ent *mhead, *mtail; /* in-memory payloads, oldest first */
+	struct sblog_ent *fhead, *ftail; /* spilled ones, in file order */
 	struct sblog_ent *pool;		/* free entries */
 	struct sblog_slab *slabs;	/* where entries come from */
 	struct sblog_arena *arenas;	/* where large payloads come from */
+	/* freezes, oldest first, and what was freed under them */
+	struct sblog_frz frz[SBLOG_FRZ_MAX];
+	int nfrz;
+	uint64_t frz_gen;	/* freezes made so far */
+	uint64_t frz_end;	/* bytes below it are frozen (nfrz > 0) */
+	struct sblog_hole *holes; /* freed while frozen, oldest first */
+	size_t nholes, capholes;
+	uint64_t spill_dev, spill_ino;	/* the file the freezes are of */
 };
 
 /*
@@ -115,8 +139,9 @@ uint64_t sblog_append(struct sblog *sb, int dst, uint32_t context,
 /*
  * Drops the entries of channel dst with seq <= upto (the receiver's
  * durable checkpoint covers them) and gives their spilled bytes back to
- * the file system (holes punched where supported; the file truncated
- * to 0 once it holds nothing). A dst out of range is ignored.
+ * the file system (holes punched where supported, later under a freeze;
+ * the file truncated to 0 once it holds nothing). A dst out of range is
+ * ignored.
  */
 void sblog_trim(struct sblog *sb, int dst, uint64_t upto);
 
@@ -158,12 +183,34 @@ int sblog_set_next_seq(struct sblog *sb, int dst, uint64_t next);
 void sblog_stats(const struct sblog *sb, struct sblog_stats *st);
 
 /*
- * A checkpoint's clone shares the spill file: between sblog_freeze (just
- * before the fork) and sblog_thaw (the checkpoint is durable, or in the
- * restored clone, which has a file of its own) the bytes the file held
- * at the freeze stay as they were: new spills go past them, and neither
- * holes nor truncation touch them. Thaw gives back what was freed.
+ * A checkpoint's clone shares the spill file, and its dump reads it:
+ * from sblog_freeze_at(k) (just before the clone of checkpoint k is
+ * forked) until sblog_thaw_upto(k') with k' >= k (that checkpoint, or
+ * a later one, is durable: the node dumps one clone of a rank at a
+ * time, so every older clone is done with the file too, dumped or
+ * not), the bytes of the entries spilled at the freeze stay as they
+ * were: new spills go past the end the file had then, a trim frees
+ * their space only later, and the file is not truncated. A thaw punches out what no freeze still keeps
+ * and, when no freeze is left and nothing is spilled, truncates the
+ * file to 0 (offsets start again at 0). Each freeze costs nothing
+ * else; the file grows by what trims free while frozen.
+ *
+ * A clone restored from an image has a file of its own (CRIU's copy):
+ * any thaw or freeze there (sblog_thaw_upto(sb, UINT64_MAX) in the
+ * restore says it outright) drops the freezes its memory holds of its
+ * parent's clones, and thaws punch out, and truncate away, the bytes
+ * the copy holds that are not the restored log's. A thaw of nothing
+ * frozen is harmless. Caps and stats are not changed by freezes.
+ *
+ * sblog_freeze and sblog_thaw are the same without numbers: each thaw
+ * releases the oldest freeze, which is safe as long as every thaw
+ * stands for a distinct durable checkpoint of this process (there are
+ * at least as many freezes at or below it), but a checkpoint that never
+ * becomes durable keeps its freeze until the process is restored. Use
+ * one form or the other, not both.
  */
+void sblog_freeze_at(struct sblog *sb, uint64_t k);
+void sblog_thaw_upto(struct sblog *sb, uint64_t k);
 void sblog_freeze(struct sblog *sb);
 void sblog_thaw(struct sblog *sb);
 
