@@ -7,7 +7,8 @@
  * was measured here (kernel 6.18, CRIU 4.1.1, util-linux 2.38 unshare)
  * by tests/unit/test_criu.c and by hand:
  *
- * Dump: `criu dump -t PID -D DIR -o dump.log -v2 --shell-job`.
+ * Dump: `criu dump -t PID -D DIR -o dump.log -v2 --shell-job
+ *   --ghost-limit 3G`.
  *   --shell-job because the clone shares the node's session/process
  *   group. No --tcp-established (the clone closed its sockets; a TCP
  *   socket left open makes the dump fail clearly), no --ext-unix-sk (no
@@ -16,6 +17,21 @@
  *   (fds 0-2 and the ctrl pipes, whose other ends stay outside the tree)
  *   are dumped as pipes with their unread bytes. A stopped task is
  *   recorded as stopped.
+ *   --ghost-limit for the send log's spill file of a direct job's rank
+ *   (libmpi-lite/dp_spill.c), which is unlinked: criu copies a deleted
+ *   file's data into the image (ghost-file-N.img; holes are skipped with
+ *   SEEK_DATA/SEEK_HOLE, and the limit counts the blocks the file holds,
+ *   st_blocks, not its size: measured, a file of 16 MiB data and 100 GiB
+ *   size makes a 16 MiB ghost image) and at a restore creates it again
+ *   next to where it was (or in the nearest directory above that
+ *   exists), opens it and unlinks it: the restore needs no option.
+ *   criu's default limit, 1 MiB, fails every dump of a rank that has
+ *   spilled. 3G: above what a spill file holds under the default log cap
+ *   (MPIV_SENDLOG_MAX 1 GiB, plus what trims free while a clone is being
+ *   dumped), below CRIU_MAX_ENTRY (4 GiB), the largest file a restore
+ *   unpacks, so that a bigger file fails the dump rather than make an
+ *   image no node can restore. criu 4.1.1 takes K, M and G suffixes,
+ *   not T (with "1T" a 2 MiB ghost file failed the dump).
  *   A task in another PID namespace than ours (a rank's own, pidns.c) is
  *   dumped by a criu that entered that namespace and its mount
  *   namespace (setns, then a fork: criu_enter), with -t the task's pid in
@@ -133,6 +149,7 @@
 #define CRIU_TIMEOUT_MS_DEFAULT 60000
 #define CRIU_FD_BASE 3		/* inherited fds land at 3, 4, ... in criu */
 #define CRIU_INIT_FAILED 255	/* exit code of a handle whose restore failed */
+#define CRIU_GHOST_LIMIT "3G"	/* deleted files a dump carries (see above) */
 
 static int criu_probed;		/* 0 not yet, 1 done */
 static int criu_works;
@@ -676,12 +693,13 @@ criu_dump(pid_t pid, const char *dir, char *err, size_t n)
 		return -1;
 	}
 	char *argv[] = { criu_bin, "dump", "-t", pidbuf, "-D", (char *)dir,
-	    "-o", "dump.log", "-v2", "--shell-job", NULL, NULL };
+	    "-o", "dump.log", "-v2", "--shell-job", "--ghost-limit",
+	    CRIU_GHOST_LIMIT, NULL, NULL };
 	/* Another user's process: dumped by a criu of that user's ids. */
 	if (criu_task_owner(pid, &own) == 0 && own.uid != geteuid() &&
 	    geteuid() == 0)
-		argv[10] = "--unprivileged";
-	cp = criu_spawn(argv, outfd, NULL, 0, nsref, argv[10] != NULL ?
+		argv[12] = "--unprivileged";
+	cp = criu_spawn(argv, outfd, NULL, 0, nsref, argv[12] != NULL ?
 	    &own : NULL, err, n);
 	close(outfd);
 	if (cp < 0)

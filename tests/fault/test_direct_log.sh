@@ -11,6 +11,19 @@
 #            durability to free it (DTrim); the failure-free output
 #   chaos    the same while ranks are killed at random (restores from
 #            those checkpoints, resends from trimmed logs): same output
+# The send log spills to an unlinked file in MPIV_SENDLOG_DIR past
+# MPIV_SENDLOG_MEM (libmpi-lite/dp_spill.c); a watcher reads the ranks'
+# open files in /proc to see it (unlinked, it is nowhere else):
+#   nodir    MPIV_SENDLOG_DIR that does not exist: one warning per rank,
+#            the log stays in memory, the job ends well
+#   spill-relaunch  no CRIU, MPIV_SENDLOG_MEM 8M under a cap the job never
+#            reaches, kills: relaunched ranks get their messages again from
+#            logs mostly on disk: same output
+#   spill    CRIU, MPIV_SENDLOG_MEM 8M, MPIV_SENDLOG_MAX 96M, checkpoints
+#            every 0.5 s and kills: ranks are restored from images that
+#            carry their spill file (a restored rank holds a file of its
+#            ancestor's name on another inode: CRIU's copy): same output,
+#            nothing left in the directory
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -33,6 +46,86 @@ elif [ "$secs" -gt 40 ]; then
 	flt_notok "nockpt: failed only after $secs s" "$FLT_TMP/nockpt.err"
 else
 	flt_ok "nockpt: exit $FLT_RC after $secs s: $(grep -m1 'MPIV_SENDLOG_MAX' "$FLT_TMP/nockpt.err" | cut -c1-140)..."
+fi
+
+# spill_watch DIR OUT: until DIR/.stop exists (or this script is gone),
+# every 0.05 s one line per file unlinked from DIR (a spill file) that a
+# process running $ring holds (not criu, which reads it through /proc):
+# "PID PATH DEV:INODE SIZE BYTES_HELD". A checkpoint's clone holds its
+# rank's file too (the same inode); a restored rank, CRIU's copy.
+spill_watch() {
+	local dir=$1 out=$2 l t s n=0
+	while [ ! -e "$dir/.stop" ] && kill -0 $$ 2>/dev/null && [ $n -lt 6000 ]; do
+		find /proc/[0-9]*/fd -maxdepth 1 -lname "$dir/* (deleted)" \
+		    -printf '%p\t%l\n' 2>/dev/null |
+		while IFS=$'\t' read -r l t; do
+			l=${l#/proc/}
+			[ "$(readlink "/proc/${l%%/*}/exe")" = "$ring" ] || continue
+			s=$(stat -L -c '%d:%i %s %b' "/proc/$l" 2>/dev/null) || continue
+			set -- $s
+			echo "${l%%/*} ${t% (deleted)} $1 $2 $(( $3 * 512 ))"
+		done >> "$out"
+		sleep 0.05
+		n=$((n + 1))
+	done
+}
+
+# spill_run NAME VAR=VALUE... -- SECS MPIV_RUN_ARGS...: flt_job NAME
+# with those variables and a spill directory of its own, watched (its
+# samples in NAME.files).
+spill_run() {
+	local name=$1 dir=$FLT_TMP/$1.dir w
+	shift
+	while [ "$1" != -- ]; do
+		local -x "$1"
+		shift
+	done
+	shift
+	local -x MPIV_SENDLOG_DIR="$dir"
+	mkdir -m 1777 "$dir"
+	: > "$FLT_TMP/$name.files"
+	spill_watch "$dir" "$FLT_TMP/$name.files" &
+	w=$!
+	flt_job "$FLT_TMP/$name" "$@"
+	touch "$dir/.stop"
+	wait "$w"
+	rm -f "$dir/.stop"
+}
+
+# The most bytes one file held; the restored ranks' files: the name of an
+# earlier file (a relaunched rank makes a new one) on another inode (CRIU's
+# copy), and how many of them held bytes when first seen.
+spill_held() { awk '$5 > m { m = $5 } END { print m + 0 }' "$1"; }
+spill_restored() {
+	awk '!($2 in first) { first[$2] = $3 }
+	    first[$2] != $3 && !(($2, $3) in seen) { seen[$2, $3] = 1; n++; if ($5 > 0) full++ }
+	    END { printf "%d %d\n", n, full }' "$1"
+}
+
+MPIV_SENDLOG_DIR=$FLT_TMP/no/such/dir MPIV_SENDLOG_MEM=1M \
+	flt_job "$FLT_TMP/nodir" 60 -n 3 "${D[@]}" "$ring" 20 1024
+nw=$(grep -c "cannot spill the send log to $FLT_TMP/no/such/dir: No such file or directory; it stays in memory (MPIV_SENDLOG_MAX bounds it)" "$FLT_TMP/nodir.err")
+if [ "$FLT_RC" != 0 ]; then
+	flt_notok "nodir: exit $FLT_RC" "$FLT_TMP/nodir.err"
+elif [ "$nw" != 3 ]; then
+	flt_notok "nodir: $nw warnings for 3 ranks" "$FLT_TMP/nodir.err"
+else
+	flt_ok "nodir: exit 0, one warning per rank: $(grep -m1 'cannot spill' "$FLT_TMP/nodir.err" | cut -c1-150)"
+fi
+
+spill_run spill-relaunch MPIV_CRIU=/nonexistent MPIV_SENDLOG_MEM=8M MPIV_SENDLOG_MAX=400M -- \
+	90 -n 3 "${D[@]}" --chaos 700ms --chaos-seed 5 --chaos-max 4 "$ring" "${ARGS[@]}"
+held=$(spill_held "$FLT_TMP/spill-relaunch.files")
+kills=$(flt_report "$FLT_TMP/spill-relaunch.json" kills)
+if [ "$FLT_RC" != 0 ]; then
+	flt_notok "spill-relaunch: exit $FLT_RC" "$FLT_TMP/spill-relaunch.err"
+elif [ "${kills:-0}" -lt 1 ]; then
+	flt_notok "spill-relaunch: no kill happened" "$FLT_TMP/spill-relaunch.err"
+elif [ "$held" -lt $((64 << 20)) ]; then
+	flt_notok "spill-relaunch: no spill file held 64 MiB (at most $held bytes)" "$FLT_TMP/spill-relaunch.files"
+else
+	flt_same "spill-relaunch: $kills kills, relaunched ranks resent logs spilled up to $((held >> 20)) MiB a file" \
+		"$FLT_TMP/ref.out" "$FLT_TMP/spill-relaunch.out"
 fi
 
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
@@ -59,7 +152,30 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 		flt_same "chaos: $kills kills under the $CAP log cap, $(flt_report "$FLT_TMP/chaos.json" checkpoints) checkpoints" \
 			"$FLT_TMP/ref.out" "$FLT_TMP/chaos.out"
 	fi
+
+	spill_run spill MPIV_SENDLOG_MEM=8M MPIV_SENDLOG_MAX=96M -- \
+		150 -n 3 "${D[@]}" --ckpt-interval 0.5 --chaos 800ms --chaos-seed 12 \
+		--chaos-max 6 "$ring" "${ARGS[@]}"
+	held=$(spill_held "$FLT_TMP/spill.files")
+	read -r nres nfull <<< "$(spill_restored "$FLT_TMP/spill.files")"
+	fromck=$(jq -r '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$FLT_TMP/spill.json" 2>/dev/null)
+	left=$(ls -A "$FLT_TMP/spill.dir")
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "spill: exit $FLT_RC" "$FLT_TMP/spill.err"
+	elif [ "${fromck:-0}" -lt 1 ]; then
+		flt_notok "spill: no rank restored from a checkpoint" "$FLT_TMP/spill.err"
+	elif [ "$held" -lt $((32 << 20)) ]; then
+		flt_notok "spill: no spill file held 32 MiB (at most $held bytes)" "$FLT_TMP/spill.files"
+	elif [ "${nres:-0}" -lt 1 ]; then
+		flt_notok "spill: no restored rank seen holding CRIU's copy of its spill file ($fromck restores)" \
+			"$FLT_TMP/spill.files"
+	elif [ -n "$left" ]; then
+		flt_notok "spill: files left in MPIV_SENDLOG_DIR: $left"
+	else
+		flt_same "spill: $fromck restores from checkpoints, $nres restored ranks seen with their image's spill file ($nfull holding bytes when first seen), up to $((held >> 20)) MiB a file" \
+			"$FLT_TMP/ref.out" "$FLT_TMP/spill.out"
+	fi
 else
-	echo "# ckpt and chaos cases skipped: $CRIU check fails here"
+	echo "# ckpt, chaos and spill cases skipped: $CRIU check fails here"
 fi
 flt_finish
