@@ -1526,7 +1526,7 @@ direct_ckpt_marked(uint64_t k)
 	/* The clone about to be forked shares the spill file: what it
 	   holds stays as it is until this checkpoint is durable (its dump
 	   has read it). */
-	sblog_freeze(&dp_sb);
+	sblog_freeze_at(&dp_sb, k);
 
 	for (int i = 1; i < DP_SNAPS; i++)
 		if (dp_snaps[i].k < dp_snaps[at].k)
@@ -1561,7 +1561,7 @@ direct_ckpt_durable(uint64_t k)
 	Mpiv__DTrim t = MPIV__DTRIM__INIT;
 	int best = -1;
 
-	sblog_thaw(&dp_sb);	/* the dump read the spill file */
+	sblog_thaw_upto(&dp_sb, k);	/* the dump read the spill file */
 	for (int i = 0; i < DP_SNAPS; i++)
 		if (dp_snaps[i].k > dp_trim_ckpt && dp_snaps[i].k <= k &&
 		    (best < 0 || dp_snaps[i].k > dp_snaps[best].k))
@@ -1600,7 +1600,7 @@ direct_clone_detach(void)
 static int
 direct_restore_prepare(uint32_t inc)
 {
-	sblog_thaw(&dp_sb);	/* a spill file of its own now */
+	sblog_thaw_upto(&dp_sb, UINT64_MAX);	/* a spill file of its own now */
 	/* pulls half read by the checkpointed rank start again; pulls it
 	   owed its peers are asked again on their new links */
 	for (int p = 0; p < dp_world; p++)
