@@ -563,6 +563,14 @@ fz_got(struct fz *z, uint16_t t, ProtobufCMessage *m, const uint8_t *pl,
 		if (z->nacks < FZ_MAXMSG)
 			z->acks[z->nacks++] = ((Mpiv__DSyncAck *)m)->seq;
 		break;
+	case MPIV__MSG_TYPE__MSG_DDATA:
+		/* a pull served from the log: only the Issend is in it */
+		if (((Mpiv__DData *)m)->seq != 1 ||
+		    plen != sizeof(fz_ssend_data) ||
+		    memcmp(pl, fz_ssend_data, plen) != 0)
+			FZ_FAIL("the rank served a pull with data not its "
+			    "Issend's");
+		break;
 	default:
 		FZ_FAIL("the rank sent a %s on a link", frame_type_name(t));
 	}
@@ -2094,6 +2102,30 @@ fz_write_seeds(const char *dir)
 	fz_dsend_dg(&s, 2, 0, 7, false, 0, 0x2222, true);
 	fz_dsend_dg(&s, 3, 0, 7, false, 2, 0x3333, true);
 	fz_put(dir, "up_checks", &s);
+	/* pulls: of the Issend (served from the log), of a message this
+	   run has not sent (kept for later), of message 0 (closed); data
+	   nobody asked for (read past), with and without a payload */
+	{
+		Mpiv__DPull pl = MPIV__DPULL__INIT;
+		Mpiv__DData dd = MPIV__DDATA__INIT;
+
+		fz_start(&s, M_ACC_UP | OPT_LOGGING, 0);
+		fz_dsend(&s, 1, 0, 7, false, 4);
+		pl.seq = 1;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_DPULL, &pl.base, 0);
+		pl.seq = 9;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_DPULL, &pl.base, 0);
+		dd.seq = 1;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_DDATA, &dd.base, 16);
+		dd.seq = 2;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_DDATA, &dd.base, 0);
+		fz_dsend(&s, 2, 0, 3, false, 4);
+		fz_put(dir, "up_pulls", &s);
+		fz_start(&s, M_DIAL_UP, 0);
+		pl.seq = 0;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_DPULL, &pl.base, 0);
+		fz_put(dir, "up_pull_zero", &s);
+	}
 
 	/* DIAL_CHAL: a Challenge, then a reply with a made-up proof;
 	   unkeyed, a Challenge without auth and an ok reply, then data */
