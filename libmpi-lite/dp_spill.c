@@ -10,8 +10,11 @@
  * --ghost-limit for it) and creates it again at a restore, on whatever
  * node (in the same directory, or the nearest one above it that
  * exists), so a restored rank has the spilled part of its log too.
- * Opened at MPI_Init, before any clone exists: an empty file costs an
- * image nothing. MPIV_SENDLOG_DIR=off: no file, the log stays in
+ * Made the first time the log outgrows MPIV_SENDLOG_MEM (sblog's
+ * spill_open), so that a rank killed while it starts, between making
+ * the file and unlinking it, leaves no file behind unless it spills (a
+ * test of killed starts found one when it was made at MPI_Init).
+ * MPIV_SENDLOG_DIR=off: no file, the log stays in
  * memory (bounded by MPIV_SENDLOG_MAX).
  */
 #include <errno.h>

@@ -986,6 +986,13 @@ dpx_link_up(int p)
 
 /* ---------------- the protocol ---------------- */
 
+/* The spill file, made the first time the log outgrows memory. */
+static int
+dp_spill_open_lazy(void)
+{
+	return dp_spill_fd = dp_spill_open();
+}
+
 static int
 direct_init(int world_size)
 {
@@ -1000,9 +1007,9 @@ direct_init(int world_size)
 		    "byte count");
 		return MPI_ERR_ARG;
 	}
-	/* past MPIV_SENDLOG_MEM the log spills to a file (dp_spill.c) */
-	conf.spill_fd = dp_logging ? dp_spill_open() : -1;
-	dp_spill_fd = conf.spill_fd;
+	/* past MPIV_SENDLOG_MEM the log spills to a file (dp_spill.c),
+	   made when first needed */
+	conf.spill_open = dp_logging ? dp_spill_open_lazy : NULL;
 	if (sblog_init(&dp_sb, world_size, &conf) < 0)
 		return MPI_ERR_NO_MEM;
 	dp_sb_ready = true;

@@ -98,12 +98,35 @@ struct sblog_slab {
 /* What a replay hands over for an empty payload (never NULL). */
 static const unsigned char sblog_empty[1];
 
+/*
+ * fd as the spill file: pread/pwrite/punch need a regular file; O_APPEND
+ * would make every pwrite land at the end, not at its offset. 0, or -1
+ * with errno (EINVAL: not such a file).
+ */
+static int
+sblog_spill_adopt(struct sblog *sb, int fd)
+{
+	struct stat st;
+	int fl;
+
+	if (fstat(fd, &st) == -1 || (fl = fcntl(fd, F_GETFL)) == -1)
+		return -1;
+	if (!S_ISREG(st.st_mode) || (fl & O_ACCMODE) != O_RDWR ||
+	    (fl & O_APPEND)) {
+		errno = EINVAL;
+		return -1;
+	}
+	sb->spill_fd = fd;
+	sb->spill_dev = (uint64_t)st.st_dev;
+	sb->spill_ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 int
 sblog_init(struct sblog *sb, int nranks, const struct sblog_conf *conf)
 {
 	static const struct sblog_conf defconf = SBLOG_CONF_INIT;
-	struct stat st;
-	int fl, i;
+	int i;
 
 	memset(sb, 0, sizeof(*sb));
 	sb->spill_fd = -1;
@@ -113,29 +136,14 @@ sblog_init(struct sblog *sb, int nranks, const struct sblog_conf *conf)
 		errno = EINVAL;
 		return -1;
 	}
-	if (conf->spill_fd >= 0) {
-		/* pread/pwrite/punch need a regular file; O_APPEND would
-		   make every pwrite land at the end, not at its offset */
-		if (fstat(conf->spill_fd, &st) == -1)
-			return -1;
-		if ((fl = fcntl(conf->spill_fd, F_GETFL)) == -1)
-			return -1;
-		if (!S_ISREG(st.st_mode) || (fl & O_ACCMODE) != O_RDWR ||
-		    (fl & O_APPEND)) {
-			errno = EINVAL;
-			return -1;
-		}
-	}
+	if (conf->spill_fd >= 0 && sblog_spill_adopt(sb, conf->spill_fd) < 0)
+		return -1;
+	sb->spill_open = conf->spill_fd < 0 ? conf->spill_open : NULL;
 	if ((sb->chans = calloc((size_t)nranks, sizeof(*sb->chans))) == NULL)
 		return -1;
 	for (i = 0; i < nranks; i++)
 		sb->chans[i].next_seq = 1;
 	sb->nranks = nranks;
-	sb->spill_fd = conf->spill_fd;
-	if (conf->spill_fd >= 0) {
-		sb->spill_dev = (uint64_t)st.st_dev;
-		sb->spill_ino = (uint64_t)st.st_ino;
-	}
 	sb->mem_cap = conf->mem_cap != 0 ? conf->mem_cap : SBLOG_MEM_CAP;
 	sb->total_cap = conf->total_cap != 0 ? conf->total_cap :
 	    SBLOG_TOTAL_CAP;
@@ -576,6 +584,15 @@ sblog_append(struct sblog *sb, int dst, uint32_t context, int32_t tag,
 	e->flags = flags;
 	e->spilled = false;
 
+	if (sb->spill_fd < 0 && sb->spill_open != NULL &&
+	    sb->mem_bytes + cost > sb->mem_cap) {
+		int (*open_fn)(void) = sb->spill_open;
+		int fd;
+
+		sb->spill_open = NULL;		/* asked once */
+		if ((fd = open_fn()) >= 0 && sblog_spill_adopt(sb, fd) < 0)
+			sb->spill_fd = -1;	/* the caller's to close */
+	}
 	if (sb->spill_fd >= 0 && sb->spill_errno == 0 &&
 	    sb->mem_bytes + cost > sb->mem_cap) {
 		/* down to 7/8 of the cap with this payload in, or with only

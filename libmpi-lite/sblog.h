@@ -43,10 +43,16 @@ struct sblog_conf {
 	int spill_fd;		/* -1: never spill; else a regular file
 				   opened O_RDWR without O_APPEND, the
 				   caller's (not closed by the log) */
+	/* With spill_fd -1: called once, when the log first needs to
+	   spill, for such a file (-1: it stays in memory). A file made
+	   only then is never left behind by a process that dies at its
+	   start, between making and unlinking it. */
+	int (*spill_open)(void);
 };
 
 /* A conf of defaults without spilling (a zeroed conf names fd 0). */
-#define SBLOG_CONF_INIT	{ .mem_cap = 0, .total_cap = 0, .spill_fd = -1 }
+#define SBLOG_CONF_INIT	{ .mem_cap = 0, .total_cap = 0, .spill_fd = -1, \
+	.spill_open = NULL }
 
 struct sblog_stats {
 	uint64_t entries;	/* entries held */
@@ -100,6 +106,8 @@ struct sblog {
 	struct sblog_hole *holes; /* freed while frozen, oldest first */
 	size_t nholes, capholes;
 	uint64_t spill_dev, spill_ino;	/* the file the freezes are of */
+	int (*spill_open)(void);	/* sblog_conf.spill_open, NULL once
+					   called */
 };
 
 /*
