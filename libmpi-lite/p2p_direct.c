@@ -1659,6 +1659,16 @@ direct_restore(void)
 		mpiv_tp_close(0);
 		_exit(0);
 	}
+	/* A wildcard receive matched before the checkpoint and waiting for
+	   its pull: its match may be logged already (by the incarnation
+	   this image outlived); then it is not recorded again. */
+	for (struct dp_msg *m = dp_pulls.head; m != NULL; m = m->next) {
+		struct mpiv_request *r = m->req;
+
+		if (r->dp_wild && r->dp_seq == 0 &&
+		    mpiv_ndlog_bind_of(r->post_no, &src, &seq))
+			r->dp_seq = seq;
+	}
 	for (struct mpiv_request *r = dp_post_head; r != NULL; r = r->dp_next) {
 		if (!r->dp_wild || r->dp_seq != 0 || r->dp_hold)
 			continue;
