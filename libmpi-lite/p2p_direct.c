@@ -570,25 +570,14 @@ dpx_tick(void)
 
 /* ---------------- frames from peers ---------------- */
 
-/* A DData from c's peer: into the receive its pull is for. */
+/* The len bytes of the frame c is reading go into receive r: its buffer,
+   or a buffer to unpack from (a derived type); what is beyond r's room
+   is read past. */
 static void
-dp_data_begin(struct tp_conn *c)
+dp_read_into(struct tp_conn *c, struct mpiv_request *r, size_t len)
 {
-	const Mpiv__DData *dd = (const Mpiv__DData *)c->meta;
-	struct mpiv_request *r;
-	struct dp_msg *m;
-	int p = c->peer;
-
-	if ((m = dp_pull_find(p, dd->seq)) == NULL || dp_pulling[p] != NULL)
-		return;		/* not asked (any more): read past */
-	if (c->h.payload_len != m->len) {
-		dp_link_lost(c, "protocol", "pulled data of another size");
-		return;
-	}
-	r = m->req;
-	dp_pulling[p] = m;
 	c->preq = r;
-	c->pkeep = m->len < r->cap ? m->len : r->cap;
+	c->pkeep = len < r->cap ? len : r->cap;
 	if (c->pkeep == 0)
 		return;
 	if (mpiv_dt_is_contig(r->dt)) {
@@ -599,6 +588,33 @@ dp_data_begin(struct tp_conn *c)
 		r->status.MPI_ERROR = MPI_ERR_NO_MEM;
 		c->pkeep = 0;
 	}
+}
+
+/* A receive whose frame was half read when its link went: as before. */
+static void
+dp_read_undo(struct mpiv_request *r)
+{
+	free(r->tmp);
+	r->tmp = NULL;
+	r->status.MPI_ERROR = MPI_SUCCESS;
+}
+
+/* A DData from c's peer: into the receive its pull is for. */
+static void
+dp_data_begin(struct tp_conn *c)
+{
+	const Mpiv__DData *dd = (const Mpiv__DData *)c->meta;
+	struct dp_msg *m;
+	int p = c->peer;
+
+	if ((m = dp_pull_find(p, dd->seq)) == NULL || dp_pulling[p] != NULL)
+		return;		/* not asked (any more): read past */
+	if (c->h.payload_len != m->len) {
+		dp_link_lost(c, "protocol", "pulled data of another size");
+		return;
+	}
+	dp_pulling[p] = m;
+	dp_read_into(c, m->req, m->len);
 }
 
 /* A receiver asks p's message seq again: from the log, or once this
@@ -731,18 +747,7 @@ dpx_frame_begin(struct tp_conn *c)
 	if ((r = dp_match_posted(m)) != NULL) {
 		dp_unpost(r);
 		m->req = r;
-		c->preq = r;
-		c->pkeep = m->len < r->cap ? m->len : r->cap;
-		if (c->pkeep == 0)
-			return;
-		if (mpiv_dt_is_contig(r->dt)) {
-			c->pdst = (uint8_t *)r->buf + r->dt->true_lb;
-		} else if ((r->tmp = malloc(c->pkeep)) != NULL) {
-			c->pdst = r->tmp;
-		} else {
-			r->status.MPI_ERROR = MPI_ERR_NO_MEM;
-			c->pkeep = 0;
-		}
+		dp_read_into(c, r, m->len);
 		return;
 	}
 	if (dp_logging && m->len >= DP_PULL_MIN &&
@@ -839,11 +844,7 @@ dpx_link_down(int p, struct tp_conn *c)
 	(void)c;
 	if (dp_pulling != NULL && dp_pulling[p] != NULL) {
 		/* Half read: pulled again on the next link. */
-		struct mpiv_request *r = dp_pulling[p]->req;
-
-		free(r->tmp);
-		r->tmp = NULL;
-		r->status.MPI_ERROR = MPI_SUCCESS;
+		dp_read_undo(dp_pulling[p]->req);
 		dp_pulling[p] = NULL;
 	}
 	for (size_t i = 0; i < dp_nwanted; i++)
@@ -860,9 +861,7 @@ dpx_link_down(int p, struct tp_conn *c)
 	dp_inflight[p] = NULL;
 	dp_peers[p].recv_last = m->seq - 1;
 	if (m->req != NULL) {
-		free(m->req->tmp);
-		m->req->tmp = NULL;
-		m->req->status.MPI_ERROR = MPI_SUCCESS;
+		dp_read_undo(m->req);
 		dp_post_insert(m->req);
 	}
 	dp_msg_free(m);
@@ -1230,6 +1229,18 @@ dp_readable(const void *src, size_t n)
 	return true;
 }
 
+/* Send r is message seq to dst; a synchronous one waits for its ack. */
+static void
+dp_send_track(struct mpiv_request *r, int dst, uint64_t seq, bool sync)
+{
+	r->dp_dst = dst;
+	r->dp_seq = seq;
+	if (sync) {
+		r->need_ack = true;
+		mpiv_p2p_pending_acks++;
+	}
+}
+
 static int
 direct_send(struct mpiv_request *r)
 {
@@ -1273,47 +1284,24 @@ direct_send(struct mpiv_request *r)
 	}
 	pp = &dp_peers[dst];
 	seq = sblog_last_seq(&dp_sb, dst) + 1;
-	if (!dp_logging && owned == NULL && pp->up != NULL &&
-	    pp->wire_last == seq - 1 &&
-	    sblog_first_seq(&dp_sb, dst) == seq) {
-		/* Without logging: straight from the user's buffer, nothing
-		   kept (a buffer that is not readable memory fails the write
-		   with EFAULT: MPI_ERR_BUFFER). */
-		mpiv_fault_point("send");
-		r->dp_dst = dst;
-		r->dp_seq = seq;
-		if (sync) {
-			r->need_ack = true;
-			mpiv_p2p_pending_acks++;
-		}
-		pp->wire_last = seq;
-		(void)sblog_set_next_seq(&dp_sb, dst, seq + 1);
-		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
-		return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
-		    payload, bytes, NULL, r);
-	}
-	if (!dp_logging && owned == NULL && bytes > 0 &&
-	    !dp_readable(payload, bytes)) {
-		/* kept until its link is up: copied, so read first */
-		mpiv_err_detail("the send buffer is not readable memory (%zu "
-		    "bytes at %p)", bytes, payload);
-		return MPI_ERR_BUFFER;
-	}
 	if (owned == NULL && pp->up != NULL && pp->wire_last == seq - 1 &&
-	    seq > pp->peer_has && dp_log_fits(bytes)) {
+	    (dp_logging ? seq > pp->peer_has && dp_log_fits(bytes) :
+	    sblog_first_seq(&dp_sb, dst) == seq)) {
 		/* The usual case: the bytes go out first, straight from the
 		   user's buffer, and the log's copy is made while they travel
-		   (the buffer stays the caller's until this call returns). */
+		   (the buffer stays the caller's until this call returns).
+		   Without logging nothing is kept (a buffer that is not
+		   readable memory fails the write with EFAULT). */
 		mpiv_fault_point("send");
-		r->dp_dst = dst;
-		r->dp_seq = seq;
-		if (sync) {
-			r->need_ack = true;
-			mpiv_p2p_pending_acks++;
-		}
+		dp_send_track(r, dst, seq, sync);
 		pp->wire_last = seq;
 		dp_checked[dst] = seq;
 		dp_dsend_set(&d, seq, r->context, r->tag, sync, payload, bytes);
+		if (!dp_logging) {
+			(void)sblog_set_next_seq(&dp_sb, dst, seq + 1);
+			return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND,
+			    &d.base, payload, bytes, NULL, r);
+		}
 		/* r may be complete (and released) when this returns */
 		rc = dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base,
 		    payload, bytes, NULL, r);
@@ -1326,6 +1314,13 @@ direct_send(struct mpiv_request *r)
 		if (dp_nwanted > 0)
 			dp_serve_wanted(dst, seq);
 		return rc;
+	}
+	if (!dp_logging && owned == NULL && bytes > 0 &&
+	    !dp_readable(payload, bytes)) {
+		/* kept until its link is up: copied, so read first */
+		mpiv_err_detail("the send buffer is not readable memory (%zu "
+		    "bytes at %p)", bytes, payload);
+		return MPI_ERR_BUFFER;
 	}
 	seq = dp_log_append(dst, r->context, r->tag, sync ? DP_SYNC : 0,
 	    payload, bytes);
@@ -1353,12 +1348,7 @@ direct_send(struct mpiv_request *r)
 	mpiv_fault_point("send");
 	if (dp_nwanted > 0)
 		dp_serve_wanted(dst, seq);
-	r->dp_dst = dst;
-	r->dp_seq = seq;
-	if (sync) {
-		r->need_ack = true;
-		mpiv_p2p_pending_acks++;
-	}
+	dp_send_track(r, dst, seq, sync);
 	if (pp->up != NULL && seq <= pp->peer_has) {
 		/* A re-execution's message the peer holds: it compares it
 		   with the first run's; a synchronous one goes whole, to be
@@ -1608,16 +1598,9 @@ static int
 direct_restore_prepare(uint32_t inc)
 {
 	sblog_thaw_upto(&dp_sb, UINT64_MAX);	/* a spill file of its own now */
-	/* pulls half read by the checkpointed rank start again; pulls it
-	   owed its peers are asked again on their new links */
-	for (int p = 0; p < dp_world; p++)
-		if (dp_pulling[p] != NULL) {
-			free(dp_pulling[p]->req->tmp);
-			dp_pulling[p]->req->tmp = NULL;
-			dp_pulling[p]->req->status.MPI_ERROR = MPI_SUCCESS;
-			dp_pulling[p] = NULL;
-		}
-	dp_nwanted = 0;
+	/* (closing the image's links undoes what was half read on them,
+	   pulls included, and forgets the pulls owed to their peers:
+	   dpx_link_down) */
 	return dp_links_restart(inc);
 }
 
