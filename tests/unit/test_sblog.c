@@ -28,6 +28,7 @@
 #include "../../libmpi-lite/sblog.c"
 
 #include "tap.h"
+#include "tmpfile.h"
 
 /* ---- helpers ---- */
 
@@ -54,40 +55,6 @@ fill(unsigned char *p, size_t n)
 			w = rng();
 		p[i] = (unsigned char)(w >> (8 * (i % 8)));
 	}
-}
-
-/* An unlinked temporary file opened O_RDWR. */
-static int
-tmpfile_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/test_sblog.XXXXXX",
-	    dir != NULL && *dir != '\0' ? dir : "/tmp");
-	if ((fd = mkstemp(path)) == -1) {
-		perror("mkstemp");
-		exit(2);
-	}
-	unlink(path);
-	return fd;
-}
-
-static off_t
-file_size(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? st.st_size : -1;
-}
-
-static blkcnt_t
-file_blocks(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? st.st_blocks : -1;
 }
 
 /* What a replay saw: seqs, envelopes, digests. */
@@ -235,7 +202,7 @@ test_replay(int spill)
 	const char *what = spill ? "spilled" : "in memory";
 
 	if (spill) {
-		fd = tmpfile_fd();
+		fd = tmpfile_fd("test_sblog");
 		conf.spill_fd = fd;
 		conf.mem_cap = 1 << 20;
 	}
@@ -311,7 +278,7 @@ test_space(void)
 	struct sblog_stats st;
 	static unsigned char buf[64 << 10];
 	blkcnt_t full, half;
-	int fd = tmpfile_fd(), i, punch;
+	int fd = tmpfile_fd("test_sblog"), i, punch;
 
 	/* can this file system punch holes at all? */
 	if (ftruncate(fd, 1 << 20) == -1)
@@ -374,7 +341,7 @@ test_big(void)
 	struct seen s;
 	unsigned char *buf = malloc(1 << 20);
 	uint64_t dg;
-	int fd = tmpfile_fd();
+	int fd = tmpfile_fd("test_sblog");
 
 	conf.spill_fd = fd;
 	conf.mem_cap = 64 << 10;
@@ -418,7 +385,7 @@ test_spill_error(void)
 	struct rlimit old, lim;
 	static unsigned char buf[16 << 10];
 	uint64_t dg[32];
-	int fd = tmpfile_fd(), i, ok = 1;
+	int fd = tmpfile_fd("test_sblog"), i, ok = 1;
 
 	conf.spill_fd = fd;
 	conf.mem_cap = 64 << 10;
@@ -469,7 +436,7 @@ test_enospc(void)
 	struct sblog sb;
 	struct sblog_stats st;
 	static unsigned char buf[1000];
-	int i, fd = tmpfile_fd();
+	int i, fd = tmpfile_fd("test_sblog");
 	uint64_t seq;
 
 	/* room for exactly 10 entries of 1000 bytes */
@@ -773,7 +740,7 @@ test_model(int ops, int spill)
 		model[ch].next_seq = 1;
 	conf.total_cap = 1 << 20;
 	if (spill) {
-		fd = tmpfile_fd();
+		fd = tmpfile_fd("test_sblog");
 		conf.spill_fd = fd;
 		conf.mem_cap = 192 << 10;
 	}
@@ -925,7 +892,7 @@ bench_one(size_t len, int n, int batch, int spill)
 	int i, j, ch, fd = -1;
 
 	if (spill) {
-		fd = tmpfile_fd();
+		fd = tmpfile_fd("test_sblog");
 		conf.spill_fd = fd;
 		conf.mem_cap = 16 << 20;
 	}

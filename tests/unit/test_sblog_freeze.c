@@ -27,6 +27,7 @@
 #include "../../libmpi-lite/sblog.c"
 
 #include "tap.h"
+#include "tmpfile.h"
 
 #define PAY	(64u << 10)	/* payload size of most tests */
 
@@ -77,38 +78,13 @@ hash(const unsigned char *p, size_t n)
 	return h;
 }
 
-static int
-tmpfile_fd(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/test_sblog_freeze.XXXXXX",
-	    dir != NULL && *dir != '\0' ? dir : "/tmp");
-	if ((fd = mkstemp(path)) == -1) {
-		perror("mkstemp");
-		exit(2);
-	}
-	unlink(path);
-	return fd;
-}
-
-static off_t
-file_size(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 ? st.st_size : -1;
-}
-
 /* Bytes the file holds (blocks), not its size. */
 static long long
 file_bytes(int fd)
 {
-	struct stat st;
+	blkcnt_t b = file_blocks(fd);
 
-	return fstat(fd, &st) == 0 ? (long long)st.st_blocks * 512 : -1;
+	return b < 0 ? -1 : (long long)b * 512;
 }
 
 static uint64_t
@@ -277,7 +253,7 @@ test_frozen(void)
 	struct sblog sb;
 	struct sblog_stats st;
 	static struct snap s;
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 	uint64_t end, last1;
 	long long before, after;
 
@@ -328,7 +304,7 @@ test_truncate(void)
 	struct sblog sb;
 	struct sblog_stats st;
 	static struct snap s;
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 	off_t size;
 	uint64_t end;
 
@@ -374,7 +350,7 @@ test_nested(void)
 {
 	struct sblog sb;
 	static struct snap s1, s2;
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 	long long b0, b1, b2;
 	off_t size;
 
@@ -428,7 +404,7 @@ test_merge(void)
 {
 	struct sblog sb;
 	static struct snap s8;
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 	uint64_t k;
 
 	init2(&sb, fd, 1);
@@ -460,7 +436,7 @@ test_anon(void)
 {
 	struct sblog sb;
 	static struct snap s1, s2;
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 	long long b;
 	off_t size;
 
@@ -516,7 +492,7 @@ test_pages(void)
 	struct sblog sb;
 	struct sblog_stats st;
 	static unsigned char buf[5000];
-	int fd = tmpfile_fd(), i;
+	int fd = tmpfile_fd("test_sblog_freeze"), i;
 
 	conf.spill_fd = fd;
 	conf.mem_cap = 8 * (sizeof(buf) + SBLOG_ENTRY_COST);
@@ -548,7 +524,7 @@ copy_file(int fd)
 {
 	static unsigned char buf[1 << 20];
 	off_t data, hole = 0, size = file_size(fd);
-	int nfd = tmpfile_fd();
+	int nfd = tmpfile_fd("test_sblog_freeze");
 	ssize_t r;
 
 	if (ftruncate(nfd, size) == -1)
@@ -581,7 +557,7 @@ test_clone(void)
 	struct sblog sb;
 	struct sblog_stats st;
 	static struct snap s;
-	int fd = tmpfile_fd(), go[2], i, status, nfd;
+	int fd = tmpfile_fd("test_sblog_freeze"), go[2], i, status, nfd;
 	pid_t pid;
 	char c;
 
@@ -666,7 +642,7 @@ test_model(int ops)
 	static struct snap held[SBLOG_FRZ_MAX];
 	static unsigned char buf[200 << 10];
 	uint64_t k = 0, heldk[SBLOG_FRZ_MAX], upto, s = seed | 1;
-	int fd = tmpfile_fd(), nheld = 0, op, ch, i, j, bad = 0;
+	int fd = tmpfile_fd("test_sblog_freeze"), nheld = 0, op, ch, i, j, bad = 0;
 	int freezes = 0, thaws = 0, maxheld = 0, spilling = 0;
 	size_t len;
 
@@ -754,7 +730,7 @@ main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--seed") == 0)
 		seed = strtoull(argv[2], NULL, 0) * 0x9e3779b97f4a7c15ull | 1;
 	printf("# seed %#" PRIx64 " (--seed to repeat)\n", seed);
-	fd = tmpfile_fd();
+	fd = tmpfile_fd("test_sblog_freeze");
 	memset(one, 1, sizeof(one));
 	if (pwrite(fd, one, sizeof(one), 0) != (ssize_t)sizeof(one))
 		exit(2);
