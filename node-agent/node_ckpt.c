@@ -181,15 +181,9 @@ void
 node_ckpt_sync(struct task *t, uint64_t k)
 {
 	char line[48];
-	ssize_t r;
 
 	/* Whatever the rank wrote before the sync is forwarded now. */
-	do
-		r = task_read_stream(&t->out);
-	while (r > 0);
-	do
-		r = task_read_stream(&t->err);
-	while (r > 0);
+	task_drain(t);
 	t->sync_k = k;
 	t->sync_base[0] = t->out_count[0];
 	t->sync_base[1] = t->out_count[1];

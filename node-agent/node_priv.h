@@ -186,6 +186,7 @@ int ckpt_mkdir(const char *kind, char *dir, size_t n);
 /* A line to the rank's ctrl-in pipe. */
 void ckpt_write_in(struct task *t, const char *line);
 void node_output_synced(struct node *n, const Mpiv__OutputSync *os);
+void task_drain(struct task *t);
 /* A CS connection, Hello'ed as a node. fd, or -1 (err). */
 int ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n);
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */

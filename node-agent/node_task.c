@@ -102,6 +102,20 @@ task_check_done(struct task *t)
 		task_report(t);
 }
 
+/* Forwards now whatever the rank wrote on stdout and stderr so far. */
+void
+task_drain(struct task *t)
+{
+	ssize_t r;
+
+	do
+		r = task_read_stream(&t->out);
+	while (r > 0);
+	do
+		r = task_read_stream(&t->err);
+	while (r > 0);
+}
+
 /*
  * "out-sync n": whatever the rank wrote before it goes out now, then the
  * dispatcher is asked to say it has all of it (OutputSync after those
@@ -112,14 +126,8 @@ static void
 task_output_sync(struct task *t, uint64_t k)
 {
 	Mpiv__OutputSync os = MPIV__OUTPUT_SYNC__INIT;
-	ssize_t r;
 
-	do
-		r = task_read_stream(&t->out);
-	while (r > 0);
-	do
-		r = task_read_stream(&t->err);
-	while (r > 0);
+	task_drain(t);
 	if (t->n->c == NULL)
 		return;
 	os.job_id = t->job;
