@@ -85,6 +85,16 @@ cs_download_begin(struct cs *cs, struct conn *c, const Mpiv__ImageGet *g)
 		    g->job_id, g->rank, what);
 		goto not_found;
 	}
+	if (meta->parent_ckpt != 0) {
+		/* Incremental: serve the full image rebuilt from its chain. */
+		close(fd);
+		if ((fd = cs_chain_rebuild(cs, rdfd, k, &bytes, &sum, why,
+		    sizeof(why))) < 0) {
+			log_warnx("cs cannot rebuild job=%s rank=%" PRId32
+			    " ckpt=%" PRIu64 ": %s", g->job_id, g->rank, k, why);
+			goto not_found;
+		}
+	}
 	close(rdfd);
 	rdfd = -1;
 	if ((d = calloc(1, sizeof(*d))) == NULL) {

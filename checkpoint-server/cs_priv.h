@@ -9,11 +9,16 @@
  *   cs_store.c     the on-disk layout: names, current, commit, prune,
  *                  crash recovery
  *   cs_notify.c    CkptDurable to home CMs: one link per (CM, job), retries
+ *   cs_chain.c     incremental images: checks of an upload's parent, the
+ *                  rebuild of a full image from a chain for a download
  *
  * Store layout: STORE/JOB/RANK/{ckpt-K.img, ckpt-K.meta (packed ImageMeta),
  * ckpt-K.sum ("BYTES CHECKSUM"), current ("K"), tmp-*}. The rename of
  * tmp-* to ckpt-K.img is the commit point; meta and sum are written and
  * synced before it. Anything named tmp-* is garbage after a crash.
+ * An incremental image's meta names its parent (ImageMeta.parent_ckpt):
+ * pruning keeps every image a kept one needs, recovery removes an image
+ * whose parent is gone.
  */
 #ifndef MPIV_CS_PRIV_H
 #define MPIV_CS_PRIV_H
@@ -37,6 +42,7 @@
 #define CS_MAX_CKPT	     999999999999999999ull	/* 18 digits in names */
 #define CS_HELLO_TIMEOUT     10.0	/* seconds to say Hello */
 #define CS_IDLE_TIMEOUT	     60.0	/* seconds a transfer may stall */
+#define CS_MAX_CHAIN	     32u	/* deltas between a full image and any */
 
 struct cs_peer;
 struct cs_cmlink;
@@ -122,6 +128,18 @@ int cs_store_commit(struct cs *cs, int rdfd, const char *tmpname, uint64_t k,
 int cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
     uint64_t *bytes, uint64_t *sum, char *why, size_t whylen);
 void cs_store_recover(struct cs *cs);
+/* The parent checkpoint named by ckpt-K.meta (0: full). 0 or -1. */
+int cs_store_parent(int rdfd, uint64_t k, uint64_t *parent);
+
+/* cs_chain.c */
+/* 0 when m is a full image or a delta over a parent stored here with the
+ * digest and chain it names; -1 with why. */
+int cs_chain_check(int rdfd, const Mpiv__ImageMeta *m, char *why,
+    size_t whylen);
+/* The full image of checkpoint k (stored full or rebuilt from its chain)
+ * as an unlinked temp file: fd, its size and checksum. -1 with why. */
+int cs_chain_rebuild(struct cs *cs, int rdfd, uint64_t k, uint64_t *bytes,
+    uint64_t *sum, char *why, size_t whylen);
 
 /* cs_notify.c */
 void cs_notify_durable(struct cs *cs, const char *cm, const char *job,

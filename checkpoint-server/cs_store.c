@@ -323,29 +323,64 @@ cs_store_unlink_ckpt(int rdfd, uint64_t k)
 
 	cs_store_ckpt_name(name, sizeof(name), k, "img");
 	(void)unlinkat(rdfd, name, 0);
+	srvfault_point("cs-gc");	/* an image half deleted */
 	cs_store_ckpt_name(name, sizeof(name), k, "meta");
 	(void)unlinkat(rdfd, name, 0);
 	cs_store_ckpt_name(name, sizeof(name), k, "sum");
 	(void)unlinkat(rdfd, name, 0);
 }
 
-/* Deletes images beyond the newest `keep` (never `current`). */
+static bool
+cs_store_in(const uint64_t *v, ssize_t n, uint64_t k)
+{
+	for (ssize_t i = 0; i < n; i++)
+		if (v[i] == k)
+			return true;
+	return false;
+}
+
+/*
+ * Deletes images beyond the newest `keep`, except `current` and every
+ * image a kept one is a delta over (its chain, walked through the metas;
+ * an unreadable meta keeps everything older, never deletes a parent).
+ */
 static void
 cs_store_prune(struct cs *cs, int rdfd, uint64_t current)
 {
-	uint64_t *v;
-	ssize_t n;
+	uint64_t *v, *need, p;
+	ssize_t n, nneed = 0;
 
 	if ((n = cs_store_list(rdfd, &v, NULL, NULL)) < 0) {
 		log_warn("cs prune: cannot list a rank directory");
 		return;
 	}
-	for (ssize_t i = (ssize_t)cs->keep; i < n; i++) {
-		if (v[i] == current)
+	if ((need = calloc((size_t)n + 1, sizeof(*need))) == NULL) {
+		free(v);
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (i >= (ssize_t)cs->keep && v[i] != current)
+			continue;
+		for (uint64_t k = v[i]; k != 0 && !cs_store_in(need, nneed, k);
+		    k = p) {
+			need[nneed++] = k;
+			if (cs_store_parent(rdfd, k, &p) < 0) {
+				log_warnx("cs prune: ckpt=%" PRIu64 " meta "
+				    "unreadable: keeping the older images", k);
+				goto out;
+			}
+			if (p >= k || !cs_store_in(v, n, p))
+				break;
+		}
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		if (cs_store_in(need, nneed, v[i]))
 			continue;
 		log_debug("cs prune ckpt=%" PRIu64, v[i]);
 		cs_store_unlink_ckpt(rdfd, v[i]);
 	}
+out:
+	free(need);
 	free(v);
 }
 
@@ -389,6 +424,41 @@ fail_meta:
 	return -1;
 }
 
+/* Reads ckpt-K.meta. NULL when missing or corrupt. */
+static Mpiv__ImageMeta *
+cs_store_read_meta(int rdfd, uint64_t k)
+{
+	Mpiv__ImageMeta *meta = NULL;
+	char name[64];
+	uint8_t *mbuf = NULL;
+	struct stat st;
+	ssize_t n;
+	int mfd;
+
+	cs_store_ckpt_name(name, sizeof(name), k, "meta");
+	if ((mfd = openat(rdfd, name, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(mfd, &st) == 0 && st.st_size <= FRAME_MAX_META &&
+	    (mbuf = malloc((size_t)st.st_size + 1)) != NULL &&
+	    (n = pread(mfd, mbuf, (size_t)st.st_size, 0)) == st.st_size)
+		meta = mpiv__image_meta__unpack(NULL, (size_t)n, mbuf);
+	free(mbuf);
+	close(mfd);
+	return meta;
+}
+
+int
+cs_store_parent(int rdfd, uint64_t k, uint64_t *parent)
+{
+	Mpiv__ImageMeta *m = cs_store_read_meta(rdfd, k);
+
+	if (m == NULL)
+		return -1;
+	*parent = m->parent_ckpt;
+	mpiv__image_meta__free_unpacked(m, NULL);
+	return 0;
+}
+
 /*
  * Opens ckpt-K.img for reading with its metadata and recorded size and
  * checksum, all checked against each other. Returns the fd, or -1 with a
@@ -399,10 +469,8 @@ cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
     uint64_t *bytes, uint64_t *sum, char *why, size_t whylen)
 {
 	char name[64], buf[CS_STORE_SMALL];
-	uint8_t *mbuf = NULL;
 	struct stat st;
-	int fd = -1, mfd = -1;
-	ssize_t n;
+	int fd = -1;
 
 	*meta = NULL;
 	cs_store_ckpt_name(name, sizeof(name), k, "img");
@@ -423,24 +491,14 @@ cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
 		    "not match its record", k);
 		goto fail;
 	}
-	cs_store_ckpt_name(name, sizeof(name), k, "meta");
-	if ((mfd = openat(rdfd, name, O_RDONLY | O_CLOEXEC)) < 0 ||
-	    fstat(mfd, &st) < 0 || st.st_size > FRAME_MAX_META ||
-	    (mbuf = malloc((size_t)st.st_size + 1)) == NULL ||
-	    (n = pread(mfd, mbuf, (size_t)st.st_size, 0)) != st.st_size ||
-	    (*meta = mpiv__image_meta__unpack(NULL, (size_t)n, mbuf)) == NULL) {
+	if ((*meta = cs_store_read_meta(rdfd, k)) == NULL) {
 		snprintf(why, whylen, "checkpoint %" PRIu64 ": metadata missing "
 		    "or corrupt", k);
 		goto fail;
 	}
-	free(mbuf);
-	close(mfd);
 	return fd;
 
 fail:
-	free(mbuf);
-	if (mfd >= 0)
-		close(mfd);
 	close(fd);
 	return -1;
 }
@@ -513,6 +571,24 @@ cs_store_recover_rank(struct cs *cs, int rdfd, const char *where)
 		return;
 	}
 	free(again);
+	/* Oldest first: an incremental image whose parent is gone (a crash
+	   during a prune, a lost file) cannot be rebuilt: removed. */
+	for (i = sc.nimg - 1; i >= 0; i--) {
+		uint64_t p = 0;
+		bool ok = cs_store_parent(rdfd, sc.img[i], &p) == 0;
+
+		ok = ok && (p == 0 || (p < sc.img[i] &&
+		    cs_store_has(&sc, p)));
+		if (ok)
+			continue;
+		log_warnx("cs recovery: dir=%s ckpt=%" PRIu64 " parent=%"
+		    PRIu64 " %s, removed", where, sc.img[i], p,
+		    p == 0 ? "meta unreadable" : "missing");
+		cs_store_unlink_ckpt(rdfd, sc.img[i]);
+		memmove(&sc.img[i], &sc.img[i + 1], (size_t)(sc.nimg - i - 1) *
+		    sizeof(*sc.img));
+		sc.nimg--;
+	}
 	/* The image renamed last is committed even if `current` lags. */
 	newest = sc.nimg > 0 ? sc.img[0] : 0;
 	if (cs_store_current(rdfd, &cur) < 0 || cur != newest) {

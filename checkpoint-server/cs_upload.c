@@ -17,6 +17,7 @@
 #include "cs_priv.h"
 #include "log.h"
 #include "net.h"
+#include "srvfault.h"
 
 struct cs_upload {
 	int rdfd;		/* the rank's directory */
@@ -28,6 +29,7 @@ struct cs_upload {
 	uint32_t incarnation;
 	char *cm;		/* home CM, "" if none was given */
 	uint8_t *meta;		/* the packed ImageMeta, for ckpt-K.meta */
+	Mpiv__ImageMeta *m;	/* unpacked again: the parent checks */
 	size_t metalen;
 	uint64_t bytes;
 	uint64_t sum;
@@ -52,6 +54,8 @@ cs_upload_free(struct cs_upload *u)
 	free(u->job);
 	free(u->cm);
 	free(u->meta);
+	if (u->m != NULL)
+		mpiv__image_meta__free_unpacked(u->m, NULL);
 	free(u);
 }
 
@@ -152,6 +156,13 @@ cs_upload_begin(struct cs *cs, const Mpiv__ImagePut *put, char *why,
 	}
 	if (!cs_upload_fresh(u->rdfd, u->ckpt_no, why, whylen))
 		goto fail;
+	if ((u->m = mpiv__image_meta__unpack(NULL, u->metalen, u->meta)) ==
+	    NULL) {
+		snprintf(why, whylen, "out of memory");
+		goto fail;
+	}
+	if (cs_chain_check(u->rdfd, u->m, why, whylen) < 0)
+		goto fail;
 	if ((u->fd = cs_store_tmp_create(u->rdfd, u->ckpt_no, u->tmp,
 	    sizeof(u->tmp))) < 0) {
 		snprintf(why, whylen, "store: %s", strerror(errno));
@@ -161,8 +172,8 @@ cs_upload_begin(struct cs *cs, const Mpiv__ImagePut *put, char *why,
 	}
 	u->sum = CKSUM_INIT;
 	log_info("cs upload begins job=%s rank=%" PRId32 " ckpt=%" PRIu64
-	    " incarnation=%" PRIu32, u->job, u->rank, u->ckpt_no,
-	    u->incarnation);
+	    " incarnation=%" PRIu32 " parent=%" PRIu64, u->job, u->rank,
+	    u->ckpt_no, u->incarnation, m->parent_ckpt);
 	return u;
 
 fail:
@@ -221,12 +232,16 @@ cs_upload_end(struct cs *cs, struct cs_upload *u, const Mpiv__ImageEnd *e,
 		    PRIx64 ", computed %016" PRIx64, e->checksum, u->sum);
 		return -1;
 	}
+	if (u->m->parent_ckpt != 0)
+		srvfault_point("cs-delta");
 	if (fsync(u->fd) < 0) {
 		snprintf(why, whylen, "store: fsync: %s", strerror(errno));
 		return -1;
 	}
-	/* Another upload of this rank may have committed meanwhile. */
-	if (!cs_upload_fresh(u->rdfd, u->ckpt_no, why, whylen))
+	/* Another upload of this rank may have committed meanwhile (and
+	   pruned the parent). */
+	if (!cs_upload_fresh(u->rdfd, u->ckpt_no, why, whylen) ||
+	    cs_chain_check(u->rdfd, u->m, why, whylen) < 0)
 		return -1;
 	if (cs_store_commit(cs, u->rdfd, u->tmp, u->ckpt_no, u->meta,
 	    u->metalen, u->bytes, u->sum, why, whylen) < 0)
@@ -237,8 +252,9 @@ cs_upload_end(struct cs *cs, struct cs_upload *u, const Mpiv__ImageEnd *e,
 	secs = (double)(t1.tv_sec - u->t0.tv_sec) +
 	    (double)(t1.tv_nsec - u->t0.tv_nsec) / 1e9;
 	log_info("cs image durable job=%s rank=%" PRId32 " ckpt=%" PRIu64
-	    " incarnation=%" PRIu32 " bytes=%" PRIu64 " secs=%.3f", u->job,
-	    u->rank, u->ckpt_no, u->incarnation, u->bytes, secs);
+	    " incarnation=%" PRIu32 " bytes=%" PRIu64 " secs=%.3f parent=%"
+	    PRIu64 " chain=%" PRIu32, u->job, u->rank, u->ckpt_no,
+	    u->incarnation, u->bytes, secs, u->m->parent_ckpt, u->m->chain);
 	if (*u->cm != '\0')
 		cs_notify_durable(cs, u->cm, u->job, u->rank, u->ckpt_no,
 		    u->incarnation);

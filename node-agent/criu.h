@@ -141,6 +141,96 @@ int criu_unpack_stream_feed(struct criu_unpack *u, const void *buf, size_t len);
 int criu_unpack_stream_finish(struct criu_unpack *u);
 const char *criu_unpack_stream_error(const struct criu_unpack *u);
 uint64_t criu_unpack_stream_raw_bytes(const struct criu_unpack *u);
+/* criu_dig (CRIU_DIG_SEED) of the archive bytes decoded so far. */
+uint64_t criu_unpack_stream_digest(const struct criu_unpack *u);
 void criu_unpack_stream_free(struct criu_unpack *u);
+
+/* --------------------------------------------------------------------
+ * Incremental images (criu_delta.c; docs/CHECKPOINT.md, "Incremental
+ * images"). The archive above, seen as blocks: every file's bytes cut in
+ * CRIU_BLOCK pieces (the last one of a file may be short), numbered from
+ * 0 across the files in archive order. A delta archive says, per file,
+ * which blocks are new bytes and which equal a full block of its
+ * parent's archive:
+ *
+ *   "MPIVDLT1", then per file: u32 name length, u64 size, the name, and
+ *   ops covering exactly the size: 'L' u32 N then the bytes of the next
+ *   N blocks (the last one may be short); 'C' u64 P u32 N: the next N
+ *   blocks are the parent's full blocks P..P+N-1. It ends with a zero
+ *   name length and u64 = number of files. One zstd stream, like the
+ *   full archive.
+ *
+ * A content digest (criu_dig) of the full archive's bytes travels in
+ * the metadata: whoever rebuilds a full archive from a chain checks it,
+ * so a wrong block (a hash collision, a corrupt parent) is never
+ * restored.
+ */
+#define CRIU_ARCH_MAGIC_STR "MPIVIMG1"
+#define CRIU_BLOCK	  4096u
+#define CRIU_DELTA_MAGIC  "MPIVDLT1"
+#define CRIU_MAX_FILES	  65536u	/* entries of one archive */
+
+/* Streaming 64-bit digest: four multiply-rotate lanes over 32-byte
+   stripes, the tail buffered, so any cut of the input gives the same. */
+struct criu_dig {
+	uint64_t v[4];
+	uint64_t total;
+	unsigned char buf[32];
+	size_t n;
+};
+void criu_dig_init(struct criu_dig *d, uint64_t seed);
+void criu_dig_update(struct criu_dig *d, const void *p, size_t len);
+uint64_t criu_dig_final(const struct criu_dig *d);
+#define CRIU_DIG_SEED 0x6d70697664696731ull	/* the content digest's */
+
+/* 128-bit hash of one block (dedup key). Never {0, 0}. */
+struct criu_bhash {
+	uint64_t a, b;
+};
+void criu_block_hash(const void *p, size_t len, struct criu_bhash *h);
+
+/* Pass 1 over a dump directory: the full archive's size and digest and
+ * the hash of every block ({0, 0} for a short one, never deduplicated). */
+struct criu_scan {
+	uint64_t raw_bytes;
+	uint64_t digest;
+	uint64_t nblocks;
+	struct criu_bhash *blocks;
+};
+int criu_scan_dir(const char *dir, struct criu_scan *s);
+void criu_scan_free(struct criu_scan *s);
+
+/* The blocks of a parent, looked up by hash. */
+struct criu_dedup;
+struct criu_dedup *criu_dedup_new(const struct criu_bhash *blocks, uint64_t n);
+void criu_dedup_free(struct criu_dedup *d);
+/* Parent block number of a full block with hash h, or -1. */
+int64_t criu_dedup_find(const struct criu_dedup *d, const struct criu_bhash *h);
+/* How many blocks of s the parent has. */
+uint64_t criu_dedup_count(const struct criu_dedup *d, const struct criu_scan *s);
+
+/* Packs dir (scanned as s) as a delta over the parent behind d, like
+ * criu_pack_dir; *raw_bytes gets the delta archive's size. 0 or -1. */
+int criu_pack_delta(const char *dir, const struct criu_scan *s,
+    const struct criu_dedup *d, int level,
+    int (*out)(void *ctx, const void *buf, size_t len), void *ctx,
+    uint64_t *raw_bytes);
+
+/* Rebuilding a full archive (the checkpoint server). Files are fds of
+ * the caller; nothing in them is trusted: a bad structure, a block
+ * number out of range, a size over max_total fail with a reason. */
+
+/* Decompresses a stored full image (zfd, read from offset 0) into rawfd
+ * (empty, read-write), checking its structure; *digest of its bytes. */
+int criu_expand_full(int zfd, int rawfd, uint64_t max_total,
+    uint64_t *digest, char *err, size_t n);
+/* Applies the delta image zfd to the parent's full archive prawfd,
+ * writing the new full archive to rawfd; *digest of its bytes. */
+int criu_apply_delta(int prawfd, int zfd, int rawfd, uint64_t max_total,
+    uint64_t *digest, char *err, size_t n);
+/* Compresses the raw archive rawfd into zfd (a stream like criu_pack_dir
+ * makes); *bytes and *sum (FNV-1a 64, runtime/cksum.h) of what it wrote. */
+int criu_compress_fd(int rawfd, int zfd, int level, uint64_t *bytes,
+    uint64_t *sum, char *err, size_t n);
 
 #endif

@@ -18,7 +18,7 @@
 #include "criu.h"
 #include "log.h"
 
-#define CRIU_ARCH_MAGIC "MPIVIMG1"
+#define CRIU_ARCH_MAGIC CRIU_ARCH_MAGIC_STR
 #define CRIU_MAX_NAME 255	/* bytes of an entry's name */
 #define CRIU_HDR_LEN 12		/* u32 name length, u64 size */
 
@@ -224,6 +224,7 @@ struct criu_unpack {
 	uint64_t files;
 	uint64_t total;		/* file bytes written so far */
 	uint64_t raw;
+	struct criu_dig dg;	/* of the decoded archive */
 	uint64_t max_entry, max_total;
 	size_t zret;		/* last ZSTD_decompressStream hint: 0 = frame ended */
 	char err[256];
@@ -270,6 +271,7 @@ criu_unpack_stream_new(const char *dir, uint64_t max_entry, uint64_t max_total)
 		return NULL;
 	}
 	ZSTD_initDStream(u->zd);
+	criu_dig_init(&u->dg, CRIU_DIG_SEED);
 	return u;
 }
 
@@ -412,6 +414,7 @@ criu_unpack_stream_feed(struct criu_unpack *u, const void *buf, size_t len)
 			    ZSTD_getErrorName(r));
 		u->zret = r;
 		u->raw += ob.pos;
+		criu_dig_update(&u->dg, u->obuf, ob.pos);
 		if (ob.pos > 0 && criu_unpack_raw(u, u->obuf, ob.pos) < 0)
 			return -1;
 		if (ob.pos == 0 && in.pos == in.size)
@@ -431,6 +434,7 @@ criu_unpack_stream_feed(struct criu_unpack *u, const void *buf, size_t len)
 			break;
 		u->zret = r;
 		u->raw += ob.pos;
+		criu_dig_update(&u->dg, u->obuf, ob.pos);
 		if (criu_unpack_raw(u, u->obuf, ob.pos) < 0)
 			return -1;
 	}
@@ -461,6 +465,12 @@ uint64_t
 criu_unpack_stream_raw_bytes(const struct criu_unpack *u)
 {
 	return u->raw;
+}
+
+uint64_t
+criu_unpack_stream_digest(const struct criu_unpack *u)
+{
+	return criu_dig_final(&u->dg);
 }
 
 void

@@ -55,6 +55,9 @@ struct ckpt_result {
 	int skipped;		/* back-pressure: not a failure */
 	uint64_t bytes, raw_bytes;
 	double dump_s, upload_s;
+	uint64_t parent;	/* incremental over this checkpoint, 0: full */
+	uint32_t chain;
+	uint64_t blocks, reused;	/* of the image; found in the parent */
 	char error[400];
 };
 
@@ -70,6 +73,7 @@ struct ckpt_args {
 	char dir[64];		/* the dump, made by the helper */
 	Mpiv__PipeInode pipes[CKPT_NFDS];
 	size_t npipes;
+	pid_t agent;		/* names the block index files */
 };
 
 /* One dump (by the helper) + upload (by a worker) in flight. */
@@ -125,12 +129,15 @@ ckpt_sweep(void)
 	while ((e = readdir(d)) != NULL) {
 		if (sscanf(e->d_name, "mpiv-%7[a-z]-%d-", kind, &pid) != 2 ||
 		    (strcmp(kind, "ckpt") != 0 && strcmp(kind, "rst") != 0 &&
-		    strcmp(kind, "held") != 0) ||
+		    strcmp(kind, "held") != 0 && strcmp(kind, "idx") != 0) ||
 		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
 		snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
 		log_info("node removing leftover %s", path);
-		proc_rmtree(path);
+		if (strcmp(kind, "idx") == 0)
+			(void)unlink(path);
+		else
+			proc_rmtree(path);
 	}
 	closedir(d);
 }
@@ -353,10 +360,20 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 	return fd;
 }
 
-/* Uploads dir; fills res. 0 or -1 (res->error). */
+/* The image an upload sends: full (d == NULL) or a delta over parent. */
+struct ckpt_img {
+	const struct criu_scan *scan;	/* NULL: not scanned, no digest */
+	const struct criu_dedup *d;
+	uint64_t parent, parent_digest;
+	uint32_t chain;
+};
+
+/* Uploads dir; fills res. 0, or -1 (res->error) with *refused when the
+ * CS answered ImageAck{ok = false}. */
 static int
 ckpt_upload(const struct ckpt_args *a, const char *dir,
-    Mpiv__PipeInode **pipes, size_t npipes, struct ckpt_result *res)
+    Mpiv__PipeInode **pipes, size_t npipes, const struct ckpt_img *img,
+    struct ckpt_result *res, bool *refused)
 {
 	Mpiv__ImagePut put = MPIV__IMAGE_PUT__INIT;
 	Mpiv__ImageMeta meta = MPIV__IMAGE_META__INIT;
@@ -364,8 +381,10 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	Mpiv__ImageAck *ack;
 	ProtobufCMessage *m;
 	struct ckpt_up *u;
-	int level = criu_zstd_level(), rc = -1;
+	uint64_t raw = 0;
+	int level = criu_zstd_level(), rc = -1, packed;
 
+	*refused = false;
 	if ((u = calloc(1, sizeof(*u))) == NULL) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
 		return -1;
@@ -385,8 +404,15 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	meta.pipes = pipes;
 	meta.n_pipes = npipes;
 	meta.cm = (char *)a->cm;
-	meta.raw_bytes = ckpt_raw_size(dir);
+	meta.raw_bytes = img->scan != NULL ? img->scan->raw_bytes :
+	    ckpt_raw_size(dir);
 	meta.zstd_level = level;
+	meta.content_digest = img->scan != NULL ? img->scan->digest : 0;
+	if (img->d != NULL) {
+		meta.parent_ckpt = img->parent;
+		meta.parent_digest = img->parent_digest;
+		meta.chain = img->chain;
+	}
 	put.meta = &meta;
 	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT, &put.base, NULL,
 	    0, CKPT_IO_TIMEOUT_MS) < 0) {
@@ -394,12 +420,17 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (criu_pack_dir(dir, level, ckpt_up_out, u, &res->raw_bytes) < 0 ||
-	    ckpt_up_flush(u) < 0) {
+	if (img->d != NULL)
+		packed = criu_pack_delta(dir, img->scan, img->d, level,
+		    ckpt_up_out, u, &raw);
+	else
+		packed = criu_pack_dir(dir, level, ckpt_up_out, u, &raw);
+	if (packed < 0 || ckpt_up_flush(u) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
 	}
+	res->raw_bytes = meta.raw_bytes;
 	end.bytes = u->bytes;
 	end.checksum = u->sum;
 	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END, &end.base, NULL,
@@ -412,10 +443,11 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	    res->error, sizeof(res->error)) < 0)
 		goto out;
 	ack = (Mpiv__ImageAck *)m;
-	if (!ack->ok)
+	if (!ack->ok) {
 		snprintf(res->error, sizeof(res->error), "checkpoint server "
 		    "%s refused the image: %s", a->cs, ack->error);
-	else
+		*refused = true;
+	} else
 		rc = 0;
 	frame_free_meta(m);
 	res->bytes = u->bytes;
@@ -431,6 +463,190 @@ out:
 	return rc;
 }
 
+/* ---------------- incremental images: the rank's block index ------------
+ *
+ * After an image is acknowledged, the worker leaves the hash of each of
+ * its blocks in /dev/shm/mpiv-idx-<agent pid>-<job>-<rank> (tmpfs, a few
+ * tens of KB per rank); the next checkpoint of the rank on this node
+ * sends only the blocks that file does not list, as a delta over that
+ * image. One checkpoint of a rank is in flight at a time, so one worker
+ * at a time uses a rank's file. The CS checks that the parent it names
+ * is stored with that digest; the node never trusts the file beyond
+ * choosing what to send.
+ */
+
+#define CKPT_IDX_MAGIC "MPIVIDX1"
+#define CKPT_FULL_EVERY 8	/* default of MPIV_CKPT_FULL_EVERY */
+
+struct ckpt_idx_hdr {
+	char magic[8];
+	uint64_t ckpt_no;
+	uint64_t digest;
+	uint32_t chain;
+	uint32_t pad;
+	char cs[128];
+	uint64_t nblocks;
+};
+
+/* A full image at least every K checkpoints: MPIV_CKPT_FULL_EVERY (1 =
+ * every image full, incremental images off). */
+static unsigned
+ckpt_full_every(void)
+{
+	const char *s = getenv("MPIV_CKPT_FULL_EVERY");
+	long v;
+
+	if (s == NULL || *s == '\0')
+		return CKPT_FULL_EVERY;
+	v = strtol(s, NULL, 10);
+	return v >= 1 && v <= 1000 ? (unsigned)v : CKPT_FULL_EVERY;
+}
+
+/* The index file of (job, rank); false when the job id cannot name one. */
+static bool
+ckpt_idx_path(const char *job, int rank, pid_t agent, char *path, size_t n)
+{
+	for (const char *p = job; *p != '\0'; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+		    *p == '-'))
+			return false;
+	return *job != '\0' && (size_t)snprintf(path, n,
+	    "/dev/shm/mpiv-idx-%d-%s-%d", (int)agent, job, rank) < n;
+}
+
+/* Loads the index of the rank's last acknowledged image. NULL if none. */
+static struct criu_bhash *
+ckpt_idx_load(const char *path, struct ckpt_idx_hdr *h)
+{
+	struct criu_bhash *b = NULL;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || read(fd, h, sizeof(*h)) != sizeof(*h) ||
+	    memcmp(h->magic, CKPT_IDX_MAGIC, 8) != 0 ||
+	    h->nblocks > (uint64_t)st.st_size / sizeof(*b) ||
+	    (uint64_t)st.st_size != sizeof(*h) + h->nblocks * sizeof(*b) ||
+	    (b = malloc(h->nblocks * sizeof(*b) + 1)) == NULL ||
+	    read(fd, b, h->nblocks * sizeof(*b)) !=
+	    (ssize_t)(h->nblocks * sizeof(*b))) {
+		free(b);
+		b = NULL;
+	}
+	close(fd);
+	h->cs[sizeof(h->cs) - 1] = '\0';
+	return b;
+}
+
+/* Replaces the index (temp file, rename). Failing only costs a full image
+ * next time, so errors are logged and dropped. */
+static void
+ckpt_idx_save(const char *path, const struct ckpt_args *a,
+    const struct criu_scan *s, uint32_t chain)
+{
+	struct ckpt_idx_hdr h = { 0 };
+	char tmp[PATH_MAX + 8];
+	size_t len = s->nblocks * sizeof(*s->blocks);
+	int fd;
+
+	memcpy(h.magic, CKPT_IDX_MAGIC, 8);
+	h.ckpt_no = a->k;
+	h.digest = s->digest;
+	h.chain = chain;
+	snprintf(h.cs, sizeof(h.cs), "%s", a->cs);
+	h.nblocks = s->nblocks;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h) ||
+	    (len > 0 && write(fd, s->blocks, len) != (ssize_t)len) ||
+	    close(fd) < 0 || rename(tmp, path) < 0) {
+		log_warn("node cannot save the block index %s", path);
+		if (fd >= 0)
+			(void)unlink(tmp);
+		(void)unlink(path);
+	}
+}
+
+/* Removes the block indexes of this agent (of one job, or all). */
+void
+node_ckpt_forget(const char *job, int rank)
+{
+	char path[PATH_MAX];
+
+	if (job != NULL && ckpt_idx_path(job, rank, getpid(), path,
+	    sizeof(path)))
+		(void)unlink(path);
+}
+
+/*
+ * Uploads the dump in a->dir: a delta over the rank's last acknowledged
+ * image when its index is here, names the same CS, the chain is shorter
+ * than MPIV_CKPT_FULL_EVERY and at least a quarter of the blocks are
+ * found in it; else (or when the CS refuses the delta: its parent gone,
+ * not matching) a full image. 0 or -1.
+ */
+static int
+ckpt_upload_image(const struct ckpt_args *a, Mpiv__PipeInode **pp,
+    struct ckpt_result *res)
+{
+	struct criu_scan scan;
+	struct ckpt_idx_hdr h;
+	struct ckpt_img img = { 0 };
+	struct criu_bhash *pb = NULL;
+	struct criu_dedup *d = NULL;
+	char path[PATH_MAX];
+	unsigned every = ckpt_full_every();
+	bool have_path, scanned, refused = false;
+	int rc;
+
+	have_path = every > 1 && ckpt_idx_path(a->job, a->rank, a->agent,
+	    path, sizeof(path));
+	scanned = criu_scan_dir(a->dir, &scan) == 0;
+	if (!scanned)
+		log_warn("node cannot scan %s: full image, no digest", a->dir);
+	else {
+		img.scan = &scan;
+		res->blocks = scan.nblocks;
+	}
+	if (scanned && have_path && (pb = ckpt_idx_load(path, &h)) != NULL &&
+	    strcmp(h.cs, a->cs) == 0 && h.chain + 1 < every &&
+	    h.ckpt_no < a->k && (d = criu_dedup_new(pb, h.nblocks)) != NULL) {
+		res->reused = criu_dedup_count(d, &scan);
+		if (res->reused * 4 >= scan.nblocks && res->reused > 0) {
+			img.d = d;
+			img.parent = h.ckpt_no;
+			img.parent_digest = h.digest;
+			img.chain = h.chain + 1;
+		}
+	}
+	rc = ckpt_upload(a, a->dir, pp, a->npipes, &img, res, &refused);
+	if (rc < 0 && refused && img.d != NULL) {
+		log_warnx("node incremental image refused job=%s rank=%d k=%"
+		    PRIu64 " parent=%" PRIu64 " error=\"%s\": sending a full "
+		    "one", a->job, a->rank, a->k, img.parent, res->error);
+		img.d = NULL;
+		img.chain = 0;
+		res->error[0] = '\0';
+		rc = ckpt_upload(a, a->dir, pp, a->npipes, &img, res, &refused);
+	}
+	if (rc == 0) {
+		res->parent = img.d != NULL ? img.parent : 0;
+		res->chain = img.d != NULL ? img.chain : 0;
+		if (!img.d)
+			res->reused = 0;
+		if (scanned && have_path)
+			ckpt_idx_save(path, a, &scan, res->chain);
+	}
+	criu_dedup_free(d);
+	free(pb);
+	if (scanned)
+		criu_scan_free(&scan);
+	return rc;
+}
+
 /* The upload worker's work (the dump is done); never returns. */
 static void
 ckpt_worker(const struct ckpt_args *a, int resfd)
@@ -443,7 +659,7 @@ ckpt_worker(const struct ckpt_args *a, int resfd)
 	proc_worker_init();
 	for (size_t i = 0; i < a->npipes; i++)
 		pp[i] = (Mpiv__PipeInode *)&a->pipes[i];
-	if (ckpt_upload(a, a->dir, pp, a->npipes, &res) == 0)
+	if (ckpt_upload_image(a, pp, &res) == 0)
 		res.ok = 1;
 	res.upload_s = mono_s() - t0;
 	proc_rmtree(a->dir);
@@ -495,8 +711,10 @@ ckpt_send_taken(struct node *n, const char *job, int rank, uint32_t inc,
 	if (res->ok)
 		log_info("node checkpoint taken job=%s rank=%d k=%" PRIu64
 		    " bytes=%" PRIu64 " raw_bytes=%" PRIu64 " dump_s=%.3f "
-		    "upload_s=%.3f inc=%u", job, rank, k, res->bytes,
-		    res->raw_bytes, res->dump_s, res->upload_s, inc);
+		    "upload_s=%.3f inc=%u parent=%" PRIu64 " chain=%u blocks=%"
+		    PRIu64 " reused=%" PRIu64, job, rank, k, res->bytes,
+		    res->raw_bytes, res->dump_s, res->upload_s, inc,
+		    res->parent, res->chain, res->blocks, res->reused);
 	else
 		log_warnx("node checkpoint failed job=%s rank=%d k=%" PRIu64
 		    " error=\"%s\" inc=%u", job, rank, k, res->error, inc);
@@ -697,6 +915,7 @@ node_ckpt_clone(struct task *t, const char *args)
 	op->a.rank = t->rank;
 	op->a.incarnation = t->incarnation;
 	op->a.k = k;
+	op->a.agent = getpid();
 	op->a.event = ev;
 	op->a.nd = nd;
 	op->a.post = post;
@@ -731,11 +950,15 @@ node_ckpt_clone(struct task *t, const char *args)
 	n->ckpts = op;
 }
 
-/* Agent stopping: workers die (the helper kills the clones it holds). */
+/* Agent stopping: workers die (the helper kills the clones it holds),
+ * the block indexes go. */
 void
 node_ckpt_stop(struct node *n)
 {
 	struct ckpt_op *op;
+	char prefix[64], path[300];
+	struct dirent *e;
+	DIR *dir;
 
 	while ((op = n->ckpts) != NULL) {
 		if (op->worker > 0) {
@@ -744,4 +967,13 @@ node_ckpt_stop(struct node *n)
 		}
 		ckpt_op_free(op);
 	}
+	snprintf(prefix, sizeof(prefix), "mpiv-idx-%d-", (int)getpid());
+	if ((dir = opendir("/dev/shm")) == NULL)
+		return;
+	while ((e = readdir(dir)) != NULL)
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+			(void)unlink(path);
+		}
+	closedir(dir);
 }

@@ -206,5 +206,7 @@ void node_restore_stop(struct node *n);
 void node_restored(struct node *n, const Mpiv__PrivRestored *r);
 void node_ckpt_dumped(struct node *n, const Mpiv__PrivDumped *r);
 void node_ckpt_stop(struct node *n);
+/* Drops the block index of a rank whose task ended here. */
+void node_ckpt_forget(const char *job, int rank);
 
 #endif

@@ -123,6 +123,14 @@ rst_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 			else if (criu_unpack_stream_finish(u) < 0)
 				snprintf(err, n, "unpack: %s",
 				    criu_unpack_stream_error(u));
+			else if ((*meta)->content_digest != 0 &&
+			    criu_unpack_stream_digest(u) !=
+			    (*meta)->content_digest)
+				snprintf(err, n, "image from %s: content "
+				    "digest %016" PRIx64 " is not the %016"
+				    PRIx64 " the node that took it computed",
+				    l->cs, criu_unpack_stream_digest(u),
+				    (*meta)->content_digest);
 			else
 				rc = 0;
 			frame_free_meta(m);

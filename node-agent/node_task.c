@@ -329,6 +329,7 @@ node_task_exit(struct node *n, pid_t pid, int status)
 	}
 	t->reaped = true;
 	t->status = status;
+	node_ckpt_forget(t->job, t->rank);
 	task_ctrl_read(t);	/* the abort line was written before _exit */
 	task_close_ctrl(t);
 	ev_timer_start(n->loop, &t->drain_w);

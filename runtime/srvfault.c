@@ -22,6 +22,10 @@
  *                 frees (and punches out) the payloads
  *   cm-recovered  a CM rebuilt its jobs from its store, before it listens
  *                 (a kill during recovery)
+ *   cs-delta      a CS received a whole incremental image, before it
+ *                 checks and commits it
+ *   cs-gc         a CS deleted an image file while pruning, before its
+ *                 meta and sum
  *   cs-stored     a CS renamed an image into place, before it tells the
  *                 node and the home CM
  */
@@ -39,7 +43,7 @@
 
 static const char *const srvfault_names[] = {
 	"cm-stored", "cm-payload", "cm-flush", "cm-trim", "cm-recovered",
-	"cs-stored",
+	"cs-stored", "cs-delta", "cs-gc",
 };
 
 static struct {
