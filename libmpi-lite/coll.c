@@ -4,28 +4,44 @@
  * communicator's collective context, so they never match user messages.
  *
  * Every algorithm has a fixed message pattern that depends only on the
- * arguments (rank, size, root, counts), never on timing: receives name
- * their source, and each collective kind has its own tag. That keeps
- * MPICH-V replay exact and lets back-to-back collectives share a tag
- * (messages between two ranks are matched in order).
+ * arguments (rank, size, root, counts, datatype, op), never on timing:
+ * receives name their source, waits are Waitall, and each collective kind
+ * has its own tag. That keeps replay exact (a direct job logs no event for
+ * a collective) and lets back-to-back collectives share a tag (messages
+ * between two ranks are matched in order). Algorithms are picked by the
+ * size of the data and the number of ranks (thresholds COLL_* below, the
+ * same on every rank since they see the same sizes); MPIV_COLL forces one
+ * (coll_conf). docs/COLLECTIVES.md describes them.
  *
  *   barrier        dissemination, ceil(log2 p) rounds
- *   bcast          binomial tree
+ *   bcast          binomial tree; large: binomial scatter of p chunks,
+ *                  then a ring allgather of them
  *   reduce         binomial tree; non-commutative ops use a tree rooted
  *                  at rank 0 that combines ranges in rank order, then
- *                  forward to root
+ *                  forward to root; large, commutative: recursive-halving
+ *                  reduce-scatter, then a binomial gather of the blocks
  *   allreduce      recursive doubling with the non-power-of-two fold,
- *                  order-preserving
+ *                  order-preserving; large, commutative: reduce-scatter
+ *                  by recursive halving + allgather by recursive doubling
+ *                  (Rabenseifner), or a ring (reduce-scatter + allgather)
+ *                  when p is not a power of two and the data is large
  *   gather/scatter binomial trees on packed bytes
  *   gatherv/scatterv  linear (only the root knows the counts)
- *   allgather(v)   ring
- *   alltoall(v)    pairwise exchange
+ *   allgather      small: Bruck (ceil(log2 p) rounds on packed bytes);
+ *                  else ring
+ *   allgatherv     ring
+ *   alltoall(v)    small blocks: every send and receive posted at once;
+ *                  else pairwise exchange
  *   scan/exscan    recursive doubling, order-preserving
- *   reduce_scatter(_block)  reduce to rank 0, then scatter(v)
+ *   reduce_scatter(_block)  commutative ops, enough data: ring; else
+ *                  reduce to rank 0, then scatter(v)
  *
  * Reductions work on temporaries in the datatype's own layout (so user
  * ops get the buffers they expect); the op is applied with
- * mpiv_op_apply(in, inout) = in op inout, keeping lower ranks on the left.
+ * mpiv_op_apply(in, inout) = in op inout, keeping lower ranks on the left
+ * in the order-preserving algorithms. The others are used for commutative
+ * ops only; each block of their result is combined on one rank and
+ * copied to the others, so every rank gets the same bits.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -39,6 +55,116 @@ enum coll_tag {
 	TAG_ALLTOALL, TAG_ALLTOALLV, TAG_SCAN, TAG_EXSCAN, TAG_RSCAT,
 	TAG_RSCAT_BLOCK,
 };
+
+/*
+ * Algorithm thresholds, in bytes of one rank's data (count * type size;
+ * for alltoall and allgather, of one block). Every rank of a call sees
+ * the same sizes, so all pick the same algorithm.
+ */
+/* Allreduce: Rabenseifner from here (commutative ops, count >= p). */
+#define COLL_ALLREDUCE_RSAG_MIN		(16 * 1024)
+/* Allreduce: the ring instead from here when p is not a power of two
+   (the fold of the extra ranks moves the whole vector twice). */
+#define COLL_ALLREDUCE_RING_MIN		(256 * 1024)
+/* Bcast: scatter + ring allgather from here (p >= 3). */
+#define COLL_BCAST_SCAG_MIN		(256 * 1024)
+/* Reduce: reduce-scatter + gather from here (commutative ops, count >= p). */
+#define COLL_REDUCE_RSG_MIN		(64 * 1024)
+/* Reduce_scatter: the ring from here (commutative ops; total data). */
+#define COLL_RSCAT_RING_MIN		(16 * 1024)
+/* Allgather: Bruck below this many bytes per block. */
+#define COLL_ALLGATHER_BRUCK_MAX	(4 * 1024)
+/* Alltoall(v): everything posted at once below this many bytes per block
+   (alltoallv: the largest block of the rank). */
+#define COLL_ALLTOALL_LINEAR_MAX	(2 * 1024)
+
+/* ---------------- algorithm choice ---------------- */
+
+enum coll_kind {
+	CK_ALLREDUCE, CK_BCAST, CK_REDUCE, CK_RSCAT, CK_ALLGATHER,
+	CK_ALLTOALL, CK_COUNT
+};
+
+/* Algorithm numbers per kind: index in coll_algo_names. */
+enum { AR_RD, AR_RSAG, AR_RING };
+enum { BC_BINOMIAL, BC_SCAG };
+enum { RD_BINOMIAL, RD_RSG };
+enum { RS_REDUCE, RS_RING };
+enum { AG_RING, AG_BRUCK };
+enum { AA_PAIRWISE, AA_LINEAR };
+
+static const char *const coll_kind_names[CK_COUNT] = {
+	"allreduce", "bcast", "reduce", "reduce_scatter", "allgather",
+	"alltoall",
+};
+static const char *const coll_algo_names[CK_COUNT][4] = {
+	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring" },
+	[CK_BCAST] = { "binomial", "scatter_allgather" },
+	[CK_REDUCE] = { "binomial", "reduce_scatter_gather" },
+	[CK_RSCAT] = { "reduce_scatterv", "ring" },
+	[CK_ALLGATHER] = { "ring", "bruck" },
+	[CK_ALLTOALL] = { "pairwise", "linear" },
+};
+
+/* Forced algorithm per kind, -1 for the size-based choice. */
+static int coll_forced[CK_COUNT];
+
+/*
+ * Reads MPIV_COLL once: a comma-separated list of KIND:ALGORITHM
+ * ("allreduce:ring,bcast:scatter_allgather") forcing an algorithm where
+ * its conditions hold (see docs/ENVIRONMENT.md); unknown words are
+ * ignored (the library never prints). Every rank of a job has the same
+ * environment, and a restarted rank too, so the choice stays uniform.
+ */
+static void
+coll_conf(void)
+{
+	static bool done;
+	const char *env, *p;
+
+	if (done)
+		return;
+	done = true;
+	for (int k = 0; k < CK_COUNT; k++)
+		coll_forced[k] = -1;
+	if ((env = getenv("MPIV_COLL")) == NULL)
+		return;
+	for (p = env; *p != '\0';) {
+		size_t n = strcspn(p, ","), kl;
+		const char *colon = memchr(p, ':', n);
+		if (colon != NULL) {
+			kl = (size_t)(colon - p);
+			for (int k = 0; k < CK_COUNT; k++) {
+				if (strlen(coll_kind_names[k]) != kl ||
+				    strncmp(p, coll_kind_names[k], kl) != 0)
+					continue;
+				for (int a = 0; a < 4 &&
+				    coll_algo_names[k][a] != NULL; a++) {
+					const char *nm = coll_algo_names[k][a];
+					if (strlen(nm) == n - kl - 1 &&
+					    strncmp(colon + 1, nm, n - kl - 1) ==
+					    0)
+						coll_forced[k] = a;
+				}
+			}
+		}
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+}
+
+/* The forced algorithm of a kind if it is one of the allowed ones
+   (bit a of `allowed` set), else `dflt`. */
+static int
+coll_pick(enum coll_kind k, unsigned allowed, int dflt)
+{
+	int f;
+
+	coll_conf();
+	f = coll_forced[k];
+	return f >= 0 && (allowed & (1u << f)) ? f : dflt;
+}
 
 /* ---------------- buffers ---------------- */
 
@@ -153,18 +279,203 @@ coll_barrier(MPI_Comm comm, int tag)
 	return rc;
 }
 
+/* ---------------- blocks of a vector, the power-of-two group ---------- */
+
+/* First element of block i when count elements are cut into n blocks of
+   nearly equal size (the first count % n one element longer). */
+static int
+coll_block_disp(int count, int n, int i)
+{
+	int q = count / n, r = count % n;
+
+	return i * q + (i < r ? i : r);
+}
+
+/*
+ * The power-of-two group of a commutative reduction over p ranks, taken
+ * relative to `root` (vrank = (rank - root) mod p): rem = p - pof2 extra
+ * ranks fold into a partner first. Among vranks below 2 rem, each odd one
+ * hands its vector to the even one below it and sits out (newrank -1);
+ * the even ones are group members vrank / 2, the rest vrank - rem. Vrank
+ * 0 (the root) is always member 0.
+ */
+struct coll_group {
+	int size, root, pof2, rem, vrank, newrank;
+};
+
+static void
+coll_group_init(struct coll_group *g, MPI_Comm comm, int root)
+{
+	g->size = comm->size;
+	g->root = root;
+	g->pof2 = coll_pof2(comm->size);
+	g->rem = comm->size - g->pof2;
+	g->vrank = (comm->rank - root + comm->size) % comm->size;
+	if (g->vrank < 2 * g->rem)
+		g->newrank = g->vrank % 2 ? -1 : g->vrank / 2;
+	else
+		g->newrank = g->vrank - g->rem;
+}
+
+/* Comm rank of group member m. */
+static int
+coll_group_rank(const struct coll_group *g, int m)
+{
+	int v = m < g->rem ? m * 2 : m + g->rem;
+
+	return (v + g->root) % g->size;
+}
+
+/* The fold: an extra rank sends buf to its partner, which combines it
+   into its own buf (tmp: room for count elements). */
+static int
+coll_group_fold(const struct coll_group *g, void *buf, void *tmp, int count,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
+{
+	int rc;
+
+	if (g->vrank >= 2 * g->rem)
+		return MPI_SUCCESS;
+	if (g->newrank < 0)
+		return mpiv_send_coll(buf, count, dt,
+		    (g->vrank - 1 + g->root) % g->size, tag, comm);
+	rc = mpiv_recv_coll(tmp, count, dt, (g->vrank + 1 + g->root) %
+	    g->size, tag, comm);
+	return rc == MPI_SUCCESS ? mpiv_op_apply(op, tmp, buf, count, dt) : rc;
+}
+
+/* After an allreduce in the group: members hand the result back to the
+   extra rank that folded into them. */
+static int
+coll_group_unfold(const struct coll_group *g, void *buf, int count,
+    MPI_Datatype dt, MPI_Comm comm, int tag)
+{
+	if (g->vrank >= 2 * g->rem)
+		return MPI_SUCCESS;
+	if (g->newrank < 0)
+		return mpiv_recv_coll(buf, count, dt,
+		    (g->vrank - 1 + g->root) % g->size, tag, comm);
+	return mpiv_send_coll(buf, count, dt, (g->vrank + 1 + g->root) %
+	    g->size, tag, comm);
+}
+
+/*
+ * Reduce-scatter by recursive halving among the group's members: buf
+ * holds the member's vector, cut into pof2 blocks (coll_block_disp). At
+ * each step the member keeps half of its current range of blocks, sends
+ * the other half to the member across (newrank ^ mask) and combines what
+ * that one sends for the kept half. On return buf's block `newrank`
+ * holds the combination over the whole group (other blocks are partial).
+ * tmp: room for count / 2 + 1 elements.
+ */
+static int
+coll_group_rs(const struct coll_group *g, void *buf, void *tmp, int count,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
+{
+	int lo = 0, hi = g->pof2, rc = MPI_SUCCESS;
+
+	for (int mask = g->pof2 / 2; mask > 0 && rc == MPI_SUCCESS;
+	    mask >>= 1) {
+		int peer = coll_group_rank(g, g->newrank ^ mask);
+		int mid = lo + mask, klo, khi, slo, shi, kd, kc, sd, sc;
+		if (g->newrank & mask) {
+			klo = mid, khi = hi, slo = lo, shi = mid;
+		} else {
+			klo = lo, khi = mid, slo = mid, shi = hi;
+		}
+		kd = coll_block_disp(count, g->pof2, klo);
+		kc = coll_block_disp(count, g->pof2, khi) - kd;
+		sd = coll_block_disp(count, g->pof2, slo);
+		sc = coll_block_disp(count, g->pof2, shi) - sd;
+		rc = mpiv_sendrecv_coll(coll_elem(buf, sd, dt), sc, dt, peer,
+		    tmp, kc, dt, peer, tag, comm);
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_op_apply(op, tmp, coll_elem(buf, kd, dt), kc,
+			    dt);
+		lo = klo;
+		hi = khi;
+	}
+	return rc;
+}
+
+/* Allgather by recursive doubling among the members: from block newrank
+   of buf, every member ends with all pof2 blocks. */
+static int
+coll_group_ag(const struct coll_group *g, void *buf, int count,
+    MPI_Datatype dt, MPI_Comm comm, int tag)
+{
+	int rc = MPI_SUCCESS;
+
+	for (int mask = 1; mask < g->pof2 && rc == MPI_SUCCESS; mask <<= 1) {
+		int peer = coll_group_rank(g, g->newrank ^ mask);
+		int lo = g->newrank & ~(mask - 1), plo = lo ^ mask;
+		int d = coll_block_disp(count, g->pof2, lo);
+		int n = coll_block_disp(count, g->pof2, lo + mask) - d;
+		int pd = coll_block_disp(count, g->pof2, plo);
+		int pn = coll_block_disp(count, g->pof2, plo + mask) - pd;
+		rc = mpiv_sendrecv_coll(coll_elem(buf, d, dt), n, dt, peer,
+		    coll_elem(buf, pd, dt), pn, dt, peer, tag, comm);
+	}
+	return rc;
+}
+
+/* Binomial gather of the members' blocks to member 0: member m holds
+   blocks [m, m + mask) when it sends them to m - mask. */
+static int
+coll_group_gather(const struct coll_group *g, void *buf, int count,
+    MPI_Datatype dt, MPI_Comm comm, int tag)
+{
+	int rc = MPI_SUCCESS, m = g->newrank;
+
+	for (int mask = 1; mask < g->pof2 && rc == MPI_SUCCESS; mask <<= 1) {
+		int lo = m & mask ? m : m + mask;
+		int d = coll_block_disp(count, g->pof2, lo);
+		int n = coll_block_disp(count, g->pof2, lo + mask) - d;
+		if (m & mask)
+			return mpiv_send_coll(coll_elem(buf, d, dt), n, dt,
+			    coll_group_rank(g, m - mask), tag, comm);
+		rc = mpiv_recv_coll(coll_elem(buf, d, dt), n, dt,
+		    coll_group_rank(g, m + mask), tag, comm);
+	}
+	return rc;
+}
+
+/*
+ * Ring reduce-scatter over all p ranks: block b of buf (counts[b]
+ * elements at displs[b]) travels from rank b + 1 around the ring, each
+ * rank combining its own contribution, and ends complete on rank b.
+ * tmp: room for the largest block.
+ */
+static int
+coll_ring_rs(void *buf, void *tmp, const int *counts, const int *displs,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
+{
+	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
+	int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+
+	for (int s = 0; s < size - 1 && rc == MPI_SUCCESS; s++) {
+		int sb = (rank - s - 1 + size) % size;
+		int rb = (rank - s - 2 + 2 * size) % size;
+		rc = mpiv_sendrecv_coll(coll_elem(buf, displs[sb], dt),
+		    counts[sb], dt, right, tmp, counts[rb], dt, left, tag,
+		    comm);
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_op_apply(op, tmp, coll_elem(buf, displs[rb],
+			    dt), counts[rb], dt);
+	}
+	return rc;
+}
+
 /* ---------------- bcast ---------------- */
 
 static int
-coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-    int tag)
+coll_bcast_binomial(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm comm, int tag)
 {
 	int size = comm->size, vrank = (comm->rank - root + size) % size;
 	int mask = 1, rc = MPI_SUCCESS, n = 0;
 	MPI_Request reqs[sizeof(int) * CHAR_BIT];
 
-	if (size == 1 || count == 0)
-		return MPI_SUCCESS;
 	while (mask < size) {
 		if (vrank & mask) {
 			rc = mpiv_recv_coll(buf, count, dt,
@@ -186,6 +497,110 @@ coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 	return coll_waitall(n, reqs, rc);
 }
 
+/* Ranks in the binomial subtree of tree rank v. */
+static int
+coll_subtree(int v, int size)
+{
+	int low;
+
+	if (v == 0)
+		return size;
+	low = v & -v;
+	return low < size - v ? low : size - v;
+}
+
+/*
+ * Scatter + allgather (van de Geijn) on nb packed bytes: the data is cut
+ * into p chunks of ceil(nb / p) bytes (vrank v owns chunk v); a binomial
+ * scatter gives each rank its chunk, then a ring allgather passes every
+ * chunk around. Non-contiguous types go through a packed copy.
+ */
+static int
+coll_bcast_scag(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, vrank = (comm->rank - root + size) % size;
+	int mask, n = 0, rc = MPI_SUCCESS;
+	size_t nb = mpiv_dt_packed_size(dt, count), cs = (nb + size - 1) / size;
+	MPI_Request reqs[sizeof(int) * CHAR_BIT];
+	char *bytes, *packed = NULL;
+
+#define CHUNK(v) ((v) * cs < nb ? (v) * cs : nb)
+	if (mpiv_dt_is_contig(dt))
+		bytes = coll_at(buf, dt->true_lb);
+	else {
+		if ((packed = malloc(nb)) == NULL)
+			return MPI_ERR_NO_MEM;
+		if (vrank == 0)
+			mpiv_dt_pack(buf, count, dt, packed);
+		bytes = packed;
+	}
+	if (vrank == 0) {
+		mask = coll_pof2(size);
+		if (mask >= size)
+			mask >>= 1;
+		mask <<= 1;
+	} else {
+		int v0 = vrank, v1 = vrank + coll_subtree(vrank, size);
+		mask = vrank & -vrank;
+		rc = mpiv_recv_coll(bytes + CHUNK((size_t)v0),
+		    (int)(CHUNK((size_t)v1) - CHUNK((size_t)v0)), MPI_BYTE,
+		    (vrank - mask + root) % size, tag, comm);
+	}
+	for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
+		int c = vrank + mask;
+		size_t c0, c1;
+		if (c >= size)
+			continue;
+		c0 = CHUNK((size_t)c);
+		c1 = CHUNK((size_t)(c + coll_subtree(c, size)));
+		rc = mpiv_isend(bytes + c0, (int)(c1 - c0), MPI_BYTE,
+		    (c + root) % size, tag, comm, MPIV_COLL_CONTEXT(comm),
+		    MPIV_SEND_STANDARD, &reqs[n++]);
+	}
+	if (rc != MPI_SUCCESS && n > 0)
+		n--;
+	rc = coll_waitall(n, reqs, rc);
+	/* Ring in vrank order: at step s pass chunk vrank - s on. */
+	for (int s = 0; s < size - 1 && rc == MPI_SUCCESS; s++) {
+		size_t sb = (size_t)((vrank - s + size) % size);
+		size_t rb = (size_t)((vrank - s - 1 + size) % size);
+		rc = mpiv_sendrecv_coll(bytes + CHUNK(sb),
+		    (int)(CHUNK(sb + 1) - CHUNK(sb)), MPI_BYTE,
+		    (vrank + 1 + root) % size, bytes + CHUNK(rb),
+		    (int)(CHUNK(rb + 1) - CHUNK(rb)), MPI_BYTE,
+		    (vrank - 1 + size + root) % size, tag, comm);
+	}
+#undef CHUNK
+	if (packed != NULL) {
+		if (rc == MPI_SUCCESS && vrank != 0)
+			mpiv_dt_unpack(packed, nb, buf, count, dt);
+		free(packed);
+	}
+	return rc;
+}
+
+static int
+coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+    int tag)
+{
+	size_t nb = mpiv_dt_packed_size(dt, count);
+	int algo;
+
+	if (comm->size == 1 || nb == 0)
+		return MPI_SUCCESS;
+	algo = nb >= COLL_BCAST_SCAG_MIN && comm->size > 2 ? BC_SCAG :
+	    BC_BINOMIAL;
+	if (nb <= INT_MAX)
+		algo = coll_pick(CK_BCAST, 1u << BC_BINOMIAL | 1u << BC_SCAG,
+		    algo);
+	else
+		algo = BC_BINOMIAL;
+	if (algo == BC_SCAG)
+		return coll_bcast_scag(buf, count, dt, root, comm, tag);
+	return coll_bcast_binomial(buf, count, dt, root, comm, tag);
+}
+
 /* ---------------- reduce ---------------- */
 
 /* acc = (acc_is_left ? acc op tmp : tmp op acc), result in acc. */
@@ -200,6 +615,39 @@ coll_combine(MPI_Op op, void *acc, void *tmp, int count, MPI_Datatype dt,
 	rc = mpiv_op_apply(op, acc, tmp, count, dt);
 	if (rc == MPI_SUCCESS)
 		coll_copy_same(tmp, acc, count, dt);
+	return rc;
+}
+
+/*
+ * Reduce-scatter + gather (commutative ops, count >= p): the group of
+ * coll_group rooted at root reduce-scatters by recursive halving, then
+ * member 0 (the root) gathers the blocks straight into rbuf.
+ */
+static int
+coll_reduce_rsg(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+    MPI_Op op, int root, MPI_Comm comm, int tag)
+{
+	struct coll_group g;
+	void *acc, *tmp, *rawa = NULL, *rawt;
+	int rc;
+
+	coll_group_init(&g, comm, root);
+	if (g.vrank == 0)
+		acc = rbuf;
+	else if ((acc = coll_alloc(count, dt, &rawa)) == NULL)
+		return MPI_ERR_NO_MEM;
+	if ((tmp = coll_alloc(count, dt, &rawt)) == NULL) {
+		free(rawa);
+		return MPI_ERR_NO_MEM;
+	}
+	coll_copy_same(sbuf, acc, count, dt);
+	rc = coll_group_fold(&g, acc, tmp, count, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS && g.newrank >= 0)
+		rc = coll_group_rs(&g, acc, tmp, count, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS && g.newrank >= 0)
+		rc = coll_group_gather(&g, acc, count, dt, comm, tag);
+	free(rawa);
+	free(rawt);
 	return rc;
 }
 
@@ -220,6 +668,11 @@ coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		coll_copy_same(sbuf, rbuf, count, dt);
 		return MPI_SUCCESS;
 	}
+	if (op->commute && count >= size && coll_pick(CK_REDUCE,
+	    1u << RD_BINOMIAL | 1u << RD_RSG, (size_t)count * dt->size >=
+	    COLL_REDUCE_RSG_MIN ? RD_RSG : RD_BINOMIAL) == RD_RSG)
+		return coll_reduce_rsg(sbuf, rbuf, count, dt, op, root, comm,
+		    tag);
 	acc = coll_alloc(count, dt, &rawa);
 	tmp = coll_alloc(count, dt, &rawt);
 	if (acc == NULL || tmp == NULL) {
@@ -259,20 +712,18 @@ out_free:
 
 /* ---------------- allreduce ---------------- */
 
-int
-mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-    MPI_Op op, MPI_Comm comm, int tag)
+static int coll_ring(void *rbuf, int rcount, const int *counts,
+    const int *displs, MPI_Datatype rdt, MPI_Comm comm, int tag);
+
+/* Recursive doubling on rbuf, order-preserving (any op). */
+static int
+coll_allreduce_rd(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
 {
 	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
 	int pof2, rem, newrank;
 	void *tmp, *rawt;
 
-	if (count == 0)
-		return MPI_SUCCESS;
-	if (sbuf != MPI_IN_PLACE)
-		coll_copy_same(sbuf, rbuf, count, dt);
-	if (size == 1)
-		return MPI_SUCCESS;
 	if ((tmp = coll_alloc(count, dt, &rawt)) == NULL)
 		return MPI_ERR_NO_MEM;
 	pof2 = coll_pof2(size);
@@ -316,19 +767,88 @@ mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	return rc;
 }
 
-/* ---------------- gather / scatter ---------------- */
-
-/* Ranks in the binomial subtree of tree rank v. */
+/* Rabenseifner on rbuf (commutative ops, count >= pof2): fold, recursive
+   halving reduce-scatter, recursive doubling allgather, unfold. */
 static int
-coll_subtree(int v, int size)
+coll_allreduce_rsag(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
 {
-	int low;
+	struct coll_group g;
+	void *tmp, *rawt;
+	int rc;
 
-	if (v == 0)
-		return size;
-	low = v & -v;
-	return low < size - v ? low : size - v;
+	if ((tmp = coll_alloc(count, dt, &rawt)) == NULL)
+		return MPI_ERR_NO_MEM;
+	coll_group_init(&g, comm, 0);
+	rc = coll_group_fold(&g, rbuf, tmp, count, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS && g.newrank >= 0)
+		rc = coll_group_rs(&g, rbuf, tmp, count, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS && g.newrank >= 0)
+		rc = coll_group_ag(&g, rbuf, count, dt, comm, tag);
+	if (rc == MPI_SUCCESS)
+		rc = coll_group_unfold(&g, rbuf, count, dt, comm, tag);
+	free(rawt);
+	return rc;
 }
+
+/* Ring on rbuf (commutative ops, count >= p): ring reduce-scatter of p
+   blocks, then ring allgather of them. */
+static int
+coll_allreduce_ring(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, *counts, *displs, rc;
+	void *tmp, *rawt;
+
+	if ((counts = malloc(2 * (size_t)size * sizeof(int))) == NULL)
+		return MPI_ERR_NO_MEM;
+	displs = counts + size;
+	for (int b = 0; b < size; b++) {
+		displs[b] = coll_block_disp(count, size, b);
+		counts[b] = coll_block_disp(count, size, b + 1) - displs[b];
+	}
+	if ((tmp = coll_alloc(counts[0], dt, &rawt)) == NULL) {
+		free(counts);
+		return MPI_ERR_NO_MEM;
+	}
+	rc = coll_ring_rs(rbuf, tmp, counts, displs, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS)
+		rc = coll_ring(rbuf, 0, counts, displs, dt, comm, tag);
+	free(rawt);
+	free(counts);
+	return rc;
+}
+
+int
+mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+    MPI_Op op, MPI_Comm comm, int tag)
+{
+	int size = comm->size, algo = AR_RD;
+	size_t bytes = (size_t)count * dt->size;
+
+	if (count == 0)
+		return MPI_SUCCESS;
+	if (sbuf != MPI_IN_PLACE)
+		coll_copy_same(sbuf, rbuf, count, dt);
+	if (size == 1)
+		return MPI_SUCCESS;
+	if (op->commute && count >= size) {
+		if (bytes >= COLL_ALLREDUCE_RING_MIN &&
+		    coll_pof2(size) != size)
+			algo = AR_RING;
+		else if (bytes >= COLL_ALLREDUCE_RSAG_MIN)
+			algo = AR_RSAG;
+		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_RSAG |
+		    1u << AR_RING, algo);
+	}
+	if (algo == AR_RSAG)
+		return coll_allreduce_rsag(rbuf, count, dt, op, comm, tag);
+	if (algo == AR_RING)
+		return coll_allreduce_ring(rbuf, count, dt, op, comm, tag);
+	return coll_allreduce_rd(rbuf, count, dt, op, comm, tag);
+}
+
+/* ---------------- gather / scatter ---------------- */
 
 /* bytes * n as an int message size, or -1 if too big. */
 static int
@@ -521,6 +1041,40 @@ coll_ring(void *rbuf, int rcount, const int *counts, const int *displs,
 	return rc;
 }
 
+/*
+ * Bruck: a packed buffer holds blocks of ranks rank, rank + 1, ...; at
+ * the step of distance d = 1, 2, 4 ... a rank sends its first
+ * min(d, p - d) blocks to rank - d and appends the same number from
+ * rank + d. ceil(log2 p) rounds for any p; rbuf's own block is in place.
+ */
+static int
+coll_allgather_bruck(void *rbuf, int rcount, MPI_Datatype rdt,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
+	size_t nb = mpiv_dt_packed_size(rdt, rcount);
+	int total = coll_bytes(nb, size);
+	char *tmp;
+
+	if (total < 0)
+		return MPI_ERR_COUNT;
+	if ((tmp = malloc((size_t)total)) == NULL)
+		return MPI_ERR_NO_MEM;
+	mpiv_dt_pack(coll_elem(rbuf, (MPI_Aint)rank * rcount, rdt), rcount,
+	    rdt, tmp);
+	for (int d = 1; d < size && rc == MPI_SUCCESS; d <<= 1) {
+		int n = d < size - d ? d : size - d;
+		rc = mpiv_sendrecv_coll(tmp, (int)(n * nb), MPI_BYTE,
+		    (rank - d + size) % size, tmp + d * nb, (int)(n * nb),
+		    MPI_BYTE, (rank + d) % size, tag, comm);
+	}
+	for (int i = 1; i < size && rc == MPI_SUCCESS; i++)
+		mpiv_dt_unpack(tmp + i * nb, nb, coll_elem(rbuf,
+		    (MPI_Aint)((rank + i) % size) * rcount, rdt), rcount, rdt);
+	free(tmp);
+	return rc;
+}
+
 int
 mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
     void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm, int tag)
@@ -531,8 +1085,12 @@ mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
 	    (rc = coll_copy(sbuf, scount, sdt, coll_elem(rbuf,
 	    (MPI_Aint)comm->rank * rcount, rdt), rcount, rdt)) != MPI_SUCCESS)
 		return rc;
-	if (rcount == 0 || rdt->size == 0)
+	if (rcount == 0 || rdt->size == 0 || comm->size == 1)
 		return MPI_SUCCESS;
+	if (coll_pick(CK_ALLGATHER, 1u << AG_RING | 1u << AG_BRUCK,
+	    mpiv_dt_packed_size(rdt, rcount) < COLL_ALLGATHER_BRUCK_MAX ?
+	    AG_BRUCK : AG_RING) == AG_BRUCK)
+		return coll_allgather_bruck(rbuf, rcount, rdt, comm, tag);
 	return coll_ring(rbuf, rcount, NULL, NULL, rdt, comm, tag);
 }
 
@@ -561,6 +1119,7 @@ coll_alltoall(const void *sbuf, int scount, const int *scounts,
     int tag)
 {
 	int size = comm->size, rank = comm->rank, rc;
+	bool linear = true;
 	void *raw = NULL;
 
 #define SC(r) (scounts ? scounts[r] : scount)
@@ -588,8 +1147,44 @@ coll_alltoall(const void *sbuf, int scount, const int *scounts,
 		scounts = rcounts;
 		sdispls = rdispls;
 	}
+	/* Small blocks: post everything at once. Alltoallv ranks may
+	   choose differently (their blocks differ): either way each pair
+	   exchanges one message each way, receives naming their source. */
+	for (int r = 0; r < size && linear; r++)
+		if (mpiv_dt_packed_size(sdt, SC(r)) >=
+		    COLL_ALLTOALL_LINEAR_MAX || mpiv_dt_packed_size(rdt,
+		    RC(r)) >= COLL_ALLTOALL_LINEAR_MAX)
+			linear = false;
 	rc = coll_copy(coll_elem(sbuf, SD(rank), sdt), SC(rank), sdt,
 	    coll_elem(rbuf, RD(rank), rdt), RC(rank), rdt);
+	if (rc == MPI_SUCCESS && size > 1 && coll_pick(CK_ALLTOALL,
+	    1u << AA_PAIRWISE | 1u << AA_LINEAR, linear ? AA_LINEAR :
+	    AA_PAIRWISE) == AA_LINEAR) {
+		/* Everything at once, in the pairwise order. */
+		MPI_Request *reqs = malloc(2 * (size_t)size * sizeof(*reqs));
+		int n = 0;
+		if (reqs == NULL)
+			rc = MPI_ERR_NO_MEM;
+		for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+			int src = (rank - s + size) % size;
+			if ((rc = mpiv_irecv(coll_elem(rbuf, RD(src), rdt),
+			    RC(src), rdt, src, tag, comm,
+			    MPIV_COLL_CONTEXT(comm), &reqs[n])) == MPI_SUCCESS)
+				n++;
+		}
+		for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+			int dst = (rank + s) % size;
+			if ((rc = mpiv_isend(coll_elem(sbuf, SD(dst), sdt),
+			    SC(dst), sdt, dst, tag, comm,
+			    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD,
+			    &reqs[n])) == MPI_SUCCESS)
+				n++;
+		}
+		rc = coll_waitall(n, reqs, rc);
+		free(reqs);
+		free(raw);
+		return rc;
+	}
 	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
 		int dst = (rank + s) % size, src = (rank - s + size) % size;
 		rc = mpiv_sendrecv_coll(coll_elem(sbuf, SD(dst), sdt), SC(dst),
@@ -929,7 +1524,47 @@ MPI_Exscan(const void *sendbuf, void *recvbuf, int count,
 	    TAG_EXSCAN, true));
 }
 
-/* Reduce of the whole vector to rank 0, then scatter(v) of the pieces. */
+/* Ring reduce-scatter (commutative ops) on a copy of the total input
+   sbuf; rank r's block then goes to rbuf. */
+static int
+coll_reduce_scatter_ring(const void *sbuf, void *rbuf, int total,
+    int rcount, const int *rcounts, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, rank = comm->rank, *counts, *displs, rc;
+	int d = 0, maxc = 0;
+	void *work, *tmp, *raww, *rawt = NULL;
+
+	if ((counts = malloc(2 * (size_t)size * sizeof(int))) == NULL)
+		return MPI_ERR_NO_MEM;
+	displs = counts + size;
+	for (int r = 0; r < size; r++) {
+		counts[r] = rcounts ? rcounts[r] : rcount;
+		displs[r] = d;
+		d += counts[r];
+		if (counts[r] > maxc)
+			maxc = counts[r];
+	}
+	work = coll_alloc(total, dt, &raww);
+	tmp = coll_alloc(maxc, dt, &rawt);
+	if (work == NULL || tmp == NULL) {
+		rc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+	coll_copy_same(sbuf, work, total, dt);
+	rc = coll_ring_rs(work, tmp, counts, displs, dt, op, comm, tag);
+	if (rc == MPI_SUCCESS)
+		coll_copy_same(coll_elem(work, displs[rank], dt), rbuf,
+		    counts[rank], dt);
+out_free:
+	free(raww);
+	free(rawt);
+	free(counts);
+	return rc;
+}
+
+/* Reduce of the whole vector to rank 0, then scatter(v) of the pieces
+   (or the ring, above). */
 static int
 coll_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
     const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
@@ -947,6 +1582,11 @@ coll_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
 		return MPI_SUCCESS;
 	if (sbuf == MPI_IN_PLACE)
 		sbuf = rbuf;
+	if (op->commute && size > 1 && coll_pick(CK_RSCAT, 1u << RS_REDUCE |
+	    1u << RS_RING, (size_t)total * dt->size >= COLL_RSCAT_RING_MIN ?
+	    RS_RING : RS_REDUCE) == RS_RING)
+		return coll_reduce_scatter_ring(sbuf, rbuf, (int)total, rcount,
+		    rcounts, dt, op, comm, tag);
 	if (rank == 0 && (tmp = coll_alloc((int)total, dt, &raw)) == NULL)
 		return MPI_ERR_NO_MEM;
 	rc = coll_reduce(sbuf, tmp, (int)total, dt, op, 0, comm, tag);
