@@ -2,11 +2,19 @@
 # bench/run.sh: mpiv against Open MPI (TCP) on this machine.
 #
 #   sh bench/run.sh [--quick] [--rounds R] [--timeout S] [--no-mpiv] [--no-ompi]
+#                   [--only SET[,SET...]]
 #   make bench                  (= make all && sh bench/run.sh)
 #   BENCH_ARGS=--quick make bench
+#   sh bench/run.sh --only apps --rounds 1     (the application set alone)
 #
-# Builds every bench/*.c twice, into build/bench/mpiv/ (build/bin/mpivcc -O2)
-# and build/bench/ompi/ (Open MPI's mpicc -O2), then runs each benchmark
+# Sets (--only picks some, comma-separated; default: all of them):
+#   pingpong (with the TCP floor), waitany, ring, allreduce, and apps: the
+#   application benchmarks bench/apps/*.c, each at 4 and 8 ranks, one
+#   wall time per run (RESULT app=NAME n=N wall_s=S).
+#
+# Builds the selected bench/*.c twice, into build/bench/mpiv/ (build/bin/mpivcc
+# -O2) and build/bench/ompi/ (Open MPI's mpicc -O2), bench/apps/NAME.c into
+# the same directories as app-NAME, then runs each benchmark
 # with every mpiv protocol of BENCH_PROTOCOLS and with Open MPI,
 # interleaved: R rounds (3; 1 with --quick), each round runs every
 # configuration (ping-pong: one job per size) with each of them back to
@@ -46,6 +54,7 @@ ROUNDS=
 TMO=
 DO_MPIV=1
 DO_OMPI=1
+ONLY=
 # shellcheck disable=SC2086
 set -- ${BENCH_ARGS:-} "$@"
 while [ $# -gt 0 ]; do
@@ -55,7 +64,8 @@ while [ $# -gt 0 ]; do
 	--timeout) TMO=$2; shift ;;
 	--no-mpiv) DO_MPIV=0 ;;
 	--no-ompi) DO_OMPI=0 ;;
-	-h|--help) sed -n "2,34p" "$0"; exit 0 ;;
+	--only) ONLY=$2; shift ;;
+	-h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -69,6 +79,7 @@ else
 fi
 RING_N="2 4 8 16"
 AR_N="2 4 8"
+APP_N="4 8"
 # the Waitany ping-pong (receives from MPI_ANY_SOURCE): iterations, size
 if [ "$QUICK" = 1 ]; then WA_ITERS=500; else WA_ITERS=2000; fi
 WA_SIZE=8
@@ -100,7 +111,48 @@ NOTES=$OUT/notes.txt
 : > "$NOTES"
 note() { echo "run.sh: $*" >&2; echo "$*" >> "$NOTES"; }
 
-BENCHES="pingpong waitany ring allreduce"
+# --only: the sets to run (SETS), the bench/*.c programs they need
+# (BENCHES) and the application programs (APPS: bench/apps/NAME.c).
+ALL_SETS="pingpong waitany ring allreduce apps"
+SETS=
+for v in $(echo "${ONLY:-$ALL_SETS}" | tr ',' ' '); do
+	case " $ALL_SETS " in
+	*" $v "*) ;;
+	*) echo "run.sh: --only: unknown set $v (sets: $ALL_SETS)" >&2; exit 2 ;;
+	esac
+	case " $SETS " in *" $v "*) ;; *) SETS="$SETS $v" ;; esac
+done
+SETS=${SETS# }
+[ -n "$SETS" ] || { echo "run.sh: --only: no set named" >&2; exit 2; }
+want() { case " $SETS " in *" $1 "*) return 0 ;; esac; return 1; }
+BENCHES=
+for b in pingpong waitany ring allreduce; do
+	want "$b" && BENCHES="$BENCHES $b"
+done
+APPS=
+if want apps; then
+	for f in bench/apps/*.c; do
+		[ -f "$f" ] || continue
+		a=${f##*/}
+		APPS="$APPS ${a%.c}"
+	done
+	[ -n "$APPS" ] || note "no bench/apps/*.c: no application benchmarks"
+fi
+# build IMPL CC: compile the selected programs with CC into $OUT/IMPL/
+build() {
+	for b in $BENCHES; do
+		if ! "$2" -O2 -o "$OUT/$1/$b" "bench/$b.c" -lm > "$LOGS/build-$1-$b.log" 2>&1; then
+			note "$1 build of $b failed (see $LOGS/build-$1-$b.log)"
+			rm -f "$OUT/$1/$b"
+		fi
+	done
+	for a in $APPS; do
+		if ! "$2" -O2 -o "$OUT/$1/app-$a" "bench/apps/$a.c" -lm > "$LOGS/build-$1-app-$a.log" 2>&1; then
+			note "$1 build of bench/apps/$a.c failed (see $LOGS/build-$1-app-$a.log)"
+			rm -f "$OUT/$1/app-$a"
+		fi
+	done
+}
 
 # ---- Open MPI ------------------------------------------------------------
 # build/bin/mpicc is mpiv's alias: never pick that one up from PATH.
@@ -122,12 +174,7 @@ if [ "$DO_OMPI" = 1 ]; then
 		DO_OMPI=0
 	else
 		OMPI_VER=$( (ompi_info --version 2>/dev/null || "$OMPIRUN" --version 2>/dev/null) | grep -m1 .)
-		for b in $BENCHES; do
-			if ! "$OMPICC" -O2 -o "$OUT/ompi/$b" "bench/$b.c" -lm > "$LOGS/build-ompi-$b.log" 2>&1; then
-				note "Open MPI build of $b failed (see $LOGS/build-ompi-$b.log)"
-				rm -f "$OUT/ompi/$b"
-			fi
-		done
+		build ompi "$OMPICC"
 	fi
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -143,12 +190,7 @@ if [ "$DO_MPIV" = 1 ]; then
 		note "mpiv not built ($MPIV, $MPIVCC missing; run make): no mpiv column"
 		DO_MPIV=0
 	else
-		for b in $BENCHES; do
-			if ! "$MPIVCC" -O2 -o "$OUT/mpiv/$b" "bench/$b.c" -lm > "$LOGS/build-mpiv-$b.log" 2>&1; then
-				note "mpiv build of $b failed (see $LOGS/build-mpiv-$b.log)"
-				rm -f "$OUT/mpiv/$b"
-			fi
-		done
+		build mpiv "$MPIVCC"
 	fi
 fi
 [ "$DO_MPIV" = 1 ] || [ "$DO_OMPI" = 1 ] || { echo "run.sh: nothing to run" >&2; exit 1; }
@@ -159,7 +201,9 @@ fi
 # (the relay protocol's) cost on this machine, in the same run as the MPI
 # numbers.
 FLOOR=$OUT/tcp_floor
-if ! cc -O2 -o "$FLOOR" bench/tcp_floor.c > "$LOGS/build-tcp_floor.log" 2>&1; then
+if ! want pingpong; then
+	FLOOR=
+elif ! cc -O2 -o "$FLOOR" bench/tcp_floor.c > "$LOGS/build-tcp_floor.log" 2>&1; then
 	note "tcp_floor build failed (see $LOGS/build-tcp_floor.log): no floor table"
 	rm -f "$FLOOR"
 fi
@@ -168,7 +212,7 @@ fi
 # at 1 MiB also the zero-copy relays (splice, and splice keeping a copy of
 # every byte by tee, i.e. logging without copies).
 floor() {
-	[ -x "$FLOOR" ] || return 0
+	[ -n "$FLOOR" ] && [ -x "$FLOOR" ] || return 0
 	for fs in 8 1048576; do
 		case " $PP_SIZES " in *" $fs "*) ;; *) continue ;; esac
 		if [ "$fs" = 8 ]; then fi_=20000; else fi_=400; fi
@@ -216,7 +260,7 @@ run() {
 	rc=$?
 	t1=$(date +%s.%N)
 	wall=$(echo "$t0 $t1" | awk '{printf "%.1f", $2 - $1}')
-	printf '  %-11s %-9s n=%-2s %-10s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rt" "$rr" "$rc" "$wall" >&2
+	printf '  %-11s %-17s n=%-2s %-10s round %s: exit %s, %ss\n' "$ri" "$rb" "$rn" "$rt" "$rr" "$rc" "$wall" >&2
 	grep '^RESULT ' "$log" | sed "s/^/impl=$ri round=$rr /" >> "$RAW"
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		note "$ri $rb n=$rn round $rr: timed out after about ${TMO}s (log: $log)"
@@ -282,14 +326,23 @@ pair() {
 
 START=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "run.sh: $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ', quick'), mpiv protocols: $PROTOS, timeout ${TMO}s per run, logs in $LOGS" >&2
+echo "run.sh: $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ', quick'), sets: $SETS, mpiv protocols: $PROTOS, timeout ${TMO}s per run, logs in $LOGS" >&2
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-	for s in $PP_SIZES; do pair pingpong 2 "$r" "-$s" --size "$s"; done
-	pair waitany 2 "$r" "-$WA_SIZE" "$WA_ITERS" "$WA_SIZE" any
-	floor "$r"
-	for n in $RING_N; do pair ring "$n" "$r" ""; done
-	for n in $AR_N; do pair allreduce "$n" "$r" ""; done
+	if want pingpong; then
+		for s in $PP_SIZES; do pair pingpong 2 "$r" "-$s" --size "$s"; done
+	fi
+	want waitany && pair waitany 2 "$r" "-$WA_SIZE" "$WA_ITERS" "$WA_SIZE" any
+	want pingpong && floor "$r"
+	if want ring; then
+		for n in $RING_N; do pair ring "$n" "$r" ""; done
+	fi
+	if want allreduce; then
+		for n in $AR_N; do pair allreduce "$n" "$r" ""; done
+	fi
+	for a in $APPS; do
+		for n in $APP_N; do pair "app-$a" "$n" "$r" ""; done
+	done
 	r=$((r + 1))
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -302,6 +355,7 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 	echo "# mpiv benchmarks: mpiv ($PROTOS) vs Open MPI (TCP)"
 	echo
 	echo "- date: $START"
+	[ -n "$ONLY" ] && echo "- sets: $SETS (--only)"
 	echo "- machine: $(nproc) cores (nproc), $CPU, kernel $(uname -r), $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
 	echo "- load average before / after: $LOAD0 / $LOAD1"
 	echo "- before each group of runs (every mpiv protocol and Open MPI) the script waited up to ${IDLE_WAIT}s for the CPUs to be ${IDLE_MIN}% idle; $BUSY_PAIRS of $PAIRS groups started on a busier machine"
@@ -314,9 +368,9 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 	echo
 } > "$OUT/results.md"
 
-python3 - "$RAW" "$NOTES" "$PROTOS" >> "$OUT/results.md" <<'PY'
+python3 - "$RAW" "$NOTES" "$PROTOS" "$SETS" >> "$OUT/results.md" <<'PY'
 import sys, statistics
-raw, notes, protos = sys.argv[1], sys.argv[2], sys.argv[3].split()
+raw, notes, protos, sets = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
 data = {}	# (kind, key) -> impl -> {round: value}
 for line in open(raw):
 	f = line.split()
@@ -324,7 +378,11 @@ for line in open(raw):
 	impl, rnd, bench = kv['impl'], int(kv['round']), f[3]
 	def put(kind, key, v):
 		data.setdefault((kind, key), {}).setdefault(impl, {})[rnd] = float(v)
-	if bench == 'pingpong':
+	if 'app' in kv:
+		put('app', (kv['app'], int(kv['n'])), kv['wall_s'])
+		if 'polls' in kv:
+			put('polls', (kv['app'], int(kv['n'])), kv['polls'])
+	elif bench == 'pingpong':
 		s = int(kv['size'])
 		put('lat', s, kv['lat_us'])
 		put('bw', s, kv['bw_MBps'])
@@ -406,6 +464,24 @@ if ks:
 	for (n, b) in sorted(ks, key=lambda k: (k[1], k[0])):
 		row(f'N = {n}, {size_name(b)}', 'ar', (n, b), 1)
 	print()
+apps = sorted(k for (kind, k) in data if kind == 'app')
+if apps:
+	header('Application benchmarks (wall time s)', 'program, ranks')
+	for (a, n) in apps:
+		row(f'{a}, N = {n}', 'app', (a, n), 3)
+	print()
+	pk = sorted(k for (kind, k) in data if kind == 'polls')
+	if pk:
+		print('Fruitless polls, all ranks together (tests and probes that found '
+		      'nothing; median over rounds):\n')
+		print('| program, ranks | ' + ' | '.join(f'mpiv {label(p)}' for p in protos) +
+		      ' | Open MPI |')
+		print('|---|' + '---:|' * (len(protos) + 1))
+		for (a, n) in pk:
+			cells = [med('polls', (a, n), i) for i in protos + ['ompi']]
+			print(f'| {a}, N = {n} | ' + ' | '.join('n/a' if c is None else f'{c:.0f}'
+			      for c in cells) + ' |')
+		print()
 
 fl = sorted(k for (kind, k) in data if kind == 'floor')
 floor_best = {}		# (direct?, size) -> best time ratio
@@ -440,18 +516,26 @@ if fl:
 # <= bound; bandwidth: ratio >= bound.
 small = [s for s in sizes if s <= 64]
 big = [s for s in sizes if s >= 1 << 20]
+# (set, title, values per protocol, test): only the targets of the sets run
 targets = [
-	('half round trip 0-64 B <= 1.0x Open MPI (direct protocol goal)',
+	('pingpong', 'half round trip 0-64 B <= 1.0x Open MPI (direct protocol goal)',
 	 lambda p: [ratios.get(('lat', s, p)) for s in small], lambda v: v <= 1.0),
-	('bandwidth at >= 1 MiB >= 0.8x Open MPI (direct protocol goal)',
+	('pingpong', 'bandwidth at >= 1 MiB >= 0.8x Open MPI (direct protocol goal)',
 	 lambda p: [ratios.get(('bw', s, p)) for s in big], lambda v: v >= 0.8),
-	('Waitany/ANY_SOURCE ping-pong <= 2x Open MPI (direct protocol goal)',
+	('waitany', 'Waitany/ANY_SOURCE ping-pong <= 2x Open MPI (direct protocol goal)',
 	 lambda p: [ratios.get(('wa', s, p)) for s in was], lambda v: v <= 2.0),
-	('half round trip 0-64 B <= 2x Open MPI (relay protocol goal)',
+	('pingpong', 'half round trip 0-64 B <= 2x Open MPI (relay protocol goal)',
 	 lambda p: [ratios.get(('lat', s, p)) for s in small], lambda v: v <= 2.0),
-	('bandwidth at >= 1 MiB >= 0.5x Open MPI (relay protocol goal)',
+	('pingpong', 'bandwidth at >= 1 MiB >= 0.5x Open MPI (relay protocol goal)',
 	 lambda p: [ratios.get(('bw', s, p)) for s in big], lambda v: v >= 0.5),
+	('apps', 'every application benchmark <= 1.5x Open MPI (relay protocol goal)',
+	 lambda p: [ratios.get(('app', k, p)) for k in apps], lambda v: v <= 1.5),
+	('apps', 'no application benchmark beyond 2x Open MPI',
+	 lambda p: [ratios.get(('app', k, p)) for k in apps], lambda v: v <= 2.0),
+	('apps', 'poll (compute-and-poll) <= 2x Open MPI',
+	 lambda p: [ratios.get(('app', k, p)) for k in apps if k[0] == 'poll'], lambda v: v <= 2.0),
 ]
+targets = [t[1:] for t in targets if t[0] in sets]
 def verdict(vals, ok):
 	vals = [v for v in vals if v is not None]
 	if not vals:
