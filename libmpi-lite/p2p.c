@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mono.h"
 #include "proto.h"
 #include "transport.h"
 
@@ -676,6 +677,7 @@ int
 MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
 	bool found = false;
+	long entry = mono_us();
 	int rc;
 
 	if ((rc = p2p_check(comm, 0, MPI_BYTE, source, tag, true)) !=
@@ -696,6 +698,8 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 		return p2p_fail(comm, rc, "MPI_Iprobe");
 	mpiv_fault_point("nd");
 	*flag = mpiv_nd_iprobe(found);
+	/* the answer is decided and logged: nothing found may back off */
+	mpiv_tp_poll_done(entry, found);
 	return MPI_SUCCESS;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mono.h"
 #include "transport.h"
 
 #define REQ_BLOCK	64
@@ -296,6 +297,7 @@ static int
 nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 {
 	const Mpiv__NdOutcome *o = NULL;
+	long entry = mono_us();
 	int rc, one = -1;
 
 	if (nd_is_wait_kind(kind)) {
@@ -343,8 +345,14 @@ nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 	}
 	mpiv_fault_point("nd");
 	if (nd_is_flag_kind(kind))
-		return mpiv_ndlog_record(kind, *k != 0, 0, NULL);
-	return mpiv_ndlog_record(kind, *k > 0, *k, idx);
+		rc = mpiv_ndlog_record(kind, *k != 0, 0, NULL);
+	else
+		rc = mpiv_ndlog_record(kind, *k > 0, *k, idx);
+	/* Decided and recorded: a Test that found nothing may now back
+	   off (a Waitany or Waitsome always found something). */
+	if (rc == MPI_SUCCESS && !nd_is_wait_kind(kind))
+		mpiv_tp_poll_done(entry, *k != 0);
+	return rc;
 }
 
 /* Iprobe: the CM's answer (it logs it too). */

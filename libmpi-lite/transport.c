@@ -30,6 +30,8 @@
 
 #include "direct.h"
 #include "mono.h"
+#include "pollback.h"
+#include "proto.h"
 #include "spin.h"
 #include "tp_priv.h"
 #include "transport.h"
@@ -47,6 +49,8 @@ const char *tp_err;
 struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */
 static struct spin tp_spin;	/* spin before sleeping: spin.c */
 static bool tp_spin_ready;
+static struct pollback tp_pollback;	/* fruitless polls: pollback.c */
+static bool tp_pollback_ready;
 char *tp_job;			/* for a Hello again after a restore */
 int tp_rank;
 uint32_t tp_incarnation;
@@ -314,6 +318,7 @@ tp_frame_begin(struct tp_conn *c)
 {
 	c->in_payload = true;
 	c->preq = NULL;
+	c->pahead = NULL;
 	c->pdst = NULL;
 	c->pkeep = c->pgot = 0;
 	c->prest = c->h.payload_len;
@@ -324,9 +329,22 @@ tp_frame_begin(struct tp_conn *c)
 	}
 	if (c->h.type == MPIV__MSG_TYPE__MSG_DELIVER) {
 		const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
-		struct mpiv_request *r = mpiv_req_lookup(d->req_id);
+		struct mpiv_request *r;
 
 		mpiv_fault_point("deliver");
+		if (d->ahead_post != 0 && d->req_id == 0) {
+			/* streaming replay (rp_ahead.c): held until posted */
+			if ((r = mpiv_ahead_posted(d)) == NULL) {
+				if (mpiv_ahead_hold(d, c->h.payload_len,
+				    &c->pdst, &c->pahead) < 0)
+					c->ahead_nomem = true;
+				else
+					c->pkeep = c->h.payload_len;
+				return;
+			}
+		} else {
+			r = mpiv_req_lookup(d->req_id);
+		}
 		if (r == NULL || r->kind != MPIV_REQ_RECV || r->complete)
 			return;		/* nobody wants it: discard */
 		c->preq = r;
@@ -416,6 +434,16 @@ tp_frame_done(struct tp_conn *c)
 	}
 	switch (c->h.type) {
 	case MPIV__MSG_TYPE__MSG_DELIVER:
+		if (c->ahead_nomem) {
+			c->ahead_nomem = false;
+			tp_fail(c, "input", "out of memory holding a replayed "
+			    "delivery");
+			break;
+		}
+		if (c->pahead != NULL) {
+			mpiv_ahead_whole(c->pahead);
+			c->pahead = NULL;
+		}
 		tp_deliver_done(c);
 		tp_saw_event(((const Mpiv__Deliver *)c->meta)->event);
 		break;
@@ -830,8 +858,15 @@ tp_spin_get(void)
 	return &tp_spin;
 }
 
-int
-mpiv_tp_progress(int timeout_ms)
+/*
+ * One round of progress: polls every socket (CMs, the ctrl pipe, peers)
+ * and services what is ready. timeout_ms as mpiv_tp_progress, with the
+ * spin before a sleep (spin.c); or, sleep_us > 0, one poll of at most
+ * sleep_us without spinning (the backoff of a fruitless non-blocking
+ * call, mpiv_tp_poll_done).
+ */
+static int
+tp_progress(int timeout_ms, long sleep_us)
 {
 	int ndp = dp_poll_count();
 	struct pollfd pfd[tp_nconns + 1 + ndp];
@@ -856,8 +891,23 @@ mpiv_tp_progress(int timeout_ms)
 	/* The direct protocol's listener and links to peers. */
 	dp0 = nfds;
 	nfds += dp_poll_fill(pfd + dp0, ndp);
-	if ((dpt = dp_timeout_ms()) >= 0 && (timeout_ms < 0 ||
-	    dpt < timeout_ms))
+	dpt = dp_timeout_ms();
+	if (sleep_us > 0) {
+		struct timespec ts;
+
+		/* A timed step of the direct protocol due sooner wins. */
+		if (dpt >= 0 && (long)dpt * 1000 < sleep_us)
+			sleep_us = (long)dpt * 1000;
+		ts.tv_sec = sleep_us / 1000000;
+		ts.tv_nsec = (sleep_us % 1000000) * 1000;
+		rc = ppoll(pfd, (nfds_t)nfds, &ts, NULL);
+		if (rc < 0 && errno == EINTR)
+			return MPI_SUCCESS;
+		if (rc < 0)
+			return MPI_ERR_INTERN;
+		goto handle;
+	}
+	if (dpt >= 0 && (timeout_ms < 0 || dpt < timeout_ms))
 		timeout_ms = dpt;
 	if (timeout_ms != 0)
 		spin_begin(tp_spin_get(), &w, mono_us());
@@ -884,6 +934,7 @@ mpiv_tp_progress(int timeout_ms)
 	}
 	if (timeout_ms != 0)
 		spin_end(&tp_spin, &w, mono_us(), rc > 0);
+handle:
 	if (rc == 0) {
 		dp_poll_handle(NULL, 0);	/* timed steps */
 		return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
@@ -904,6 +955,49 @@ mpiv_tp_progress(int timeout_ms)
 	}
 	dp_poll_handle(pfd + dp0, nfds - dp0);
 	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+
+int
+mpiv_tp_progress(int timeout_ms)
+{
+	return tp_progress(timeout_ms, 0);
+}
+
+/* The backoff of fruitless non-blocking calls, set up on the first call
+   (MPIV_POLL_BACKOFF, pollback.c). */
+static struct pollback *
+tp_pollback_get(void)
+{
+	if (!tp_pollback_ready) {
+		pollback_init(&tp_pollback, getenv("MPIV_POLL_BACKOFF"),
+		    (int)sysconf(_SC_NPROCESSORS_ONLN),
+		    mpiv_state.world_size);
+		tp_pollback_ready = true;
+	}
+	return &tp_pollback;
+}
+
+void
+mpiv_tp_poll_done(long entry, bool found)
+{
+	struct pollback *pb = tp_pollback_get();
+	long us;
+
+	/* A re-execution imposing logged outcomes waits for nothing. */
+	if (!found && mpiv_ndlog_replaying())
+		found = true;
+	switch (pollback_next(pb, entry, mono_us(), found, &us)) {
+	case PB_YIELD:
+		sched_yield();
+		break;
+	case PB_SLEEP:
+		/* An error stays in tp_err: the next call reports it. */
+		(void)tp_progress(0, us);
+		break;
+	case PB_NONE:
+		break;
+	}
+	pollback_returned(pb, mono_us());
 }
 
 int

@@ -258,6 +258,14 @@ int mpiv_tp_wait_urgent(int cm);
  * MPI_ERR_PROC_FAILED once a CM connection is lost.
  */
 int mpiv_tp_progress(int timeout_ms);
+/*
+ * The end of a non-blocking call (Test*, Request_get_status, Iprobe)
+ * that entered at entry (mono_us) and found something or not, after its
+ * outcome is decided and logged: a run of fruitless calls yields the CPU
+ * or sleeps briefly in poll() on the sockets (pollback.c). MPI code; a
+ * lost connection shows in the next call.
+ */
+void mpiv_tp_poll_done(long entry, bool found);
 /* Progresses until every output queue is empty. MPI code. */
 int mpiv_tp_flush(void);
 /* Every message sent so far is stored at its CM (Flush/FlushAck to the
