@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 	double t0 = MPI_Wtime();
 	for (int c = 0; c < ncase; c++) {
 		int m = cases[c].bytes / (int)sizeof(int);
-		int ncall = quick ? (cases[c].calls + 2) / 3 : cases[c].calls;
+		int ncall = quick ? (cases[c].calls + 3) / 4 : cases[c].calls;
 		for (int call = 0; call < ncall; call++, calls++) {
 			for (int d = 0; d < size; d++)
 				for (int k = 0; k < m; k++)
