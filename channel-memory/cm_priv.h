@@ -181,7 +181,21 @@ struct replay {
 	size_t nindex;
 	struct replay_wait *parked;	/* sorted by event */
 	struct replay_wait *deferred, *deferred_tail;	/* in post order */
+	/* Streaming (Hello.replay_window > 0): deliveries pushed before
+	   their post, in event order; byev holds the index's entries in
+	   event order, ev_pos the first one not yet wholly answered. */
+	uint32_t window;	/* at most this many pushed and not posted */
+	uint64_t ahead_n;	/* pushed, their post not seen yet */
+	uint64_t ahead_bytes;	/* ... and their payload bytes */
+	uint64_t pushed;	/* deliveries pushed ahead in this replay */
+	struct logent **byev;
+	size_t nbyev, ev_pos;
 };
+
+/* Streaming replay: the most entries a rank may ask to have pushed ahead,
+   and the payload bytes pushed ahead beyond which only one more goes. */
+#define REPLAY_WINDOW_MAX	4096
+#define REPLAY_AHEAD_BYTES	(8u << 20)
 
 /* CkptMark of a rank, kept until a durable notice applies or drops it. */
 struct ckpt_mark {
@@ -373,7 +387,7 @@ uint64_t nd_trim(struct job *j, struct rank_state *rs, uint64_t upto);
 /* replay.c */
 bool replay_check(const struct job *j, int32_t rank, uint32_t incarnation,
     char *why, size_t cap);
-void replay_begin(struct session *s, struct rank_state *rs);
+void replay_begin(struct session *s, struct rank_state *rs, uint32_t window);
 void replay_reset(struct rank_state *rs);
 void replay_post(struct session *s, const struct post *p);
 void replay_refilled(struct job *j, int32_t rcv);

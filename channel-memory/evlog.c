@@ -138,6 +138,16 @@ evlog_index_prune(struct replay *rp, uint64_t upto)
 		if (evlog_last_event(rp->index[i]) > upto)
 			rp->index[k++] = rp->index[i];
 	rp->nindex = k;
+	/* the event-ordered copy loses a prefix */
+	for (i = 0; i < rp->nbyev && evlog_last_event(rp->byev[i]) <= upto;
+	    i++)
+		;
+	if (i > 0) {
+		memmove(rp->byev, rp->byev + i, (rp->nbyev - i) *
+		    sizeof(*rp->byev));
+		rp->nbyev -= i;
+		rp->ev_pos = rp->ev_pos > i ? rp->ev_pos - i : 0;
+	}
 }
 
 /* How far a trim up to `upto` may go: not past an entry whose payload

@@ -11,6 +11,17 @@
  * (ReplayDone). A newer incarnation restarts the replay from event 1,
  * or, restored from a checkpoint, from the event after its resume_event
  * (earlier entries may be freed already and are never needed).
+ *
+ * Streaming (the rank's Hello.replay_window > 0): the CM does not wait
+ * for a post to answer a logged delivery. It pushes the deliveries in
+ * event order ahead of the posts (Deliver.ahead_post names the post),
+ * up to window of them (or REPLAY_AHEAD_BYTES of payload) not yet
+ * posted for; each post of one of them slides the window. A probe or
+ * cancel entry, or a payload still to be re-sent, stops the stream until
+ * it is answered as above. The rank holds what comes early and completes
+ * the receive at its post, so a re-execution no longer waits one round
+ * trip per receive. Posts without an entry still wait until every logged
+ * event has been answered and every pushed one posted for.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +48,7 @@ replay_reset(struct rank_state *rs)
 	struct replay *rp = &rs->rp;
 
 	free(rp->index);
+	free(rp->byev);
 	replay_free_list(rp->parked);
 	replay_free_list(rp->deferred);
 	memset(rp, 0, sizeof(*rp));
@@ -105,21 +117,34 @@ replay_report(struct session *s, struct rank_state *rs)
 	rd.rank = s->rank;
 	rd.incarnation = s->incarnation;
 	rd.events = rs->rp.end - rs->rp.from;
+	rd.ahead = rs->rp.pushed;
 	rd.seconds = secs < 0 ? 0 : secs;
 	if (cm->disp != NULL && cm->disp->state == SESS_DISPATCHER)
 		(void)conn_send(cm->disp->c, MPIV__MSG_TYPE__MSG_REPLAY_DONE,
 		    &rd.base, NULL, 0);
 	log_info("cm replay done job=%s rank=%d inc=%u events=%llu "
-	    "seconds=%.3f", s->job->id, s->rank, s->incarnation,
-	    (unsigned long long)rd.events, rd.seconds);
+	    "ahead=%llu seconds=%.3f", s->job->id, s->rank, s->incarnation,
+	    (unsigned long long)rd.events, (unsigned long long)rd.ahead,
+	    rd.seconds);
 }
 
 /*
  * Called once a home rank's HelloReply and NdLog are queued: answers
  * from the log every event logged so far.
  */
+static int
+replay_cmp_event(const void *a, const void *b)
+{
+	const struct logent *x = *(struct logent *const *)a;
+	const struct logent *y = *(struct logent *const *)b;
+
+	return x->event < y->event ? -1 : x->event > y->event;
+}
+
+static void replay_release(struct job *, int32_t);
+
 void
-replay_begin(struct session *s, struct rank_state *rs)
+replay_begin(struct session *s, struct rank_state *rs, uint32_t window)
 {
 	struct replay *rp = &rs->rp;
 	int rc;
@@ -146,11 +171,96 @@ replay_begin(struct session *s, struct rank_state *rs)
 		session_error(s, "channel memory out of memory");
 		return;
 	}
+	if (window > 0 && rp->nindex > 0) {
+		rp->byev = malloc(rp->nindex * sizeof(*rp->byev));
+		if (rp->byev != NULL) {	/* else: answered post by post */
+			memcpy(rp->byev, rp->index, rp->nindex *
+			    sizeof(*rp->byev));
+			qsort(rp->byev, rp->nindex, sizeof(*rp->byev),
+			    replay_cmp_event);
+			rp->nbyev = rp->nindex;
+			rp->window = window < REPLAY_WINDOW_MAX ? window :
+			    REPLAY_WINDOW_MAX;
+		}
+	}
 	rp->active = true;
 	log_info("cm replay begins job=%s rank=%d inc=%u from_event=%llu "
-	    "events=%llu entries=%zu", s->job->id, s->rank, s->incarnation,
-	    (unsigned long long)rp->from, (unsigned long long)rp->end,
-	    rp->nindex);
+	    "events=%llu entries=%zu window=%u", s->job->id, s->rank,
+	    s->incarnation, (unsigned long long)rp->from,
+	    (unsigned long long)rp->end, rp->nindex, rp->window);
+	replay_release(s->job, s->rank);
+}
+
+/*
+ * A logged delivery e as event `event`: the answer to the post with
+ * req_id, or pushed ahead of its post (ahead). False when the payload
+ * cannot be read back (the session is failed).
+ */
+static bool
+replay_send_deliver(struct session *s, const struct logent *e,
+    uint64_t req_id, uint64_t event, bool ahead)
+{
+	Mpiv__Deliver d = MPIV__DELIVER__INIT;
+	struct pbuf *pb = e->pb;
+
+	if (pb == NULL && e->spilled && (pb = spill_load(s->job, e)) == NULL) {
+		session_error(s, "channel memory cannot read a logged "
+		    "payload back from its spill file");
+		return false;
+	}
+	d.req_id = req_id;
+	d.src = e->src;
+	d.tag = e->tag;
+	d.event = event;
+	d.seq = e->seq;
+	d.context = e->context;
+	d.replayed = true;
+	if (ahead) {
+		d.ahead_post = e->post_no;
+		d.req_source = e->req_source;
+		d.req_tag = e->req_tag;
+	}
+	(void)conn_send_pbuf(s->c, MPIV__MSG_TYPE__MSG_DELIVER, &d.base, pb);
+	if (pb != e->pb)
+		pbuf_unref(pb);	/* read back: the send holds its own */
+	log_debug("cm replay deliver job=%s rcv=%d event=%llu src=%d tag=%d "
+	    "seq=%llu bytes=%llu post=%llu%s", s->job->id, s->rank,
+	    (unsigned long long)event, e->src, e->tag,
+	    (unsigned long long)e->seq, (unsigned long long)e->size,
+	    (unsigned long long)e->post_no, ahead ? " ahead" : "");
+	return true;
+}
+
+/*
+ * Streaming: pushes the delivery of event rp->next ahead of its post if
+ * the window has room and that event is a delivery whose payload is
+ * here. False when it did not.
+ */
+static bool
+replay_push(struct session *s, struct rank_state *rs)
+{
+	struct replay *rp = &rs->rp;
+	const struct logent *e;
+
+	if (rp->window == 0 || rp->next > rp->end ||
+	    rp->ahead_n >= rp->window ||
+	    (rp->ahead_n > 0 && rp->ahead_bytes >= REPLAY_AHEAD_BYTES))
+		return false;
+	while (rp->ev_pos < rp->nbyev && rp->byev[rp->ev_pos]->event +
+	    rp->byev[rp->ev_pos]->count - 1 < rp->next)
+		rp->ev_pos++;
+	if (rp->ev_pos >= rp->nbyev)
+		return false;
+	e = rp->byev[rp->ev_pos];
+	if (e->event > rp->next || e->kind != LOG_DELIVER || e->refill)
+		return false;
+	if (!replay_send_deliver(s, e, 0, rp->next, true))
+		return false;
+	rp->ahead_n++;
+	rp->ahead_bytes += e->size;
+	rp->pushed++;
+	rp->next++;
+	return true;
 }
 
 /* Answers parked post w from its log entry. */
@@ -162,34 +272,9 @@ replay_answer(struct session *s, struct rank_state *rs,
 	struct job *j = s->job;
 
 	switch (e->kind) {
-	case LOG_DELIVER: {
-		Mpiv__Deliver d = MPIV__DELIVER__INIT;
-		struct pbuf *pb = e->pb;
-
-		if (pb == NULL && e->spilled &&
-		    (pb = spill_load(j, e)) == NULL) {
-			session_error(s, "channel memory cannot read a logged "
-			    "payload back from its spill file");
-			return;
-		}
-		d.req_id = w->p.req_id;
-		d.src = e->src;
-		d.tag = e->tag;
-		d.event = w->event;
-		d.seq = e->seq;
-		d.context = e->context;
-		d.replayed = true;
-		(void)conn_send_pbuf(s->c, MPIV__MSG_TYPE__MSG_DELIVER, &d.base,
-		    pb);
-		if (pb != e->pb)
-			pbuf_unref(pb);	/* read back: the send holds its own */
-		log_debug("cm replay deliver job=%s rcv=%d event=%llu src=%d "
-		    "tag=%d seq=%llu bytes=%llu post=%llu", j->id, s->rank,
-		    (unsigned long long)w->event, e->src, e->tag,
-		    (unsigned long long)e->seq, (unsigned long long)e->size,
-		    (unsigned long long)w->p.post_no);
+	case LOG_DELIVER:
+		(void)replay_send_deliver(s, e, w->p.req_id, w->event, false);
 		return;
-	}
 	case LOG_PROBE: {
 		Mpiv__ProbeReply pr = MPIV__PROBE_REPLY__INIT;
 		pr.req_id = w->p.req_id;
@@ -256,6 +341,9 @@ replay_finish(struct session *s, struct rank_state *rs)
 	free(rs->rp.index);
 	rs->rp.index = NULL;
 	rs->rp.nindex = 0;
+	free(rs->rp.byev);
+	rs->rp.byev = NULL;
+	rs->rp.nbyev = rs->rp.ev_pos = 0;
 	for (; w != NULL; w = next) {
 		next = w->next;
 		if (s->state == SESS_RANK && rs->sess == s)
@@ -274,19 +362,24 @@ replay_release(struct job *j, int32_t rcv)
 
 	if (s == NULL || !rs->rp.active)
 		return;
-	while ((w = rs->rp.parked) != NULL && w->event == rs->rp.next) {
-		if (w->e->refill) {
-			log_debug("cm replay waits job=%s rcv=%d event=%llu: "
-			    "payload not re-sent yet", j->id, rcv,
-			    (unsigned long long)w->event);
-			return;
+	while (s->state == SESS_RANK && rs->sess == s) {
+		w = rs->rp.parked;
+		if (w != NULL && w->event == rs->rp.next) {
+			if (w->e->refill) {
+				log_debug("cm replay waits job=%s rcv=%d "
+				    "event=%llu: payload not re-sent yet",
+				    j->id, rcv, (unsigned long long)w->event);
+				return;
+			}
+			rs->rp.parked = w->next;
+			replay_answer(s, rs, w);
+			rs->rp.next++;
+			free(w);
+		} else if (!replay_push(s, rs)) {
+			break;
 		}
-		rs->rp.parked = w->next;
-		replay_answer(s, rs, w);
-		rs->rp.next++;
-		free(w);
 	}
-	if (rs->rp.next > rs->rp.end)
+	if (rs->rp.active && rs->rp.next > rs->rp.end && rs->rp.ahead_n == 0)
 		replay_finish(s, rs);
 }
 
@@ -387,6 +480,23 @@ replay_post(struct session *s, const struct post *p)
 	}
 	if (e != NULL && !replay_same(e, p)) {
 		replay_diverged(s, e, p);
+		return;
+	}
+	if (e != NULL && ev < rs->rp.next) {
+		/* pushed ahead (an event before next was answered, and a
+		   post number comes once): the rank has it, the window
+		   slides */
+		if (rs->rp.ahead_n == 0) {
+			snprintf(why, sizeof(why), "post %llu: event %llu "
+			    "was answered already", (unsigned long long)
+			    p->post_no, (unsigned long long)ev);
+			session_error(s, why);
+			return;
+		}
+		rs->rp.ahead_n--;
+		rs->rp.ahead_bytes -= e->size < rs->rp.ahead_bytes ? e->size :
+		    rs->rp.ahead_bytes;
+		replay_release(s->job, s->rank);
 		return;
 	}
 	if ((w = calloc(1, sizeof(*w))) == NULL) {

@@ -177,7 +177,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	if (rs->home) {
 		nd_send_log(s, rs, rs->resume_nd);
 		if (s->state == SESS_RANK)
-			replay_begin(s, rs);
+			replay_begin(s, rs, h->replay_window);
 	}
 }
 

@@ -577,6 +577,7 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 			r->rlog[i].incarnation = ri->incarnation;
 			r->rlog[i].relaunch_ms = ri->relaunch_ms;
 			r->rlog[i].replayed_events = ri->replayed_events;
+			r->rlog[i].replayed_ahead = ri->replayed_ahead;
 			r->rlog[i].replay_s = ri->replay_s;
 			r->rlog[i].from_ckpt = ri->from_ckpt;
 		}
@@ -885,6 +886,8 @@ run_write_report(struct run *r, double wall)
 			json_null(&j);
 		json_key(&j, "replayed_events");
 		json_uint(&j, e->replayed_events);
+		json_key(&j, "replayed_ahead");
+		json_uint(&j, e->replayed_ahead);
 		json_key(&j, "replay_s");
 		json_double(&j, e->replay_s);
 		json_key(&j, "from_ckpt");

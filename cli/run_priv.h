@@ -52,6 +52,7 @@ struct run_restart {
 	uint32_t incarnation;
 	double relaunch_ms;	/* < 0: never started */
 	uint64_t replayed_events;
+	uint64_t replayed_ahead;
 	double replay_s;
 	uint64_t from_ckpt;
 };

@@ -73,6 +73,7 @@ static void
 djob_free(struct djob *j)
 {
 	ev_timer_stop(j->d->loop, &j->grace_w);
+	ev_timer_stop(j->d->loop, &j->replay_w);
 	ev_timer_stop(j->d->loop, &j->chaos_w);
 	djob_regen_stop(j);
 	free(j->rlog);
@@ -86,6 +87,47 @@ djob_free(struct djob *j)
 	free(j->ranks);
 	dbin_free(j);
 	free(j);
+}
+
+/*
+ * Whether the last incarnation of a restarted rank has not had its
+ * ReplayDone yet: the CM sends it on its own link, which a rank that
+ * exits right after its replay can beat.
+ */
+static bool
+djob_replays_pending(const struct djob *j)
+{
+	for (size_t i = 0; i < j->nrlog; i++) {
+		const struct drestart *e = &j->rlog[i];
+
+		if (!e->replay_seen && e->rank >= 0 && e->rank < j->nranks &&
+		    e->incarnation == j->ranks[e->rank].incarnation)
+			return true;
+	}
+	return false;
+}
+
+static void
+djob_on_replay_wait(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct djob *j = w->data;
+
+	(void)loop;
+	(void)revents;
+	log_warnx("dispatcher job=%s a replay report did not come, "
+	    "finishing anyway", j->id);
+	djob_finish(j);
+}
+
+/* Every rank exited: the job ends once the report has its replays. */
+static void
+djob_finish_soon(struct djob *j)
+{
+	if (djob_replays_pending(j)) {
+		ev_timer_start(j->d->loop, &j->replay_w);
+		return;
+	}
+	djob_finish(j);
 }
 
 static void
@@ -255,6 +297,8 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->ncs = js->relay_only ? 0 : js->ncs;
 	ev_timer_init(&j->grace_w, djob_on_grace, DISP_KILL_GRACE, 0.);
 	j->grace_w.data = j;
+	ev_timer_init(&j->replay_w, djob_on_replay_wait, DISP_REPLAY_WAIT, 0.);
+	j->replay_w.data = j;
 	ev_timer_init(&j->chaos_w, djob_on_chaos, 1., 0.);
 	j->chaos_w.data = j;
 	if ((j->argv = djob_strvdup(js->argv, js->n_argv)) == NULL ||
@@ -702,6 +746,8 @@ djob_finish(struct djob *j)
 				ri[i].relaunch_ms = j->rlog[i].relaunch_ms;
 				ri[i].replayed_events =
 				    j->rlog[i].replayed_events;
+				ri[i].replayed_ahead =
+				    j->rlog[i].replayed_ahead;
 				ri[i].replay_s = j->rlog[i].replay_s;
 				ri[i].from_ckpt = j->rlog[i].from_ckpt;
 				rip[i] = &ri[i];
@@ -994,7 +1040,7 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 		if (!djob_ranks_pending(j))
 			djob_finish(j);
 	} else if (j->nexited == j->nranks) {
-		djob_finish(j);
+		djob_finish_soon(j);
 	} else {
 		djob_schedule(node->d);
 	}
@@ -1147,16 +1193,23 @@ djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd)
 	struct djob *j = djob_find(cm->d, rd->job_id);
 
 	log_info("dispatcher replay done job=%s rank=%d incarnation=%u "
-	    "events=%llu seconds=%.3f cm=%s", rd->job_id, rd->rank,
-	    rd->incarnation, (unsigned long long)rd->events, rd->seconds,
-	    cm->addr);
+	    "events=%llu ahead=%llu seconds=%.3f cm=%s", rd->job_id, rd->rank,
+	    rd->incarnation, (unsigned long long)rd->events,
+	    (unsigned long long)rd->ahead, rd->seconds, cm->addr);
 	if (j == NULL)
 		return;
 	for (size_t i = j->nrlog; i-- > 0;) {
 		struct drestart *e = &j->rlog[i];
 		if (e->rank == rd->rank && e->incarnation == rd->incarnation) {
+			e->replay_seen = true;
 			e->replayed_events = rd->events;
+			e->replayed_ahead = rd->ahead;
 			e->replay_s = rd->seconds;
+			if (ev_is_active(&j->replay_w) &&
+			    !djob_replays_pending(j)) {
+				ev_timer_stop(j->d->loop, &j->replay_w);
+				djob_finish(j);
+			}
 			return;
 		}
 	}

@@ -18,6 +18,7 @@
 #define DISP_HELLO_TIMEOUT	10.0	/* s to say Hello */
 #define DISP_HB_TIMEOUT		10.0	/* s of node silence = node lost */
 #define DISP_KILL_GRACE		3.0	/* s to wait for killed ranks */
+#define DISP_REPLAY_WAIT	1.0	/* s to wait for a late ReplayDone */
 #define DISP_MAX_RANKS		65536
 #define DISP_MAX_CMS		1024
 #define DISP_OUT_HIGH		(16u << 20)	/* client queue: pause nodes */
@@ -138,7 +139,9 @@ struct drestart {
 	uint32_t incarnation;	/* the new one */
 	double t_exit;		/* ev_time() when the death was reported */
 	double relaunch_ms;	/* to its TaskStarted; -1 until then */
+	bool replay_seen;	/* the CM's ReplayDone came */
 	uint64_t replayed_events;
+	uint64_t replayed_ahead;	/* of those, streamed before the post */
 	double replay_s;
 	uint64_t from_ckpt;	/* restored checkpoint (0: from the start) */
 };
@@ -183,6 +186,8 @@ struct djob {
 	char reason[512];	/* first failure's reason */
 	char waitmsg[128];	/* last "waiting" message sent */
 	ev_timer grace_w;	/* FINISHING: stop waiting for killed ranks */
+	ev_timer replay_w;	/* every rank exited: stop waiting for the
+				   last ReplayDone reports */
 	/* restarts and fault injection (docs/REPLAY.md) */
 	bool relay_only;	/* no logging at the CMs, no restarts */
 	int max_restarts;	/* per rank */

@@ -610,6 +610,12 @@ ck_take(void)
 			goto out;
 	}
 	t2 = mono_us();
+	if (mpiv_ahead_pending()) {
+		/* a streaming replay is on: deliveries held for posts still
+		   to come are no clean resume point (rp_ahead.c) */
+		ck_write("ckpt-skip %llu replaying\n", (unsigned long long)k);
+		goto out;
+	}
 	/* 3. The mark: from here on nothing is read until the fork. */
 	mark.ckpt_no = k;
 	mark.event = mpiv_tp_last_event();

@@ -201,6 +201,7 @@ relay_recv(struct mpiv_request *r)
 	if (rc == MPI_SUCCESS) {
 		r->post_no = post_no;
 		mpiv_fault_point("post");
+		mpiv_ahead_take(r);	/* a replay pushed its delivery */
 	}
 	return rc;
 }

@@ -55,6 +55,21 @@ extern const struct mpiv_proto *mpiv_proto;
    job. MPI code. */
 int mpiv_p2p_finalize(void);
 
+/* Streaming replay, the relay protocol's (rp_ahead.c): the window asked
+   of the home CM (MPIV_REPLAY_WINDOW); the receive posted already that
+   an ahead Deliver answers; holding one that came before its post (-1:
+   out of memory) until its payload is whole; completing a fresh post
+   from what is held (when whole); whether
+   anything is held (no checkpoint then); forgetting it all. */
+uint32_t mpiv_ahead_window(void);
+struct mpiv_request *mpiv_ahead_posted(const Mpiv__Deliver *d);
+int mpiv_ahead_hold(const Mpiv__Deliver *d, size_t len, uint8_t **dst,
+    void **h);
+void mpiv_ahead_whole(void *h);
+void mpiv_ahead_take(struct mpiv_request *r);
+bool mpiv_ahead_pending(void);
+void mpiv_ahead_reset(void);
+
 /* Shared by the protocols (p2p.c). */
 bool mpiv_p2p_too_big(size_t bytes);
 const void *mpiv_p2p_addr(const void *buf, MPI_Aint disp);

@@ -15,6 +15,7 @@
 #include "mono.h"
 #include "net.h"
 #include "direct.h"
+#include "proto.h"
 #include "tp_priv.h"
 #include "transport.h"
 
@@ -124,6 +125,8 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	hello.incarnation = incarnation;
 	hello.resume_event = tp_resume_event;
 	hello.resume_nd = tp_resume_nd;
+	if (home)
+		hello.replay_window = mpiv_ahead_window();
 	if (dp_active)
 		hello.listen_addr = dp_listen_addr;
 	if (gethostname(name, sizeof(name)) == 0) {
@@ -387,6 +390,7 @@ tp_reset_conn(struct tp_conn *c)
 		frame_free_meta(c->meta);
 	c->meta = NULL;
 	c->preq = NULL;
+	c->pahead = NULL;
 	c->pdst = NULL;
 	c->in_payload = false;
 	c->pkeep = c->pgot = c->prest = 0;
@@ -409,6 +413,7 @@ mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
 	tp_resume_event = resume_event;
 	tp_resume_nd = resume_nd;
 	tp_incarnation = incarnation;
+	mpiv_ahead_reset();	/* empty at a checkpoint anyway (ckpt.c) */
 	for (i = 0; i < tp_nconns; i++) {
 		struct tp_conn *c = &tp_conns[i];
 

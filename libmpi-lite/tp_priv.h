@@ -59,6 +59,8 @@ struct tp_conn {
 	struct frame_hdr h;
 	ProtobufCMessage *meta;
 	struct mpiv_request *preq;	/* receive the payload is for */
+	void *pahead;			/* held ahead Deliver (rp_ahead.c) */
+	bool ahead_nomem;		/* an ahead Deliver could not be held */
 	uint8_t *pdst;			/* where kept bytes go */
 	size_t pkeep, pgot;		/* bytes to keep, kept so far */
 	size_t prest;			/* payload bytes still to consume */
