@@ -635,8 +635,6 @@ ckpt_upload_image(const struct ckpt_args *a, Mpiv__PipeInode **pp,
 	if (rc == 0) {
 		res->parent = img.d != NULL ? img.parent : 0;
 		res->chain = img.d != NULL ? img.chain : 0;
-		if (!img.d)
-			res->reused = 0;
 		if (scanned && have_path)
 			ckpt_idx_save(path, a, &scan, res->chain);
 	}
