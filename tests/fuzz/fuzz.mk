@@ -15,7 +15,8 @@ FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
+	node-agent/criu_delta.c $(GEN_C)
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
@@ -25,7 +26,7 @@ LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/au
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
-	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv
+	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -47,7 +48,7 @@ $(FB)/fuzz_cm_store: tests/fuzz/fuzz_cm_store.c $(CM_SRCS) $(GEN_H) \
 $(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h checkpoint-server/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) \
-		-lev -lprotobuf-c
+		-lev -lprotobuf-c -lzstd
 
 $(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h dispatcher/*.h)
@@ -76,3 +77,12 @@ $(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
 		-lev -lprotobuf-c -lzstd
+
+# What a checkpoint server decodes of an incremental image (and of a
+# stored full one) when it rebuilds a chain; MPIV_FUZZ_WRITE_SEEDS=
+# tests/fuzz/seeds/fuzz_cs_delta $(FB)/fuzz_cs_delta writes its seeds.
+DELTA_SRCS := node-agent/criu_delta.c runtime/cksum.c runtime/log.c
+$(FB)/fuzz_cs_delta: tests/fuzz/fuzz_cs_delta.c $(DELTA_SRCS) \
+		$(wildcard runtime/*.h node-agent/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_delta.c $(DELTA_SRCS) \
+		-lzstd
