@@ -188,6 +188,7 @@ struct replay {
 	uint64_t ahead_n;	/* pushed, their post not seen yet */
 	uint64_t ahead_bytes;	/* ... and their payload bytes */
 	uint64_t pushed;	/* deliveries pushed ahead in this replay */
+	uint64_t nd;		/* the rank's own outcomes in its NdLog */
 	struct logent **byev;
 	size_t nbyev, ev_pos;
 };

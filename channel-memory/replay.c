@@ -116,7 +116,7 @@ replay_report(struct session *s, struct rank_state *rs)
 	rd.job_id = s->job->id;
 	rd.rank = s->rank;
 	rd.incarnation = s->incarnation;
-	rd.events = rs->rp.end - rs->rp.from;
+	rd.events = rs->rp.end - rs->rp.from + rs->rp.nd;
 	rd.ahead = rs->rp.pushed;
 	rd.seconds = secs < 0 ? 0 : secs;
 	if (cm->disp != NULL && cm->disp->state == SESS_DISPATCHER)
@@ -155,6 +155,8 @@ replay_begin(struct session *s, struct rank_state *rs, uint32_t window)
 		return;
 	rp->incarnation = s->incarnation;
 	rp->t0 = ev_time();
+	/* the NdLog just sent: in a direct job all the replay there is */
+	rp->nd = rs->nd_end > rs->resume_nd ? rs->nd_end - rs->resume_nd : 0;
 	rp->from = rs->resume_event;
 	rp->end = rs->next_event > rp->from ? rs->next_event : rp->from;
 	rp->next = rp->from + 1;
