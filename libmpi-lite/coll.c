@@ -23,8 +23,8 @@
  *   allreduce      recursive doubling with the non-power-of-two fold,
  *                  order-preserving; large, commutative: reduce-scatter
  *                  by recursive halving + allgather by recursive doubling
- *                  (Rabenseifner), or a ring (reduce-scatter + allgather)
- *                  when p is not a power of two and the data is large
+ *                  (Rabenseifner); a ring (reduce-scatter + allgather)
+ *                  only when MPIV_COLL asks for it
  *   gather/scatter binomial trees on packed bytes
  *   gatherv/scatterv  linear (only the root knows the counts)
  *   allgather      small: Bruck (ceil(log2 p) rounds on packed bytes);
@@ -44,6 +44,7 @@
  * copied to the others, so every rank gets the same bits.
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,17 +60,25 @@ enum coll_tag {
 /*
  * Algorithm thresholds, in bytes of one rank's data (count * type size;
  * for alltoall and allgather, of one block). Every rank of a call sees
- * the same sizes, so all pick the same algorithm.
+ * the same sizes, so all pick the same algorithm. Where the protocols
+ * differ, relay messages cost more each (they pass through the
+ * receiver's Channel Memory) and the direct ones more per byte (the
+ * sender logs every payload), so the relay switches to the algorithms
+ * with more, smaller messages later. docs/BENCHMARKS.md, "Collective
+ * algorithms", has the measurements behind these.
  */
 /* Allreduce: Rabenseifner from here (commutative ops, count >= p). */
-#define COLL_ALLREDUCE_RSAG_MIN		(16 * 1024)
-/* Allreduce: the ring instead from here when p is not a power of two
-   (the fold of the extra ranks moves the whole vector twice). */
-#define COLL_ALLREDUCE_RING_MIN		(256 * 1024)
-/* Bcast: scatter + ring allgather from here (p >= 3). */
-#define COLL_BCAST_SCAG_MIN		(256 * 1024)
-/* Reduce: reduce-scatter + gather from here (commutative ops, count >= p). */
-#define COLL_REDUCE_RSG_MIN		(64 * 1024)
+#define COLL_ALLREDUCE_RSAG_MIN_DIRECT	(32 * 1024)
+#define COLL_ALLREDUCE_RSAG_MIN_RELAY	(256 * 1024)
+/* Bcast: scatter + ring allgather from here (p >= 3). Never in the
+   relay protocol: there the binomial tree was faster at every size
+   measured (64 KiB to 16 MiB, 4 and 8 ranks, one CM). */
+#define COLL_BCAST_SCAG_MIN_DIRECT	(256 * 1024)
+#define COLL_BCAST_SCAG_MIN_RELAY	SIZE_MAX
+/* Reduce: reduce-scatter + gather from here (commutative ops, count >= p).
+   It moves fewer bytes through the root but more in all than the
+   binomial tree, which wins below a few MiB when ranks share cores. */
+#define COLL_REDUCE_RSG_MIN		(4 * 1024 * 1024)
 /* Reduce_scatter: the ring from here (commutative ops; total data). */
 #define COLL_RSCAT_RING_MIN		(16 * 1024)
 /* Allgather: Bruck below this many bytes per block. */
@@ -108,6 +117,9 @@ static const char *const coll_algo_names[CK_COUNT][4] = {
 
 /* Forced algorithm per kind, -1 for the size-based choice. */
 static int coll_forced[CK_COUNT];
+/* The job runs the direct protocol (MPIV_PROTOCOL, set for every rank
+   of the job and every incarnation alike). */
+static bool coll_direct;
 
 /*
  * Reads MPIV_COLL once: a comma-separated list of KIND:ALGORITHM
@@ -125,6 +137,8 @@ coll_conf(void)
 	if (done)
 		return;
 	done = true;
+	env = getenv("MPIV_PROTOCOL");
+	coll_direct = env != NULL && strcmp(env, "direct") == 0;
 	for (int k = 0; k < CK_COUNT; k++)
 		coll_forced[k] = -1;
 	if ((env = getenv("MPIV_COLL")) == NULL)
@@ -589,7 +603,9 @@ coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 
 	if (comm->size == 1 || nb == 0)
 		return MPI_SUCCESS;
-	algo = nb >= COLL_BCAST_SCAG_MIN && comm->size > 2 ? BC_SCAG :
+	coll_conf();
+	algo = nb >= (coll_direct ? COLL_BCAST_SCAG_MIN_DIRECT :
+	    COLL_BCAST_SCAG_MIN_RELAY) && comm->size > 2 ? BC_SCAG :
 	    BC_BINOMIAL;
 	if (nb <= INT_MAX)
 		algo = coll_pick(CK_BCAST, 1u << BC_BINOMIAL | 1u << BC_SCAG,
@@ -833,10 +849,9 @@ mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	if (size == 1)
 		return MPI_SUCCESS;
 	if (op->commute && count >= size) {
-		if (bytes >= COLL_ALLREDUCE_RING_MIN &&
-		    coll_pof2(size) != size)
-			algo = AR_RING;
-		else if (bytes >= COLL_ALLREDUCE_RSAG_MIN)
+		coll_conf();
+		if (bytes >= (coll_direct ? COLL_ALLREDUCE_RSAG_MIN_DIRECT :
+		    COLL_ALLREDUCE_RSAG_MIN_RELAY))
 			algo = AR_RSAG;
 		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_RSAG |
 		    1u << AR_RING, algo);

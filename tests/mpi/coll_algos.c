@@ -1,8 +1,9 @@
 /* coll_algos: the size- and rank-count-dependent collective algorithms
  * (docs/COLLECTIVES.md), each against a reference computed locally.
- * Sizes straddle every threshold (small trees, Rabenseifner, ring,
- * scatter + allgather, reduce-scatter + gather, Bruck, linear alltoall),
- * and counts below the rank count. Allreduce, Reduce (every root) and
+ * Sizes straddle every threshold of both protocols (small trees,
+ * Rabenseifner, scatter + allgather, reduce-scatter + gather, Bruck,
+ * linear alltoall, the reduce-scatter ring), and counts below the rank
+ * count. Allreduce, Reduce (every root) and
  * Bcast of integer-valued doubles (exact in any order), MPI_IN_PLACE;
  * every predefined op on int at sizes of each path, MAXLOC/MINLOC with
  * ties; a non-contiguous derived type (with commutative user ops); Bcast with different type
@@ -15,17 +16,19 @@
 #include "mpitest.h"
 #include <math.h>
 
-/* Element counts of doubles: bytes around 4, 16, 64, 256 KiB, counts
-   below the rank count, and one past 512 KiB. */
+/* Element counts of doubles: bytes around 4, 16, 32, 64, 256 KiB and
+   1 MiB, and counts below the rank count. */
+#define DMAX 131073
 static const int dsizes[] = { 1, 2, 3, 5, 7, 511, 512, 513, 2047, 2048,
-	2049, 8191, 8192, 8193, 32767, 32768, 32769, 65537 };
+	2049, 4095, 4096, 4097, 8191, 8192, 8193, 32767, 32768, 32769,
+	131071, DMAX };
 #define NDS ((int)(sizeof dsizes / sizeof dsizes[0]))
 
 static double dval(int r, int i) { return (double)(r + (i * 7) % 1000); }
 
 static void check_doubles(void)
 {
-	double *s = malloc(65537 * sizeof(double)), *r = malloc(65537 * sizeof(double));
+	double *s = malloc(DMAX * sizeof(double)), *r = malloc(DMAX * sizeof(double));
 	CHECK(s && r, "malloc");
 	for (int k = 0; k < NDS; k++) {
 		int n = dsizes[k], root = k % t_size;
@@ -72,6 +75,21 @@ static void check_doubles(void)
 	}
 	free(s);
 	free(r);
+	/* Reduce around 4 MiB (reduce-scatter + gather from there) */
+	for (int k = 0; k < 2; k++) {
+		int n = 524288 + (k ? 3 : -1), root = t_size / 2;
+		s = malloc((size_t)n * sizeof(double));
+		r = malloc((size_t)n * sizeof(double));
+		CHECK(s && r, "malloc");
+		for (int i = 0; i < n; i++)
+			s[i] = dval(t_rank, i);
+		MPI_OK(MPI_Reduce(s, r, n, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD));
+		if (t_rank == root)
+			for (int i = 0; i < n; i++)
+				CHECK(r[i] == t_size * (t_size - 1) / 2.0 + t_size * dval(0, i), "Reduce SUM n=%d [%d]", n, i);
+		free(s);
+		free(r);
+	}
 }
 
 /* ---- every predefined op on int ---- */
