@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# tests/integration/test_coll_force.sh: MPIV_COLL forces the collective
+# algorithms (docs/COLLECTIVES.md) whatever the size; tests/mpi/coll_algos
+# must print the same line as without it (its expected.txt line, from Open
+# MPI) in both protocols, at a rank count that is a power of two and one
+# that is not. Forced algorithms run at sizes they are never picked for by
+# default: the ring and scatter + allgather on a few bytes (empty chunks),
+# the trees on large data. A malformed MPIV_COLL is ignored.
+cd "$(dirname "$0")/../.." || exit 2
+. tests/integration/common.bash
+common_init coll-force
+PROG=$B/tests/mpi/coll_algos
+[ -x "$PROG" ] || { notok "$PROG not built"; exit 1; }
+
+SETS=(
+	"allreduce:ring,bcast:scatter_allgather,reduce:reduce_scatter_gather,reduce_scatter:ring,allgather:bruck,alltoall:linear"
+	"allreduce:rabenseifner"
+	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise"
+)
+run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL
+	local label=$1 n=$2 p=$3 want
+	want=$(sed -n "s/^coll_algos $n: //p" tests/mpi/expected.txt)
+	MPIV_COLL=$4 timeout 120 "$MPIV" run -n "$n" --protocol "$p" --timeout 90 \
+	    "$PROG" > "$T/out" 2> "$T/err"
+	local rc=$?
+	if [ "$rc" = 0 ] && [ -n "$want" ] && [ "$(cat "$T/out")" = "$want" ]; then
+		ok "$label n=$n $p"
+	else
+		notok "$label n=$n $p: exit $rc, want \"$want\"" "$T/out" "$T/err"
+	fi
+}
+for i in "${!SETS[@]}"; do
+	for p in direct relay; do
+		for n in 3 8; do
+			run_one "MPIV_COLL set $i" "$n" "$p" "${SETS[i]}"
+		done
+	done
+done
+run_one "malformed MPIV_COLL ignored" 5 direct "allreduce:nope,,bcast,:ring,reduce:binomialx,zzz:ring"
+[ "$fail" = 0 ]
