@@ -29,7 +29,11 @@ SEEDS=${FLT_SEEDS:-"11 22 33"}
 # the reference too), so the CM frees its log while ranks die.
 # flt_coll with 16384 longs: 128 KiB Bcast payloads, carved from the CM's
 # arenas (and its prefaulted ones), replayed after kills, and with
-# checkpoints freed from arenas that other payloads still share.
+# checkpoints freed from arenas that other payloads still share; they
+# also run Allreduce and Reduce of 128 KiB (Rabenseifner in direct jobs).
+# LABEL force* sets MPIV_COLL to the large-data collective algorithms
+# (docs/COLLECTIVES.md) at any size: 5 ranks, so with the fold of the
+# extra rank.
 PROGS=(
 	"flt_mw       4 raw 2000 20000"
 	"flt_stencil  4 tag 2000 3000"
@@ -41,6 +45,7 @@ PROGS=(
 	"flt_exit     3 tag 800 3"
 	"flt_coll=128k      4 raw 250 16384"
 	"flt_coll=ckpt128k  4 raw 800 16384"
+	"flt_coll=force     5 raw 100 6000"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n mode args...
@@ -55,6 +60,7 @@ chaos_prog() {
 	fi
 	[ "$mode" = tag ] && runopt=(--tag-output)
 	case $name in *=ckpt*) runopt+=(--ckpt-interval 0.3) ;; esac
+	case $name in *=force*) local -x MPIV_COLL=allreduce:rabenseifner,reduce:reduce_scatter_gather,bcast:scatter_allgather,reduce_scatter:ring ;; esac
 	flt_job "$ref" 120 -n "$n" "${runopt[@]}" "$bin" "$@"
 	if grep -q 'FLT-FAIL' "$ref.err" || [ -z "$(flt_report "$ref.json" wall_s)" ]; then
 		flt_notok "$name: failure-free reference run (exit $FLT_RC)" "$ref.err" "$ref.out"

@@ -1,8 +1,9 @@
 /* flt_coll: rounds of collectives with checked results.
  *   flt_coll [ROUNDS=300] [LEN=64]
- * Bcast (rotating root), Reduce, Allreduce (SUM, MAX), Allgather,
- * Alltoall, Scan, Exscan, Gatherv/Scatter, Barrier. Rank 0 prints a
- * digest every ROUNDS/6 rounds. */
+ * Bcast (rotating root), Reduce, Allreduce (SUM, MAX), Allreduce and
+ * Reduce of LEN longs, Allgather, Alltoall, Scan, Exscan,
+ * Gatherv/Scatter, Barrier. Rank 0 prints a digest every ROUNDS/6
+ * rounds. */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -27,6 +28,18 @@ int main(int argc, char **argv)
 			FLT_ASSERT(s == r * np * (np + 1) / 2, "reduce %ld", s);
 		FLT_MPI(MPI_Allreduce(&v, &mx, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD));
 		FLT_ASSERT(mx == r * np, "allreduce max %ld", mx);
+		/* Allreduce + Reduce of LEN longs (from 16 KiB on, the
+		   large-data algorithms of docs/COLLECTIVES.md) */
+		for (long i = 0; i < len; i++)
+			a[i] = (me + 1) * r + i;
+		FLT_MPI(MPI_Allreduce(a, b, (int)len, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+		for (long i = 0; i < len; i++)
+			FLT_ASSERT(b[i] == r * np * (np + 1) / 2 + np * i, "allreduce vec r%ld [%ld]=%ld", r, i, b[i]);
+		h = flt_mix(h, (uint64_t)b[len - 1]);
+		FLT_MPI(MPI_Reduce(a, b, (int)len, MPI_LONG, MPI_MAX, root, MPI_COMM_WORLD));
+		if (me == root)
+			for (long i = 0; i < len; i++)
+				FLT_ASSERT(b[i] == np * r + i, "reduce vec r%ld [%ld]=%ld", r, i, b[i]);
 		/* Allgather */
 		long mine = me * 100 + r % 100;
 		FLT_MPI(MPI_Allgather(&mine, 1, MPI_LONG, b, 1, MPI_LONG, MPI_COMM_WORLD));
