@@ -194,9 +194,11 @@ struct replay {
 };
 
 /* Streaming replay: the most entries a rank may ask to have pushed ahead,
-   and the payload bytes pushed ahead beyond which only one more goes. */
+   and the payload bytes pushed ahead beyond which only one more goes
+   (more would cost big messages a copy more than the round trip saved:
+   2000 x 64 KiB replayed 2x slower with 8 MiB ahead). */
 #define REPLAY_WINDOW_MAX	4096
-#define REPLAY_AHEAD_BYTES	(8u << 20)
+#define REPLAY_AHEAD_BYTES	(256u << 10)
 
 /* CkptMark of a rank, kept until a durable notice applies or drops it. */
 struct ckpt_mark {
