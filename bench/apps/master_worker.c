@@ -64,7 +64,7 @@ static void worker(int rank, int size, int corrupt)
 
 int main(int argc, char **argv)
 {
-	int rank, size, ntask = 6000, corrupt = 0;
+	int rank, size, ntask = 16000, corrupt = 0;
 
 	MPI_Init(&argc, &argv);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* each line out at once, even if the job is torn down */
