@@ -433,7 +433,7 @@ static void check_rscat(void)
 
 static void check_gathers(void)
 {
-	static const int counts[] = { 1, 100, 1023, 1024, 1500 };	/* ints: 4 B .. 6 KB blocks */
+	static const int counts[] = { 1, 100, 1024, 8191, 8192 };	/* ints: 4 B .. 32 KiB blocks */
 	MPI_Datatype vt;
 	MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &vt));
 	MPI_OK(MPI_Type_commit(&vt));
@@ -466,9 +466,9 @@ static void check_gathers(void)
 		free(s);
 		free(r);
 	}
-	/* Alltoall: 4 B .. 8 KB blocks */
-	static const int ab[] = { 1, 511, 512, 2000 };
-	for (int c = 0; c < 4; c++) {
+	/* Alltoall: 4 B .. 16 KiB blocks */
+	static const int ab[] = { 1, 63, 64, 2000, 4095, 4096 };
+	for (int c = 0; c < 6; c++) {
 		int b = ab[c], n = b * t_size;
 		int *s = malloc((size_t)n * sizeof(int)), *r = malloc((size_t)n * sizeof(int));
 		CHECK(s && r, "malloc");
@@ -486,14 +486,15 @@ static void check_gathers(void)
 		free(r);
 	}
 	/* Alltoallv: blocks between ranks >= 2 are large, the rest small, so
-	   ranks 0 and 1 post everything at once and the others go pairwise */
+	   ranks 0 and 1 post everything at once and the others go pairwise
+	   (in direct jobs; in relay ones all go pairwise) */
 	{
 		int *sc = malloc(4 * sizeof(int) * (size_t)t_size), *sd = sc + t_size, *rc = sd + t_size, *rd = rc + t_size;
 		int ns = 0, nr = 0;
 		CHECK(sc, "malloc");
 		for (int q = 0; q < t_size; q++) {
-			sc[q] = t_rank >= 2 && q >= 2 ? 700 + q : 2 + q;
-			rc[q] = t_rank >= 2 && q >= 2 ? 700 + t_rank : 2 + t_rank;
+			sc[q] = t_rank >= 2 && q >= 2 ? 4200 + q : 2 + q;
+			rc[q] = t_rank >= 2 && q >= 2 ? 4200 + t_rank : 2 + t_rank;
 			sd[q] = ns;
 			rd[q] = nr;
 			ns += sc[q];
@@ -503,11 +504,11 @@ static void check_gathers(void)
 		CHECK(s && r, "malloc");
 		for (int q = 0; q < t_size; q++)
 			for (int i = 0; i < sc[q]; i++)
-				s[sd[q] + i] = t_rank * 100000 + q * 1000 + i;
+				s[sd[q] + i] = t_rank * 1000000 + q * 10000 + i;
 		MPI_OK(MPI_Alltoallv(s, sc, sd, MPI_INT, r, rc, rd, MPI_INT, MPI_COMM_WORLD));
 		for (int q = 0; q < t_size; q++)
 			for (int i = 0; i < rc[q]; i++)
-				CHECK(r[rd[q] + i] == q * 100000 + t_rank * 1000 + i, "Alltoallv from %d [%d]", q, i);
+				CHECK(r[rd[q] + i] == q * 1000000 + t_rank * 10000 + i, "Alltoallv from %d [%d]", q, i);
 		t_mix(r, (size_t)nr * sizeof(int));
 		free(s);
 		free(r);
