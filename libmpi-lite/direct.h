@@ -77,6 +77,10 @@ struct dp_link *dp_link_of(struct tp_conn *c);
    half read from a link that may yet be closed is not counted, so that
    p sends it again on the new one). */
 uint64_t dpx_held(int p);
+/* For the state dump (dump.c): the highest seq logged for p, and one line
+   per unexpected message and pull in flight, through line(). */
+uint64_t dpx_logged(int p);
+void dpx_dump_queues(void (*line)(const char *, ...));
 /* A link to p came up (p->peer_has set): resend from the log. */
 void dpx_link_up(int p);
 /* p's link in use went down: undo a message half read from it. */

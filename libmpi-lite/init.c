@@ -126,6 +126,7 @@ MPI_Init(int *argc, char ***argv)
 	mpiv_state.initialized = true;
 	/* Checkpoints (docs/CHECKPOINT.md), when the node offers them. */
 	mpiv_ckpt_init((int)rank, (int)size, (uint32_t)inc);
+	mpiv_dump_init();
 	if (mpiv_state.thread_level == 0)
 		mpiv_state.thread_level = MPI_THREAD_SINGLE;
 	(void)argc;

@@ -836,6 +836,24 @@ dpx_held(int p)
 	return dp_peers[p].recv_last;
 }
 
+uint64_t
+dpx_logged(int p)
+{
+	return sblog_last_seq(&dp_sb, p);
+}
+
+void
+dpx_dump_queues(void (*line)(const char *, ...))
+{
+	for (struct dp_msg *m = dp_unx.head; m != NULL; m = m->next)
+		line("mpiv-dump: rank %d: unexpected from %d seq %llu tag %d "
+		    "len %zu pull %d", dp_rank, m->src,
+		    (unsigned long long)m->seq, m->tag, m->len, m->pull);
+	for (struct dp_msg *m = dp_pulls.head; m != NULL; m = m->next)
+		line("mpiv-dump: rank %d: pulling from %d seq %llu", dp_rank,
+		    m->src, (unsigned long long)m->seq);
+}
+
 void
 dpx_link_down(int p, struct tp_conn *c)
 {

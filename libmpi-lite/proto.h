@@ -70,6 +70,9 @@ void mpiv_ahead_take(struct mpiv_request *r);
 bool mpiv_ahead_pending(void);
 void mpiv_ahead_reset(void);
 
+/* MPIV_DUMP_SIGNAL: the state dump's handler (dump.c). */
+void mpiv_dump_init(void);
+
 /* Shared by the protocols (p2p.c). */
 bool mpiv_p2p_too_big(size_t bytes);
 const void *mpiv_p2p_addr(const void *buf, MPI_Aint disp);

@@ -52,6 +52,11 @@ flt_notok() {
 		[ -s "$f" ] || continue
 		printf '#   --- %s\n' "${f#"$FLT_TMP"/}"
 		head -n 15 "$f" | sed 's/^/#   | /'
+		# a hung job's state (flt_dump_watch)
+		if [ "$(head -n 15 "$f" | grep -c 'mpiv-dump:')" != "$(grep -c 'mpiv-dump:' "$f")" ]; then
+			printf '#   --- %s: the ranks said, before the timeout\n' "${f#"$FLT_TMP"/}"
+			grep 'mpiv-dump:' "$f" | head -n 80 | sed 's/^/#   | /'
+		fi
 	done
 }
 
@@ -106,9 +111,35 @@ flt_proto() {
 	[ -z "${FLT_PROTOCOL:-}" ] || printf -- '--protocol %s\n' "$FLT_PROTOCOL"
 }
 
+# flt_descendants PID: every process below PID.
+flt_descendants() {
+	local p
+	for p in $(pgrep -P "$1"); do
+		echo "$p"
+		flt_descendants "$p"
+	done
+}
+
+# flt_dump_watch PID SECS: if the job PID still runs 2 s before its
+# --timeout SECS ends it, its ranks write what they wait for on stderr
+# (libmpi-lite/dump.c, MPIV_DUMP_SIGNAL): a hang leaves its reason in
+# OUT.err. Returns within a second of the job's end.
+flt_dump_watch() {
+	local pid=$1 secs=$2 i p
+	for ((i = 0; i < secs - 2; i++)); do
+		sleep 1
+		kill -0 "$pid" 2> /dev/null || return 0
+	done
+	for p in $(flt_descendants "$pid"); do
+		tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -q '^MPIV_RANK=' &&
+			kill -USR2 "$p" 2> /dev/null
+	done
+}
+
 # flt_job OUT SECS MPIV_RUN_ARGS... : runs "mpiv run --report OUT.json
 # --timeout SECS ARGS..." under a hard timeout, stdout in OUT.out, stderr
-# in OUT.err, exit code in OUT.rc (and in $FLT_RC).
+# in OUT.err, exit code in OUT.rc (and in $FLT_RC). A job still running
+# 2 s before SECS gets its ranks' state dumped into OUT.err first.
 flt_job() {
 	local out=$1 secs=$2
 	shift 2
@@ -116,11 +147,13 @@ flt_job() {
 	# in the background + wait, so a TERM to this script is handled at
 	# once (the trap kills the job's process group)
 	# FLT_PROTOCOL: run every job in that protocol (relay, direct)
-	timeout -k 5 $((secs + 20)) "$MPIV" run --report "$out.json" \
-		--timeout "$secs" ${FLT_PROTOCOL:+--protocol "$FLT_PROTOCOL"} \
+	MPIV_DUMP_SIGNAL=12 timeout -k 5 $((secs + 20)) "$MPIV" run \
+		--report "$out.json" --timeout "$secs" \
+		${FLT_PROTOCOL:+--protocol "$FLT_PROTOCOL"} \
 		"$@" < /dev/null > "$out.out" 2> "$out.err" &
 	local pid=$!
 	FLT_BG_PIDS=("$pid")
+	[ "$secs" -gt 4 ] && flt_dump_watch "$pid" "$secs" &
 	wait "$pid"
 	FLT_RC=$?
 	FLT_BG_PIDS=()
