@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,6 +59,7 @@ struct ckpt_result {
 	uint64_t parent;	/* incremental over this checkpoint, 0: full */
 	uint32_t chain;
 	uint64_t blocks, reused;	/* of the image; found in the parent */
+	double cpu_s;		/* the worker's CPU: scan, archive, zstd, send */
 	char error[400];
 };
 
@@ -652,6 +654,7 @@ ckpt_worker(const struct ckpt_args *a, int resfd)
 	Mpiv__PipeInode *pp[CKPT_NFDS];
 	struct ckpt_result res = { 0 };
 	double t0 = mono_s();
+	struct rusage ru;
 	ssize_t w;
 
 	proc_worker_init();
@@ -660,6 +663,9 @@ ckpt_worker(const struct ckpt_args *a, int resfd)
 	if (ckpt_upload_image(a, pp, &res) == 0)
 		res.ok = 1;
 	res.upload_s = mono_s() - t0;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		res.cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec /
+		    1e6 + (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	proc_rmtree(a->dir);
 	do
 		w = write(resfd, &res, sizeof(res));
@@ -710,9 +716,10 @@ ckpt_send_taken(struct node *n, const char *job, int rank, uint32_t inc,
 		log_info("node checkpoint taken job=%s rank=%d k=%" PRIu64
 		    " bytes=%" PRIu64 " raw_bytes=%" PRIu64 " dump_s=%.3f "
 		    "upload_s=%.3f inc=%u parent=%" PRIu64 " chain=%u blocks=%"
-		    PRIu64 " reused=%" PRIu64, job, rank, k, res->bytes,
-		    res->raw_bytes, res->dump_s, res->upload_s, inc,
-		    res->parent, res->chain, res->blocks, res->reused);
+		    PRIu64 " reused=%" PRIu64 " upload_cpu_s=%.3f", job, rank, k,
+		    res->bytes, res->raw_bytes, res->dump_s, res->upload_s, inc,
+		    res->parent, res->chain, res->blocks, res->reused,
+		    res->cpu_s);
 	else
 		log_warnx("node checkpoint failed job=%s rank=%d k=%" PRIu64
 		    " error=\"%s\" inc=%u", job, rank, k, res->error, inc);

@@ -405,7 +405,9 @@ ck_ckpt() {
 interrupt_case() {
 	local name=$1 o=$FLT_TMP/$1 what victim l node cs= hs nl
 	what="$name (64 MiB images, checkpoint 2 of rank 1 interrupted)"
-	CK_HOLD=1 ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
+	# every image full (MPIV_CKPT_FULL_EVERY=1): an incremental
+	# checkpoint 2 is small and may be done before the CS is stopped
+	MPIV_CKPT_FULL_EVERY=1 CK_HOLD=1 ck_start "$o" 90 -n $NP --ckpt-interval 120 "$BIN" "${HUGE[@]}"
 	CK_SHOW=("$o.json" "$o.err")
 	CK_CMLOG=$o.err
 	OUT_TMP_STORE=$o.tmp
@@ -526,7 +528,9 @@ if sel cs-restart; then
 		dstart cm cm --listen 127.0.0.1:0 --dispatcher "${DADDR[disp]}" --log-level info
 		dstart cs cs --listen 127.0.0.1:0 --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
 		# its ranks see the hold of ck_start below (their node's env)
-		FLT_HOLD=$FLT_TMP/cs-restart.hold dstart node node --dispatcher "${DADDR[disp]}" \
+		# every image full: an incremental one could be done before
+		# the CS is stopped mid-upload
+		MPIV_CKPT_FULL_EVERY=1 FLT_HOLD=$FLT_TMP/cs-restart.hold dstart node node --dispatcher "${DADDR[disp]}" \
 		    --slots $NP --log-level info --cache-dir "$DEP/cache"
 		dlisten cm && dlisten cs || ok=0
 	fi
