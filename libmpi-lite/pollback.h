@@ -14,7 +14,7 @@
 #define PB_CAP_DEFAULT_US	100	/* the longest sleep, MPIV_POLL_BACKOFF unset */
 #define PB_CAP_MAX_US		10000	/* MPIV_POLL_BACKOFF is capped at 10 ms */
 #define PB_SLEEP_MIN_US		10	/* the first sleep of a run */
-#define PB_TIGHT_US		20	/* the program ran longer than this
+#define PB_TIGHT_US		5	/* the program ran longer than this
 					   between two calls: a new run */
 #define PB_FREE_POLLS		2	/* contended: calls of a run that
 					   return at once */
