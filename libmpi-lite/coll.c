@@ -11,7 +11,8 @@
  * between two ranks are matched in order). Algorithms are picked by the
  * size of the data and the number of ranks (thresholds COLL_* below, the
  * same on every rank since they see the same sizes); MPIV_COLL forces one
- * (coll_conf). docs/COLLECTIVES.md describes them.
+ * (coll_conf). docs/COLLECTIVES.md describes them; coll_group.c has the
+ * building blocks of the large-data reductions.
  *
  *   barrier        dissemination, ceil(log2 p) rounds
  *   bcast          binomial tree; large: binomial scatter of p chunks,
@@ -48,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
+#include "coll.h"
 
 enum coll_tag {
 	TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_GATHER,
@@ -186,19 +187,6 @@ coll_pick(enum coll_kind k, unsigned allowed, int dflt)
 
 /* ---------------- buffers ---------------- */
 
-static inline char *
-coll_at(const void *base, MPI_Aint off)
-{
-	return (char *)((uintptr_t)base + (uintptr_t)off);
-}
-
-/* Address of element i of a dt array at buf. */
-static inline void *
-coll_elem(const void *buf, MPI_Aint i, MPI_Datatype dt)
-{
-	return coll_at(buf, i * dt->extent);
-}
-
 /* A temporary laid out like count elements of dt; *raw is what to free.
    NULL on overflow or out of memory (or count 0: then *raw is NULL). */
 static void *
@@ -273,17 +261,6 @@ coll_waitall(int n, MPI_Request *reqs, int rc)
 	return rc != MPI_SUCCESS ? rc : rc2;
 }
 
-/* Largest power of two <= n (n >= 1). */
-static int
-coll_pof2(int n)
-{
-	int p = 1;
-
-	while (p <= n / 2)
-		p <<= 1;
-	return p;
-}
-
 /* ---------------- barrier ---------------- */
 
 static int
@@ -294,193 +271,6 @@ coll_barrier(MPI_Comm comm, int tag)
 	for (int k = 1; k < size && rc == MPI_SUCCESS; k <<= 1)
 		rc = mpiv_sendrecv_coll(NULL, 0, MPI_BYTE, (rank + k) % size,
 		    NULL, 0, MPI_BYTE, (rank - k + size) % size, tag, comm);
-	return rc;
-}
-
-/* ---------------- blocks of a vector, the power-of-two group ---------- */
-
-/* First element of block i when count elements are cut into n blocks of
-   nearly equal size (the first count % n one element longer). */
-static int
-coll_block_disp(int count, int n, int i)
-{
-	int q = count / n, r = count % n;
-
-	return i * q + (i < r ? i : r);
-}
-
-/*
- * The power-of-two group of a commutative reduction over p ranks, taken
- * relative to `root` (vrank = (rank - root) mod p): rem = p - pof2 extra
- * ranks fold into a partner first. Among vranks below 2 rem, each odd one
- * hands its vector to the even one below it and sits out (newrank -1);
- * the even ones are group members vrank / 2, the rest vrank - rem. Vrank
- * 0 (the root) is always member 0.
- */
-struct coll_group {
-	int size, root, pof2, rem, vrank, newrank;
-};
-
-static void
-coll_group_init(struct coll_group *g, MPI_Comm comm, int root)
-{
-	g->size = comm->size;
-	g->root = root;
-	g->pof2 = coll_pof2(comm->size);
-	g->rem = comm->size - g->pof2;
-	g->vrank = (comm->rank - root + comm->size) % comm->size;
-	if (g->vrank < 2 * g->rem)
-		g->newrank = g->vrank % 2 ? -1 : g->vrank / 2;
-	else
-		g->newrank = g->vrank - g->rem;
-}
-
-/* Comm rank of group member m. */
-static int
-coll_group_rank(const struct coll_group *g, int m)
-{
-	int v = m < g->rem ? m * 2 : m + g->rem;
-
-	return (v + g->root) % g->size;
-}
-
-/* The fold: an extra rank sends buf to its partner, which combines it
-   into its own buf (tmp: room for count elements). */
-static int
-coll_group_fold(const struct coll_group *g, void *buf, void *tmp, int count,
-    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
-{
-	int rc;
-
-	if (g->vrank >= 2 * g->rem)
-		return MPI_SUCCESS;
-	if (g->newrank < 0)
-		return mpiv_send_coll(buf, count, dt,
-		    (g->vrank - 1 + g->root) % g->size, tag, comm);
-	rc = mpiv_recv_coll(tmp, count, dt, (g->vrank + 1 + g->root) %
-	    g->size, tag, comm);
-	return rc == MPI_SUCCESS ? mpiv_op_apply(op, tmp, buf, count, dt) : rc;
-}
-
-/* After an allreduce in the group: members hand the result back to the
-   extra rank that folded into them. */
-static int
-coll_group_unfold(const struct coll_group *g, void *buf, int count,
-    MPI_Datatype dt, MPI_Comm comm, int tag)
-{
-	if (g->vrank >= 2 * g->rem)
-		return MPI_SUCCESS;
-	if (g->newrank < 0)
-		return mpiv_recv_coll(buf, count, dt,
-		    (g->vrank - 1 + g->root) % g->size, tag, comm);
-	return mpiv_send_coll(buf, count, dt, (g->vrank + 1 + g->root) %
-	    g->size, tag, comm);
-}
-
-/*
- * Reduce-scatter by recursive halving among the group's members: buf
- * holds the member's vector, cut into pof2 blocks (coll_block_disp). At
- * each step the member keeps half of its current range of blocks, sends
- * the other half to the member across (newrank ^ mask) and combines what
- * that one sends for the kept half. On return buf's block `newrank`
- * holds the combination over the whole group (other blocks are partial).
- * tmp: room for count / 2 + 1 elements.
- */
-static int
-coll_group_rs(const struct coll_group *g, void *buf, void *tmp, int count,
-    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
-{
-	int lo = 0, hi = g->pof2, rc = MPI_SUCCESS;
-
-	for (int mask = g->pof2 / 2; mask > 0 && rc == MPI_SUCCESS;
-	    mask >>= 1) {
-		int peer = coll_group_rank(g, g->newrank ^ mask);
-		int mid = lo + mask, klo, khi, slo, shi, kd, kc, sd, sc;
-		if (g->newrank & mask) {
-			klo = mid, khi = hi, slo = lo, shi = mid;
-		} else {
-			klo = lo, khi = mid, slo = mid, shi = hi;
-		}
-		kd = coll_block_disp(count, g->pof2, klo);
-		kc = coll_block_disp(count, g->pof2, khi) - kd;
-		sd = coll_block_disp(count, g->pof2, slo);
-		sc = coll_block_disp(count, g->pof2, shi) - sd;
-		rc = mpiv_sendrecv_coll(coll_elem(buf, sd, dt), sc, dt, peer,
-		    tmp, kc, dt, peer, tag, comm);
-		if (rc == MPI_SUCCESS)
-			rc = mpiv_op_apply(op, tmp, coll_elem(buf, kd, dt), kc,
-			    dt);
-		lo = klo;
-		hi = khi;
-	}
-	return rc;
-}
-
-/* Allgather by recursive doubling among the members: from block newrank
-   of buf, every member ends with all pof2 blocks. */
-static int
-coll_group_ag(const struct coll_group *g, void *buf, int count,
-    MPI_Datatype dt, MPI_Comm comm, int tag)
-{
-	int rc = MPI_SUCCESS;
-
-	for (int mask = 1; mask < g->pof2 && rc == MPI_SUCCESS; mask <<= 1) {
-		int peer = coll_group_rank(g, g->newrank ^ mask);
-		int lo = g->newrank & ~(mask - 1), plo = lo ^ mask;
-		int d = coll_block_disp(count, g->pof2, lo);
-		int n = coll_block_disp(count, g->pof2, lo + mask) - d;
-		int pd = coll_block_disp(count, g->pof2, plo);
-		int pn = coll_block_disp(count, g->pof2, plo + mask) - pd;
-		rc = mpiv_sendrecv_coll(coll_elem(buf, d, dt), n, dt, peer,
-		    coll_elem(buf, pd, dt), pn, dt, peer, tag, comm);
-	}
-	return rc;
-}
-
-/* Binomial gather of the members' blocks to member 0: member m holds
-   blocks [m, m + mask) when it sends them to m - mask. */
-static int
-coll_group_gather(const struct coll_group *g, void *buf, int count,
-    MPI_Datatype dt, MPI_Comm comm, int tag)
-{
-	int rc = MPI_SUCCESS, m = g->newrank;
-
-	for (int mask = 1; mask < g->pof2 && rc == MPI_SUCCESS; mask <<= 1) {
-		int lo = m & mask ? m : m + mask;
-		int d = coll_block_disp(count, g->pof2, lo);
-		int n = coll_block_disp(count, g->pof2, lo + mask) - d;
-		if (m & mask)
-			return mpiv_send_coll(coll_elem(buf, d, dt), n, dt,
-			    coll_group_rank(g, m - mask), tag, comm);
-		rc = mpiv_recv_coll(coll_elem(buf, d, dt), n, dt,
-		    coll_group_rank(g, m + mask), tag, comm);
-	}
-	return rc;
-}
-
-/*
- * Ring reduce-scatter over all p ranks: block b of buf (counts[b]
- * elements at displs[b]) travels from rank b + 1 around the ring, each
- * rank combining its own contribution, and ends complete on rank b.
- * tmp: room for the largest block.
- */
-static int
-coll_ring_rs(void *buf, void *tmp, const int *counts, const int *displs,
-    MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag)
-{
-	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
-	int right = (rank + 1) % size, left = (rank - 1 + size) % size;
-
-	for (int s = 0; s < size - 1 && rc == MPI_SUCCESS; s++) {
-		int sb = (rank - s - 1 + size) % size;
-		int rb = (rank - s - 2 + 2 * size) % size;
-		rc = mpiv_sendrecv_coll(coll_elem(buf, displs[sb], dt),
-		    counts[sb], dt, right, tmp, counts[rb], dt, left, tag,
-		    comm);
-		if (rc == MPI_SUCCESS)
-			rc = mpiv_op_apply(op, tmp, coll_elem(buf, displs[rb],
-			    dt), counts[rb], dt);
-	}
 	return rc;
 }
 
@@ -831,7 +621,7 @@ coll_allreduce_ring(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 		free(counts);
 		return MPI_ERR_NO_MEM;
 	}
-	rc = coll_ring_rs(rbuf, tmp, counts, displs, dt, op, comm, tag);
+	rc = coll_group_ring_rs(rbuf, tmp, counts, displs, dt, op, comm, tag);
 	if (rc == MPI_SUCCESS)
 		rc = coll_ring(rbuf, 0, counts, displs, dt, comm, tag);
 	free(rawt);
@@ -1033,7 +823,7 @@ coll_scatterv(const void *sbuf, const int *scounts, const int *displs,
 	return rc;
 }
 
-/* ---------------- allgather(v): ring ---------------- */
+/* ---------------- allgather(v) ---------------- */
 
 /*
  * Ring: at step s every rank passes block (rank - s) to its right
@@ -1128,7 +918,7 @@ coll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 	return coll_ring(rbuf, 0, rcounts, displs, rdt, comm, tag);
 }
 
-/* ---------------- alltoall(v): pairwise exchange ---------------- */
+/* ---------------- alltoall(v) ---------------- */
 
 /* counts/displs NULL: fixed count blocks. */
 static int
@@ -1574,7 +1364,7 @@ coll_reduce_scatter_ring(const void *sbuf, void *rbuf, int total,
 		goto out_free;
 	}
 	coll_copy_same(sbuf, work, total, dt);
-	rc = coll_ring_rs(work, tmp, counts, displs, dt, op, comm, tag);
+	rc = coll_group_ring_rs(work, tmp, counts, displs, dt, op, comm, tag);
 	if (rc == MPI_SUCCESS)
 		coll_copy_same(coll_elem(work, displs[rank], dt), rbuf,
 		    counts[rank], dt);
