@@ -25,7 +25,8 @@
  *                  order-preserving; large, commutative: reduce-scatter
  *                  by recursive halving + allgather by recursive doubling
  *                  (Rabenseifner); a ring (reduce-scatter + allgather)
- *                  only when MPIV_COLL asks for it
+ *                  and a linear reduce-scatter + allgather (any op)
+ *                  only when MPIV_COLL asks for them
  *   gather/scatter binomial trees on packed bytes
  *   gatherv/scatterv  linear (only the root knows the counts)
  *   allgather      small: Bruck (ceil(log2 p) rounds on packed bytes);
@@ -100,7 +101,7 @@ enum coll_kind {
 };
 
 /* Algorithm numbers per kind: index in coll_algo_names. */
-enum { AR_RD, AR_RSAG, AR_RING };
+enum { AR_RD, AR_RSAG, AR_RING, AR_LINEAR };
 enum { BC_BINOMIAL, BC_SCAG };
 enum { RD_BINOMIAL, RD_RSG };
 enum { RS_REDUCE, RS_RING };
@@ -112,7 +113,8 @@ static const char *const coll_kind_names[CK_COUNT] = {
 	"alltoall",
 };
 static const char *const coll_algo_names[CK_COUNT][4] = {
-	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring" },
+	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring",
+	    "linear" },
 	[CK_BCAST] = { "binomial", "scatter_allgather" },
 	[CK_REDUCE] = { "binomial", "reduce_scatter_gather" },
 	[CK_RSCAT] = { "reduce_scatterv", "ring" },
@@ -629,6 +631,92 @@ coll_allreduce_ring(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 	return rc;
 }
 
+/*
+ * Linear reduce-scatter + allgather on rbuf (count >= p, any op): rank r
+ * owns block r of p; every rank sends each block to its owner at once,
+ * the owner combines the p contributions in rank order (x0 op x1 op ...
+ * op xp-1, so non-commutative ops keep their order), then sends its block
+ * to every rank at once. Two rounds of p - 1 messages per rank, each
+ * round without a chain of dependencies.
+ */
+static int
+coll_allreduce_linear(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, rank = comm->rank, *counts, *displs;
+	int n = 0, rc = MPI_SUCCESS, bmax;
+	MPI_Request *reqs;
+	void *tmp, *rawt = NULL, *acc;
+
+	if ((counts = malloc(2 * (size_t)size * sizeof(int))) == NULL)
+		return MPI_ERR_NO_MEM;
+	displs = counts + size;
+	for (int b = 0; b < size; b++) {
+		displs[b] = coll_block_disp(count, size, b);
+		counts[b] = coll_block_disp(count, size, b + 1) - displs[b];
+	}
+	bmax = counts[0];
+	reqs = malloc(2 * (size_t)size * sizeof(*reqs));
+	tmp = (size_t)bmax * size <= INT_MAX ? coll_alloc(bmax * size, dt,
+	    &rawt) : NULL;
+	if (reqs == NULL || tmp == NULL) {
+		rc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+#define TMPB(q) coll_elem(tmp, (MPI_Aint)(q) * bmax, dt)
+#define OWN coll_elem(rbuf, displs[rank], dt)
+	/* Round 1: block q to rank q; the others' parts of our block in. */
+	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+		int q = (rank - s + size) % size;
+		if ((rc = mpiv_irecv(TMPB(q), counts[rank], dt, q, tag, comm,
+		    MPIV_COLL_CONTEXT(comm), &reqs[n])) == MPI_SUCCESS)
+			n++;
+	}
+	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+		int q = (rank + s) % size;
+		if ((rc = mpiv_isend(coll_elem(rbuf, displs[q], dt), counts[q],
+		    dt, q, tag, comm, MPIV_COLL_CONTEXT(comm),
+		    MPIV_SEND_STANDARD, &reqs[n])) == MPI_SUCCESS)
+			n++;
+	}
+	rc = coll_waitall(n, reqs, rc);
+	n = 0;
+	if (rc != MPI_SUCCESS)
+		goto out_free;
+	/* x0 op (x1 op (... op xp-1)), from the right. */
+	acc = rank == size - 1 ? OWN : TMPB(size - 1);
+	for (int q = size - 2; q >= 0 && rc == MPI_SUCCESS; q--)
+		rc = mpiv_op_apply(op, q == rank ? OWN : TMPB(q), acc,
+		    counts[rank], dt);
+	if (rc != MPI_SUCCESS)
+		goto out_free;
+	if (acc != OWN)
+		coll_copy_same(acc, OWN, counts[rank], dt);
+	/* Round 2: our block to everyone, theirs in. */
+	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+		int q = (rank - s + size) % size;
+		if ((rc = mpiv_irecv(coll_elem(rbuf, displs[q], dt), counts[q],
+		    dt, q, tag, comm, MPIV_COLL_CONTEXT(comm), &reqs[n])) ==
+		    MPI_SUCCESS)
+			n++;
+	}
+	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+		int q = (rank + s) % size;
+		if ((rc = mpiv_isend(OWN, counts[rank], dt, q, tag, comm,
+		    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD, &reqs[n])) ==
+		    MPI_SUCCESS)
+			n++;
+	}
+	rc = coll_waitall(n, reqs, rc);
+#undef TMPB
+#undef OWN
+out_free:
+	free(rawt);
+	free(reqs);
+	free(counts);
+	return rc;
+}
+
 int
 mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     MPI_Op op, MPI_Comm comm, int tag)
@@ -648,8 +736,12 @@ mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		    COLL_ALLREDUCE_RSAG_MIN_RELAY))
 			algo = AR_RSAG;
 		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_RSAG |
-		    1u << AR_RING, algo);
-	}
+		    1u << AR_RING | 1u << AR_LINEAR, algo);
+	} else if (count >= size)
+		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_LINEAR,
+		    algo);
+	if (algo == AR_LINEAR)
+		return coll_allreduce_linear(rbuf, count, dt, op, comm, tag);
 	if (algo == AR_RSAG)
 		return coll_allreduce_rsag(rbuf, count, dt, op, comm, tag);
 	if (algo == AR_RING)

@@ -5,7 +5,8 @@
 # MPI) in both protocols, at a rank count that is a power of two and one
 # that is not. Forced algorithms run at sizes they are never picked for by
 # default: the ring and scatter + allgather on a few bytes (empty chunks),
-# the trees on large data. A malformed MPIV_COLL is ignored.
+# the trees on large data; the linear Allreduce also for the
+# non-commutative op. A malformed MPIV_COLL is ignored.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init coll-force
@@ -15,6 +16,7 @@ PROG=$B/tests/mpi/coll_algos
 SETS=(
 	"allreduce:ring,bcast:scatter_allgather,reduce:reduce_scatter_gather,reduce_scatter:ring,allgather:bruck,alltoall:linear"
 	"allreduce:rabenseifner"
+	"allreduce:linear"
 	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise"
 )
 run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL
