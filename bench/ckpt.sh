@@ -14,14 +14,20 @@
 #      and upload time;
 #   4. slowdown of a 4-rank stencil (bench/ckpt_stencil.c) with 0, 2, 4, 8
 #      checkpoints per rank (--ckpt-interval), against no checkpoints in
-#      the same round (MPICH-V: ~94 % of checkpoint-free speed with 4).
+#      the same round (MPICH-V: ~94 % of checkpoint-free speed with 4);
+#      "4f": 4 with every image full (MPIV_CKPT_FULL_EVERY=1);
+#   5. incremental images: a rank whose memory does not change (ckpt_mem)
+#      checkpointed every second, with incremental images (default) and
+#      without (MPIV_CKPT_FULL_EVERY=1): first and later images' bytes and
+#      the upload worker's CPU per image (node log upload_cpu_s).
 # Prints markdown tables, also written to $B/bench/ckpt.md. Skips (exit 0)
 # when CRIU does not work. Only ratios from the same run mean anything.
 #
 # Env: MPIV_BUILD (build dir), CKPT_ROUNDS (2), CKPT_SIZES ("1 16 64 256"),
 # CKPT_CS_MB (64), CKPT_ZSTD_MB (32), CKPT_ZSTD_LEVELS ("1 3 9 19"),
 # STENCIL_N (1000000 doubles per rank), STENCIL_ITERS (4000), STENCIL_ROUNDS (3), CKPT_TIMEOUT
-# (300 s per job, under `timeout`).
+# (300 s per job, under `timeout`), CKPT_INCR_MB (32), CKPT_ONLY (sections
+# to run, e.g. "4 5"; all when empty).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -37,6 +43,8 @@ SN=${STENCIL_N:-1000000}
 SI=${STENCIL_ITERS:-4000}
 SR=${STENCIL_ROUNDS:-3}
 OUT="$ROOT/$B/bench/ckpt"
+INCR_MB=${CKPT_INCR_MB:-32}
+want() { [ -z "${CKPT_ONLY:-}" ] || [[ " $CKPT_ONLY " == *" $1 "* ]]; }
 
 if ! "$CRIU" check > /dev/null 2>&1; then
 	echo "ckpt.sh: skipped: $CRIU check fails (run deploy/install-criu.sh as root)"
@@ -58,6 +66,7 @@ now() { date +%s.%N; }
 . "$ROOT/bench/lib.bash"
 calc() { awk "BEGIN { v = $1; if (v != v) print \"nan\"; else printf \"$2\\n\", v }" 2> /dev/null || echo nan; }
 kv() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" | tail -n 1; }
+kva() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }	# every line's
 
 # start NAME ARGS...: mpiv run in the background (NAME.out/.err/.rc),
 # sets DADDR, JOB, RUNPID.
@@ -105,6 +114,7 @@ echo
 echo "mpiv = \`$B/bin/mpiv\` ($(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null)), embedded deployment (1 CM, 1 CS, 1 node), CRIU \`$CRIU\`; zstd level ${MPIV_ZSTD_LEVEL:-3} unless said; median of $R rounds."
 echo
 
+if want 1; then
 # ---------------- 1. round trip vs image size ----------------
 echo "### 1. Checkpoint and restore of one rank vs its data (2 ranks, rank 0 holds X MB)"
 echo
@@ -178,6 +188,8 @@ echo
 echo "stall: the rank's own pause (drain + sync with the node + fork, \`MPIV_CKPT_LOG\`); dump: CRIU dump of the stopped clone into tmpfs; upload: archive + zstd + send to the CS until its ImageAck (the CS fsyncs); request -> durable: from \`mpiv checkpoint\` until the node logs the checkpoint taken; relaunch: the report's \`relaunch_ms\` (dispatcher: the exit report to the restored TaskStarted); fetch/restore: node log \"restored\" (ImageGet + unpack, then \`criu restore\`); kill -> running again: from \`mpiv kill\` until the restored rank runs its own code (it notices the time jump at its next loop iteration: after reconnecting to the CM)."
 echo
 
+fi
+if want 2; then
 # ---------------- 2. CS throughput ----------------
 echo "### 2. CS throughput: 4 ranks of $CS_MB MB checkpoint at once (one CS, one node)"
 echo
@@ -229,6 +241,8 @@ echo
 echo "upload phase span: from the earliest start to the latest end of the uploads (node log time minus upload_s); an upload is archive + zstd + send + CS fsync, so with 4 at once on 2 cores the compression competes for the CPU."
 echo
 
+fi
+if want 3; then
 # ---------------- 3. zstd level ----------------
 echo "### 3. zstd level (rank 0 of 2 holds $Z_MB MB; MPIV_ZSTD_LEVEL exported to mpiv run)"
 echo
@@ -268,15 +282,17 @@ for lv in $LEVELS; do
 done
 echo
 
+fi
+if want 4; then
 # ---------------- 4. stencil slowdown ----------------
 echo "### 4. Stencil slowdown vs checkpoints per rank (4 ranks, $SN doubles x 2 arrays = $((SN * 16 / 1048576)) MB per rank, $SI iterations, $SR rounds, order reversed every other round)"
 echo
 : > base
-for c in 0 2 4 8; do : > "s.$c"; : > "s.$c.n"; : > "s.$c.r"; done
+for c in 0 2 4 4f 8; do : > "s.$c"; : > "s.$c.n"; : > "s.$c.r"; : > "s.$c.cpu"; : > "s.$c.dump"; : > "s.$c.bytes"; done
 for r in $(seq "$SR"); do
 	b=nan
-	order="0 2 4 8"
-	[ $((r % 2)) = 0 ] && order="8 4 2 0"
+	order="0 2 4 4f 8"
+	[ $((r % 2)) = 0 ] && order="8 4f 4 2 0"
 	for c in $order; do
 		n="st-$c-$r"
 		if [ "$c" = 0 ]; then
@@ -287,8 +303,12 @@ for r in $(seq "$SR"); do
 			bt=$(tail -n 1 base)
 			[ -n "$bt" ] || bt=$(median < s.0)
 			[ "$bt" = nan ] && bt=20
-			iv=$(calc "$bt / ($c + 0.5)" %.3f)
-			start "$n" -n 4 --ckpt-interval "$iv" ./ckpt_stencil "$SN" "$SI"
+			iv=$(calc "$bt / (${c%f} + 0.5)" %.3f)
+			if [ "$c" = 4f ]; then
+				MPIV_CKPT_FULL_EVERY=1 start "$n" -n 4 --ckpt-interval "$iv" ./ckpt_stencil "$SN" "$SI"
+			else
+				start "$n" -n 4 --ckpt-interval "$iv" ./ckpt_stencil "$SN" "$SI"
+			fi
 		fi
 		finish || problem "$n: exit $(cat "$n.rc")"
 		w=$(sed -n 's/^RESULT wall_s=\([0-9.]*\).*/\1/p' "$n.out")
@@ -296,21 +316,58 @@ for r in $(seq "$SR"); do
 		echo "${w:-nan}" >> "s.$c"
 		[ "$c" = 0 ] && echo "${w:-nan}" >> base
 		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["checkpoints"] / 4)' "$n.json" >> "s.$c.n" 2> /dev/null || echo nan >> "s.$c.n"
+		taken | kva upload_cpu_s >> "s.$c.cpu"
+		taken | kva dump_s >> "s.$c.dump"
+		taken | kva bytes >> "s.$c.bytes"
 	done
 	b=$(tail -n 1 base)
-	for c in 0 2 4 8; do
+	for c in 0 2 4 4f 8; do
 		calc "$b / $(tail -n 1 "s.$c")" %.3f >> "s.$c.r"
 	done
 done
 [ "$(sort -u sums | wc -l)" = 1 ] || problem "stencil: checksums differ between runs: $(sort -u sums | tr '\n' ' ')"
-echo "| checkpoints asked per rank | taken per rank (median) | wall s (median) | speed vs no checkpoints (median of same-round ratios) |"
-echo "|---:|---:|---:|---:|"
-for c in 0 2 4 8; do
-	echo "| $c | $(median < "s.$c.n") | $(median < "s.$c") | $(median < "s.$c.r") |"
+echo "| checkpoints asked per rank | taken per rank (median) | wall s (median) | speed vs no checkpoints (median of same-round ratios) | image KB (median) | dump s per image (median) | upload CPU s per image (median) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+for c in 0 2 4 4f 8; do
+	echo "| $c | $(median < "s.$c.n") | $(median < "s.$c") | $(median < "s.$c.r") | $(awk '{print $1 / 1024}' "s.$c.bytes" | median) | $(median < "s.$c.dump") | $(median < "s.$c.cpu") |"
 done
+echo
+echo "4f: 4 asked, every image full (MPIV_CKPT_FULL_EVERY=1): checkpoints as before incremental images."
 echo
 s4=$(median < s.4.r)
 echo "MPICH-V reported about 0.94 of checkpoint-free speed with 4 checkpoints per process; here $s4 with 4: $(awk -v s="$s4" 'BEGIN { if (s != s + 0 || s == "nan") print "no measurement"; else if (s > 0.94) print "**better**"; else if (s == 0.94) print "the same"; else print "**worse**" }')."
+fi
+if want 5; then
+# ---------------- 5. incremental images ----------------
+echo
+echo "### 5. Incremental images: rank 0 of 2 holds $INCR_MB MB that never change, --ckpt-interval 1, until rank 0 took 6 checkpoints"
+echo
+echo "| images | first image MB | later images KB (median) | later / first | dump s (median) | upload s first | upload s later (median) | upload CPU s first | upload CPU s later (median) | data intact |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+for mode in incremental full; do
+	n="incr-$mode"
+	if [ "$mode" = full ]; then export MPIV_CKPT_FULL_EVERY=1; fi
+	if ! start "$n" -n 2 --ckpt-interval 1 ./ckpt_mem "$INCR_MB" 0 "$OUT/stop" "$OUT/res" ||
+	    ! wait_for 120 grep -q '^ready' "$n.out"; then
+		unset MPIV_CKPT_FULL_EVERY
+		problem "$n: job did not start (see $OUT/logs/$n.err)"
+		finish
+		continue
+	fi
+	unset MPIV_CKPT_FULL_EVERY
+	r0() { taken | grep ' rank=0 '; }
+	wait_for 120 eval '[ "$(r0 | wc -l)" -ge 6 ]' || problem "$n: rank 0 took fewer than 6 checkpoints in 120 s"
+	finish || problem "$n: exit $(cat "$n.rc")"
+	first=$(r0 | head -n 1)
+	r0 | tail -n +2 > later
+	f=$(kv bytes <<< "$first") l=$(kva bytes < later | median)
+	intact=no
+	grep -q 'RESULT rank=0 .* data_ok=1' "$n.out" && intact=yes
+	echo "| $mode | $(calc "$f / 1048576" %.1f) | $(calc "$l / 1024" %.1f) | $(calc "$l / $f" %.4f) | $(r0 | kva dump_s | median) | $(kv upload_s <<< "$first") | $(kva upload_s < later | median) | $(kv upload_cpu_s <<< "$first") | $(kva upload_cpu_s < later | median) | $intact |"
+done
+echo
+echo "upload CPU: the node's upload worker (scan, archive, zstd, send; not the CRIU dump, not the CS)."
+fi
 if [ -n "$problems" ]; then
 	echo
 	echo "Problems during this run:"
