@@ -4,6 +4,10 @@
 #
 #   cutproxy.py LISTEN TARGET PLAN LOG
 #
+# TARGET "@FILE": the target is read from FILE at each connection (the
+# relay can listen before the server it fronts exists, so its port is
+# never given up and taken by someone else between a probe and a bind).
+#
 # Prints "listening on HOST:PORT" once it accepts. Every connection is
 # relayed byte for byte both ways. The relay reads the mpiv frames
 # (12-byte header: u16 magic, u16 type, u32 meta_len, u32 payload_len,
@@ -186,6 +190,9 @@ def serve(conn_sock, target, plan_path, log_path):
         nconn += 1
         cid = nconn
     c = Conn(cid, conn_sock, plan_path, log_path)
+    if target.startswith("@"):
+        with open(target[1:]) as f:
+            target = f.read().strip()
     host, port = target.rsplit(":", 1)
     try:
         c.cs = socket.create_connection((host, int(port)), timeout=5)
