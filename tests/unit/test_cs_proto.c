@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../../checkpoint-server/cs.h"
+#include "../../node-agent/criu.h"
 #include "cksum.h"
 #include "frame.h"
 #include "net.h"
@@ -209,12 +210,24 @@ fill(uint8_t *buf, size_t len, unsigned seed)
 	}
 }
 
+/* Incremental fields of the next put_begin (cleared after it). */
+static struct {
+	uint64_t parent, parent_digest, content_digest;
+	uint32_t chain;
+} put_incr;
+
 static void
 put_begin(int fd, const char *job, int32_t rank, uint64_t k, const char *cm)
 {
 	Mpiv__ImagePut put = MPIV__IMAGE_PUT__INIT;
 	Mpiv__ImageMeta meta = MPIV__IMAGE_META__INIT;
 	Mpiv__PipeInode pi = MPIV__PIPE_INODE__INIT, *pis[1] = { &pi };
+
+	meta.parent_ckpt = put_incr.parent;
+	meta.parent_digest = put_incr.parent_digest;
+	meta.content_digest = put_incr.content_digest;
+	meta.chain = put_incr.chain;
+	memset(&put_incr, 0, sizeof(put_incr));
 
 	meta.job_id = (char *)job;
 	meta.rank = rank;
@@ -900,6 +913,200 @@ test_recovery(void **state)
 	expect_image("jv", 4, 1, 1, a, sizeof(a));
 }
 
+/* ---------------- incremental images ---------------- */
+
+static int
+chain_out(void *ctx, const void *buf, size_t len)
+{
+	struct { uint8_t *p; size_t len; } *m = ctx;
+
+	m->p = realloc(m->p, m->len + len);
+	assert_non_null(m->p);
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+/* A dump-like directory: pages (blocks from seed, `changed` of them
+ * different), a core file. */
+static void
+chain_dir(const char *dir, unsigned seed, int changed)
+{
+	static uint8_t pages[40 * CRIU_BLOCK + 123];
+	char path[600];
+	FILE *f;
+
+	fill(pages, sizeof(pages), seed);
+	for (int i = 0; i < changed; i++)
+		pages[(size_t)(i * 7 % 40) * CRIU_BLOCK + 5] ^= 0xa5;
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/pages-1.img", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fwrite(pages, 1, sizeof(pages), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/core-1.img", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fwrite(pages + 11, 1, 321, f);
+	fclose(f);
+}
+
+/* Packs dir full (d == NULL) or as a delta over d; uploads it as
+ * checkpoint k with the incremental fields. */
+static bool
+chain_upload(const char *dir, uint64_t k, const struct criu_scan *sc,
+    const struct criu_dedup *d, uint64_t parent, uint64_t pdig,
+    uint32_t chain, char *why, size_t whylen)
+{
+	struct { uint8_t *p; size_t len; } m = { NULL, 0 };
+	bool ok;
+
+	if (d != NULL)
+		assert_int_equal(criu_pack_delta(dir, sc, d, 3, chain_out, &m,
+		    NULL), 0);
+	else
+		assert_int_equal(criu_pack_dir(dir, 3, chain_out, &m, NULL), 0);
+	put_incr.parent = parent;
+	put_incr.parent_digest = pdig;
+	put_incr.chain = chain;
+	put_incr.content_digest = sc->digest;
+	ok = upload("jc", 0, k, m.p, m.len, NULL, why, whylen);
+	free(m.p);
+	return ok;
+}
+
+/* Downloads checkpoint k (0: current); its unpacked archive must have
+ * digest dig. */
+static void
+chain_expect(uint64_t k, uint64_t dig)
+{
+	struct criu_unpack *u;
+	char dir[600], cmd[700], why[256];
+	uint8_t *got = NULL;
+	size_t glen = 0;
+	uint64_t gk = 0;
+	int fd = node_dial();
+
+	assert_true(download(fd, "jc", 0, k, &got, &glen, &gk, why,
+	    sizeof(why)));
+	close(fd);
+	if (k != 0)
+		assert_int_equal(gk, k);
+	snprintf(dir, sizeof(dir), "%s/unpacked-%llu", store,
+	    (unsigned long long)k);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_non_null(u = criu_unpack_stream_new(dir, 0, 0));
+	assert_int_equal(criu_unpack_stream_feed(u, got, glen), 0);
+	assert_int_equal(criu_unpack_stream_finish(u), 0);
+	assert_true(criu_unpack_stream_digest(u) == dig);
+	criu_unpack_stream_free(u);
+	free(got);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Runs with --keep 2. Full 1, deltas 2 (over 1) and 3 (over 2) rebuilt
+ * on download; pruning keeps the chains the newest two need; deltas over
+ * a wrong, pruned or mismatched parent refused; a parent changed on disk
+ * fails the child's download; a restart removes a delta whose parent
+ * is gone.
+ */
+static void
+test_incremental(void **state)
+{
+	struct criu_scan s1, s2, s3, s4, s5;
+	struct criu_dedup *d;
+	char a[600], b[600], c[600], why[256], path[700];
+	uint8_t *got;
+	size_t glen;
+	FILE *f;
+	int fd;
+
+	snprintf(a, sizeof(a), "%s/dir-a", store);
+	snprintf(b, sizeof(b), "%s/dir-b", store);
+	snprintf(c, sizeof(c), "%s/dir-c", store);
+	chain_dir(a, 7, 0);
+	chain_dir(b, 7, 3);
+	chain_dir(c, 8, 0);
+	assert_int_equal(criu_scan_dir(a, &s1), 0);
+	assert_int_equal(criu_scan_dir(b, &s2), 0);
+	assert_int_equal(criu_scan_dir(b, &s3), 0);
+	assert_int_equal(criu_scan_dir(c, &s4), 0);
+	assert_int_equal(criu_scan_dir(a, &s5), 0);
+
+	assert_true(chain_upload(a, 1, &s1, NULL, 0, 0, 0, why, sizeof(why)));
+	d = criu_dedup_new(s1.blocks, s1.nblocks);
+	assert_true(chain_upload(b, 2, &s2, d, 1, s1.digest, 1, why,
+	    sizeof(why)));
+	criu_dedup_free(d);
+	d = criu_dedup_new(s2.blocks, s2.nblocks);
+	assert_true(chain_upload(b, 3, &s3, d, 2, s2.digest, 2, why,
+	    sizeof(why)));
+	criu_dedup_free(d);
+	chain_expect(2, s2.digest);
+	chain_expect(3, s3.digest);
+	chain_expect(0, s3.digest);
+	/* keep 2: 3 and 2, and 1 under them */
+	assert_true(file_exists("jc", 0, "ckpt-1.img"));
+
+	/* a delta whose parent digest is not the stored one */
+	d = criu_dedup_new(s3.blocks, s3.nblocks);
+	assert_false(chain_upload(b, 4, &s3, d, 3, s3.digest ^ 1, 3, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "not the one"));
+	/* a chain length that does not follow */
+	assert_false(chain_upload(b, 4, &s3, d, 3, s3.digest, 7, why,
+	    sizeof(why)));
+	criu_dedup_free(d);
+
+	/* full 4, then 5 over 4: 1, 2, 3 go */
+	assert_true(chain_upload(c, 4, &s4, NULL, 0, 0, 0, why, sizeof(why)));
+	assert_true(file_exists("jc", 0, "ckpt-1.img"));
+	d = criu_dedup_new(s4.blocks, s4.nblocks);
+	assert_true(chain_upload(a, 5, &s5, d, 4, s4.digest, 1, why,
+	    sizeof(why)));
+	criu_dedup_free(d);
+	assert_false(file_exists("jc", 0, "ckpt-1.img"));
+	assert_false(file_exists("jc", 0, "ckpt-3.meta"));
+	assert_true(file_exists("jc", 0, "ckpt-4.img"));
+	chain_expect(5, s5.digest);
+	/* over a pruned parent */
+	d = criu_dedup_new(s3.blocks, s3.nblocks);
+	assert_false(chain_upload(b, 6, &s3, d, 3, s3.digest, 3, why,
+	    sizeof(why)));
+	assert_non_null(strstr(why, "not stored"));
+	criu_dedup_free(d);
+
+	/* the parent's bytes changed on disk (same size): no rebuild */
+	snprintf(path, sizeof(path), "%s/jc/0/ckpt-4.img", store);
+	assert_non_null(f = fopen(path, "r+"));
+	fseek(f, 40, SEEK_SET);
+	fputc(fgetc(f) ^ 0x20, f);
+	fclose(f);
+	fd = node_dial();
+	assert_false(download(fd, "jc", 0, 5, &got, &glen, NULL, why,
+	    sizeof(why)));
+	close(fd);
+	assert_non_null(strstr(why, "changed on disk"));
+
+	/* the parent gone while the CS was down: the child goes too */
+	kill_cs_hard();
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(start_cs("--keep", "2"), 0);
+	assert_false(file_exists("jc", 0, "ckpt-5.img"));
+	assert_false(file_exists("jc", 0, "ckpt-5.meta"));
+	fd = node_dial();
+	assert_false(download(fd, "jc", 0, 0, &got, &glen, NULL, why,
+	    sizeof(why)));
+	close(fd);
+
+	criu_scan_free(&s1);
+	criu_scan_free(&s2);
+	criu_scan_free(&s3);
+	criu_scan_free(&s4);
+	criu_scan_free(&s5);
+}
+
 /* A home CM nobody listens on: the upload still succeeds, the CS lives. */
 static void
 test_cm_unreachable(void **state)
@@ -968,6 +1175,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_restart, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+		cmocka_unit_test_prestate_setup_teardown(test_incremental,
+		    setup, teardown, keep),
 		cmocka_unit_test_setup_teardown(test_cm_unreachable, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_slow_reader, setup,
