@@ -77,6 +77,8 @@ struct dp_link *dp_link_of(struct tp_conn *c);
    half read from a link that may yet be closed is not counted, so that
    p sends it again on the new one). */
 uint64_t dpx_held(int p);
+/* Held receives to free before a wait (dpx_tick does it). */
+bool dpx_due(void);
 /* For the state dump (dump.c): the highest seq logged for p, and one line
    per unexpected message and pull in flight, through line(). */
 uint64_t dpx_logged(int p);

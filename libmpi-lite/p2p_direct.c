@@ -559,6 +559,19 @@ dp_release_holds(void)
 	dp_sweep();
 }
 
+/*
+ * Whether receives held for the replay can go free now. The progress
+ * loop asks before it sleeps: once the last replayed call is over, the
+ * messages those receives wait for may all be here already, and no
+ * further input would come to wake a tick (a rank hung so, its held
+ * receive beside four unexpected messages it matched).
+ */
+bool
+dpx_due(void)
+{
+	return dp_nheld > 0 && !mpiv_ndlog_replaying();
+}
+
 void
 dpx_tick(void)
 {
