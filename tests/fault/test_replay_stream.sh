@@ -14,7 +14,8 @@
 #              never more than the events replayed);
 #   again      killed once more during its replay (at a post, and while
 #              reading a delivery), the third incarnation replays again;
-#   chaos      random kills of every rank with a window of 2.
+#   chaos      random kills of every rank with a window of 2 (MTBF a
+#              third of the failure-free run).
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -74,14 +75,17 @@ for at in post:300 deliver:200; do
 	fi
 done
 
+# MTBF: a third of the failure-free run (a few kills each)
+ms=$(awk -v w="$(flt_report "$FLT_TMP/ref.json" wall_s)" 'BEGIN { printf "%d", w * 1000 / 3 }')
+[ "${ms:-0}" -lt 25 ] && ms=25
 kills=0
-for seed in 5 6 7; do
+for seed in 5 6 7 8; do
 	out=$FLT_TMP/chaos.$seed
-	MPIV_REPLAY_WINDOW=2 flt_job "$out" 90 "${RUN[@]}" --chaos 120ms --chaos-seed "$seed" \
+	MPIV_REPLAY_WINDOW=2 flt_job "$out" 90 "${RUN[@]}" --chaos "${ms}ms" --chaos-seed "$seed" \
 		--chaos-max 5 "$bin" "$MSGS"
 	k=$(flt_report "$out.json" kills)
 	kills=$((kills + ${k:-0}))
-	same "$out" "window 2, --chaos 120ms --chaos-seed $seed (kills ${k:-?})"
+	same "$out" "window 2, --chaos ${ms}ms --chaos-seed $seed (kills ${k:-?})"
 done
 if [ "$kills" -gt 0 ]; then
 	flt_ok "chaos with a window of 2: $kills kills"
