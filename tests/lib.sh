@@ -24,6 +24,7 @@ t_init() {
 	T_PASS=0 T_FAIL=0 T_SKIP=0
 	T_FAILED_NAMES=()
 	mkdir -p "$T_LOGDIR"
+	: > "$T_LOGDIR/timings.txt"	# seconds and name of each test run
 	T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-tests.XXXXXX")
 	trap 't_cleanup' EXIT
 }
@@ -104,7 +105,7 @@ t_run() {
 	local name=$1 secs=$2 expect=$3
 	shift 3
 	t_selected "$name" || return 0
-	local out="$T_TMP/out" rc
+	local out="$T_TMP/out" rc t0=$SECONDS
 	T_LASTCMD="$*"
 	# timeout signals the whole process group on expiry; -k escalates to
 	# SIGKILL if TERM is not enough.
@@ -120,6 +121,7 @@ t_run() {
 		timeout -k 10 "$secs" "$@" < /dev/null > "$out" 2>&1
 		rc=$?
 	fi
+	printf '%s %s\n' "$((SECONDS - t0))" "$name" >> "$T_LOGDIR/timings.txt"
 	if [ "$rc" -eq "$expect" ] && [ -n "${T_EXPECT_STDOUT:-}" ] &&
 	    ! cmp -s "$T_EXPECT_STDOUT" "$out.stdout"; then
 		{
@@ -142,6 +144,13 @@ t_run() {
 t_summary() {
 	local line="$T_PASS passed, $T_FAIL failed"
 	[ "$T_SKIP" -gt 0 ] && line="$line, $T_SKIP skipped"
+	# where the time went (the suite must stay well under 30 minutes)
+	if [ -s "$T_LOGDIR/timings.txt" ]; then
+		printf '# slowest tests (s):'
+		sort -rn "$T_LOGDIR/timings.txt" | head -n 10 |
+			awk '{ printf " %s %s", $2, $1 }'
+		printf '\n'
+	fi
 	if [ "$T_FAIL" -gt 0 ]; then
 		printf '# failed tests:\n'
 		printf '#   %s\n' "${T_FAILED_NAMES[@]}"
