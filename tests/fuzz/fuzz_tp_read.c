@@ -351,6 +351,24 @@ fz_deliver(struct fz_seed *s, uint64_t id, int src, int tag, uint64_t ev,
 	fz_frame(s, MPIV__MSG_TYPE__MSG_DELIVER, &d.base, paylen);
 }
 
+/* A streaming replay's Deliver: no request, the post it answers. */
+static void
+fz_deliver_ahead(struct fz_seed *s, uint64_t post, int src, int tag,
+    uint64_t ev, size_t paylen)
+{
+	Mpiv__Deliver d = MPIV__DELIVER__INIT;
+
+	d.src = src;
+	d.tag = tag;
+	d.event = ev;
+	d.seq = ev;
+	d.replayed = true;
+	d.ahead_post = post;
+	d.req_source = -1;
+	d.req_tag = -1;
+	fz_frame(s, MPIV__MSG_TYPE__MSG_DELIVER, &d.base, paylen);
+}
+
 static void
 fz_error(struct fz_seed *s, int code, const char *text)
 {
@@ -449,6 +467,17 @@ fz_write_seeds(const char *dir)
 	fz_deliver(&s, FUZZ_ID(FZ_CONTIG), 0, 0, 4, 8);
 	fz_deliver(&s, FUZZ_ID(FZ_CONTIG), 0, 0, 5, 8);
 	fz_put(dir, "deliver_nobody", &s);
+
+	/* Streaming replay: deliveries ahead of posts (held, some empty),
+	   one for a post number already used, and one cut mid-payload */
+	fz_start(&s, FUZZ_OPT_LOGGING, 0);
+	fz_deliver_ahead(&s, 1, 0, 0, 1, 16);
+	fz_deliver_ahead(&s, 2, 1, 3, 2, 0);
+	fz_deliver_ahead(&s, 1, 0, 0, 3, 8);
+	fz_deliver_ahead(&s, 7, 0, 5, 4, 200);
+	fz_put(dir, "deliver_ahead", &s);
+	s.n -= 100;
+	fz_put(dir, "deliver_ahead_cut", &s);
 
 	/* A payload cut by the hang-up, read straight into the buffer */
 	fz_start(&s, FUZZ_OPT_LOGGING, 0);
