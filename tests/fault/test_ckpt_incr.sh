@@ -274,6 +274,10 @@ if sel chaos; then
 	MPIV_CKPT_FULL_EVERY=4 ck_start "$o" 90 -n $NP --chaos 900ms --chaos-seed 4 --chaos-max 3 \
 		--ckpt-interval 0.3 "$BIN" "${ARGS[@]}"
 	CK_SHOW=("$o.json")
+	# held (slowed) until a delta was taken and chaos killed: unheld,
+	# a quiet machine ran the whole job in 1 s, with no delta at all
+	flt_wait_for 60 grep -qE "node checkpoint taken .* parent=[1-9]" "$o.err"
+	flt_wait_for 60 grep -q "dispatcher chaos kill job" "$o.err"
 	ck_end "$o"
 	same "$what" "$o"
 	k=$(flt_report "$o.json" kills) f=$(jq '[.restart_log[]? | select(.from_ckpt > 0)] | length' "$o.json" 2> /dev/null)
