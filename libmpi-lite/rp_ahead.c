@@ -151,7 +151,6 @@ static void
 ahead_complete(struct mpiv_request *r, const struct ahead *a)
 {
 	size_t keep = a->len < r->cap ? a->len : r->cap;
-	int src = a->src;
 
 	if (keep > 0 && mpiv_dt_is_contig(r->dt)) {
 		memcpy((uint8_t *)((uintptr_t)r->buf +
@@ -159,14 +158,7 @@ ahead_complete(struct mpiv_request *r, const struct ahead *a)
 	} else if (keep > 0) {
 		mpiv_dt_unpack(a->buf, keep, r->buf, r->count, r->dt);
 	}
-	if (src >= 0 && src < mpiv_state.world_size)
-		src = mpiv_comm_from_world(r->comm, src);
-	r->status.MPI_SOURCE = src;
-	r->status.MPI_TAG = a->tag;
-	r->status.mpiv_count = keep;
-	if (r->status.MPI_ERROR == MPI_SUCCESS && a->len > r->cap)
-		r->status.MPI_ERROR = MPI_ERR_TRUNCATE;
-	mpiv_req_complete(r);
+	mpiv_tp_recv_done(r, a->src, a->tag, keep, a->len);
 }
 
 /* Completes r from held delivery a, which leaves the list (pp: the

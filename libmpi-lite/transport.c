@@ -366,13 +366,26 @@ tp_frame_begin(struct tp_conn *c)
 	}
 }
 
+void
+mpiv_tp_recv_done(struct mpiv_request *r, int src, int tag, size_t got,
+    size_t len)
+{
+	if (src >= 0 && src < tp_world_size)
+		src = mpiv_comm_from_world(r->comm, src);
+	r->status.MPI_SOURCE = src;
+	r->status.MPI_TAG = tag;
+	r->status.mpiv_count = got;
+	if (r->status.MPI_ERROR == MPI_SUCCESS && len > r->cap)
+		r->status.MPI_ERROR = MPI_ERR_TRUNCATE;
+	mpiv_req_complete(r);
+}
+
 /* Completes the receive a Deliver was for. */
 static void
 tp_deliver_done(struct tp_conn *c)
 {
 	const Mpiv__Deliver *d = (const Mpiv__Deliver *)c->meta;
 	struct mpiv_request *r = c->preq;
-	int src;
 
 	if (r == NULL)
 		return;
@@ -381,15 +394,7 @@ tp_deliver_done(struct tp_conn *c)
 		free(r->tmp);
 		r->tmp = NULL;
 	}
-	src = d->src;
-	if (src >= 0 && src < tp_world_size)
-		src = mpiv_comm_from_world(r->comm, src);
-	r->status.MPI_SOURCE = src;
-	r->status.MPI_TAG = d->tag;
-	r->status.mpiv_count = c->pgot;
-	if (r->status.MPI_ERROR == MPI_SUCCESS && c->h.payload_len > r->cap)
-		r->status.MPI_ERROR = MPI_ERR_TRUNCATE;
-	mpiv_req_complete(r);
+	mpiv_tp_recv_done(r, d->src, d->tag, c->pgot, c->h.payload_len);
 }
 
 /* An answer of the home CM carrying an event is fully received (events

@@ -278,6 +278,10 @@ const char *mpiv_tp_error(void);
 /* Highest seq CM holds from us for receiver dst (HelloReply.last_seq). */
 uint64_t mpiv_tp_last_seq(int dst);
 /* Last event number (Deliver, ProbeReply, CancelReply) fully received. */
+/* A relay receive got its message: status (src a world rank, got bytes
+   kept of len sent: truncated past r->cap) and completion. */
+void mpiv_tp_recv_done(struct mpiv_request *r, int src, int tag, size_t got,
+    size_t len);
 uint64_t mpiv_tp_last_event(void);
 /* True while some connection is in the middle of an incoming frame. */
 bool mpiv_tp_reading_frame(void);
