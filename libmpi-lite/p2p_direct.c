@@ -1034,7 +1034,7 @@ direct_init(int world_size)
 
 	if (sblog_conf_from_env(&conf) < 0) {
 		mpiv_err_detail("MPIV_SENDLOG_MEM or MPIV_SENDLOG_MAX is not a "
-		    "byte count");
+		    "byte count, or MPIV_SENDLOG_HUGE not auto, on or off");
 		return MPI_ERR_ARG;
 	}
 	/* past MPIV_SENDLOG_MEM the log spills to a file (dp_spill.c),

@@ -27,6 +27,7 @@
 #ifndef MPIV_SBLOG_H
 #define MPIV_SBLOG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,11 +49,21 @@ struct sblog_conf {
 	   only then is never left behind by a process that dies at its
 	   start, between making and unlinking it. */
 	int (*spill_open)(void);
+	int huge;		/* arenas' huge pages: SBLOG_HUGE_AUTO (0),
+				   SBLOG_HUGE_ON or SBLOG_HUGE_OFF */
 };
+
+/* Huge pages for the arenas of large payloads. AUTO asks for them and
+   drops them for good when the copies into fresh memory they make
+   cost more than 4 KiB pages would (the kernel compacting memory on
+   each fault: docs/DIRECT.md, "The sender's log"). */
+#define SBLOG_HUGE_AUTO	0
+#define SBLOG_HUGE_ON	1
+#define SBLOG_HUGE_OFF	2
 
 /* A conf of defaults without spilling (a zeroed conf names fd 0). */
 #define SBLOG_CONF_INIT	{ .mem_cap = 0, .total_cap = 0, .spill_fd = -1, \
-	.spill_open = NULL }
+	.spill_open = NULL, .huge = SBLOG_HUGE_AUTO }
 
 struct sblog_stats {
 	uint64_t entries;	/* entries held */
@@ -108,6 +119,9 @@ struct sblog {
 	uint64_t spill_dev, spill_ino;	/* the file the freezes are of */
 	int (*spill_open)(void);	/* sblog_conf.spill_open, NULL once
 					   called */
+	int huge;		/* SBLOG_HUGE_*: AUTO while still probing */
+	bool fresh;		/* the last arena payload is untouched memory */
+	uint64_t probe_bytes, probe_ns;	/* copies into fresh huge pages */
 };
 
 /*
@@ -124,8 +138,9 @@ void sblog_fini(struct sblog *sb);
  * Overrides conf's caps from MPIV_SENDLOG_MEM (mem_cap) and
  * MPIV_SENDLOG_MAX (total_cap), when set and not empty: decimal byte
  * counts with an optional K, M or G (binary) suffix; 0 means the
- * default. 0, or -1 with errno EINVAL and conf unchanged when either
- * does not parse (the caller names both variables in its error).
+ * default; and conf's huge from MPIV_SENDLOG_HUGE (auto, on, off).
+ * 0, or -1 with errno EINVAL and conf unchanged when one does not
+ * parse (the caller names the variables in its error).
  */
 int sblog_conf_from_env(struct sblog_conf *conf);
 

@@ -655,6 +655,70 @@ test_env(void)
 	    conf.total_cap == 3ull << 30, "an empty variable is unset");
 	unsetenv("MPIV_SENDLOG_MEM");
 	unsetenv("MPIV_SENDLOG_MAX");
+
+	conf.huge = SBLOG_HUGE_AUTO;
+	setenv("MPIV_SENDLOG_HUGE", "off", 1);
+	CHECK(sblog_conf_from_env(&conf) == 0 && conf.huge == SBLOG_HUGE_OFF,
+	    "MPIV_SENDLOG_HUGE=off");
+	setenv("MPIV_SENDLOG_HUGE", "on", 1);
+	CHECK(sblog_conf_from_env(&conf) == 0 && conf.huge == SBLOG_HUGE_ON,
+	    "MPIV_SENDLOG_HUGE=on");
+	setenv("MPIV_SENDLOG_HUGE", "sometimes", 1);
+	errno = 0;
+	CHECK(sblog_conf_from_env(&conf) == -1 && errno == EINVAL &&
+	    conf.huge == SBLOG_HUGE_ON, "MPIV_SENDLOG_HUGE=sometimes: EINVAL, "
+	    "conf unchanged");
+	setenv("MPIV_SENDLOG_HUGE", "auto", 1);
+	CHECK(sblog_conf_from_env(&conf) == 0 && conf.huge == SBLOG_HUGE_AUTO,
+	    "MPIV_SENDLOG_HUGE=auto");
+	unsetenv("MPIV_SENDLOG_HUGE");
+}
+
+/* Large payloads in every huge-page mode, across an arena's end: read
+   back whole; ON and OFF stay, AUTO ends AUTO or OFF (by the timing). */
+static void
+test_huge(void)
+{
+	static const int modes[] = { SBLOG_HUGE_AUTO, SBLOG_HUGE_ON,
+	    SBLOG_HUGE_OFF };
+	enum { N = 40, SZ = 1 << 20 };
+	unsigned char *buf = malloc(SZ);
+	uint64_t dg[N];
+	size_t m;
+	int i;
+
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct sblog_conf conf = SBLOG_CONF_INIT;
+		struct sblog sb;
+		struct seen s;
+		int ok = 1;
+
+		conf.huge = modes[m];
+		CHECK(sblog_init(&sb, 2, &conf) == 0, "init, huge mode %d",
+		    modes[m]);
+		for (i = 0; i < N; i++) {
+			fill(buf, SZ);
+			buf[0] = (unsigned char)i;
+			dg[i] = mpiv_digest(0, buf, SZ);
+			if (sblog_append(&sb, 1, 0, 0, 0, buf, SZ) !=
+			    (uint64_t)i + 1)
+				ok = 0;
+		}
+		seen_init(&s, N);
+		if (sblog_replay(&sb, 1, 0, seen_cb, &s) != 0 || s.n != N)
+			ok = 0;
+		for (i = 0; ok && i < N; i++)
+			if (s.len[i] != SZ || s.dg[i] != dg[i])
+				ok = 0;
+		seen_free(&s);
+		CHECK(ok, "mode %d: %d x 1 MiB appended and read back whole",
+		    modes[m], N);
+		CHECK(modes[m] == SBLOG_HUGE_AUTO ? sb.huge != SBLOG_HUGE_ON :
+		    sb.huge == modes[m], "mode %d kept (now %d)", modes[m],
+		    sb.huge);
+		sblog_fini(&sb);
+	}
+	free(buf);
 }
 
 /* ---- randomized run against a reference model ---- */
@@ -977,6 +1041,7 @@ main(int argc, char **argv)
 	test_next_seq();
 	test_args();
 	test_env();
+	test_huge();
 	test_model(20000, 0);
 	test_model(20000, 1);
 	printf("%s\n", failures ? "# FAILED" : "# all passed");
