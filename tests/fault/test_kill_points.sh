@@ -40,6 +40,7 @@ CASES=(
 	"replay-post-x2      flt_stencil  4 tag post:200:2,post:50:2:2,post:10:2:3 post:200/2/1,post:50/2/2,post:10/2/3 600 2000"
 	"replay-deliver      flt_mw       4 raw deliver:150:0,deliver:40:0:2  deliver:150/0/1,deliver:40/0/2   400 20000"
 	"replay-nd           flt_async    3 tag nd:40:0,nd:10:0:2             nd:40/0/1,nd:10/0/2              40 40"
+	"post-held-wildcard  flt_held     2 raw post:4:1                      post:4/1/1                       300"
 	"replay-coll         flt_coll     4 raw coll:60:1,coll:20:1:2         coll:60/1/1,coll:20/1/2          120 32"
 	"two-ranks-send      flt_stencil  4 tag send:100:1,send:100:2         send:100/1/1,send:100/2/1        600 2000"
 	"two-ranks-deliver   flt_order    3 raw deliver:30:0,deliver:30:2     deliver:30/0/1,deliver:30/2/1    60 24"
