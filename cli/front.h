@@ -1,6 +1,7 @@
 /*
  * front.h: entry points of the `mpiv` subcommands of the front end
- * (`mpiv run`, `kill`, `checkpoint`, `kill-node`, `status`, `secret`).
+ * (`mpiv run`, `kill`, `checkpoint`, `kill-node`, `status`, `secret`,
+ * `sweep`).
  * Each returns the process exit code. The daemons' entry points are in
  * their own folders' headers (cm.h, cs.h, dispatcher.h, node.h).
  */
@@ -13,6 +14,7 @@ int checkpoint_main(int argc, char **argv);
 int kill_node_main(int argc, char **argv);
 int status_main(int argc, char **argv);
 int secret_main(int argc, char **argv);
+int sweep_main(int argc, char **argv);
 
 /* kill.c: short client sessions with the dispatcher (kill, checkpoint,
    kill-node, status). Both print the reason of a failure themselves. */

@@ -34,6 +34,10 @@ main_usage(FILE *f)
 	    "their ranks\n"
 	    "  secret new FILE | node-key ...      make a cluster secret, "
 	    "derive a node key\n"
+	    "  sweep [options] -- RUN-ARGS...      fault-injection "
+	    "experiments over a grid\n"
+	    "                                      of MTBFs and checkpoint "
+	    "intervals\n"
 	    "  version                             print the version\n"
 	    "  help                                this text\n");
 }
@@ -68,6 +72,8 @@ main(int argc, char **argv)
 		return status_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "secret") == 0)
 		return secret_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "sweep") == 0)
+		return sweep_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
 		return 0;

@@ -1,0 +1,57 @@
+/*
+ * sweep.h: what `mpiv sweep` (sweep.c) hands to its page writer
+ * (sweep_html.c): one cell per (MTBF, checkpoint interval) of the grid,
+ * one run per cell and seed.
+ */
+#ifndef MPIV_SWEEP_H
+#define MPIV_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum sw_status {
+	SW_OK,			/* exit as the baseline, same output */
+	SW_WRONG,		/* exit as the baseline, other output */
+	SW_EXIT,		/* another exit code than the baseline's */
+	SW_TIMEOUT,		/* mpiv run timed out (124) or was killed */
+	SW_NOREPORT		/* no readable --report */
+};
+
+struct sw_run {
+	int cell, seed;
+	bool done;
+	enum sw_status status;
+	int exit_code;
+	double wall_s;		/* the report's, else measured */
+	int kills, restarts, checkpoints, ckpt_failures, restores;
+	double replayed_events, replay_s, relaunch_ms;	/* sums, median */
+};
+
+struct sw_cell {
+	uint32_t mtbf_ms, ckpt_ms;	/* 0: none */
+	const char *mtbf, *ckpt;	/* as given ("0" for none) */
+	int runs, ok, wrong, failed;
+	double wall_med, wall_min, wall_max;	/* of ok and wrong runs */
+	double slow_med, slow_min, slow_max;	/* over the baseline's */
+	double kills, restarts, checkpoints, replay_s, restores; /* means */
+};
+
+struct sweep {
+	const char *out;		/* directory */
+	char **args;			/* mpiv run's arguments */
+	int nargs;
+	int seeds;
+	struct sw_cell *cells;		/* cells[0]: the baseline */
+	int ncells;
+	struct sw_run *runs;		/* ncells * seeds, cell-major */
+	int nruns;
+	double base_wall;		/* median of the baseline's runs */
+};
+
+extern const char *const sw_status_names[];
+
+/* sweep_html.c: DIR/index.html, the page with the plots. 0 or -1. */
+int sweep_write_html(const struct sweep *sw, const char *path);
+
+#endif
