@@ -26,7 +26,8 @@ LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/au
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
-	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta
+	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta \
+	$(FB)/fuzz_jsonr
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -86,3 +87,7 @@ $(FB)/fuzz_cs_delta: tests/fuzz/fuzz_cs_delta.c $(DELTA_SRCS) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_delta.c $(DELTA_SRCS) \
 		-lzstd
+
+# mpiv sweep's reader of run reports (cli/jsonr.c): plain bytes in.
+$(FB)/fuzz_jsonr: tests/fuzz/fuzz_jsonr.c cli/jsonr.c cli/jsonr.h
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_jsonr.c cli/jsonr.c
