@@ -11,6 +11,7 @@
 #include "../node-agent/node.h"
 #include "frame.h"
 #include "front.h"
+#include "timeline.h"
 #include "version.h"
 
 static void
@@ -34,6 +35,8 @@ main_usage(FILE *f)
 	    "their ranks\n"
 	    "  secret new FILE | node-key ...      make a cluster secret, "
 	    "derive a node key\n"
+	    "  report REPORT.json --html FILE      the timeline page of a "
+	    "saved run\n"
 	    "  sweep [options] -- RUN-ARGS...      fault-injection "
 	    "experiments over a grid\n"
 	    "                                      of MTBFs and checkpoint "
@@ -74,6 +77,8 @@ main(int argc, char **argv)
 		return secret_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sweep") == 0)
 		return sweep_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return report_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
 		printf("mpiv %s (protocol %u)\n", MPIV_VERSION, FRAME_VERSION);
 		return 0;

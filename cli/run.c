@@ -43,6 +43,10 @@ run_usage(FILE *f)
 	    "[JOB,RANK]<stdout>: / <stderr>:\n"
 	    "  --timeout S              kill the job after S seconds (exit 124)\n"
 	    "  --report FILE            write a JSON summary of the job to FILE\n"
+	    "  --timeline FILE.html     draw the run: a row per rank over time, "
+	    "kills,\n"
+	    "                           relaunches, replays, checkpoints "
+	    "(docs/EXPERIMENTS.md)\n"
 	    "  --dispatcher HOST:PORT   use a running deployment instead of an "
 	    "embedded one\n"
 	    "  --secret-file FILE       its cluster secret (env "
@@ -138,7 +142,8 @@ run_fix_np(int argc, char **argv)
 {
 	static char dash_n[] = "-n";
 	static const char *const with_arg[] = { "-n", "--np", "--cms",
-	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
+	    "--nodes", "--timeout", "--report", "--timeline", "--dispatcher",
+	    "--log-level",
 	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
 	    "--ckpt-interval", "--cs", "--secret-file", NULL };
 
@@ -206,6 +211,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "secret-file", required_argument, NULL, 'k' },
 		{ "tag-output", no_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "timeline", required_argument, NULL, 0x2a0 },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -325,6 +331,9 @@ run_parse(struct run *r, int argc, char **argv)
 			break;
 		case 'r':
 			r->report = optarg;
+			break;
+		case 0x2a0:
+			r->timeline = optarg;
 			break;
 		case 't':
 			r->tag = true;
@@ -635,6 +644,40 @@ run_warning(struct run *r, const Mpiv__JobWarning *jw)
 	snprintf(w->text, sizeof(w->text), "%s", jw->text);
 }
 
+/*
+ * A JobEvent: kept for the report's "events" and the timeline, at most
+ * RUN_EVENTS_MAX of them (the rest are counted).
+ */
+static void
+run_event(struct run *r, const Mpiv__JobEvent *je)
+{
+	struct tl_event *e;
+
+	if (r->nevents == r->capevents) {
+		size_t cap = r->capevents ? r->capevents * 2 : 256;
+		struct tl_event *ne;
+
+		if (r->nevents >= RUN_EVENTS_MAX ||
+		    (ne = realloc(r->events, cap * sizeof(*ne))) == NULL) {
+			r->events_dropped++;
+			return;
+		}
+		r->events = ne;
+		r->capevents = cap;
+	}
+	e = &r->events[r->nevents++];
+	memset(e, 0, sizeof(*e));
+	e->t = je->t;
+	snprintf(e->kind, sizeof(e->kind), "%s", je->kind);
+	e->rank = je->rank;
+	e->inc = je->incarnation;
+	e->value = je->value;
+	e->span1 = je->span1;
+	e->span2 = je->span2;
+	snprintf(e->node, sizeof(e->node), "%s", je->node);
+	snprintf(e->detail, sizeof(e->detail), "%s", je->detail);
+}
+
 static void
 run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
     uint8_t *payload)
@@ -676,6 +719,9 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	case MPIV__MSG_TYPE__MSG_JOB_WARNING:
 		if (!r->stopped && !r->cancelling)
 			run_warning(r, (Mpiv__JobWarning *)m);
+		break;
+	case MPIV__MSG_TYPE__MSG_JOB_EVENT:
+		run_event(r, (Mpiv__JobEvent *)m);
 		break;
 	case MPIV__MSG_TYPE__MSG_OUTPUT:
 		if (!r->stopped && !r->cancelling)
@@ -897,6 +943,10 @@ run_write_report(struct run *r, double wall)
 	json_arr_end(&j);
 	json_key(&j, "reason");
 	json_str(&j, r->reason);
+	json_key(&j, "events");
+	timeline_events_json(&j, r->events, r->nevents);
+	json_key(&j, "events_dropped");
+	json_uint(&j, r->events_dropped);
 	json_key(&j, "per_rank");
 	json_arr_begin(&j);
 	for (int i = 0; i < r->nranks; i++) {
@@ -922,6 +972,24 @@ run_write_report(struct run *r, double wall)
 	if (fclose(f) != 0) {
 		fprintf(stderr, "mpiv: cannot write report %s: %s\n", r->report,
 		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+run_write_timeline(struct run *r, double wall)
+{
+	struct tl_job tj = {
+		.job = r->job, .protocol = r->protocol_run,
+		.nranks = r->nranks, .exit_code = r->exit_code,
+		.wall_s = wall, .reason = r->reason, .ev = r->events,
+		.nev = r->nevents,
+	};
+
+	if (timeline_write_html(&tj, r->timeline) < 0) {
+		fprintf(stderr, "mpiv: cannot write timeline %s: %s\n",
+		    r->timeline, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -1102,12 +1170,16 @@ run_main(int argc, char **argv)
 	if (r.report != NULL && run_write_report(&r, mono_s() - t0) < 0 &&
 	    r.exit_code == 0)
 		r.exit_code = 1;
+	if (r.timeline != NULL && run_write_timeline(&r, mono_s() - t0) < 0 &&
+	    r.exit_code == 0)
+		r.exit_code = 1;
 	for (int i = 0; i < r.nranks * 2; i++)
 		free(r.lines[i].buf);
 	free(r.lines);
 	free(r.results);
 	free(r.rlog);
 	free(r.warns);
+	free(r.events);
 	ev_loop_destroy(r.loop);
 	return r.exit_code;
 }

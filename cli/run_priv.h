@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "log.h"
+#include "timeline.h"
 
 struct run;
 
@@ -92,6 +93,7 @@ struct run {
 	double timeout;
 	const char *timeout_arg;
 	const char *report;
+	const char *timeline;	/* --timeline FILE.html */
 	const char *dispatcher;
 	const char *secret_file;	/* --secret-file (with --dispatcher) */
 	struct auth_keys keys;	/* S: what proves us to the dispatcher */
@@ -134,7 +136,13 @@ struct run {
 	struct run_warning *warns;
 	size_t nwarns;
 	uint32_t ckpt_failures;
+	/* JobEvents, for the report and the timeline */
+	struct tl_event *events;
+	size_t nevents, capevents;
+	uint64_t events_dropped;
 };
+
+#define RUN_EVENTS_MAX	200000	/* kept; later ones are counted */
 
 /* run.c */
 void run_stop(struct run *r, int code, const char *reason);

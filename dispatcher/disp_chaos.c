@@ -48,8 +48,11 @@ djob_rank_live(const struct drank *rk)
 
 /* A kill of fault injection (chaos, mpiv kill): counted in the report. */
 static void
-djob_send_kill(struct djob *j, int r, int sig)
+djob_send_kill(struct djob *j, int r, int sig, const char *who)
 {
+	djob_event(j, "kill", r, j->ranks[r].incarnation, (uint64_t)sig,
+	    j->ranks[r].node != NULL ? j->ranks[r].node->name : NULL, 0, 0,
+	    "%s", who);
 	djob_kill_rank(j, r, sig);
 	j->kills++;
 }
@@ -78,6 +81,8 @@ djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 		j->kills++;
 		j->chaos_kills++;
+		djob_event(j, "kill_node", -1, 0, (uint64_t)node->used,
+		    node->name, 0, 0, "chaos");
 		log_info("dispatcher chaos kill-node job=%s node=%s ranks=%d "
 		    "kill=%u", j->id, node->node_id, node->used,
 		    j->chaos_kills);
@@ -99,7 +104,7 @@ djob_on_chaos(struct ev_loop *loop, ev_timer *w, int revents)
 			if (djob_rank_live(rk) && !rk->kill_sent && k-- == 0)
 				break;
 		}
-		djob_send_kill(j, r, SIGKILL);
+		djob_send_kill(j, r, SIGKILL, "chaos");
 		j->chaos_kills++;
 		log_info("dispatcher chaos kill job=%s rank=%d incarnation=%u "
 		    "node=%s kill=%u", j->id, r, j->ranks[r].incarnation,
@@ -171,14 +176,14 @@ djob_client_kill(struct dpeer *client, const Mpiv__Kill *k)
 			    "being relaunched, try again", k->rank, j->id);
 			goto fail;
 		}
-		djob_send_kill(j, k->rank, sig);
+		djob_send_kill(j, k->rank, sig, "mpiv kill");
 		snprintf(msg, sizeof(msg), "signal %d sent to rank %d "
 		    "(incarnation %u) of job %s", sig, k->rank,
 		    rk->incarnation, j->id);
 	} else {
 		for (int r = 0; r < j->nranks; r++)
 			if (djob_rank_live(&j->ranks[r])) {
-				djob_send_kill(j, r, sig);
+				djob_send_kill(j, r, sig, "mpiv kill");
 				n++;
 			}
 		if (n == 0) {

@@ -60,6 +60,11 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 		    "skipped" : "failed", ct->job_id, ct->rank,
 		    (unsigned long long)ct->ckpt_no, node->name, ct->error,
 		    ct->incarnation);
+		if (j != NULL && !ct->skipped && ct->rank >= 0 &&
+		    ct->rank < j->nranks)
+			djob_event(j, "ckpt_failed", ct->rank, ct->incarnation,
+			    ct->ckpt_no, node->name, ct->dump_s, ct->upload_s,
+			    "%s", ct->error);
 		/* Counted and told (disp_warn.c) when it is this node's. */
 		if (j != NULL && ct->rank >= 0 && ct->rank < j->nranks &&
 		    (j->ranks[ct->rank].node == node ||
@@ -90,6 +95,9 @@ djob_ckpt_taken(struct dpeer *node, const Mpiv__CkptTaken *ct)
 	}
 	rk->checkpoints++;
 	j->checkpoints++;
+	djob_event(j, "ckpt", ct->rank, ct->incarnation, ct->ckpt_no,
+	    node->name, ct->dump_s, ct->upload_s, "%llu bytes, %llu raw",
+	    (unsigned long long)ct->bytes, (unsigned long long)ct->raw_bytes);
 	if (ct->ckpt_no > rk->last_ckpt)
 		rk->last_ckpt = ct->ckpt_no;
 	dwarn_ckpt_taken(j, ct->rank, ct);

@@ -564,6 +564,8 @@ djob_launch_rank(struct djob *j, int r)
 	}
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
 	    NULL, 0);
+	djob_event(j, "launch", r, rk->incarnation, rk->restoring ?
+	    rk->last_ckpt : 0, rk->node->name, 0, 0, NULL);
 	free(envx);
 	auth_wipe(rank_key, sizeof(rank_key));
 	rk->launched = true;
@@ -600,6 +602,8 @@ djob_launch(struct djob *j)
 		j->ckpt_warned = true;
 	}
 	djob_status(j, "running", msg);
+	djob_event(j, "running", -1, 0, (uint64_t)j->nranks, NULL, 0, 0,
+	    "%s", j->protocol);
 	if (j->chaos_mtbf_ms > 0)
 		djob_chaos_arm(j);
 }
@@ -779,6 +783,8 @@ djob_finish(struct djob *j)
 		jd.mode = j->relay_only ? "relay" : why[0] == '\0' &&
 		    (j->ckpt_interval > 0 || j->checkpoints > 0) ?
 		    "checkpoint" : "logging";
+		djob_event(j, "done", -1, 0, (uint64_t)(uint32_t)jd.exit_code,
+		    NULL, 0, 0, "%s", jd.reason);
 		(void)conn_send(j->client->c, MPIV__MSG_TYPE__MSG_JOB_DONE,
 		    &jd.base, NULL, 0);
 		free(rr);
@@ -986,6 +992,11 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 		djob_schedule(node->d);
 		return;
 	}
+	djob_event(j, "exit", te->rank, te->incarnation,
+	    (uint64_t)(uint32_t)te->exit_code, node->name, 0, 0, "%s",
+	    te->aborted ? "aborted" : *te->reason != '\0' ? te->reason :
+	    te->signal == SIGKILL ? "signal 9" : te->signal == SIGTERM ?
+	    "signal 15" : te->signal != 0 ? "signal" : "exited");
 	if (j->state == DJOB_REGEN) {
 		/* starting over (disp_regen.c): whatever it died of */
 		djob_regen_exited(j, te->rank);
@@ -1104,6 +1115,9 @@ djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts)
 		return;
 	}
 	rk->started = true;
+	djob_event(j, "started", ts->rank, ts->incarnation,
+	    ts->restored_ckpt, node->name, rk->restart_idx >= 0 ?
+	    ev_time() - j->rlog[rk->restart_idx].t_exit : 0, 0, NULL);
 	if (ts->restored_ckpt > 0) {
 		/*
 		 * Exactly-once output: the restored incarnation's bytes are
@@ -1201,6 +1215,9 @@ djob_replay_done(struct dpeer *cm, const Mpiv__ReplayDone *rd)
 	for (size_t i = j->nrlog; i-- > 0;) {
 		struct drestart *e = &j->rlog[i];
 		if (e->rank == rd->rank && e->incarnation == rd->incarnation) {
+			djob_event(j, "replay_done", rd->rank, rd->incarnation,
+			    rd->events, cm->addr, rd->seconds, 0, "%llu ahead",
+			    (unsigned long long)rd->ahead);
 			e->replay_seen = true;
 			e->replayed_events = rd->events;
 			e->replayed_ahead = rd->ahead;
@@ -1227,14 +1244,22 @@ djob_node_lost(struct djob *j, struct dpeer *node)
 {
 	double now = ev_now(j->d->loop);
 	char why[400];
-	int first = -1;
+	int first = -1, n = 0;
 
+	for (int r = 0; r < j->nranks; r++)
+		n += j->ranks[r].node == node && !j->ranks[r].exited;
+	if (n > 0)
+		djob_event(j, "node_lost", -1, 0, (uint64_t)n, node->name, 0,
+		    0, "disconnected");
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 		if (rk->prev_node == node)
 			rk->prev_node = NULL;
 		if (rk->node != node)
 			continue;
+		if (!rk->exited && rk->launched)
+			djob_event(j, "exit", r, rk->incarnation, 0,
+			    node->name, 0, 0, "node lost");
 		if (rk->exited) {
 			rk->node = NULL;
 			continue;

@@ -283,6 +283,11 @@ void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
 void dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be);
 void dbin_free(struct djob *j);
 
+/* disp_events.c: a JobEvent to the job's client (fmt: its detail). */
+void djob_event(struct djob *j, const char *kind, int rank, uint32_t inc,
+    uint64_t value, const char *node, double span1, double span2,
+    const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+
 /* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c, disp_warn.c */
 void djob_kill_rank(struct djob *j, int r, int sig);
 void djob_set_state(struct djob *j, enum djob_state st);

@@ -96,6 +96,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_JOB_CANCEL, "job_cancel", &mpiv__job_cancel__descriptor },
 	{ MPIV__MSG_TYPE__MSG_OUTPUT_SYNC, "output_sync", &mpiv__output_sync__descriptor },
 	{ MPIV__MSG_TYPE__MSG_OUTPUT_SYNCED, "output_synced", &mpiv__output_sync__descriptor },
+	{ MPIV__MSG_TYPE__MSG_JOB_EVENT, "job_event", &mpiv__job_event__descriptor },
 };
 
 static const struct frame_type *
