@@ -6,7 +6,10 @@
 ! Error_string/class, info, attributes, Wtime, handles freed and reused.
 program f_misc
   use mpi
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   implicit none
+  type(c_ptr) :: cp
+  integer, pointer :: mem(:)
   integer :: ierr, rank, np, i, j, t1, t2, t3, newc, dupc, cart, rowc, res
   integer :: grp, grp2, n, eh, info, pos, ks
   integer :: a(10, 10), b(100), types(2), blens(2), dims(2), coords(2)
@@ -206,6 +209,16 @@ program f_misc
   call MPI_COMM_FREE(dupc, ierr)
   call MPI_COMM_DELETE_ATTR(MPI_COMM_WORLD, ks, ierr)
   call MPI_COMM_FREE_KEYVAL(ks, ierr)
+  ! MPI_ALLOC_MEM gives the address; the program maps an array on it
+  call MPI_ALLOC_MEM(400_MPI_ADDRESS_KIND, MPI_INFO_NULL, addr, ierr)
+  call chk(ierr == MPI_SUCCESS .and. addr /= 0, 'alloc_mem')
+  cp = transfer(addr, cp)
+  call c_f_pointer(cp, mem, (/ 100 /))
+  mem = rank
+  call MPI_ALLREDUCE(MPI_IN_PLACE, mem, 100, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call chk(mem(100) == np * (np - 1) / 2, 'reduce in alloc_mem memory')
+  call MPI_FREE_MEM(mem, ierr)
+  call chk(ierr == MPI_SUCCESS, 'free_mem')
   call chk(MPI_WTIME() >= t0, 'wtime')
   if (rank == 0) print '(a)', 'strings, errors, info, attributes: ok'
 
