@@ -69,8 +69,10 @@ MPIF_H    := $(BUILD)/include/mpif.h
 MPI_F90   := $(BUILD)/gen/mpi.f90
 MPI_MOD   := $(BUILD)/include/mpi.mod
 MPIFORT   := $(BUILD)/bin/mpifort
-FTEST_SRCS := $(wildcard tests/fortran/*.f90 tests/fortran/*.f)
-FTEST_BINS := $(patsubst tests/fortran/%,$(BUILD)/tests/fortran/%,$(basename $(FTEST_SRCS)))
+# each tests/fortran/NAME.F90 or .F is built twice: NAME with `use mpi`,
+# NAME_mpif with include 'mpif.h' (-DMPIV_MPIF)
+FTEST_SRCS := $(wildcard tests/fortran/*.F90 tests/fortran/*.F)
+FTEST_BINS := $(foreach t,$(basename $(notdir $(FTEST_SRCS))),$(BUILD)/tests/fortran/$(t) $(BUILD)/tests/fortran/$(t)_mpif)
 ifeq ($(HAVE_FORTRAN),)
 FORTRAN_ALL   := fortran-skip
 FORTRAN_TESTS :=
@@ -204,11 +206,20 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) 
 	@mkdir -p $(dir $@)
 	$(MPIVCC) -O1 -g -Wall -o $@ $<
 
-$(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPIFORT)
+FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPIFORT)
+$(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F90 $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<
+
+$(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.F90 $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -Wall -o $@ $<
 
-$(BUILD)/tests/fortran/%: tests/fortran/%.f $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPIFORT)
+$(BUILD)/tests/fortran/%: tests/fortran/%.F $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -o $@ $<
 

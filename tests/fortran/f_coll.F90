@@ -1,13 +1,18 @@
-! tests/fortran/f_coll.f90: collectives and reductions through the `mpi`
-! module: Bcast, Reduce/Allreduce on every Fortran type (INTEGER*1..8,
+! tests/fortran/f_coll.F90: collectives and reductions through the `mpi`
+! module (f_coll) and through include 'mpif.h' (f_coll_mpif, -DMPIV_MPIF): Bcast, Reduce/Allreduce on every Fortran type (INTEGER*1..8,
 ! REAL*4/8, DOUBLE PRECISION, COMPLEX*8/16, LOGICAL with LAND/LOR/LXOR),
 ! MAXLOC/MINLOC on 2INTEGER/2REAL/2DOUBLE_PRECISION, a user op written in
 ! Fortran (MPI_OP_CREATE), MPI_IN_PLACE, Gather(v), Scatter(v),
 ! Allgather(v), Alltoall(v), Scan/Exscan, Reduce_scatter(_block).
 ! Every result is checked against its closed form; rank 0 prints.
 program f_coll
+#ifndef MPIV_MPIF
   use mpi
+#endif
   implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
   integer :: ierr, rank, np, i, j, root, myop, tot
   integer :: ib(8), jb(8), ia(64), ja(64), counts(16), displs(16)
   integer(kind=1) :: i1(2), j1(2)
@@ -234,8 +239,13 @@ contains
 end program f_coll
 
 subroutine my_absmax(invec, inoutvec, len, datatype)
+#ifndef MPIV_MPIF
   use mpi
+#endif
   implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
   integer :: len, datatype, i
   integer :: invec(len), inoutvec(len)
   if (datatype /= MPI_INTEGER) then

@@ -1,13 +1,18 @@
-! tests/fortran/f_misc.f90: the rest of the bindings through the `mpi`
-! module: derived datatypes (contiguous, vector, indexed, create_struct
+! tests/fortran/f_misc.F90: the rest of the bindings through the `mpi`
+! module (f_misc) and through include 'mpif.h' (f_misc_mpif, -DMPIV_MPIF): derived datatypes (contiguous, vector, indexed, create_struct
 ! with MPI_BOTTOM and Get_address, resized, Pack/Unpack), communicators
 ! (dup, split, compare, names, groups, cart: create/coords/shift/sub),
 ! strings in and out, MPI_ERRORS_RETURN and a Fortran error handler,
 ! Error_string/class, info, attributes, Wtime, handles freed and reused.
 program f_misc
+#ifndef MPIV_MPIF
   use mpi
+#endif
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
   type(c_ptr) :: cp
   integer, pointer :: mem(:)
   integer :: ierr, rank, np, i, j, t1, t2, t3, newc, dupc, cart, rowc, res
@@ -241,8 +246,13 @@ contains
 end program f_misc
 
 subroutine my_handler(comm, code)
+#ifndef MPIV_MPIF
   use mpi
+#endif
   implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
   integer :: comm, code, ecount
   common /ehcount/ ecount
   if (comm == MPI_COMM_WORLD .and. code == MPI_ERR_COUNT) ecount = ecount + 1

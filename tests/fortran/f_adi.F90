@@ -1,4 +1,5 @@
-! tests/fortran/f_adi.f90: a NAS-BT-like kernel. The 2-D heat equation
+! tests/fortran/f_adi.F90: a NAS-BT-like kernel (built as f_adi with
+! `use mpi` and f_adi_mpif with include 'mpif.h'). The 2-D heat equation
 ! u_t = u_xx + u_yy on the unit square (u = 0 on the border), N x N
 ! interior points, advanced by Peaceman-Rachford ADI: each half step is
 ! an implicit tridiagonal solve along one dimension (Thomas) and an
@@ -17,8 +18,13 @@
 !
 !   f_adi [STEPS]     (default 40)
 program f_adi
+#ifndef MPIV_MPIF
   use mpi
+#endif
   implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
   integer, parameter :: n = 48, nchunk = 4
   double precision, parameter :: pi = 3.14159265358979323846d0
   integer :: ierr, rank, np, cart, rowc, colc, dims(2), coords(2)
