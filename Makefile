@@ -11,8 +11,8 @@
 #
 # Fortran: the bindings (mpi_send_ ...) are C made by awk from
 # libmpi-lite/fortran/functions.tbl and are always in libmpi, as is
-# mpif.h; the `mpi` module, mpifort/mpif90/mpif77 and the Fortran tests
-# need gfortran (FORTRAN=...) and are skipped, with a line saying so,
+# mpif.h; the `mpi` and `mpi_f08` modules, mpifort/mpif90/mpif77 and the
+# Fortran tests need gfortran (FORTRAN=...) and are skipped, with a line saying so,
 # without it.
 #
 # Every *.c under runtime/ channel-memory/ dispatcher/ checkpoint-server/
@@ -68,16 +68,21 @@ FCONST    := $(BUILD)/gen/fconst
 MPIF_H    := $(BUILD)/include/mpif.h
 MPI_F90   := $(BUILD)/gen/mpi.f90
 MPI_MOD   := $(BUILD)/include/mpi.mod
+MPI_F08_F90 := $(BUILD)/gen/mpi_f08.f90
+MPI_F08_MOD := $(BUILD)/include/mpi_f08.mod
+LIBMPI_F08  := $(BUILD)/lib/libmpi_f08.a
 MPIFORT   := $(BUILD)/bin/mpifort
 # each tests/fortran/NAME.F90 or .F is built twice: NAME with `use mpi`,
 # NAME_mpif with include 'mpif.h' (-DMPIV_MPIF)
+# (tests/fortran/*.f90, the mpi_f08 ones, once)
 FTEST_SRCS := $(wildcard tests/fortran/*.F90 tests/fortran/*.F)
-FTEST_BINS := $(foreach t,$(basename $(notdir $(FTEST_SRCS))),$(BUILD)/tests/fortran/$(t) $(BUILD)/tests/fortran/$(t)_mpif)
+FTEST_BINS := $(foreach t,$(basename $(notdir $(FTEST_SRCS))),$(BUILD)/tests/fortran/$(t) $(BUILD)/tests/fortran/$(t)_mpif) \
+	$(patsubst tests/fortran/%.f90,$(BUILD)/tests/fortran/%,$(wildcard tests/fortran/*.f90))
 ifeq ($(HAVE_FORTRAN),)
 FORTRAN_ALL   := fortran-skip
 FORTRAN_TESTS :=
 else
-FORTRAN_ALL   := $(MPI_MOD) $(MPIFORT)
+FORTRAN_ALL   := $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
 FORTRAN_TESTS := $(FTEST_BINS)
 endif
 
@@ -178,6 +183,19 @@ $(MPI_MOD): $(MPI_F90)
 	@mkdir -p $(dir $@) $(BUILD)/obj/gen
 	$(FORTRAN) -c -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_mod.o $<
 
+# mpi_f08: its types and constants from fconst, the rest (PMPI_
+# interfaces, one module procedure per table line) from fgen.awk; its
+# procedures are compiled code, in libmpi_f08.a (mpifort links it).
+$(MPI_F08_F90): $(FCONST) $(FTBL) $(FGEN)
+	@mkdir -p $(dir $@)
+	{ echo 'module mpi_f08'; echo '  implicit none'; $(FCONST) f08; \
+	  awk -v out=f08 -f $(FGEN) $(FTBL); echo 'end module mpi_f08'; } > $@.tmp && mv $@.tmp $@
+
+$(MPI_F08_MOD) $(LIBMPI_F08): $(MPI_F08_F90)
+	@mkdir -p $(BUILD)/include $(BUILD)/lib $(BUILD)/obj/gen
+	$(FORTRAN) -c -fPIC -O2 -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_f08.o $<
+	rm -f $(LIBMPI_F08) && ar rcs $(LIBMPI_F08) $(BUILD)/obj/gen/mpi_f08.o
+
 $(MPIFORT): libmpi-lite/mpifort.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@BUILD@|$(ABS_BUILD)|g' -e 's|@SAN@|$(SAN)|g' \
@@ -187,7 +205,7 @@ $(MPIFORT): libmpi-lite/mpifort.in Makefile
 	ln -sf mpifort $(BUILD)/bin/mpif77
 
 fortran-skip:
-	@echo "fortran: $(FORTRAN) not found: mpifort, mpif90, mpif77, the mpi module and the Fortran tests are not built (deploy/install-deps.sh installs gfortran)"
+	@echo "fortran: $(FORTRAN) not found: mpifort, mpif90, mpif77, the mpi and mpi_f08 modules and the Fortran tests are not built (deploy/install-deps.sh installs gfortran)"
 
 $(MPIVCC): libmpi-lite/mpivcc.in Makefile
 	@mkdir -p $(dir $@)
@@ -206,7 +224,7 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) 
 	@mkdir -p $(dir $@)
 	$(MPIVCC) -O1 -g -Wall -o $@ $<
 
-FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPIFORT)
+FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
 $(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F90 $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<
@@ -222,6 +240,10 @@ $(BUILD)/tests/fortran/%: tests/fortran/%.F90 $(FTEST_DEPS)
 $(BUILD)/tests/fortran/%: tests/fortran/%.F $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -o $@ $<
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -Wall -o $@ $<
 
 tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS)
 

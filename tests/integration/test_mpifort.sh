@@ -10,7 +10,10 @@
 #     with mpif90, and with MPIFORT_STATIC=1 (libmpi.a), and both run
 #     right under mpiv run
 #   - the `mpi` module's explicit interfaces reject a wrong argument type
-#     at compile time, with a message naming the routine
+#     at compile time, with a message naming the routine; so does
+#     mpi_f08 for an INTEGER where a TYPE(MPI_Comm) goes
+#   - a `use mpi_f08` program (tests/fortran/f08_basic.f90) links with
+#     MPIFORT_STATIC=1 and runs
 # Exit 77 when gfortran was missing at build time.
 #
 #   MPIV_BUILD  build dir (default build)
@@ -150,6 +153,29 @@ elif grep -qi 'mpi_comm_rank\|rank' "$T/bad.log"; then
 	ok "use mpi: a REAL rank to MPI_COMM_RANK is a compile error"
 else
 	notok "use mpi: the compile error does not name the argument" "$T/bad.log"
+fi
+
+cat > "$T/bad08.f90" <<'F'
+program bad08
+  use mpi_f08
+  implicit none
+  integer :: rank
+  call MPI_Init()
+  call MPI_Comm_rank(1, rank)
+  call MPI_Finalize()
+end program bad08
+F
+if "$FC" -o "$T/bad08" "$T/bad08.f90" > "$T/bad08.log" 2>&1; then
+	notok "use mpi_f08: an INTEGER communicator compiled"
+else
+	ok "use mpi_f08: an INTEGER where TYPE(MPI_Comm) goes is a compile error"
+fi
+if MPIFORT_STATIC=1 "$FC" -o "$T/f08s" tests/fortran/f08_basic.f90 > "$T/f08s.log" 2>&1 &&
+    timeout 60 "$MPIV" run -n 2 --timeout 40 "$T/f08s" > "$T/f08s.out" 2>&1 &&
+    grep -q 'f08 errors: ok' "$T/f08s.out"; then
+	ok "use mpi_f08 program linked with MPIFORT_STATIC=1 runs"
+else
+	notok "use mpi_f08 program with MPIFORT_STATIC=1" "$T/f08s.log" "$T/f08s.out"
 fi
 
 [ "$fail" = 0 ]
