@@ -182,6 +182,7 @@ $(MPI_F90): $(FCONST) $(FTBL) $(FGEN)
 $(MPI_MOD): $(MPI_F90)
 	@mkdir -p $(dir $@) $(BUILD)/obj/gen
 	$(FORTRAN) -c -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_mod.o $<
+	touch $@	# gfortran keeps an unchanged .mod's old time
 
 # mpi_f08: its types and constants from fconst, the rest (PMPI_
 # interfaces, one module procedure per table line) from fgen.awk; its
@@ -191,10 +192,14 @@ $(MPI_F08_F90): $(FCONST) $(FTBL) $(FGEN)
 	{ echo 'module mpi_f08'; echo '  implicit none'; $(FCONST) f08; \
 	  awk -v out=f08 -f $(FGEN) $(FTBL); echo 'end module mpi_f08'; } > $@.tmp && mv $@.tmp $@
 
-$(MPI_F08_MOD) $(LIBMPI_F08): $(MPI_F08_F90)
-	@mkdir -p $(BUILD)/include $(BUILD)/lib $(BUILD)/obj/gen
+$(MPI_F08_MOD): $(MPI_F08_F90)
+	@mkdir -p $(BUILD)/include $(BUILD)/obj/gen
 	$(FORTRAN) -c -fPIC -O2 -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_f08.o $<
-	rm -f $(LIBMPI_F08) && ar rcs $(LIBMPI_F08) $(BUILD)/obj/gen/mpi_f08.o
+	touch $@
+
+$(LIBMPI_F08): $(MPI_F08_MOD)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(BUILD)/obj/gen/mpi_f08.o
 
 $(MPIFORT): libmpi-lite/mpifort.in Makefile
 	@mkdir -p $(dir $@)
