@@ -14,6 +14,11 @@
 #   ckpt/SEED       the same with --ckpt-interval 0.3 (when CRIU works
 #                   here): over the seeds, checkpoints > 0 and a restart
 #                   from a checkpoint
+#   short/PROG/SEED the other Fortran test programs (f_p2p, f_coll_mpif,
+#                   f_misc, f08_basic: requests, Waitany, user ops,
+#                   handles made and freed, re-executed after a kill) on
+#                   4 ranks under --chaos 15ms: the failure-free output;
+#                   over them all, kills > 0
 #
 # tests/run.sh runs it in both protocols (FLT_PROTOCOL=relay the second
 # time). Exit 77 when gfortran was missing at build time.
@@ -95,6 +100,39 @@ if [ "$KILLS" -gt 0 ]; then
 	flt_ok "chaos: $KILLS kills over seeds $SEEDS"
 else
 	flt_notok "chaos: no kill happened over seeds $SEEDS (tests nothing)"
+fi
+
+# The short programs (tens of ms): a tiny MTBF, kills counted over all.
+KILLS=0
+for p in f_p2p f_coll_mpif f_misc f08_basic; do
+	bin=$FLT_B/tests/fortran/$p
+	if [ ! -x "$bin" ]; then
+		flt_notok "tests/fortran/$p not built (make tests-build)"
+		continue
+	fi
+	pref=$FLT_TMP/$p.ref
+	flt_job "$pref" 60 -n 4 "$bin"
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "short/$p: failure-free run exits $FLT_RC" "$pref.err"
+		continue
+	fi
+	for seed in $SEEDS; do
+		out=$FLT_TMP/$p.$seed
+		flt_job "$out" 60 -n 4 --chaos 15ms --chaos-seed "$seed" --chaos-max 3 "$bin"
+		k=$(flt_report "$out.json" kills)
+		KILLS=$((KILLS + ${k:-0}))
+		what="short/$p/$seed (--chaos 15ms --chaos-max 3, kills ${k:-?})"
+		if [ "$FLT_RC" != 0 ]; then
+			flt_notok "$what: exit $FLT_RC" "$out.err"
+		else
+			flt_same "$what" "$pref.out" "$out.out"
+		fi
+	done
+done
+if [ "$KILLS" -gt 0 ]; then
+	flt_ok "short: $KILLS kills over the short programs"
+else
+	flt_notok "short: no kill happened in the short programs (tests nothing)"
 fi
 
 if [ "$ckpt" = 1 ]; then
