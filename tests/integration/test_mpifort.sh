@@ -14,6 +14,10 @@
 #     mpi_f08 for an INTEGER where a TYPE(MPI_Comm) goes
 #   - a `use mpi_f08` program (tests/fortran/f08_basic.f90) links with
 #     MPIFORT_STATIC=1 and runs
+#   - mixed languages: Fortran hands a communicator, a datatype, a request
+#     and a status to C (MPI_Comm_f2c, MPI_Type_f2c, MPI_Request_f2c,
+#     MPI_Status_f2c/c2f), C hands back a new communicator
+#     (MPI_Comm_c2f); both sides use them
 # Exit 77 when gfortran was missing at build time.
 #
 #   MPIV_BUILD  build dir (default build)
@@ -176,6 +180,54 @@ if MPIFORT_STATIC=1 "$FC" -o "$T/f08s" tests/fortran/f08_basic.f90 > "$T/f08s.lo
 	ok "use mpi_f08 program linked with MPIFORT_STATIC=1 runs"
 else
 	notok "use mpi_f08 program with MPIFORT_STATIC=1" "$T/f08s.log" "$T/f08s.out"
+fi
+
+cat > "$T/side.c" <<'C'
+#include <mpi.h>
+/* called from Fortran as CALL C_SIDE(COMM, DTYPE, REQ, STATUS, NEWCOMM, SUM) */
+void
+c_side_(MPI_Fint *comm, MPI_Fint *dtype, MPI_Fint *req, MPI_Fint *fstatus,
+    MPI_Fint *newcomm, int *sum)
+{
+	MPI_Comm c = MPI_Comm_f2c(*comm), d;
+	MPI_Request r = MPI_Request_f2c(*req);
+	MPI_Status st;
+	int one = 1;
+
+	MPI_Wait(&r, &st);		/* the Fortran-posted receive */
+	*req = MPI_Request_c2f(r);	/* MPI_REQUEST_NULL now */
+	MPI_Status_c2f(&st, fstatus);
+	MPI_Allreduce(&one, sum, 1, MPI_Type_f2c(*dtype), MPI_SUM, c);
+	MPI_Comm_dup(c, &d);
+	*newcomm = MPI_Comm_c2f(d);
+}
+C
+cat > "$T/mixed.f90" <<'F'
+program mixed
+  use mpi
+  implicit none
+  integer :: ierr, rank, np, req, st(MPI_STATUS_SIZE), newc, s, x, y, n
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
+  x = 40 + rank
+  call MPI_IRECV(y, 1, MPI_INTEGER, rank, 9, MPI_COMM_WORLD, req, ierr)
+  call MPI_SEND(x, 1, MPI_INTEGER, rank, 9, MPI_COMM_WORLD, ierr)
+  call c_side(MPI_COMM_WORLD, MPI_INTEGER, req, st, newc, s)
+  call MPI_COMM_SIZE(newc, n, ierr)
+  if (rank == 0) print '(a,i0,a,i0,a,i0,a,i0,a,l1)', 'sum ', s, ' size ', n, &
+      ' got ', y, ' tag ', st(MPI_TAG), ' null ', req == MPI_REQUEST_NULL
+  call MPI_COMM_FREE(newc, ierr)
+  call MPI_FINALIZE(ierr)
+end program mixed
+F
+if "$B/bin/mpivcc" -c -o "$T/side.o" "$T/side.c" > "$T/mixed.log" 2>&1 &&
+    "$FC" -o "$T/mixed" "$T/mixed.f90" "$T/side.o" >> "$T/mixed.log" 2>&1 &&
+    timeout 60 "$MPIV" run -n 3 --timeout 40 "$T/mixed" > "$T/mixed.out" 2>> "$T/mixed.log" &&
+    [ "$(cat "$T/mixed.out")" = "sum 3 size 3 got 40 tag 9 null T" ]; then
+	ok "Fortran and C share handles and statuses (f2c/c2f): $(cat "$T/mixed.out")"
+else
+	notok "mixed Fortran and C program: output '$(cat "$T/mixed.out" 2>/dev/null)'" "$T/mixed.log"
 fi
 
 [ "$fail" = 0 ]
