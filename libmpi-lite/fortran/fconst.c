@@ -113,6 +113,11 @@ main(int argc, char **argv)
 	fc_int("MPI_TAG", MPI_F_TAG + 1);
 	fc_int("MPI_ERROR", MPI_F_ERROR + 1);
 	FC(MPI_VERSION) FC(MPI_SUBVERSION)
+	/* choice buffers are assumed size: a section is passed as a copy */
+	printf("      LOGICAL MPI_SUBARRAYS_SUPPORTED\n"
+	    "      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)\n"
+	    "      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING\n"
+	    "      PARAMETER (MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.)\n");
 
 	printf("! ---- handles\n");
 	MPIV_F_PREDEFINED(FC_HANDLE)
