@@ -9,6 +9,12 @@
 #                   mixed programs on one deployment (not part of make test)
 #   make fuzz       build the libFuzzer targets (clang)
 #
+# Fortran: the bindings (mpi_send_ ...) are C made by awk from
+# libmpi-lite/fortran/functions.tbl and are always in libmpi, as is
+# mpif.h; the `mpi` and `mpi_f08` modules, mpifort/mpif90/mpif77 and the
+# Fortran tests need gfortran (FORTRAN=...) and are skipped, with a line saying so,
+# without it.
+#
 # Every *.c under runtime/ channel-memory/ dispatcher/ checkpoint-server/
 # node-agent/ cli/ goes into the mpiv binary (cli/main.c is its main);
 # every *.c under libmpi-lite/ into libmpi. Only runtime/ and libmpi-lite/
@@ -42,7 +48,7 @@ LIB_SRCS    := $(filter-out $(SHARED_SRCS),$(wildcard libmpi-lite/*.c))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 SHARED_OBJS := $(call obj,$(SHARED_SRCS)) $(GEN_O)
 DAEMON_OBJS := $(call obj,$(DAEMON_SRCS))
-LIB_OBJS    := $(call obj,$(LIB_SRCS))
+LIB_OBJS    := $(call obj,$(LIB_SRCS)) $(BUILD)/obj/gen/fortran_wrap.o
 MAIN_OBJ    := $(call obj,cli/main.c)
 
 MPIV      := $(BUILD)/bin/mpiv
@@ -52,6 +58,34 @@ LIBMPI_A  := $(BUILD)/lib/libmpi.a
 MPI_H     := $(BUILD)/include/mpi.h
 MPIVCC    := $(BUILD)/bin/mpivcc
 
+# Fortran (see the top)
+FORTRAN   ?= gfortran
+HAVE_FORTRAN := $(shell command -v $(FORTRAN) 2>/dev/null)
+FTBL      := libmpi-lite/fortran/functions.tbl
+FGEN      := libmpi-lite/fortran/fgen.awk
+FWRAP_C   := $(BUILD)/gen/fortran_wrap.c
+FCONST    := $(BUILD)/gen/fconst
+MPIF_H    := $(BUILD)/include/mpif.h
+MPI_F90   := $(BUILD)/gen/mpi.f90
+MPI_MOD   := $(BUILD)/include/mpi.mod
+MPI_F08_F90 := $(BUILD)/gen/mpi_f08.f90
+MPI_F08_MOD := $(BUILD)/include/mpi_f08.mod
+LIBMPI_F08  := $(BUILD)/lib/libmpi_f08.a
+MPIFORT   := $(BUILD)/bin/mpifort
+# each tests/fortran/NAME.F90 or .F is built twice: NAME with `use mpi`,
+# NAME_mpif with include 'mpif.h' (-DMPIV_MPIF)
+# (tests/fortran/*.f90, the mpi_f08 ones, once)
+FTEST_SRCS := $(wildcard tests/fortran/*.F90 tests/fortran/*.F)
+FTEST_BINS := $(foreach t,$(basename $(notdir $(FTEST_SRCS))),$(BUILD)/tests/fortran/$(t) $(BUILD)/tests/fortran/$(t)_mpif) \
+	$(patsubst tests/fortran/%.f90,$(BUILD)/tests/fortran/%,$(wildcard tests/fortran/*.f90))
+ifeq ($(HAVE_FORTRAN),)
+FORTRAN_ALL   := fortran-skip
+FORTRAN_TESTS :=
+else
+FORTRAN_ALL   := $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
+FORTRAN_TESTS := $(FTEST_BINS)
+endif
+
 DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lm
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -59,8 +93,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 MPI_TEST_BINS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(MPI_TEST_SRCS))
 
-.PHONY: all test demo asan bench soak fuzz deps clean tests-build
-all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC)
+.PHONY: all test demo asan bench soak fuzz deps clean tests-build fortran-skip
+all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) $(MPIF_H) $(FORTRAN_ALL)
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(BUILD)/gen
@@ -92,7 +126,7 @@ $(MPIV): $(MAIN_OBJ) $(RTLIB)
 LIBMPI_MAP := $(BUILD)/lib/libmpi.map
 $(LIBMPI_MAP): libmpi-lite/mpi.h Makefile
 	@mkdir -p $(dir $@)
-	{ echo '{ global: MPI_*; PMPI_*;'; \
+	{ echo '{ global: MPI_*; PMPI_*; mpi_*; pmpi_*;'; \
 	  $(CC) -E -P -x c libmpi-lite/mpi.h | tr '\n' ' ' | tr ';' '\n' | \
 	  sed -n 's/^ *extern struct mpiv_[a-z_]* //p' | tr ',' '\n' | \
 	  sed 's/[[:space:]]//g' | grep . | sed 's/$$/;/'; \
@@ -120,6 +154,64 @@ $(MPI_H): libmpi-lite/mpi.h
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# ---- Fortran -----------------------------------------------------------
+$(FWRAP_C): $(FTBL) $(FGEN)
+	@mkdir -p $(dir $@)
+	awk -v out=c -f $(FGEN) $(FTBL) > $@.tmp && mv $@.tmp $@
+
+# A table line naming a C function libmpi lacks fails here.
+$(BUILD)/obj/gen/fortran_wrap.o: $(FWRAP_C) libmpi-lite/fortran.h libmpi-lite/impl.h libmpi-lite/mpi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) -Werror=implicit-function-declaration -c -o $@ $<
+
+# fconst runs here at build time: no sanitizer, the build machine's cc.
+$(FCONST): libmpi-lite/fortran/fconst.c libmpi-lite/fortran.h libmpi-lite/mpi.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Ilibmpi-lite -o $@ $<
+
+$(MPIF_H): $(FCONST)
+	@mkdir -p $(dir $@)
+	$(FCONST) mpif > $@.tmp && mv $@.tmp $@
+
+$(MPI_F90): $(FCONST) $(FTBL) $(FGEN)
+	@mkdir -p $(dir $@)
+	{ echo 'module mpi'; echo '  implicit none'; $(FCONST) module; \
+	  echo '  interface'; awk -v out=f90 -f $(FGEN) $(FTBL); \
+	  echo '  end interface'; echo 'end module mpi'; } > $@.tmp && mv $@.tmp $@
+
+$(MPI_MOD): $(MPI_F90)
+	@mkdir -p $(dir $@) $(BUILD)/obj/gen
+	$(FORTRAN) -c -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_mod.o $<
+	touch $@	# gfortran keeps an unchanged .mod's old time
+
+# mpi_f08: its types and constants from fconst, the rest (PMPI_
+# interfaces, one module procedure per table line) from fgen.awk; its
+# procedures are compiled code, in libmpi_f08.a (mpifort links it).
+$(MPI_F08_F90): $(FCONST) $(FTBL) $(FGEN)
+	@mkdir -p $(dir $@)
+	{ echo 'module mpi_f08'; echo '  implicit none'; $(FCONST) f08; \
+	  awk -v out=f08 -f $(FGEN) $(FTBL); echo 'end module mpi_f08'; } > $@.tmp && mv $@.tmp $@
+
+$(MPI_F08_MOD): $(MPI_F08_F90)
+	@mkdir -p $(BUILD)/include $(BUILD)/obj/gen
+	$(FORTRAN) -c -fPIC -O2 -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_f08.o $<
+	touch $@
+
+$(LIBMPI_F08): $(MPI_F08_MOD)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $(BUILD)/obj/gen/mpi_f08.o
+
+$(MPIFORT): libmpi-lite/mpifort.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@BUILD@|$(ABS_BUILD)|g' -e 's|@SAN@|$(SAN)|g' \
+		-e 's|@FORTRAN@|$(FORTRAN)|g' $< > $@
+	chmod +x $@
+	ln -sf mpifort $(BUILD)/bin/mpif90
+	ln -sf mpifort $(BUILD)/bin/mpif77
+
+fortran-skip:
+	@echo "fortran: $(FORTRAN) not found: mpifort, mpif90, mpif77, the mpi and mpi_f08 modules and the Fortran tests are not built (deploy/install-deps.sh installs gfortran)"
+
 $(MPIVCC): libmpi-lite/mpivcc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@BUILD@|$(ABS_BUILD)|g' -e 's|@SAN@|$(SAN)|g' $< > $@
@@ -137,7 +229,28 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) 
 	@mkdir -p $(dir $@)
 	$(MPIVCC) -O1 -g -Wall -o $@ $<
 
-tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS)
+FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
+$(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F90 $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<
+
+$(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.F90 $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -Wall -o $@ $<
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.F $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -o $@ $<
+
+$(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FTEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(MPIFORT) -O1 -g -Wall -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS)
 
 deps:
 	@sh deploy/install-deps.sh --if-missing

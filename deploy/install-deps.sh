@@ -9,7 +9,7 @@ set -eu
 # Recommends of clang, and this script installs without Recommends: it is
 # named here, or the fuzz targets do not link on a fresh machine.
 PKGS="gcc make pkg-config libev-dev libzstd-dev zstd libprotobuf-c-dev
-protobuf-c-compiler libcmocka-dev clang libclang-rt-dev python3 jq procps psmisc
+protobuf-c-compiler libcmocka-dev clang libclang-rt-dev gfortran python3 jq procps psmisc
 iproute2 nftables openmpi-bin libopenmpi-dev"
 
 missing=""

@@ -23,6 +23,8 @@ struct dt_long_int { long v; int i; };
 struct dt_2int { int v; int i; };
 struct dt_short_int { short v; int i; };
 struct dt_long_double_int { long double v; int i; };
+struct dt_2real { float v; float i; };
+struct dt_2double { double v; double i; };
 
 #define DT_BASIC(id, ctype, kind, nm)					\
 	static struct mpiv_block dt_blk_##id[1] = { { 0, sizeof(ctype) } }; \
@@ -36,19 +38,21 @@ struct dt_long_double_int { long double v; int i; };
 		.align = _Alignof(ctype) };
 
 /* A pair is one block when the index follows the value without padding,
-   else two blocks. */
-#define DT_PAIR_SPLIT(st) (offsetof(struct st, i) != sizeof(((struct st *)0)->v))
+   else two blocks. The index is an int, or for Fortran's MPI_2REAL and
+   MPI_2DOUBLE_PRECISION of the value's type. */
+#define DT_VSZ(st) sizeof(((struct st *)0)->v)
+#define DT_ISZ(st) sizeof(((struct st *)0)->i)
+#define DT_PAIR_SPLIT(st) (offsetof(struct st, i) != DT_VSZ(st))
 #define DT_PAIR(id, st, kind, nm)					\
 	static struct mpiv_block dt_blk_##id[2] = {			\
-		{ 0, DT_PAIR_SPLIT(st) ? sizeof(((struct st *)0)->v)	\
-		    : sizeof(((struct st *)0)->v) + sizeof(int) },	\
-		{ offsetof(struct st, i), sizeof(int) } };		\
+		{ 0, DT_PAIR_SPLIT(st) ? DT_VSZ(st)			\
+		    : DT_VSZ(st) + DT_ISZ(st) },			\
+		{ offsetof(struct st, i), DT_ISZ(st) } };		\
 	struct mpiv_datatype mpiv_dt_##id = {				\
-		.size = sizeof(((struct st *)0)->v) + sizeof(int),	\
+		.size = DT_VSZ(st) + DT_ISZ(st),			\
 		.lb = 0, .extent = sizeof(struct st),			\
-		.true_lb = 0, .true_extent = offsetof(struct st, i) + sizeof(int), \
-		.contiguous = sizeof(struct st) ==			\
-		    sizeof(((struct st *)0)->v) + sizeof(int),		\
+		.true_lb = 0, .true_extent = offsetof(struct st, i) + DT_ISZ(st), \
+		.contiguous = sizeof(struct st) == DT_VSZ(st) + DT_ISZ(st), \
 		.committed = true, .predefined = true,			\
 		.basic = kind, .nbasic = 1,				\
 		.nblocks = DT_PAIR_SPLIT(st) ? 2 : 1,			\
@@ -98,6 +102,29 @@ DT_PAIR(2int, dt_2int, MPIV_B_2INT, "MPI_2INT")
 DT_PAIR(short_int, dt_short_int, MPIV_B_SHORT_INT, "MPI_SHORT_INT")
 DT_PAIR(long_double_int, dt_long_double_int, MPIV_B_LDOUBLE_INT,
     "MPI_LONG_DOUBLE_INT")
+
+/* Fortran types (gfortran: INTEGER and LOGICAL are 4 bytes, REAL 4,
+   DOUBLE PRECISION 8, COMPLEX a pair of REALs). */
+DT_BASIC(integer, int32_t, MPIV_B_INT32, "MPI_INTEGER")
+DT_BASIC(real, float, MPIV_B_FLOAT, "MPI_REAL")
+DT_BASIC(double_precision, double, MPIV_B_DOUBLE, "MPI_DOUBLE_PRECISION")
+DT_BASIC(complex, float _Complex, MPIV_B_CFLOAT, "MPI_COMPLEX")
+DT_BASIC(double_complex, double _Complex, MPIV_B_CDOUBLE,
+    "MPI_DOUBLE_COMPLEX")
+DT_BASIC(logical, int32_t, MPIV_B_LOGICAL, "MPI_LOGICAL")
+DT_BASIC(character, char, MPIV_B_CHARACTER, "MPI_CHARACTER")
+DT_BASIC(integer1, int8_t, MPIV_B_INT8, "MPI_INTEGER1")
+DT_BASIC(integer2, int16_t, MPIV_B_INT16, "MPI_INTEGER2")
+DT_BASIC(integer4, int32_t, MPIV_B_INT32, "MPI_INTEGER4")
+DT_BASIC(integer8, int64_t, MPIV_B_INT64, "MPI_INTEGER8")
+DT_BASIC(real4, float, MPIV_B_FLOAT, "MPI_REAL4")
+DT_BASIC(real8, double, MPIV_B_DOUBLE, "MPI_REAL8")
+DT_BASIC(complex8, float _Complex, MPIV_B_CFLOAT, "MPI_COMPLEX8")
+DT_BASIC(complex16, double _Complex, MPIV_B_CDOUBLE, "MPI_COMPLEX16")
+DT_PAIR(2integer, dt_2int, MPIV_B_2INT, "MPI_2INTEGER")
+DT_PAIR(2real, dt_2real, MPIV_B_2REAL, "MPI_2REAL")
+DT_PAIR(2double_precision, dt_2double, MPIV_B_2DOUBLE,
+    "MPI_2DOUBLE_PRECISION")
 
 /* Largest data size of one element: keeps count * size inside 63 bits for
    any int count. */

@@ -104,7 +104,10 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 	case ERRH_RETURN:
 		return code;
 	case ERRH_USER:
-		if (eh->fn != NULL) {
+		if (eh->fortran_fn != NULL) {
+			MPI_Fint fc = MPI_Comm_c2f(comm), fe = code;
+			eh->fortran_fn(&fc, &fe);
+		} else if (eh->fn != NULL) {
 			MPI_Comm c = comm;
 			int e = code;
 			eh->fn(&c, &e);

@@ -34,6 +34,9 @@ enum mpiv_basic {
 	MPIV_B_AINT, MPIV_B_OFFSET, MPIV_B_COUNT, MPIV_B_PACKED,
 	MPIV_B_FLOAT_INT, MPIV_B_DOUBLE_INT, MPIV_B_LONG_INT, MPIV_B_2INT,
 	MPIV_B_SHORT_INT, MPIV_B_LDOUBLE_INT,
+	/* Fortran: LOGICAL (gfortran: an int, .true. = 1), CHARACTER (no
+	   reductions), and the pairs whose index has the value's type */
+	MPIV_B_LOGICAL, MPIV_B_CHARACTER, MPIV_B_2REAL, MPIV_B_2DOUBLE,
 };
 
 /* One contiguous run of bytes in a datatype's typemap. */
@@ -86,6 +89,10 @@ void mpiv_dt_release(MPI_Datatype dt);
 
 struct mpiv_op {
 	MPI_User_function *user_fn;	/* NULL for predefined */
+	/* A Fortran user function (MPI_OP_CREATE from Fortran): called
+	   instead of user_fn with the datatype as a Fortran handle. */
+	void (*fortran_fn)(void *in, void *inout, MPI_Fint *len,
+	    MPI_Fint *datatype);
 	int builtin;			/* index for predefined ops */
 	bool commute;
 	bool predefined;
@@ -108,6 +115,9 @@ struct mpiv_group {
 
 struct mpiv_errhandler {
 	MPI_Comm_errhandler_function *fn;	/* NULL for predefined */
+	/* A Fortran handler (MPI_COMM_CREATE_ERRHANDLER from Fortran):
+	   called instead of fn with the communicator as a Fortran handle. */
+	void (*fortran_fn)(MPI_Fint *comm, MPI_Fint *code);
 	int kind;		/* 0 fatal, 1 return, 2 user */
 	int refcount;
 	bool predefined;

@@ -78,6 +78,11 @@ MPIV_DT(c_float_complex) MPIV_DT(c_double_complex) MPIV_DT(c_long_double_complex
 MPIV_DT(aint) MPIV_DT(offset) MPIV_DT(count) MPIV_DT(packed)
 MPIV_DT(float_int) MPIV_DT(double_int) MPIV_DT(long_int) MPIV_DT(2int)
 MPIV_DT(short_int) MPIV_DT(long_double_int)
+MPIV_DT(integer) MPIV_DT(real) MPIV_DT(double_precision) MPIV_DT(complex)
+MPIV_DT(double_complex) MPIV_DT(logical) MPIV_DT(character)
+MPIV_DT(integer1) MPIV_DT(integer2) MPIV_DT(integer4) MPIV_DT(integer8)
+MPIV_DT(real4) MPIV_DT(real8) MPIV_DT(complex8) MPIV_DT(complex16)
+MPIV_DT(2integer) MPIV_DT(2real) MPIV_DT(2double_precision)
 #undef MPIV_DT
 
 #define MPI_CHAR		(&mpiv_dt_char)
@@ -120,6 +125,25 @@ MPIV_DT(short_int) MPIV_DT(long_double_int)
 #define MPI_2INT		(&mpiv_dt_2int)
 #define MPI_SHORT_INT		(&mpiv_dt_short_int)
 #define MPI_LONG_DOUBLE_INT	(&mpiv_dt_long_double_int)
+/* Fortran datatypes (usable from C too, as the standard asks) */
+#define MPI_INTEGER		(&mpiv_dt_integer)
+#define MPI_REAL		(&mpiv_dt_real)
+#define MPI_DOUBLE_PRECISION	(&mpiv_dt_double_precision)
+#define MPI_COMPLEX		(&mpiv_dt_complex)
+#define MPI_DOUBLE_COMPLEX	(&mpiv_dt_double_complex)
+#define MPI_LOGICAL		(&mpiv_dt_logical)
+#define MPI_CHARACTER		(&mpiv_dt_character)
+#define MPI_INTEGER1		(&mpiv_dt_integer1)
+#define MPI_INTEGER2		(&mpiv_dt_integer2)
+#define MPI_INTEGER4		(&mpiv_dt_integer4)
+#define MPI_INTEGER8		(&mpiv_dt_integer8)
+#define MPI_REAL4		(&mpiv_dt_real4)
+#define MPI_REAL8		(&mpiv_dt_real8)
+#define MPI_COMPLEX8		(&mpiv_dt_complex8)
+#define MPI_COMPLEX16		(&mpiv_dt_complex16)
+#define MPI_2INTEGER		(&mpiv_dt_2integer)
+#define MPI_2REAL		(&mpiv_dt_2real)
+#define MPI_2DOUBLE_PRECISION	(&mpiv_dt_2double_precision)
 
 /* ops */
 #define MPIV_OP(name) extern struct mpiv_op mpiv_op_##name;
@@ -518,6 +542,34 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
 int MPI_Info_free(MPI_Info *info);
+
+/* ---- Fortran handles (fhandle.c): a Fortran handle is a small INTEGER
+   naming a slot of a table per kind; predefined handles have fixed
+   values (those of mpif.h) ---- */
+#define MPI_F_STATUS_SIZE	((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+#define MPI_F_SOURCE		0
+#define MPI_F_TAG		1
+#define MPI_F_ERROR		2
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
+MPI_Fint MPI_Group_c2f(MPI_Group group);
+MPI_Group MPI_Group_f2c(MPI_Fint group);
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
+MPI_Fint MPI_Op_c2f(MPI_Op op);
+MPI_Op MPI_Op_f2c(MPI_Fint op);
+MPI_Fint MPI_Request_c2f(MPI_Request request);
+MPI_Request MPI_Request_f2c(MPI_Fint request);
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Info_c2f(MPI_Info info);
+MPI_Info MPI_Info_f2c(MPI_Fint info);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 
 /* ---- one-sided: linkable, not supported (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
 #define MPI_MODE_NOCHECK	1

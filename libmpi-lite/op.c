@@ -33,6 +33,8 @@ struct op_long_int { long v; int i; };
 struct op_2int { int v; int i; };
 struct op_short_int { short v; int i; };
 struct op_long_double_int { long double v; int i; };
+struct op_2real { float v; float i; };
+struct op_2double { double v; double i; };
 
 /* Walks n elements: a from in, b from inout, b = EXPR. */
 #define OP_LOOP(T, EXPR) do {						\
@@ -84,13 +86,14 @@ struct op_long_double_int { long double v; int i; };
 } while (0)
 
 /* MAXLOC/MINLOC on (value, index) pairs: the better value wins; on a tie
-   the lower index wins. idxoff is where the int index lies. */
-#define OP_PAIR(V) do {							\
+   the lower index wins. idxoff is where the index (of type I) lies. */
+#define OP_PAIR(V) OP_PAIR_I(V, int)
+#define OP_PAIR_I(V, I) do {							\
 	if (op != OP_MAXLOC && op != OP_MINLOC)				\
 		return MPI_ERR_OP;					\
 	for (size_t k_ = 0; k_ < n; k_++) {				\
 		V av, bv;						\
-		int ai, bi;						\
+		I ai, bi;						\
 		const char *pa = in + k_ * stride;			\
 		char *pb = io + k_ * stride;				\
 		memcpy(&av, pa, sizeof(av));				\
@@ -162,6 +165,16 @@ op_kernel(int op, enum mpiv_basic b, const char *in, char *io, size_t n,
 	case MPIV_B_2INT: OP_PAIR(int);
 	case MPIV_B_SHORT_INT: OP_PAIR(short);
 	case MPIV_B_LDOUBLE_INT: OP_PAIR(long double);
+	case MPIV_B_2REAL: OP_PAIR_I(float, float);
+	case MPIV_B_2DOUBLE: OP_PAIR_I(double, double);
+	case MPIV_B_LOGICAL:
+		/* gfortran's .true. is 1, .false. 0 */
+		switch (op) {
+		case OP_LAND: OP_LOOP(int32_t, (int32_t)(a && b)); return MPI_SUCCESS;
+		case OP_LOR: OP_LOOP(int32_t, (int32_t)(a || b)); return MPI_SUCCESS;
+		case OP_LXOR: OP_LOOP(int32_t, (int32_t)(!a != !b)); return MPI_SUCCESS;
+		default: return MPI_ERR_OP;
+		}
 	default:
 		return MPI_ERR_OP;
 	}
@@ -178,7 +191,20 @@ op_pair_value_size(enum mpiv_basic b)
 	case MPIV_B_2INT: return sizeof(int);
 	case MPIV_B_SHORT_INT: return sizeof(short);
 	case MPIV_B_LDOUBLE_INT: return sizeof(long double);
+	case MPIV_B_2REAL: return sizeof(float);
+	case MPIV_B_2DOUBLE: return sizeof(double);
 	default: return 0;
+	}
+}
+
+/* Size of the index part of a pair kind. */
+static size_t
+op_pair_index_size(enum mpiv_basic b)
+{
+	switch (b) {
+	case MPIV_B_2REAL: return sizeof(float);
+	case MPIV_B_2DOUBLE: return sizeof(double);
+	default: return sizeof(int);
 	}
 }
 
@@ -193,6 +219,8 @@ op_pair_index_offset(enum mpiv_basic b)
 	case MPIV_B_2INT: return offsetof(struct op_2int, i);
 	case MPIV_B_SHORT_INT: return offsetof(struct op_short_int, i);
 	case MPIV_B_LDOUBLE_INT: return offsetof(struct op_long_double_int, i);
+	case MPIV_B_2REAL: return offsetof(struct op_2real, i);
+	case MPIV_B_2DOUBLE: return offsetof(struct op_2double, i);
 	default: return 0;
 	}
 }
@@ -228,8 +256,12 @@ mpiv_op_apply(MPI_Op op, const void *in, void *inout, int count,
 	if (!op->predefined) {
 		MPI_Datatype d = dt;
 		int c = count;
-		if (count > 0)
+		if (count > 0 && op->fortran_fn != NULL) {
+			MPI_Fint fd = MPI_Type_c2f(dt);
+			op->fortran_fn((void *)(uintptr_t)in, inout, &c, &fd);
+		} else if (count > 0) {
 			op->user_fn((void *)(uintptr_t)in, inout, &c, &d);
+		}
 		return MPI_SUCCESS;
 	}
 	if (op->builtin == OP_NO_OP)
@@ -255,7 +287,7 @@ mpiv_op_apply(MPI_Op op, const void *in, void *inout, int count,
 	if (rc != MPI_SUCCESS || count <= 0 || dt->size == 0)
 		return rc;
 	n = (size_t)count * dt->nbasic;
-	esize = vsize ? vsize + sizeof(int) : dt->size / dt->nbasic;
+	esize = vsize ? vsize + op_pair_index_size(b) : dt->size / dt->nbasic;
 	if (dt->contiguous && vsize == 0) {
 		/* The elements lie back to back: reduce in place. */
 		return op_kernel(op->builtin, b,

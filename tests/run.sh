@@ -26,6 +26,9 @@
 #                           embedded deployment, whose node listens)
 #   relay/mpi/PROG/nN[/OPTS]  the same cases in the relay protocol
 #                           (mpiv run --protocol relay)
+#   fortran/PROG/nN, relay/fortran/PROG/nN   the same for the Fortran
+#                           programs: tests/fortran/cases.txt and
+#                           expected.txt (skipped without gfortran)
 #   mpi/env/no-launcher     a program run without mpiv: exit 1, says "mpiv run"
 #   integration/NAME        tests/integration/*.sh   (pass = exit 0)
 #   fault/NAME              tests/fault/*.sh         (pass = exit 0)
@@ -107,12 +110,18 @@ run_unit() {
 # run_mpi BUILD PREFIX RANKFILTER [env assignments...]
 # RANKFILTER: a bash regex on the rank count ("" = all)
 # MPI_RUN_ARGS: mpiv run options added to every case (e.g. the protocol)
+# MPI_DIR: the programs' directory under tests/ and $build/tests/ (mpi;
+# fortran: the cases skip when mpifort was not built)
 MPI_RUN_ARGS=()
+MPI_DIR=mpi
 run_mpi() {
 	local build=$1 prefix=$2 rfilter=$3
 	shift 3
-	local cases=tests/mpi/cases.txt
+	local dir=$MPI_DIR
+	local cases=tests/$dir/cases.txt expected=$EXPECTED
 	[ -f "$cases" ] || return 0
+	[ "$dir" = mpi ] || expected=tests/$dir/expected.txt
+	[ -f "$expected" ] || expected=
 	declare -A seen=()
 	local line prog n expect name i mpivargs progargs words
 	while IFS= read -r line || [ -n "$line" ]; do
@@ -138,7 +147,7 @@ run_mpi() {
 		if [ -n "$rfilter" ] && ! [[ $n =~ $rfilter ]]; then
 			continue
 		fi
-		name="${prefix}mpi/$prog/n$n"
+		name="${prefix}$dir/$prog/n$n"
 		if [ ${#mpivargs[@]} -gt 0 ]; then	# "--cms 2 --nodes 3" -> "/cms2nodes3"
 			local sfx="${mpivargs[*]}"
 			sfx=${sfx//-/}
@@ -157,23 +166,27 @@ run_mpi() {
 				t_notok "$name" "$build/bin/mpiv not built"
 				continue
 			fi
-			if [ ! -x "$build/tests/mpi/$prog" ]; then
-				t_notok "$name" "$build/tests/mpi/$prog not built"
+			if [ "$dir" = fortran ] && [ ! -x "$build/bin/mpifort" ]; then
+				t_skip "$name" "no gfortran at build time: $build/bin/mpifort not built"
+				continue
+			fi
+			if [ ! -x "$build/tests/$dir/$prog" ]; then
+				t_notok "$name" "$build/tests/$dir/$prog not built"
 				continue
 			fi
 		fi
 		# reference stdout (same for any mpiv options; not for runs
 		# with program args or a non-zero exit)
 		T_EXPECT_STDOUT=
-		if [ "$expect" = 0 ] && [ ${#progargs[@]} -eq 0 ] && [ -n "$EXPECTED" ] &&
-		    grep -q "^$prog $n: " "$EXPECTED"; then
+		if [ "$expect" = 0 ] && [ ${#progargs[@]} -eq 0 ] && [ -n "$expected" ] &&
+		    grep -q "^$prog $n: " "$expected"; then
 			T_EXPECT_STDOUT="$T_TMP/expected"
-			sed -n "s/^$prog $n: //p" "$EXPECTED" > "$T_EXPECT_STDOUT"
+			sed -n "s/^$prog $n: //p" "$expected" > "$T_EXPECT_STDOUT"
 		fi
 		t_run "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
 			"$build/bin/mpiv" run -n "$n" --timeout "$MPI_TIMEOUT" \
 			"${MPI_RUN_ARGS[@]}" "${mpivargs[@]}" \
-			"$build/tests/mpi/$prog" "${progargs[@]}"
+			"$build/tests/$dir/$prog" "${progargs[@]}"
 		T_EXPECT_STDOUT=
 	done < "$cases"
 }
@@ -219,7 +232,7 @@ run_scripts() {
 # in (auto runs direct), or behind closed firewalls with --no-listen
 # agents (auto runs relay).
 BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
-	test_replay_check test_divergence test_netns test_cm_crash"
+	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos"
 
 run_scripts_relay() {
 	local dir=$1 t f
@@ -241,6 +254,12 @@ run_mpi "$B" "" "" "${SAN_ENV_MPI[@]}"
 MPI_RUN_ARGS=(--protocol relay)
 run_mpi "$B" "relay/" "" "${SAN_ENV_MPI[@]}"
 MPI_RUN_ARGS=()
+MPI_DIR=fortran
+run_mpi "$B" "" "" "${SAN_ENV_MPI[@]}"
+MPI_RUN_ARGS=(--protocol relay)
+run_mpi "$B" "relay/" "" "${SAN_ENV_MPI[@]}"
+MPI_RUN_ARGS=()
+MPI_DIR=mpi
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
 run_scripts tests/integration
 run_scripts tests/fault
@@ -253,6 +272,9 @@ if [ "$ASAN_MODE" != 0 ] && [ "$B" != "$ASAN_B" ] && [ -x "$ASAN_B/bin/mpiv" ]; 
 	echo "# ASan/UBSan pass: $ASAN_B"
 	run_unit "$ASAN_B" "asan/" "${SAN_ENV_UNIT[@]}"
 	run_mpi "$ASAN_B" "asan/" '^(1|2|4)$' "${SAN_ENV_MPI[@]}"
+	MPI_DIR=fortran
+	run_mpi "$ASAN_B" "asan/" '^(1|2|4)$' "${SAN_ENV_MPI[@]}"
+	MPI_DIR=mpi
 elif [ "$ASAN_MODE" = 1 ]; then
 	t_notok "asan" "MPIV_ASAN=1 but $ASAN_B/bin/mpiv is missing"
 fi

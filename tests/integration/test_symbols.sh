@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/integration/test_symbols.sh: libmpi.so and libmpi.a show an
 # application only MPI: their global symbols are the MPI_* and PMPI_*
-# functions and the predefined objects mpi.h declares, and libmpi.so
+# functions, the Fortran bindings (mpi_*_ and pmpi_*_, gfortran's names,
+# and mpif.h's COMMON blocks mpi_fortran_*_) and the predefined objects
+# mpi.h declares, and libmpi.so
 # neither exports nor imports anything of protobuf-c (linked in, hidden;
 # libmpi.a carries the members it uses, local). An application that
 # defines functions named like the library's insides (frame_encode,
@@ -15,19 +17,19 @@ cd "$(dirname "$0")/../.." || exit 2
 common_init symbols
 SO=$B/lib/libmpi.so
 [ -f "$SO" ] || { echo "$SO not built"; exit 1; }
-pred='^(MPI_|PMPI_|mpiv_(comm|group|errors|errhandler|info|request|win|dt|op)_)'
+pred='^(MPI_|PMPI_|p?mpi_[a-z0-9_]*_$|mpiv_(comm|group|errors|errhandler|info|request|win|dt|op)_)'
 nm -D --defined-only "$SO" | awk '{ print $3 }' | grep -Ev "$pred" > "$T/extra"
 if [ -s "$T/extra" ]; then
 	notok "libmpi.so exports $(wc -l < "$T/extra") symbols besides MPI: $(head -5 "$T/extra" | tr '\n' ' ')"
 else
-	ok "libmpi.so exports only MPI_*, PMPI_* and mpi.h's predefined objects ($(nm -D --defined-only "$SO" | wc -l) symbols)"
+	ok "libmpi.so exports only MPI_*, PMPI_*, the Fortran mpi_*_ and mpi.h's predefined objects ($(nm -D --defined-only "$SO" | wc -l) symbols)"
 fi
 A=$B/lib/libmpi.a
 nm -g --defined-only "$A" | awk 'NF == 3 { print $3 }' | grep -Ev "$pred" > "$T/extra.a"
 if [ -s "$T/extra.a" ]; then
 	notok "libmpi.a defines $(wc -l < "$T/extra.a") global symbols besides MPI: $(head -5 "$T/extra.a" | tr '\n' ' ')"
 else
-	ok "libmpi.a defines only MPI_*, PMPI_* and mpi.h's predefined objects globally"
+	ok "libmpi.a defines only MPI_*, PMPI_*, the Fortran mpi_*_ and mpi.h's predefined objects globally"
 fi
 if nm -D "$SO" | grep -qi protobuf || ldd "$SO" | grep -q protobuf; then
 	notok "libmpi.so exports, imports or needs protobuf-c"

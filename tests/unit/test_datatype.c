@@ -60,6 +60,13 @@ MPI_Comm_free(MPI_Comm *comm)
 	return MPI_SUCCESS;
 }
 
+/* fhandle.c: a Fortran user op gets the datatype as a Fortran handle */
+MPI_Fint
+MPI_Type_c2f(MPI_Datatype dt)
+{
+	return dt == MPI_INTEGER ? 1 : 99;
+}
+
 /* ---- datatypes ---- */
 
 static void
@@ -618,6 +625,82 @@ dims_case(int n, int nd, const int *preset, const int *want)
 	assert_memory_equal(d, want, (size_t)nd * sizeof(int));
 }
 
+/* Fortran types: LOGICAL's logical ops (gfortran .true. = 1, any non-zero
+   is true), no SUM on LOGICAL or CHARACTER, COMPLEX sums, MAXLOC on
+   2REAL/2DOUBLE_PRECISION (index of the value's type), sizes and
+   extents, and a Fortran user op getting the Fortran datatype handle. */
+static int fortran_op_calls;
+
+static void
+fortran_op(void *in, void *inout, MPI_Fint *len, MPI_Fint *dt)
+{
+	assert_int_equal(*dt, 1);
+	for (int i = 0; i < *len; i++)
+		((int32_t *)inout)[i] += 10 * ((int32_t *)in)[i];
+	fortran_op_calls++;
+}
+
+static void
+test_fortran_types(void **state)
+{
+	int32_t la[3] = { 1, 0, 5 }, lb[3] = { 1, 1, 0 };
+	float _Complex ca[2] = { 1 + 2 * I, 3 }, cb[2] = { 1, -1 * I };
+	float ra[4] = { 2.5f, 7.0f, 1.0f, 3.0f }, rb[4] = { 2.5f, 1.0f, 4.0f, 2.0f };
+	double da[2] = { -1.0, 9.0 }, db[2] = { -2.0, 4.0 };
+	char ch[2] = { 'a', 'b' }, chb[2] = { 'c', 'd' };
+	int32_t ia[2] = { 1, 2 }, ib[2] = { 3, 4 };
+	struct mpiv_op fop = { .user_fn = NULL, .builtin = -1 };
+	MPI_Aint lb0, ext;
+	int sz;
+
+	(void)state;
+	assert_int_equal(mpiv_op_apply(MPI_LAND, la, lb, 3, MPI_LOGICAL),
+	    MPI_SUCCESS);
+	assert_int_equal(lb[0], 1); assert_int_equal(lb[1], 0);
+	assert_int_equal(lb[2], 0);
+	lb[0] = 0; lb[1] = 0; lb[2] = 1;
+	assert_int_equal(mpiv_op_apply(MPI_LXOR, la, lb, 3, MPI_LOGICAL),
+	    MPI_SUCCESS);
+	assert_int_equal(lb[0], 1); assert_int_equal(lb[1], 0);
+	assert_int_equal(lb[2], 0);
+	assert_int_equal(mpiv_op_apply(MPI_SUM, la, lb, 3, MPI_LOGICAL),
+	    MPI_ERR_OP);
+	assert_int_equal(mpiv_op_apply(MPI_MAX, ch, chb, 2, MPI_CHARACTER),
+	    MPI_ERR_OP);
+	assert_int_equal(mpiv_op_apply(MPI_SUM, ca, cb, 2, MPI_COMPLEX),
+	    MPI_SUCCESS);
+	assert_true(cb[0] == 2 + 2 * I && cb[1] == 3 - 1 * I);
+	assert_int_equal(mpiv_op_apply(MPI_MAX, ca, cb, 2, MPI_COMPLEX8),
+	    MPI_ERR_OP);
+	/* (2.5, 7) vs (2.5, 1): tie, lower index 1 wins; (1, 3) vs (4, 2) */
+	assert_int_equal(mpiv_op_apply(MPI_MAXLOC, ra, rb, 2, MPI_2REAL),
+	    MPI_SUCCESS);
+	assert_true(rb[0] == 2.5f && rb[1] == 1.0f && rb[2] == 4.0f &&
+	    rb[3] == 2.0f);
+	assert_int_equal(mpiv_op_apply(MPI_MINLOC, da, db, 1,
+	    MPI_2DOUBLE_PRECISION), MPI_SUCCESS);
+	assert_true(db[0] == -2.0 && db[1] == 4.0);
+	MPI_Type_size(MPI_2DOUBLE_PRECISION, &sz);
+	assert_int_equal(sz, 16);
+	MPI_Type_get_extent(MPI_2REAL, &lb0, &ext);
+	assert_int_equal(ext, 8);
+	MPI_Type_size(MPI_DOUBLE_COMPLEX, &sz);
+	assert_int_equal(sz, 16);
+	MPI_Type_size(MPI_LOGICAL, &sz);
+	assert_int_equal(sz, 4);
+	MPI_Type_size(MPI_INTEGER8, &sz);
+	assert_int_equal(sz, 8);
+	assert_int_equal(mpiv_op_apply(MPI_SUM, ia, ib, 2, MPI_INTEGER),
+	    MPI_SUCCESS);
+	assert_int_equal(ib[0], 4);
+	fop.fortran_fn = fortran_op;
+	assert_int_equal(mpiv_op_apply(&fop, ia, ib, 2, MPI_INTEGER),
+	    MPI_SUCCESS);
+	assert_int_equal(fortran_op_calls, 1);
+	assert_int_equal(ib[0], 14);
+	assert_int_equal(ib[1], 26);
+}
+
 static void
 test_dims(void **state)
 {
@@ -661,6 +744,7 @@ main(void)
 		cmocka_unit_test(test_groups),
 		cmocka_unit_test(test_group_ranges_overlap),
 		cmocka_unit_test(test_dims),
+		cmocka_unit_test(test_fortran_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

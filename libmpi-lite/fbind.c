@@ -1,0 +1,314 @@
+/*
+ * fbind.c: the Fortran bindings the generator cannot make (the "!" lines
+ * of fortran/functions.tbl: procedure arguments, attribute values,
+ * MPI_PCONTROL without IERROR), the predefined attribute callbacks
+ * Fortran names (MPI_COMM_NULL_COPY_FN ...), and the helpers the
+ * generated wrappers call.
+ *
+ * A Fortran user function (MPI_OP_CREATE, MPI_COMM_CREATE_ERRHANDLER)
+ * is kept in the C object (fortran_fn) and called with Fortran handles:
+ * op.c and errh.c check for it. Attribute callbacks written in Fortran
+ * are not supported: only the predefined ones.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fortran.h"
+#include "impl.h"
+
+#define FB_ALIAS(f) extern __typeof__(f) p##f __attribute__((alias(#f)));
+
+/* ---------------- helpers of the generated wrappers ---------------- */
+
+static const char *
+fb_kind_name(enum mpiv_fkind kind)
+{
+	static const char *names[MPIV_F_NKINDS] = { "communicator", "group",
+	    "datatype", "op", "request", "errhandler", "info", "window",
+	    "message" };
+	return (unsigned)kind < MPIV_F_NKINDS ? names[kind] : "handle";
+}
+
+int
+mpiv_fw_in(enum mpiv_fkind kind, MPI_Fint f, void **c, const char *fn)
+{
+	if (mpiv_f_f2c(kind, f, c) == 0)
+		return MPI_SUCCESS;
+	mpiv_err_detail("Fortran %s handle %d names none", fb_kind_name(kind),
+	    (int)f);
+	return mpiv_err(NULL, mpiv_f_kind_err(kind), fn);
+}
+
+int
+mpiv_fw_ina(enum mpiv_fkind kind, const MPI_Fint *f, MPI_Fint n, void ***c,
+    bool keep_old, const char *fn)
+{
+	size_t m = n > 0 ? (size_t)n : 0;
+	void **a;
+
+	if ((a = calloc((keep_old ? 2 : 1) * m + 1, sizeof(*a))) == NULL)
+		return mpiv_err(NULL, MPI_ERR_NO_MEM, fn);
+	for (size_t i = 0; i < m; i++) {
+		int rc = mpiv_fw_in(kind, f[i], &a[i], fn);
+		if (rc != MPI_SUCCESS) {
+			free(a);
+			return rc;
+		}
+		if (keep_old)
+			a[m + i] = a[i];
+	}
+	*c = a;
+	return MPI_SUCCESS;
+}
+
+void
+mpiv_fw_updatea(enum mpiv_fkind kind, MPI_Fint *f, MPI_Fint n, void **c)
+{
+	for (MPI_Fint i = 0; i < n; i++)
+		mpiv_f_update(kind, &f[i], c[n + i], c[i]);
+}
+
+int
+mpiv_fw_statuses(const MPI_Fint *f, MPI_Fint n, MPI_Status **c,
+    const char *fn)
+{
+	*c = NULL;
+	if (mpiv_f_status_ignored(f))
+		return MPI_SUCCESS;
+	if ((*c = calloc(n > 0 ? (size_t)n : 1, sizeof(**c))) == NULL)
+		return mpiv_err(NULL, MPI_ERR_NO_MEM, fn);
+	return MPI_SUCCESS;
+}
+
+int
+mpiv_fw_aints(const MPI_Fint *f, MPI_Fint n, MPI_Aint **c, const char *fn)
+{
+	if ((*c = calloc(n > 0 ? (size_t)n : 1, sizeof(**c))) == NULL)
+		return mpiv_err(NULL, MPI_ERR_NO_MEM, fn);
+	for (MPI_Fint i = 0; i < n; i++)
+		(*c)[i] = f[i];
+	return MPI_SUCCESS;
+}
+
+/* ---------------- hand-bound functions ---------------- */
+
+typedef void fb_proc(void);
+
+/* MPI_PCONTROL(LEVEL): no IERROR in Fortran. */
+void
+mpi_pcontrol_(MPI_Fint *level)
+{
+	(void)MPI_Pcontrol(*level);
+}
+FB_ALIAS(mpi_pcontrol_)
+
+void
+mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+	void *p;
+
+	(void)buffer_addr;	/* Fortran cannot keep the address */
+	*ierror = MPI_Buffer_detach(&p, size);
+}
+FB_ALIAS(mpi_buffer_detach_)
+
+/* Stands for a Fortran function in the C object: never called, as op.c
+   and errh.c call fortran_fn instead. */
+static void
+fb_user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+}
+
+static void
+fb_user_errh(MPI_Comm *comm, int *code, ...)
+{
+}
+
+void
+mpi_op_create_(fb_proc *user_fn, MPI_Fint *commute, MPI_Fint *op,
+    MPI_Fint *ierror)
+{
+	MPI_Op c = MPI_OP_NULL;
+	int rc;
+
+	if (user_fn == NULL) {
+		*ierror = mpiv_err(NULL, MPI_ERR_ARG, "MPI_Op_create");
+		return;
+	}
+	rc = MPI_Op_create(fb_user_op, *commute != 0, &c);
+	if (rc == MPI_SUCCESS)
+		c->fortran_fn = (void (*)(void *, void *, MPI_Fint *,
+		    MPI_Fint *))user_fn;
+	*op = mpiv_f_c2f(MPIV_F_OP, c);
+	*ierror = rc;
+}
+FB_ALIAS(mpi_op_create_)
+
+void
+mpi_comm_create_errhandler_(fb_proc *function, MPI_Fint *errhandler,
+    MPI_Fint *ierror)
+{
+	MPI_Errhandler c = MPI_ERRHANDLER_NULL;
+	int rc;
+
+	if (function == NULL) {
+		*ierror = mpiv_err(NULL, MPI_ERR_ARG,
+		    "MPI_Comm_create_errhandler");
+		return;
+	}
+	rc = MPI_Comm_create_errhandler(fb_user_errh, &c);
+	if (rc == MPI_SUCCESS)
+		c->fortran_fn = (void (*)(MPI_Fint *, MPI_Fint *))function;
+	*errhandler = mpiv_f_c2f(MPIV_F_ERRH, c);
+	*ierror = rc;
+}
+FB_ALIAS(mpi_comm_create_errhandler_)
+
+void
+mpi_errhandler_create_(fb_proc *function, MPI_Fint *errhandler,
+    MPI_Fint *ierror)
+{
+	mpi_comm_create_errhandler_(function, errhandler, ierror);
+}
+FB_ALIAS(mpi_errhandler_create_)
+
+/* ---------------- attributes ---------------- */
+
+/* The predefined attribute callbacks, as Fortran sees them: only their
+   addresses matter (fb_copy_fn / fb_delete_fn map them to C's). */
+void mpi_comm_null_copy_fn_(void) {}
+void mpi_comm_null_delete_fn_(void) {}
+void mpi_comm_dup_fn_(void) {}
+void mpi_null_copy_fn_(void) {}
+void mpi_null_delete_fn_(void) {}
+void mpi_dup_fn_(void) {}
+
+/* 0 and *c set, or -1 for a Fortran procedure of the user's. */
+static int
+fb_copy_fn(fb_proc *f, MPI_Comm_copy_attr_function **c)
+{
+	if (f == mpi_comm_null_copy_fn_ || f == mpi_null_copy_fn_)
+		*c = MPI_COMM_NULL_COPY_FN;
+	else if (f == mpi_comm_dup_fn_ || f == mpi_dup_fn_)
+		*c = MPI_COMM_DUP_FN;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+fb_delete_fn(fb_proc *f, MPI_Comm_delete_attr_function **c)
+{
+	if (f != mpi_comm_null_delete_fn_ && f != mpi_null_delete_fn_)
+		return -1;
+	*c = MPI_COMM_NULL_DELETE_FN;
+	return 0;
+}
+
+static void
+fb_create_keyval(fb_proc *copy_fn, fb_proc *delete_fn, MPI_Fint *keyval,
+    MPI_Aint extra, MPI_Fint *ierror, const char *fn)
+{
+	MPI_Comm_copy_attr_function *cc;
+	MPI_Comm_delete_attr_function *cd;
+	int k = MPI_KEYVAL_INVALID;
+
+	if (fb_copy_fn(copy_fn, &cc) != 0 || fb_delete_fn(delete_fn, &cd) != 0) {
+		mpiv_err_detail("attribute callbacks written in Fortran are not "
+		    "supported by mpiv (only MPI_COMM_NULL_COPY_FN, "
+		    "MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN)");
+		*ierror = mpiv_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
+		return;
+	}
+	*ierror = MPI_Comm_create_keyval(cc, cd, &k, (void *)extra);
+	*keyval = k;
+}
+
+void
+mpi_comm_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
+    MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
+{
+	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, ierror,
+	    "MPI_Comm_create_keyval");
+}
+FB_ALIAS(mpi_comm_create_keyval_)
+
+void
+mpi_keyval_create_(fb_proc *copy_fn, fb_proc *delete_fn, MPI_Fint *keyval,
+    MPI_Fint *extra_state, MPI_Fint *ierror)
+{
+	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, ierror,
+	    "MPI_Keyval_create");
+}
+FB_ALIAS(mpi_keyval_create_)
+
+/*
+ * A Fortran attribute is a value (INTEGER(KIND=MPI_ADDRESS_KIND)), kept
+ * as the C attribute's pointer. The predefined keys' C values point at an
+ * int: Fortran gets the int.
+ */
+static int
+fb_get_attr(MPI_Fint *comm, MPI_Fint keyval, MPI_Aint *val, MPI_Fint *flag,
+    const char *fn)
+{
+	MPI_Comm c;
+	void *v = NULL;
+	int rc, fl = 0;
+
+	if ((rc = mpiv_fw_in(MPIV_F_COMM, *comm, (void **)&c, fn)) != 0)
+		return rc;
+	rc = MPI_Comm_get_attr(c, keyval, &v, &fl);
+	*flag = fl ? 1 : 0;
+	if (rc == MPI_SUCCESS && fl)
+		*val = keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM ?
+		    *(int *)v : (MPI_Aint)(intptr_t)v;
+	return rc;
+}
+
+static int
+fb_set_attr(MPI_Fint *comm, MPI_Fint keyval, MPI_Aint val, const char *fn)
+{
+	MPI_Comm c;
+	int rc;
+
+	if ((rc = mpiv_fw_in(MPIV_F_COMM, *comm, (void **)&c, fn)) != 0)
+		return rc;
+	return MPI_Comm_set_attr(c, keyval, (void *)(intptr_t)val);
+}
+
+void
+mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *flag, MPI_Fint *ierror)
+{
+	*ierror = fb_get_attr(comm, *keyval, val, flag, "MPI_Comm_get_attr");
+}
+FB_ALIAS(mpi_comm_get_attr_)
+
+void
+mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val,
+    MPI_Fint *flag, MPI_Fint *ierror)
+{
+	MPI_Aint v = 0;
+
+	*ierror = fb_get_attr(comm, *keyval, &v, flag, "MPI_Attr_get");
+	if (*ierror == MPI_SUCCESS && *flag)
+		*val = (MPI_Fint)v;
+}
+FB_ALIAS(mpi_attr_get_)
+
+void
+mpi_comm_set_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *ierror)
+{
+	*ierror = fb_set_attr(comm, *keyval, *val, "MPI_Comm_set_attr");
+}
+FB_ALIAS(mpi_comm_set_attr_)
+
+void
+mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val,
+    MPI_Fint *ierror)
+{
+	*ierror = fb_set_attr(comm, *keyval, *val, "MPI_Attr_put");
+}
+FB_ALIAS(mpi_attr_put_)
