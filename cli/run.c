@@ -43,6 +43,9 @@ run_usage(FILE *f)
 	    "[JOB,RANK]<stdout>: / <stderr>:\n"
 	    "  --timeout S              kill the job after S seconds (exit 124)\n"
 	    "  --report FILE            write a JSON summary of the job to FILE\n"
+	    "  --progress, --no-progress  a live status line on stderr "
+	    "(default: when it\n"
+	    "                           is a terminal)\n"
 	    "  --timeline FILE.html     draw the run: a row per rank over time, "
 	    "kills,\n"
 	    "                           relaunches, replays, checkpoints "
@@ -212,6 +215,8 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "tag-output", no_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "timeline", required_argument, NULL, 0x2a0 },
+		{ "progress", no_argument, NULL, 0x2a1 },
+		{ "no-progress", no_argument, NULL, 0x2a2 },
 		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
@@ -334,6 +339,12 @@ run_parse(struct run *r, int argc, char **argv)
 			break;
 		case 0x2a0:
 			r->timeline = optarg;
+			break;
+		case 0x2a1:
+			r->progress = 1;
+			break;
+		case 0x2a2:
+			r->progress = 0;
 			break;
 		case 't':
 			r->tag = true;
@@ -464,6 +475,7 @@ run_output(struct run *r, const Mpiv__Output *o, const uint8_t *data,
 {
 	if (o->rank < 0 || o->rank >= r->nranks)
 		return;
+	run_progress_clear(r);
 	if (r->tag)
 		run_tagged(r, o->rank, o->stream, data, len, false);
 	else
@@ -511,6 +523,7 @@ run_stop(struct run *r, int code, const char *reason)
 	}
 	ev_timer_stop(r->loop, &r->timeout_w);
 	ev_timer_stop(r->loop, &r->cancel_w);
+	run_progress_stop(r);	/* its timer would keep the loop going */
 	run_ignore_signals(r);
 	run_deploy_unwatch(r);
 	if (r->c != NULL)
@@ -616,6 +629,7 @@ run_warning(struct run *r, const Mpiv__JobWarning *jw)
 {
 	struct run_warning *w = NULL, *more;
 
+	run_progress_clear(r);
 	fprintf(stderr, "mpiv: %s\n", jw->text);
 	log_info("run warning job=%s kind=%s active=%d since_s=%.1f "
 	    "text=\"%s\"", jw->job_id, jw->kind, jw->active, jw->since_s,
@@ -676,6 +690,7 @@ run_event(struct run *r, const Mpiv__JobEvent *je)
 	e->span2 = je->span2;
 	snprintf(e->node, sizeof(e->node), "%s", je->node);
 	snprintf(e->detail, sizeof(e->detail), "%s", je->detail);
+	run_progress_event(r, e);
 }
 
 static void
@@ -711,6 +726,7 @@ run_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 		if (strncmp(st->message, "checkpoints disabled: ", 22) == 0 &&
 		    !r->ckpt_said) {
 			r->ckpt_said = true;
+			run_progress_clear(r);
 			fprintf(stderr, "mpiv: %s; restarts replay from the "
 			    "beginning\n", st->message);
 		}
@@ -1071,6 +1087,7 @@ int
 run_main(int argc, char **argv)
 {
 	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
+	    .progress = -1,
 	    .child_level = "error" };
 	const char *env;
 	double t0;
@@ -1150,7 +1167,9 @@ run_main(int argc, char **argv)
 	if (rc == 0 && run_submit(&r) == 0) {
 		if (r.timeout > 0)
 			ev_timer_start(r.loop, &r.timeout_w);
+		run_progress_start(&r);
 		ev_run(r.loop, 0);
+		run_progress_stop(&r);
 	} else {
 		r.stopped = true;
 		r.exit_code = 1;

@@ -94,6 +94,7 @@ struct run {
 	const char *timeout_arg;
 	const char *report;
 	const char *timeline;	/* --timeline FILE.html */
+	int progress;		/* --progress 1, --no-progress 0, -1 auto */
 	const char *dispatcher;
 	const char *secret_file;	/* --secret-file (with --dispatcher) */
 	struct auth_keys keys;	/* S: what proves us to the dispatcher */
@@ -140,12 +141,24 @@ struct run {
 	struct tl_event *events;
 	size_t nevents, capevents;
 	uint64_t events_dropped;
+	/* the live status line (run_progress.c) */
+	ev_timer progress_w;
+	uint8_t *pstate;	/* per rank */
+	uint32_t pkills, prestarts, pckpts;
+	double pt0;
+	bool pshown;
 };
 
 #define RUN_EVENTS_MAX	200000	/* kept; later ones are counted */
 
 /* run.c */
 void run_stop(struct run *r, int code, const char *reason);
+
+/* run_progress.c */
+void run_progress_start(struct run *r);
+void run_progress_event(struct run *r, const struct tl_event *e);
+void run_progress_clear(struct run *r);
+void run_progress_stop(struct run *r);
 
 /* run_ship.c */
 int run_ship_prepare(struct run *r);

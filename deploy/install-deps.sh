@@ -8,9 +8,11 @@ set -eu
 # clang's runtime (libclang-rt-dev: libFuzzer, ASan for clang) is only a
 # Recommends of clang, and this script installs without Recommends: it is
 # named here, or the fuzz targets do not link on a fresh machine.
+# tmux and chromium: the tests look at what a person sees (mpiv run's
+# status line on a terminal, the timeline and sweep pages in a browser).
 PKGS="gcc make pkg-config libev-dev libzstd-dev zstd libprotobuf-c-dev
 protobuf-c-compiler libcmocka-dev clang libclang-rt-dev gfortran python3 jq procps psmisc
-iproute2 nftables openmpi-bin libopenmpi-dev"
+iproute2 nftables openmpi-bin libopenmpi-dev tmux chromium"
 
 missing=""
 for p in $PKGS; do

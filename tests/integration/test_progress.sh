@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# tests/integration/test_progress.sh: mpiv run's live status line
+# (cli/run_progress.c), seen as a person sees it: in a tmux pane.
+#   tty       a job with kills and checkpoints in a terminal: the line
+#             appears ("mpiv: S s | 4 ranks: ... | K kills, R restarts |
+#             C checkpoints"), its time and kill counts grow, and it is
+#             gone from the screen once the job ended
+#   output    the program's output on the same terminal: every output
+#             line whole (the line is cleared before output)
+#   pipe      stderr to a file: no status line, no escape sequence
+#   flags     --no-progress on a terminal: none; --progress into a file:
+#             there
+cd "$(dirname "$0")/../.." || exit 2
+. tests/integration/common.bash
+common_init progress
+command -v tmux > /dev/null || { echo "skip: no tmux (apt-get install tmux)"; exit 77; }
+timeout 120 "$B/bin/mpivcc" -O2 -o "$T/stencil" tests/fault/progs/flt_stencil.c ||
+	{ notok "cannot compile flt_stencil"; exit 1; }
+CK=()
+CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+timeout 60 "$CRIU" check > /dev/null 2>&1 && CK=(--ckpt-interval 0.4)
+S=mpiv-progress-$$
+TM=(tmux -L "$S")
+# each part on a tmux server of its own (a killed one may still be going)
+tm_next() { "${TM[@]}" kill-server 2> /dev/null; S=$S-n; TM=(tmux -L "$S"); }
+common_tm_cleanup() {
+	for s in "$T"/tmux.*; do [ -e "$s" ] && tmux -L "${s#"$T"/tmux.}" kill-server 2> /dev/null; done
+	common_cleanup
+}
+trap common_tm_cleanup EXIT
+LINE='mpiv: [0-9]+\.[0-9] s \| 4 ranks: [0-9]+ [a-z]+(, [0-9]+ [a-z]+)* \| [0-9]+ kills?, [0-9]+ restarts? \| [0-9]+ checkpoints?'
+
+# tm_new ARGS...: a session of the current server (remembered for cleanup)
+tm_new() { : > "$T/tmux.$S"; "${TM[@]}" new-session -d -s "$S" "$@"; }
+# pane: the visible screen of the session
+pane() { "${TM[@]}" capture-pane -p -t "$S" 2> /dev/null; }
+
+# --- tty ---
+tm_new -x 160 -y 30 \
+    "'$MPIV' run -n 4 --timeout 60 --chaos 250ms ${CK[*]} '$T/stencil' 60000 4000 > '$T/tty.out'; echo EXIT=\$? > '$T/tty.rc'; sleep 60"
+first= last=
+for _ in $(seq 1 80); do
+	sleep 0.25
+	l=$(pane | grep -Eo "$LINE" | tail -n 1)
+	[ -n "$l" ] && { [ -z "$first" ] && first=$l; last=$l; }
+	[ -s "$T/tty.rc" ] && break
+done
+wait_for 60 test -s "$T/tty.rc"
+sleep 0.3
+after=$(pane)
+t0=$(sed -n 's/^mpiv: \([0-9.]*\) s.*/\1/p' <<< "$first")
+t1=$(sed -n 's/^mpiv: \([0-9.]*\) s.*/\1/p' <<< "$last")
+k1=$(sed -n 's/.*| \([0-9]*\) kills\{0,1\},.*/\1/p' <<< "$last")
+if [ -n "$first" ] && awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b > a) }' &&
+    [ "${k1:-0}" -gt 0 ]; then
+	ok "tty: the line shows and moves ('$first' ... '$last')"
+else
+	notok "tty: first '$first', last '$last'" "$T/tty.out"
+fi
+if grep -q 'EXIT=0' "$T/tty.rc" && ! grep -Eq "$LINE" <<< "$after"; then
+	ok "tty: the job ended (exit 0) and the line is gone from the screen"
+else
+	notok "tty: $(cat "$T/tty.rc"); screen after the end: $(grep -E 'mpiv:' <<< "$after" | tail -n 1)" "$T/tty.out"
+fi
+tm_next
+
+# --- output on the same terminal ---
+tm_new -x 200 -y 200 \
+    "'$MPIV' run -n 4 --timeout 60 --progress '$T/stencil' 12000 4000; echo EXIT=\$? > '$T/out.rc'; sleep 60"
+wait_for 60 test -s "$T/out.rc"
+"${TM[@]}" capture-pane -p -S - -t "$S" > "$T/screen"
+nout=$(grep -c '^stencil: ' "$T/screen")
+bad=$(grep 'stencil' "$T/screen" | grep -Evc '^stencil: (rank [0-9] step [0-9]+ local [0-9a-f]{16}|step [0-9]+ change [0-9]+|done 12000 steps, total [0-9]+)$')
+if grep -q 'EXIT=0' "$T/out.rc" && [ "$nout" -ge 20 ] && [ "$bad" = 0 ]; then
+	ok "output: $nout program lines on the terminal, each whole"
+else
+	notok "output: $nout lines, $bad mixed with the status line" "$T/screen"
+fi
+tm_next
+
+# --- pipe, and the flags ---
+timeout 60 "$MPIV" run -n 4 --chaos 300ms "$T/stencil" 6000 4000 > /dev/null 2> "$T/pipe.err"
+if ! grep -q $'\r\|\033' "$T/pipe.err" && ! grep -Eq "$LINE" "$T/pipe.err"; then
+	ok "pipe: no status line, no escape sequences on a non-terminal stderr"
+else
+	notok "pipe: a status line in a file" "$T/pipe.err"
+fi
+timeout 60 "$MPIV" run -n 4 --progress "$T/stencil" 6000 4000 > /dev/null 2> "$T/forced.err"
+if grep -Eq "$LINE" "$T/forced.err"; then
+	ok "flags: --progress draws it into a file too"
+else
+	notok "flags: --progress drew nothing" "$T/forced.err"
+fi
+tm_new -x 160 -y 30 \
+    "'$MPIV' run -n 4 --no-progress '$T/stencil' 12000 4000 > /dev/null; echo EXIT=\$? > '$T/np.rc'; sleep 60"
+seen=0
+for _ in $(seq 1 40); do
+	sleep 0.2
+	pane | grep -Eq "$LINE" && seen=1
+	[ -s "$T/np.rc" ] && break
+done
+if [ "$seen" = 0 ] && grep -q 'EXIT=0' "$T/np.rc"; then
+	ok "flags: --no-progress on a terminal: no line"
+else
+	notok "flags: --no-progress: line seen $seen, $(cat "$T/np.rc" 2> /dev/null)"
+fi
+[ "$fail" = 0 ]
