@@ -1,6 +1,6 @@
 # mpiv: plain GNU make, outputs under $(BUILD) (default build/).
 #
-#   make            build mpiv, libmpi.{so,a}, mpi.h, mpivcc/mpicc/mpirun
+#   make            build mpiv, libmpi.{so,a}, mpi.h, mpivcc/mpicc/mpirun/mpiexec
 #   make test       install missing deps, build, run every test (+ ASan/UBSan pass)
 #   make demo       install missing deps, build, run a job while killing ranks
 #   make asan       the same build with AddressSanitizer + UBSan in build-asan/
@@ -127,6 +127,7 @@ $(MPIVCC): libmpi-lite/mpivcc.in Makefile
 	ln -sf mpivcc $(BUILD)/bin/mpicc
 	printf '#!/bin/sh\n# mpirun: an alias of "mpiv run"\nexec "%s/bin/mpiv" run "$$@"\n' '$(ABS_BUILD)' > $(BUILD)/bin/mpirun
 	chmod +x $(BUILD)/bin/mpirun
+	ln -sf mpirun $(BUILD)/bin/mpiexec
 
 # ---- tests -------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(RTLIB) $(LIB_OBJS) $(GEN_H)

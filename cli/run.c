@@ -96,6 +96,16 @@ run_usage(FILE *f)
 	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
 	    "ID\" on stderr\n"
 	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
+	    "  --stdin RANK|all|none    who reads our stdin (default 0; "
+	    "read to its end,\n"
+	    "                           at most 64 MiB, before the job "
+	    "starts; a terminal:\n"
+	    "                           none unless --stdin is given)\n"
+	    "  -x NAME[=VALUE]          set NAME in the ranks' environment "
+	    "(its value here\n"
+	    "                           without =VALUE; not set here: not "
+	    "forwarded)\n"
+	    "  --env NAME=VALUE         the same (repeatable, like -x)\n"
 	    "  --log-level LEVEL        error|warn|info|debug (default warn; "
 	    "daemons: error)\n"
 	    "  -h, --help               this text\n"
@@ -140,7 +150,9 @@ run_fix_np(int argc, char **argv)
 	static const char *const with_arg[] = { "-n", "--np", "--cms",
 	    "--nodes", "--timeout", "--report", "--dispatcher", "--log-level",
 	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
-	    "--ckpt-interval", "--cs", "--secret-file", NULL };
+	    "--ckpt-interval", "--cs", "--secret-file", "-x", "--env",
+	    "--stdin", "--hostfile", "--host", "-H", "--protocol",
+	    "--cm-store", "--cm-max-memory", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -192,6 +204,8 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "cs", required_argument, NULL, 'X' },
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "cm-store", required_argument, NULL, 0x201 },
+		{ "env", required_argument, NULL, 0x203 },
+		{ "stdin", required_argument, NULL, 0x204 },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "protocol", required_argument, NULL, 0x202 },
 		{ "relay-only", no_argument, NULL, 'R' },
@@ -214,8 +228,21 @@ run_parse(struct run *r, int argc, char **argv)
 	run_fix_np(argc, argv);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hn:v", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+hn:vx:", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'x':
+		case 0x203:
+			if (run_env_add(r, ch == 'x' ? "-x" : "--env", optarg) <
+			    0) {
+				run_usage(stderr);
+				return 2;
+			}
+			break;
+		case 0x204:
+			if (run_stdin_parse(r, optarg) < 0)
+				return run_usage_error("bad --stdin \"%s\" (a "
+				    "rank, all or none)", optarg);
+			break;
 		case 'C':
 			if (run_parse_ms(optarg, &r->chaos_mtbf_ms) < 0)
 				return run_usage_error("bad --chaos \"%s\" "
@@ -362,6 +389,10 @@ run_parse(struct run *r, int argc, char **argv)
 		return run_usage_error("%s", "--cm-max-memory sets the embedded "
 		    "deployment's CMs; with --dispatcher give it to mpiv cm "
 		    "(--max-memory)");
+	if (run_stdin_check(r) < 0) {
+		run_usage(stderr);
+		return 2;
+	}
 	if (optind >= argc)
 		return run_usage_error("%s", "no program to run");
 	r->argv = argv + optind;
@@ -753,7 +784,7 @@ run_submit(struct run *r)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
-	char tmpenv[PATH_MAX + 8], *env[1];
+	char tmpenv[PATH_MAX + 8], **env;
 	const char *tmp = getenv("TMPDIR");
 	int fd;
 
@@ -792,16 +823,28 @@ run_submit(struct run *r)
 		js.binary_hash = r->ship_hash;
 		js.binary_size = r->ship_size;
 	}
-	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
+	/* The embedded daemons get a private TMPDIR; ranks keep the user's.
+	   Then -x and --env, in their order: the last of a name wins. */
+	if ((env = calloc(r->nenv + 1, sizeof(*env))) == NULL) {
+		snprintf(r->reason, sizeof(r->reason), "out of memory");
+		return -1;
+	}
 	if (tmp != NULL && r->dispatcher == NULL) {
 		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
-		env[0] = tmpenv;
-		js.env = env;
-		js.n_env = 1;
+		env[js.n_env++] = tmpenv;
+	}
+	for (size_t i = 0; i < r->nenv; i++)
+		env[js.n_env++] = r->env[i];
+	js.env = env;
+	if (r->in_len > 0) {
+		js.stdin_hash = r->in_hash;
+		js.stdin_size = r->in_len;
+		js.stdin_rank = r->stdin_rank;
 	}
 	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
-	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_SUBMIT, &js.base, NULL,
-	    0);
+	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_SUBMIT, &js.base, r->in,
+	    (uint32_t)r->in_len);
+	free(env);
 	return 0;
 }
 
@@ -1003,13 +1046,13 @@ int
 run_main(int argc, char **argv)
 {
 	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
-	    .child_level = "error" };
+	    .child_level = "error", .stdin_rank = 0 };
 	const char *env;
 	double t0;
 	int rc;
 
 	if ((rc = run_parse(&r, argc, argv)) >= 0)
-		return rc;
+		goto out_input;
 	env = getenv("MPIV_PRINT_DISPATCHER");
 	if (env != NULL && strcmp(env, "1") == 0)
 		r.verbose = true;
@@ -1028,16 +1071,22 @@ run_main(int argc, char **argv)
 		    auth_find_embedded(r.dispatcher, path, sizeof(path)) == 0 &&
 		    auth_load_cluster(&r.keys, path, why, sizeof(why)) < 0)) {
 			fprintf(stderr, "mpiv: %s\n", why);
-			return 1;
+			rc = 1;
+			goto out_input;
 		}
 	}
 	if (getcwd(r.cwd, sizeof(r.cwd)) == NULL) {
 		fprintf(stderr, "mpiv: cannot get the current directory: %s\n",
 		    strerror(errno));
-		return 1;
+		rc = 1;
+		goto out_input;
 	}
 	if (r.dispatcher == NULL && (rc = run_check_program(&r)) != 0)
-		return rc;
+		goto out_input;
+	if (run_stdin_read(&r) < 0) {
+		rc = 1;
+		goto out_input;
+	}
 	if (r.dispatcher == NULL && r.ckpt_interval > 0) {
 		/* The embedded nodes run here: the same probe says why. */
 		char why[512];
@@ -1056,7 +1105,8 @@ run_main(int argc, char **argv)
 		fprintf(stderr, "mpiv: out of memory\n");
 		free(r.results);
 		free(r.lines);
-		return 1;
+		rc = 1;
+		goto out_input;
 	}
 	snprintf(r.job, sizeof(r.job), "?");
 	r.loop = ev_default_loop(EVFLAG_AUTO);
@@ -1109,5 +1159,11 @@ run_main(int argc, char **argv)
 	free(r.rlog);
 	free(r.warns);
 	ev_loop_destroy(r.loop);
-	return r.exit_code;
+	rc = r.exit_code;
+out_input:
+	for (size_t i = 0; i < r.nenv; i++)
+		free(r.env[i]);
+	free(r.env);
+	free(r.in);
+	return rc;
 }

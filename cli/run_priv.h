@@ -100,6 +100,14 @@ struct run {
 	char **argv;
 	int argc;
 	char cwd[PATH_MAX];
+	/* what the job takes from us (run_input.c) */
+	char **env;		/* -x, --env: "NAME=VALUE" */
+	size_t nenv;
+	int stdin_rank;		/* --stdin: a rank (default 0), -1 all, -2 none */
+	bool stdin_set;		/* --stdin given */
+	uint8_t *in;		/* our stdin, read to its end */
+	size_t in_len;
+	char in_hash[65];
 	/* embedded deployment */
 	char self[PATH_MAX];
 	char tmpdir[PATH_MAX];
@@ -138,6 +146,13 @@ struct run {
 
 /* run.c */
 void run_stop(struct run *r, int code, const char *reason);
+
+/* run_input.c */
+#define RUN_STDIN_MAX	(64u << 20)	/* bytes of stdin a job takes */
+int run_env_add(struct run *r, const char *opt, const char *arg);
+int run_stdin_parse(struct run *r, const char *arg);
+int run_stdin_check(const struct run *r);
+int run_stdin_read(struct run *r);
 
 /* run_ship.c */
 int run_ship_prepare(struct run *r);
