@@ -8,14 +8,16 @@
  *   stdin_sum [MODE [NAP_US [STEPS]]]
  *     MODE   root (default): rank 0 reads, the others must see an empty
  *            stdin; all: every rank reads and checks it read what rank 0
- *            read; none: every stdin must be empty; bytes: rank 0 reads
- *            stdin with read(2) to its end and prints its size and hash;
+ *            read; none: every stdin must be empty; chunks: rank 0 reads
+ *            stdin with read(2) in 4 KiB pieces and broadcasts each, every
+ *            rank hashes them, rank 0 prints the size and the hash;
  *            who: every rank reads stdin to its end, rank 0 prints how
  *            many bytes each one got
  *     NAP_US sleep between numbers (a kill or a checkpoint lands while
  *            rank 0 is reading)
  *     STEPS  extra allreduce rounds per number (work that logs messages)
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,23 +42,17 @@ stdin_empty(void)
 	return read(0, &c, 1) == 0;
 }
 
-/* read(2) to the end: size (returned) and hash of the bytes. */
+/* read(2) to the end: how many bytes. */
 static long long
-stdin_bytes(int print)
+stdin_bytes(void)
 {
 	static char buf[65536];
-	uint64_t h = 1469598103934665603ull, n = 0;
+	long long n = 0;
 	ssize_t r;
 
-	while ((r = read(0, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < r; i++)
-			h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
-		n += (uint64_t)r;
-	}
-	if (print)
-		printf("bytes %llu hash %016llx\n", (unsigned long long)n,
-		    (unsigned long long)h);
-	return (long long)n;
+	while ((r = read(0, buf, sizeof(buf))) > 0)
+		n += r;
+	return n;
 }
 
 int
@@ -72,14 +68,46 @@ main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (strcmp(mode, "bytes") == 0) {
+	if (strcmp(mode, "chunks") == 0) {
+		static char buf[4096];
+		uint64_t hc = 1469598103934665603ull, total = 0, hs[2];
+		int n;
+
+		for (;;) {
+			if (rank == 0) {
+				ssize_t r;
+
+				do
+					r = read(0, buf, sizeof(buf));
+				while (r < 0 && errno == EINTR);
+				n = r > 0 ? (int)r : 0;
+			}
+			MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
+			if (n == 0)
+				break;
+			MPI_Bcast(buf, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+			for (int i = 0; i < n; i++)
+				hc = (hc ^ (unsigned char)buf[i]) *
+				    1099511628211ull;
+			total += (uint64_t)n;
+			if (nap > 0)
+				usleep((useconds_t)nap);
+		}
+		hs[0] = hc;
+		hs[1] = total;
+		MPI_Bcast(hs, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+		bad = hs[0] != hc || hs[1] != total;
+		MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX,
+		    MPI_COMM_WORLD);
 		if (rank == 0)
-			(void)stdin_bytes(1);
+			printf("bytes %llu hash %016llx%s\n",
+			    (unsigned long long)total, (unsigned long long)hc,
+			    bad ? " BAD" : "");
 		MPI_Finalize();
-		return 0;
+		return bad;
 	}
 	if (strcmp(mode, "who") == 0) {
-		long long mine = stdin_bytes(0), *all = NULL;
+		long long mine = stdin_bytes(), *all = NULL;
 
 		if (rank == 0 && (all = calloc((size_t)size,
 		    sizeof(*all))) == NULL)
