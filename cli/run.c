@@ -47,6 +47,14 @@ run_usage(FILE *f)
 	    "embedded one\n"
 	    "  --secret-file FILE       its cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
+	    "  --hostfile FILE          start the daemons on the hosts of FILE "
+	    "over ssh for\n"
+	    "                           this run (lines: HOST [slots=N]; the "
+	    "dispatcher, CMs\n"
+	    "                           and CSs on the first host), stop them "
+	    "after\n"
+	    "  -H, --host H1[:N],H2..   the same for the hosts named (N slots, "
+	    "default 1)\n"
 	    "  --no-ship                with --dispatcher: do not ship the "
 	    "program, the nodes\n"
 	    "                           run PROG from their own file system\n"
@@ -205,6 +213,8 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "cm-store", required_argument, NULL, 0x201 },
 		{ "env", required_argument, NULL, 0x203 },
+		{ "host", required_argument, NULL, 'H' },
+		{ "hostfile", required_argument, NULL, 0x205 },
 		{ "stdin", required_argument, NULL, 0x204 },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "protocol", required_argument, NULL, 0x202 },
@@ -222,13 +232,15 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "timeout", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *hostfile = NULL;
+	bool nodes_set = false;
 	char *end;
 	int ch;
 
 	run_fix_np(argc, argv);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hn:vx:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+H:hn:vx:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'x':
 		case 0x203:
@@ -237,6 +249,19 @@ run_parse(struct run *r, int argc, char **argv)
 				run_usage(stderr);
 				return 2;
 			}
+			break;
+		case 'H':
+			if (run_hosts_parse_list(r, optarg) < 0) {
+				run_usage(stderr);
+				return 2;
+			}
+			break;
+		case 0x205:
+			if (hostfile != NULL)
+				return run_usage_error("%s", "one --hostfile");
+			hostfile = optarg;
+			if (run_hosts_parse_file(r, optarg) < 0)
+				return 2;
 			break;
 		case 0x204:
 			if (run_stdin_parse(r, optarg) < 0)
@@ -336,11 +361,13 @@ run_parse(struct run *r, int argc, char **argv)
 				return run_usage_error("bad --log-level "
 				    "\"%s\"", optarg);
 			r->child_level = optarg;
+			r->log_level_set = true;
 			break;
 		case 'm':
 			if (run_parse_int(optarg, 1, 1024, &r->nnodes) < 0)
 				return run_usage_error("bad --nodes \"%s\"",
 				    optarg);
+			nodes_set = true;
 			break;
 		case 'n':
 			if (run_parse_int(optarg, 1, 65536, &r->nranks) < 0)
@@ -389,6 +416,18 @@ run_parse(struct run *r, int argc, char **argv)
 		return run_usage_error("%s", "--cm-max-memory sets the embedded "
 		    "deployment's CMs; with --dispatcher give it to mpiv cm "
 		    "(--max-memory)");
+	if (r->nhosts > 0 && (r->dispatcher != NULL || nodes_set ||
+	    r->cm_store != NULL))
+		return run_usage_error("%s", "--hostfile and -H start a "
+		    "deployment on the hosts: not with --dispatcher, --nodes "
+		    "or --cm-store");
+	if (r->nhosts > 0 && (r->ncms > 10 || r->ncs > 10))
+		return run_usage_error("%s", "--hostfile and -H: at most 10 "
+		    "--cms and 10 --cs");
+	if (r->nhosts > 0 && run_hosts_check(r) < 0) {
+		run_usage(stderr);
+		return 2;
+	}
 	if (run_stdin_check(r) < 0) {
 		run_usage(stderr);
 		return 2;
@@ -1087,7 +1126,7 @@ run_main(int argc, char **argv)
 		rc = 1;
 		goto out_input;
 	}
-	if (r.dispatcher == NULL && r.ckpt_interval > 0) {
+	if (r.dispatcher == NULL && r.nhosts == 0 && r.ckpt_interval > 0) {
 		/* The embedded nodes run here: the same probe says why. */
 		char why[512];
 		if (!criu_probe(why, sizeof(why))) {
@@ -1123,7 +1162,9 @@ run_main(int argc, char **argv)
 	r.sigterm_w.data = &r;
 	ev_signal_start(r.loop, &r.sigterm_w);
 
-	if (r.dispatcher != NULL) {
+	if (r.nhosts > 0) {
+		rc = run_hosts_start(&r);
+	} else if (r.dispatcher != NULL) {
 		snprintf(r.disp_addr, sizeof(r.disp_addr), "%s", r.dispatcher);
 		rc = 0;
 	} else {
@@ -1165,5 +1206,6 @@ out_input:
 		free(r.env[i]);
 	free(r.env);
 	free(r.in);
+	free(r.hosts);
 	return rc;
 }

@@ -327,6 +327,7 @@ node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
 	struct node_bin *b = node_bin_find(n, be->hash);
 	uint8_t sum[AUTH_HASH_LEN];
 	char hex[2 * AUTH_HASH_LEN + 1], path[PATH_MAX], why[200];
+	int rc;
 
 	if (b == NULL)
 		return;
@@ -347,16 +348,21 @@ node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
 		return;
 	}
 	node_bin_file(n, b->kind, b->hash, path, sizeof(path));
-	if (fsync(b->fd) < 0 ||
-	    fchmod(b->fd, b->kind == NODE_BLOB_STDIN ? 0400 : 0700) < 0 ||
-	    rename(b->tmp, path) < 0) {
+	/* Closed before it is in place: another agent sharing the cache
+	   may run it as soon as it is, and a program still open for writing
+	   cannot be executed (ETXTBSY). */
+	rc = fsync(b->fd) < 0 ||
+	    fchmod(b->fd, b->kind == NODE_BLOB_STDIN ? 0400 : 0700) < 0 ? -1 : 0;
+	if (close(b->fd) < 0)
+		rc = -1;
+	b->fd = -1;
+	if (rc < 0 || rename(b->tmp, path) < 0) {
 		snprintf(why, sizeof(why), "cannot install %.120s: %s", path,
 		    strerror(errno));
+		(void)unlink(b->tmp);
 		node_bin_done(n, b, why);
 		return;
 	}
-	close(b->fd);
-	b->fd = -1;
 	log_info("node %s cached hash=%.16s size=%llu path=%s",
 	    b->kind == NODE_BLOB_STDIN ? "stdin" : "program", b->hash,
 	    (unsigned long long)b->size, path);
