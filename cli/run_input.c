@@ -136,17 +136,21 @@ run_stdin_read(struct run *r)
 	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 	uint8_t sum[AUTH_HASH_LEN];
 	bool hinted = false;
+	char who[32];
 	size_t cap = 0;
 	ssize_t n;
 
 	if (r->stdin_rank == -2 || fcntl(0, F_GETFD) < 0)
 		return 0;
+	if (r->stdin_rank < 0)
+		snprintf(who, sizeof(who), "every rank");
+	else
+		snprintf(who, sizeof(who), "rank %d", r->stdin_rank);
 	if (isatty(0)) {
 		if (!r->stdin_set)
 			return 0;	/* a terminal: only when asked */
 		fprintf(stderr, "mpiv: reading stdin for %s until end of "
-		    "file (Ctrl-D)\n", r->stdin_rank < 0 ? "every rank" :
-		    "the rank");
+		    "file (Ctrl-D)\n", who);
 		hinted = true;
 	}
 	for (;;) {
@@ -158,9 +162,7 @@ run_stdin_read(struct run *r)
 			if (k == 0) {
 				fprintf(stderr, "mpiv: waiting for the end of "
 				    "stdin to give it to %s (--stdin none if "
-				    "the program does not read it)\n",
-				    r->stdin_rank < 0 ? "every rank" :
-				    "the rank");
+				    "the program does not read it)\n", who);
 				hinted = true;
 				continue;
 			}

@@ -11,6 +11,8 @@
 #                 bytes; /dev/null and a closed stdin: nobody gets any;
 #                 a terminal (python's pty) without --stdin: nobody, and
 #                 mpiv run does not wait for it
+#   slow          a pipe silent for 6 s: one line says what mpiv run waits
+#                 for, then the job runs with what came
 #   usage/*       --stdin 3 with -n 3, --stdin x: exit 2, one clear line;
 #                 over 64 MiB: exit 1, says so
 #   big           3 MB of random bytes read with read(2) in 4 KiB pieces:
@@ -95,6 +97,16 @@ if python3 -c 'import pty' 2> /dev/null; then
 	else
 		notok "who/tty: exit $rc" out
 	fi
+fi
+
+# a pipe that stays open: mpiv run says what it waits for, then runs
+(sleep 6; echo 5) | "${RUN[@]}" -n 2 ./ss root > out 2> err
+rc=$?
+if [ $rc = 0 ] && grep -q '^count 1 sum 15 ' out &&
+    [ "$(cat err)" = "mpiv: waiting for the end of stdin to give it to rank 0 (--stdin none if the program does not read it)" ]; then
+	ok "slow: a pipe silent for 5 s: one line says why we wait, then the job runs"
+else
+	notok "slow: exit $rc" out err
 fi
 
 # --- usage errors
