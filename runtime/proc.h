@@ -70,9 +70,10 @@ struct proc_child {
 /*
  * Forks and execs spec->argv in a session of its own with stdin from
  * /dev/null (or spec->stdin_path), PR_SET_PDEATHSIG(SIGKILL), default
- * signal dispositions and only fds 0-2 (and the ctrl pipes) open. A failed chdir/exec is reported
- * through a close-on-exec pipe: returns 0 with child->exec_errno set (the
- * child then _exits 127 and must still be reaped). Returns -1 (errno) if
+ * signal dispositions and only fds 0-2 (and the ctrl pipes) open. A
+ * failed chdir/exec/open of stdin is reported through a close-on-exec
+ * pipe: returns 0 with child->exec_errno set (the child then _exits 127
+ * and must still be reaped). Returns -1 (errno) if
  * the fork itself failed; nothing is left open then.
  *
  * With spec->forker, the forker makes the child instead: child->pid is
