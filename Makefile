@@ -1,6 +1,6 @@
 # mpiv: plain GNU make, outputs under $(BUILD) (default build/).
 #
-#   make            build mpiv, libmpi.{so,a}, mpi.h, mpivcc/mpicc/mpirun
+#   make            build mpiv, libmpi.{so,a}, mpi.h, mpivcc/mpicc/mpirun/mpiexec
 #   make test       install missing deps, build, run every test (+ ASan/UBSan pass)
 #   make demo       install missing deps, build, run a job while killing ranks
 #   make asan       the same build with AddressSanitizer + UBSan in build-asan/
@@ -219,6 +219,7 @@ $(MPIVCC): libmpi-lite/mpivcc.in Makefile
 	ln -sf mpivcc $(BUILD)/bin/mpicc
 	printf '#!/bin/sh\n# mpirun: an alias of "mpiv run"\nexec "%s/bin/mpiv" run "$$@"\n' '$(ABS_BUILD)' > $(BUILD)/bin/mpirun
 	chmod +x $(BUILD)/bin/mpirun
+	ln -sf mpirun $(BUILD)/bin/mpiexec
 
 # ---- tests -------------------------------------------------------------
 $(BUILD)/tests/unit/%: tests/unit/%.c $(RTLIB) $(LIB_OBJS) $(GEN_H)
@@ -268,13 +269,15 @@ demo: deps
 	$(MAKE) all
 	sh tests/demo.sh
 
+# (stdin from /dev/null: mpiv run hands its stdin to rank 0 and waits
+# for its end)
 bench: deps
 	$(MAKE) all
-	sh bench/run.sh $(BENCH_ARGS)
-	bash bench/ft.sh
-	bash bench/ckpt.sh
-	bash bench/nodeloss.sh
-	bash bench/disp_load.sh
+	sh bench/run.sh $(BENCH_ARGS) < /dev/null
+	bash bench/ft.sh < /dev/null
+	bash bench/ckpt.sh < /dev/null
+	bash bench/nodeloss.sh < /dev/null
+	bash bench/disp_load.sh < /dev/null
 
 soak: deps
 	$(MAKE) all

@@ -54,9 +54,18 @@ run_usage(FILE *f)
 	    "embedded one\n"
 	    "  --secret-file FILE       its cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
-	    "  --no-ship                with --dispatcher: do not ship the "
-	    "program, the nodes\n"
-	    "                           run PROG from their own file system\n"
+	    "  --hostfile FILE          start the daemons on the hosts of FILE "
+	    "over ssh for\n"
+	    "                           this run (lines: HOST [slots=N]; the "
+	    "dispatcher, CMs\n"
+	    "                           and CSs on the first host), stop them "
+	    "after\n"
+	    "  -H, --host H1[:N],H2..   the same for the hosts named (N slots, "
+	    "default 1)\n"
+	    "  --no-ship                with --dispatcher, --hostfile or -H: "
+	    "nodes run PROG\n"
+	    "                           from their own file system (default: "
+	    "shipped)\n"
 	    "  --max-restarts N         relaunch a killed rank at most N times "
 	    "(default 50)\n"
 	    "  --protocol P             relay (every message through the "
@@ -103,6 +112,16 @@ run_usage(FILE *f)
 	    "  -v, --verbose            print \"mpiv: dispatcher HOST:PORT job "
 	    "ID\" on stderr\n"
 	    "                           (also with MPIV_PRINT_DISPATCHER=1)\n"
+	    "  --stdin RANK|all|none    who reads our stdin (default 0; "
+	    "read to its end,\n"
+	    "                           at most 64 MiB, before the job "
+	    "starts; a terminal:\n"
+	    "                           none unless --stdin is given)\n"
+	    "  -x NAME[=VALUE]          set NAME in the ranks' environment "
+	    "(its value here\n"
+	    "                           without =VALUE; not set here: not "
+	    "forwarded)\n"
+	    "  --env NAME=VALUE         the same (repeatable, like -x)\n"
 	    "  --log-level LEVEL        error|warn|info|debug (default warn; "
 	    "daemons: error)\n"
 	    "  -h, --help               this text\n"
@@ -148,7 +167,9 @@ run_fix_np(int argc, char **argv)
 	    "--nodes", "--timeout", "--report", "--timeline", "--dispatcher",
 	    "--log-level",
 	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
-	    "--ckpt-interval", "--cs", "--secret-file", NULL };
+	    "--ckpt-interval", "--cs", "--secret-file", "-x", "--env",
+	    "--stdin", "--hostfile", "--host", "-H", "--protocol",
+	    "--cm-store", "--cm-max-memory", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -200,6 +221,10 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "cs", required_argument, NULL, 'X' },
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "cm-store", required_argument, NULL, 0x201 },
+		{ "env", required_argument, NULL, 0x203 },
+		{ "host", required_argument, NULL, 'H' },
+		{ "hostfile", required_argument, NULL, 0x205 },
+		{ "stdin", required_argument, NULL, 0x204 },
 		{ "max-restarts", required_argument, NULL, 'M' },
 		{ "protocol", required_argument, NULL, 0x202 },
 		{ "relay-only", no_argument, NULL, 'R' },
@@ -219,14 +244,42 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "no-progress", no_argument, NULL, 0x2a2 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *hostfile = NULL;
+	bool nodes_set = false;
 	char *end;
 	int ch;
 
 	run_fix_np(argc, argv);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hn:v", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+H:hn:vx:", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'x':
+		case 0x203:
+			if (run_env_add(r, ch == 'x' ? "-x" : "--env", optarg) <
+			    0) {
+				run_usage(stderr);
+				return 2;
+			}
+			break;
+		case 'H':
+			if (run_hosts_parse_list(r, optarg) < 0) {
+				run_usage(stderr);
+				return 2;
+			}
+			break;
+		case 0x205:
+			if (hostfile != NULL)
+				return run_usage_error("%s", "one --hostfile");
+			hostfile = optarg;
+			if (run_hosts_parse_file(r, optarg) < 0)
+				return 2;
+			break;
+		case 0x204:
+			if (run_stdin_parse(r, optarg) < 0)
+				return run_usage_error("bad --stdin \"%s\" (a "
+				    "rank, all or none)", optarg);
+			break;
 		case 'C':
 			if (run_parse_ms(optarg, &r->chaos_mtbf_ms) < 0)
 				return run_usage_error("bad --chaos \"%s\" "
@@ -320,11 +373,13 @@ run_parse(struct run *r, int argc, char **argv)
 				return run_usage_error("bad --log-level "
 				    "\"%s\"", optarg);
 			r->child_level = optarg;
+			r->log_level_set = true;
 			break;
 		case 'm':
 			if (run_parse_int(optarg, 1, 1024, &r->nnodes) < 0)
 				return run_usage_error("bad --nodes \"%s\"",
 				    optarg);
+			nodes_set = true;
 			break;
 		case 'n':
 			if (run_parse_int(optarg, 1, 65536, &r->nranks) < 0)
@@ -382,6 +437,22 @@ run_parse(struct run *r, int argc, char **argv)
 		return run_usage_error("%s", "--cm-max-memory sets the embedded "
 		    "deployment's CMs; with --dispatcher give it to mpiv cm "
 		    "(--max-memory)");
+	if (r->nhosts > 0 && (r->dispatcher != NULL || nodes_set ||
+	    r->cm_store != NULL))
+		return run_usage_error("%s", "--hostfile and -H start a "
+		    "deployment on the hosts: not with --dispatcher, --nodes "
+		    "or --cm-store");
+	if (r->nhosts > 0 && (r->ncms > 10 || r->ncs > 10))
+		return run_usage_error("%s", "--hostfile and -H: at most 10 "
+		    "--cms and 10 --cs");
+	if (r->nhosts > 0 && run_hosts_check(r) < 0) {
+		run_usage(stderr);
+		return 2;
+	}
+	if (run_stdin_check(r) < 0) {
+		run_usage(stderr);
+		return 2;
+	}
 	if (optind >= argc)
 		return run_usage_error("%s", "no program to run");
 	r->argv = argv + optind;
@@ -815,7 +886,7 @@ run_submit(struct run *r)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__JobSubmit js = MPIV__JOB_SUBMIT__INIT;
-	char tmpenv[PATH_MAX + 8], *env[1];
+	char tmpenv[PATH_MAX + 8], **env;
 	const char *tmp = getenv("TMPDIR");
 	int fd;
 
@@ -854,16 +925,28 @@ run_submit(struct run *r)
 		js.binary_hash = r->ship_hash;
 		js.binary_size = r->ship_size;
 	}
-	/* The embedded daemons get a private TMPDIR; ranks keep the user's. */
+	/* The embedded daemons get a private TMPDIR; ranks keep the user's.
+	   Then -x and --env, in their order: the last of a name wins. */
+	if ((env = calloc(r->nenv + 1, sizeof(*env))) == NULL) {
+		snprintf(r->reason, sizeof(r->reason), "out of memory");
+		return -1;
+	}
 	if (tmp != NULL && r->dispatcher == NULL) {
 		snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
-		env[0] = tmpenv;
-		js.env = env;
-		js.n_env = 1;
+		env[js.n_env++] = tmpenv;
+	}
+	for (size_t i = 0; i < r->nenv; i++)
+		env[js.n_env++] = r->env[i];
+	js.env = env;
+	if (r->in_len > 0) {
+		js.stdin_hash = r->in_hash;
+		js.stdin_size = r->in_len;
+		js.stdin_rank = r->stdin_rank;
 	}
 	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
-	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_SUBMIT, &js.base, NULL,
-	    0);
+	(void)conn_send(r->c, MPIV__MSG_TYPE__MSG_JOB_SUBMIT, &js.base, r->in,
+	    (uint32_t)r->in_len);
+	free(env);
 	return 0;
 }
 
@@ -1087,14 +1170,13 @@ int
 run_main(int argc, char **argv)
 {
 	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
-	    .progress = -1,
-	    .child_level = "error" };
+	    .progress = -1, .child_level = "error", .stdin_rank = 0 };
 	const char *env;
 	double t0;
 	int rc;
 
 	if ((rc = run_parse(&r, argc, argv)) >= 0)
-		return rc;
+		goto out_input;
 	env = getenv("MPIV_PRINT_DISPATCHER");
 	if (env != NULL && strcmp(env, "1") == 0)
 		r.verbose = true;
@@ -1113,17 +1195,23 @@ run_main(int argc, char **argv)
 		    auth_find_embedded(r.dispatcher, path, sizeof(path)) == 0 &&
 		    auth_load_cluster(&r.keys, path, why, sizeof(why)) < 0)) {
 			fprintf(stderr, "mpiv: %s\n", why);
-			return 1;
+			rc = 1;
+			goto out_input;
 		}
 	}
 	if (getcwd(r.cwd, sizeof(r.cwd)) == NULL) {
 		fprintf(stderr, "mpiv: cannot get the current directory: %s\n",
 		    strerror(errno));
-		return 1;
+		rc = 1;
+		goto out_input;
 	}
 	if (r.dispatcher == NULL && (rc = run_check_program(&r)) != 0)
-		return rc;
-	if (r.dispatcher == NULL && r.ckpt_interval > 0) {
+		goto out_input;
+	if (run_stdin_read(&r) < 0) {
+		rc = 1;
+		goto out_input;
+	}
+	if (r.dispatcher == NULL && r.nhosts == 0 && r.ckpt_interval > 0) {
 		/* The embedded nodes run here: the same probe says why. */
 		char why[512];
 		if (!criu_probe(why, sizeof(why))) {
@@ -1141,7 +1229,8 @@ run_main(int argc, char **argv)
 		fprintf(stderr, "mpiv: out of memory\n");
 		free(r.results);
 		free(r.lines);
-		return 1;
+		rc = 1;
+		goto out_input;
 	}
 	snprintf(r.job, sizeof(r.job), "?");
 	r.loop = ev_default_loop(EVFLAG_AUTO);
@@ -1158,7 +1247,9 @@ run_main(int argc, char **argv)
 	r.sigterm_w.data = &r;
 	ev_signal_start(r.loop, &r.sigterm_w);
 
-	if (r.dispatcher != NULL) {
+	if (r.nhosts > 0) {
+		rc = run_hosts_start(&r);
+	} else if (r.dispatcher != NULL) {
 		snprintf(r.disp_addr, sizeof(r.disp_addr), "%s", r.dispatcher);
 		rc = 0;
 	} else {
@@ -1200,5 +1291,12 @@ run_main(int argc, char **argv)
 	free(r.warns);
 	free(r.events);
 	ev_loop_destroy(r.loop);
-	return r.exit_code;
+	rc = r.exit_code;
+out_input:
+	for (size_t i = 0; i < r.nenv; i++)
+		free(r.env[i]);
+	free(r.env);
+	free(r.in);
+	free(r.hosts);
+	return rc;
 }

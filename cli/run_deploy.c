@@ -422,6 +422,7 @@ run_deploy_stop(struct run *r)
 	long deadline = mono_ms() + RUN_TERM_GRACE_MS;
 	int alive;
 
+	run_hosts_stop(r);
 	run_deploy_unwatch(r);
 	for (int i = 0; i < r->ndaemons; i++)
 		if (r->daemons[i].pid > 0)

@@ -67,6 +67,12 @@ struct run_warning {
 	char text[400];
 };
 
+/* A host of --hostfile / -H (run_hosts.c). */
+struct run_host {
+	char name[100];		/* [user@]host, as ssh takes it */
+	int slots;		/* 0: the node agent's default (its CPUs) */
+};
+
 struct run {
 	struct ev_loop *loop;
 	/* options */
@@ -103,6 +109,23 @@ struct run {
 	char **argv;
 	int argc;
 	char cwd[PATH_MAX];
+	/* what the job takes from us (run_input.c) */
+	char **env;		/* -x, --env: "NAME=VALUE" */
+	size_t nenv;
+	int stdin_rank;		/* --stdin: a rank (default 0), -1 all, -2 none */
+	bool stdin_set;		/* --stdin given */
+	uint8_t *in;		/* our stdin, read to its end */
+	size_t in_len;
+	char in_hash[65];
+	/* --hostfile / -H: a deployment on those hosts (run_hosts.c) */
+	struct run_host *hosts;
+	size_t nhosts;
+	int hosts_port;		/* dispatcher; CMs +10.., CSs +20.. */
+	char hosts_script[PATH_MAX];
+	char hosts_state[128];	/* each host's state dir ("~/...") */
+	char hosts_file[PATH_MAX];	/* the script's host list */
+	bool hosts_started;
+	bool log_level_set;	/* --log-level given */
 	/* embedded deployment */
 	char self[PATH_MAX];
 	char tmpdir[PATH_MAX];
@@ -159,6 +182,21 @@ void run_progress_start(struct run *r);
 void run_progress_event(struct run *r, const struct tl_event *e);
 void run_progress_clear(struct run *r);
 void run_progress_stop(struct run *r);
+
+/* run_input.c */
+#define RUN_STDIN_MAX	(64u << 20)	/* bytes of stdin a job takes */
+int run_env_add(struct run *r, const char *opt, const char *arg);
+int run_stdin_parse(struct run *r, const char *arg);
+int run_stdin_check(const struct run *r);
+int run_stdin_read(struct run *r);
+
+/* run_hosts.c */
+#define RUN_HOSTS_PORTS	30	/* ports from the base: dispatcher, CMs, CSs */
+int run_hosts_parse_list(struct run *r, const char *arg);
+int run_hosts_parse_file(struct run *r, const char *path);
+int run_hosts_check(const struct run *r);
+int run_hosts_start(struct run *r);
+void run_hosts_stop(struct run *r);
 
 /* run_ship.c */
 int run_ship_prepare(struct run *r);

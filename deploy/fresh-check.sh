@@ -125,7 +125,7 @@ status=0
 for t in $TARGETS; do
 	say "make $t (log: $LOGS/$t.log)"
 	t0=$(date +%s)
-	if run_in_root "$t" >"$LOGS/$t.log" 2>&1; then
+	if run_in_root "$t" < /dev/null >"$LOGS/$t.log" 2>&1; then
 		rc=0
 	else
 		rc=$?

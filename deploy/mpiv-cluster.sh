@@ -262,7 +262,11 @@ start() {
 	case $1 in dispatcher | node)
 		has_opt "$1" --state-dir && set -- "$@" --state-dir "$S/$id-state" ;;
 	esac
-	[ "$1" = node ] && has_opt node --cache-dir && set -- "$@" --cache-dir "$S/$id-cache"
+	# One cache for the node agents of a host, at the same path on every
+	# host: a checkpoint image maps the shipped program and opens the
+	# stdin of the job from there, and must find them on the node it is
+	# restored on (content-addressed, so agents share it safely).
+	[ "$1" = node ] && has_opt node --cache-dir && set -- "$@" --cache-dir "$S/cache"
 	# Ranks run as the user who deployed, as under mpirun (a node agent
 	# started as root would otherwise run them as nobody).
 	[ "$1" = node ] && has_opt node --user && set -- "$@" --user "$(id -un)"

@@ -7,6 +7,11 @@
  * in their content-addressed cache (node-agent/node_bin.c), so a node that
  * ran the program before never asks again. The dispatcher never carries
  * application messages; a program is not one.
+ *
+ * A job's stdin travels the same way to the nodes, but comes whole with
+ * the submission (JobSubmit's payload, at most DISP_MAX_STDIN): the
+ * client has it in memory already, and a rank restarted after the client
+ * is gone still needs it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +23,68 @@
 
 #define DBIN_CHUNK	(1u << 20)	/* bytes per BinaryData frame */
 
-/* Checks and records JobSubmit's program hash and size. 0 or -1. */
-int
-dbin_submit(struct djob *j, const Mpiv__JobSubmit *js, const char **err)
+/*
+ * Checks and keeps JobSubmit's stdin (payload, len): its size and hash
+ * must be what the submission says. 0 or -1 (*err).
+ */
+static int
+dbin_submit_stdin(struct djob *j, const Mpiv__JobSubmit *js,
+    const uint8_t *payload, uint32_t len, const char **err)
 {
+	uint8_t sum[AUTH_HASH_LEN];
+	char hex[2 * AUTH_HASH_LEN + 1];
+
+	j->in_rank = -1;
+	if (*js->stdin_hash == '\0') {
+		if (len > 0) {
+			*err = "stdin bytes without their hash";
+			return -1;
+		}
+		return 0;
+	}
+	if (!auth_hash_hex_ok(js->stdin_hash) || js->stdin_size == 0 ||
+	    js->stdin_size > DISP_MAX_STDIN || js->stdin_size != len) {
+		*err = "bad stdin hash or size (up to 64 MiB of stdin)";
+		return -1;
+	}
+	if (js->stdin_rank < -1 || js->stdin_rank >= js->nranks) {
+		*err = "the rank to read stdin is not a rank of the job";
+		return -1;
+	}
+	auth_sha256(payload, len, sum);
+	auth_hex(sum, sizeof(sum), hex);
+	if (strcmp(hex, js->stdin_hash) != 0) {
+		*err = "the stdin sent does not match its hash";
+		return -1;
+	}
+	if ((j->in = malloc(len)) == NULL) {
+		*err = "dispatcher out of memory for the job's stdin";
+		return -1;
+	}
+	memcpy(j->in, payload, len);
+	memcpy(j->in_hash, hex, sizeof(j->in_hash));
+	j->in_size = len;
+	j->in_rank = js->stdin_rank;
+	log_info("dispatcher job stdin hash=%.16s bytes=%u rank=%d", hex, len,
+	    j->in_rank);
+	return 0;
+}
+
+/* Whether rank r of j reads the job's stdin (else /dev/null). */
+bool
+dbin_stdin_for(const struct djob *j, int r)
+{
+	return j->in_size > 0 && (j->in_rank < 0 || j->in_rank == r);
+}
+
+/* Checks and records JobSubmit's program hash and size and its stdin.
+   0 or -1. */
+int
+dbin_submit(struct djob *j, const Mpiv__JobSubmit *js,
+    const uint8_t *payload, uint32_t len, const char **err)
+{
+	if (dbin_submit_stdin(j, js, payload, len, err) < 0)
+		return -1;
 	if (*js->binary_hash == '\0')
 		return 0;
 	if (!auth_hash_hex_ok(js->binary_hash) || js->binary_size == 0 ||
@@ -34,28 +97,36 @@ dbin_submit(struct djob *j, const Mpiv__JobSubmit *js, const char **err)
 	return 0;
 }
 
-/* Sends the whole program to node, then BinaryEnd. */
+/* Sends bytes (a program or a stdin) to node, then BinaryEnd. */
 static void
-dbin_send(struct djob *j, struct dpeer *node)
+dbin_send_bytes(struct dpeer *node, char *hash, const uint8_t *bytes,
+    uint64_t size)
 {
 	Mpiv__BinaryData bd = MPIV__BINARY_DATA__INIT;
 	Mpiv__BinaryEnd be = MPIV__BINARY_END__INIT;
 
-	bd.hash = j->bin_hash;
-	for (uint64_t off = 0; off < j->bin_size; off += DBIN_CHUNK) {
-		uint64_t len = j->bin_size - off;
+	bd.hash = hash;
+	for (uint64_t off = 0; off < size; off += DBIN_CHUNK) {
+		uint64_t len = size - off;
 
 		if (len > DBIN_CHUNK)
 			len = DBIN_CHUNK;
 		bd.offset = off;
 		(void)conn_send(node->c, MPIV__MSG_TYPE__MSG_BINARY_DATA,
-		    &bd.base, j->bin + off, (uint32_t)len);
+		    &bd.base, bytes + off, (uint32_t)len);
 	}
-	be.hash = j->bin_hash;
-	be.size = j->bin_size;
+	be.hash = hash;
+	be.size = size;
 	be.error = (char *)"";
 	(void)conn_send(node->c, MPIV__MSG_TYPE__MSG_BINARY_END, &be.base, NULL,
 	    0);
+}
+
+/* Sends the whole program to node, then BinaryEnd. */
+static void
+dbin_send(struct djob *j, struct dpeer *node)
+{
+	dbin_send_bytes(node, j->bin_hash, j->bin, j->bin_size);
 	log_info("dispatcher program sent job=%s hash=%.16s bytes=%llu node=%s",
 	    j->id, j->bin_hash, (unsigned long long)j->bin_size,
 	    node->node_id);
@@ -99,6 +170,15 @@ dbin_node_get(struct dpeer *node, const Mpiv__BinaryGet *bg)
 	struct djob *j, *found = NULL;
 	char (*nw)[80];
 
+	/* a job's stdin: here from its submission */
+	for (j = node->d->jobs; j != NULL; j = j->next)
+		if (j->in_size > 0 && strcmp(j->in_hash, bg->hash) == 0) {
+			dbin_send_bytes(node, j->in_hash, j->in, j->in_size);
+			log_info("dispatcher stdin sent job=%s hash=%.16s "
+			    "bytes=%llu node=%s", j->id, j->in_hash,
+			    (unsigned long long)j->in_size, node->node_id);
+			return;
+		}
 	for (j = node->d->jobs; j != NULL; j = j->next)
 		if (j->bin_size > 0 && strcmp(j->bin_hash, bg->hash) == 0) {
 			found = j;
@@ -207,6 +287,7 @@ dbin_client_end(struct dpeer *client, const Mpiv__BinaryEnd *be)
 void
 dbin_free(struct djob *j)
 {
+	free(j->in);
 	free(j->bin);
 	free(j->bin_wait);
 }

@@ -232,7 +232,7 @@ djob_kill_rank(struct djob *j, int r, int sig)
 
 struct djob *
 djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
-    const char **err)
+    const uint8_t *payload, uint32_t len, const char **err)
 {
 	struct djob *j, **tail;
 
@@ -312,7 +312,7 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		goto out_free;
 	for (int r = 0; r < j->nranks; r++)
 		dout_init(&j->ranks[r]);
-	if (dbin_submit(j, js, err) < 0) {
+	if (dbin_submit(j, js, payload, len, err) < 0) {
 		djob_free(j);
 		return NULL;
 	}
@@ -557,6 +557,10 @@ djob_launch_rank(struct djob *j, int r)
 	l.restore = rk->restoring;
 	l.binary_hash = j->bin_hash;
 	l.binary_size = j->bin_size;
+	if (dbin_stdin_for(j, r)) {
+		l.stdin_hash = j->in_hash;
+		l.stdin_size = j->in_size;
+	}
 	if (j->has_token) {
 		auth_rank_key(j->token, sizeof(j->token), r, rank_key);
 		l.rank_key.data = rank_key;

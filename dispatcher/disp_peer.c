@@ -294,7 +294,8 @@ dpeer_client_frame(struct dpeer *p, const struct frame_hdr *h,
 			dpeer_error(p, "one job per client connection");
 			return;
 		}
-		if (djob_submit(p->d, p, (Mpiv__JobSubmit *)m, &err) == NULL)
+		if (djob_submit(p->d, p, (Mpiv__JobSubmit *)m, payload,
+		    h->payload_len, &err) == NULL)
 			dpeer_error(p, err);
 		return;
 	case MPIV__MSG_TYPE__MSG_KILL:

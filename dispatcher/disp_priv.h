@@ -26,6 +26,7 @@
 #define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
 #define DISP_DEAD_KEEP		256	/* declared-dead node ids remembered */
 #define DISP_MAX_BINARY		(1ull << 30)	/* largest program shipped */
+#define DISP_MAX_STDIN		(64ull << 20)	/* largest stdin a job carries */
 #define DISP_WARN_INTERVAL	10.0	/* s: one begin line per warning kind */
 #define DISP_STALL_AFTER	5.0	/* s unanswered: a CM/CS stalls */
 
@@ -166,6 +167,12 @@ struct djob {
 	char bin_err[128];
 	char (*bin_wait)[80];	/* node_ids waiting for it */
 	size_t nbin_wait;
+	/* the client's stdin (disp_bin.c); in_size 0: every rank reads
+	   /dev/null. in_rank: the rank that reads it, -1 every rank. */
+	char in_hash[65];
+	uint64_t in_size;
+	uint8_t *in;
+	int in_rank;
 	bool chaos_nodes;	/* chaos kills whole node agents */
 	enum djob_state state;
 	int nranks;
@@ -276,7 +283,9 @@ void dnode_client_kill(struct dpeer *client, const Mpiv__NodeKill *nk);
 bool dnode_is_dead_id(const struct disp *d, const char *node_id);
 
 /* disp_bin.c */
-int dbin_submit(struct djob *j, const Mpiv__JobSubmit *js, const char **err);
+int dbin_submit(struct djob *j, const Mpiv__JobSubmit *js,
+    const uint8_t *payload, uint32_t len, const char **err);
+bool dbin_stdin_for(const struct djob *j, int rank);
 void dbin_node_get(struct dpeer *node, const Mpiv__BinaryGet *bg);
 void dbin_client_data(struct dpeer *client, const Mpiv__BinaryData *bd,
     const uint8_t *payload, uint32_t len);
@@ -347,7 +356,8 @@ void dstatus_reply(struct dpeer *client, const Mpiv__StatusRequest *sr);
 
 /* disp_job.c */
 struct djob *djob_submit(struct disp *d, struct dpeer *client,
-    const Mpiv__JobSubmit *js, const char **err);
+    const Mpiv__JobSubmit *js, const uint8_t *payload, uint32_t len,
+    const char **err);
 struct djob *djob_find(struct disp *d, const char *id);
 void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);

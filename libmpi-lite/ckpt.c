@@ -453,6 +453,44 @@ ck_clone(pid_t middle)
 }
 
 /*
+ * The clone shares its open files' offsets with the rank (fork shares
+ * open file descriptions): a rank that reads on while its clone waits
+ * for its dump would move the read offset the image records. stdin, a
+ * regular file when the job has one (docs/ENVIRONMENT.md, "Standard
+ * input"), gets a description of its own in the clone, at the offset it
+ * had at the fork. The offset before the fork: -1 when stdin is no
+ * regular file (a pipe, /dev/null: nothing to keep).
+ */
+static off_t
+ck_stdin_offset(void)
+{
+	struct stat st;
+
+	if (fstat(0, &st) < 0 || !S_ISREG(st.st_mode))
+		return -1;
+	return lseek(0, 0, SEEK_CUR);
+}
+
+/* In the clone: stdin opened again at off. 0 or -1. */
+static int
+ck_stdin_own(off_t off)
+{
+	int fl, fd;
+
+	if (off < 0)
+		return 0;
+	if ((fl = fcntl(0, F_GETFL)) < 0 ||
+	    (fd = open("/proc/self/fd/0", (fl & O_ACCMODE) | O_CLOEXEC)) < 0)
+		return -1;
+	if (lseek(fd, off, SEEK_SET) != off || dup2(fd, 0) < 0) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
  * Forks the clone (through a middle child that exits at once). Returns
  * the clone's pid in the parent, 0 in the restored clone (with *inc),
  * -1 with errno when no clone exists.
@@ -460,6 +498,7 @@ ck_clone(pid_t middle)
 static pid_t
 ck_fork(uint32_t *inc)
 {
+	off_t in_off = ck_stdin_offset();
 	int p[2], st;
 	pid_t a, b = -1;
 	ssize_t n;
@@ -481,6 +520,11 @@ ck_fork(uint32_t *inc)
 		if (b == 0) {
 			close(p[0]);
 			close(p[1]);
+			/* A clone that cannot keep stdin's offset dies
+			   before it stops: a failed checkpoint, no wrong
+			   image. */
+			if (ck_stdin_own(in_off) < 0)
+				_exit(1);
 			*inc = ck_clone(middle);
 			return 0;
 		}

@@ -126,6 +126,7 @@ helper_spawn(struct helper *hp, const Mpiv__PrivSpawn *s)
 	r.id = s->id;
 	if (s->n_argv < 1 || *s->argv[0] == '\0' || s->n_argv > 1u << 16 ||
 	    s->n_env > 1u << 16 ||
+	    (*s->stdin_path != '\0' && *s->stdin_path != '/') ||
 	    (ns_pid != 0 && (!hp->conf->pidns || ns_pid < PIDNS_PID_MIN ||
 	    ns_pid > PIDNS_PID_MAX))) {
 		r.error = "bad spawn request";
@@ -145,6 +146,9 @@ helper_spawn(struct helper *hp, const Mpiv__PrivSpawn *s)
 	spec.argv = argv;
 	spec.path = *s->path != '\0' ? s->path : NULL;
 	spec.cwd = s->cwd;
+	/* opened in the child as the rank's user: no file it could not
+	   read itself */
+	spec.stdin_path = *s->stdin_path != '\0' ? s->stdin_path : NULL;
 	spec.setenv = env;
 	spec.unsetenv = unset;
 	spec.pipe_out = spec.pipe_err = spec.ctrl_pipe = true;

@@ -248,7 +248,7 @@ helper_dump_worker(const struct helper_conf *c, pid_t clone, int resfd)
 	for (int i = 0; i < HELPER_NPIPES; i++) {
 		uint64_t ino;
 		if (criu_pipe_inode(clone, fds[i], &ino) < 0)
-			continue;	/* not a pipe (stdin is /dev/null) */
+			continue;	/* not a pipe (stdin: a file) */
 		res.pipe_fd[res.npipes] = fds[i];
 		res.pipe_ino[res.npipes++] = ino;
 	}

@@ -10,6 +10,10 @@
  * CRIU image taken on one node (which maps the program from there)
  * restores on another. The cache is the node user's alone: directories
  * 0700, programs 0700 (explicit modes, so no umask widens them).
+ *
+ * A job's stdin is fetched the same way into CACHE/HASH/stdin (0400), the
+ * rank's fd 0: the same path on every node, so that a checkpoint image,
+ * which names the file and its read offset, restores on any node.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -26,9 +30,11 @@
 #include "node_priv.h"
 
 #define NODE_BIN_MAX	(1ull << 30)	/* largest program we take */
+#define NODE_STDIN_MAX	(64ull << 20)	/* largest stdin we take */
 
-/* A program being fetched, and the launches waiting for it. */
+/* A program (or stdin) being fetched, and the launches waiting for it. */
 struct node_bin {
+	enum node_blob kind;
 	char hash[2 * AUTH_HASH_LEN + 1];
 	char tmp[PATH_MAX];
 	int fd;			/* the temporary file, -1 before data */
@@ -110,16 +116,27 @@ node_bin_prepare(struct node *n)
 		snprintf(p, sizeof(p), "%.3900s/%.64s/prog", n->cache_dir,
 		    de->d_name);
 		(void)lchown(p, n->priv.uid, n->priv.gid);
+		snprintf(p, sizeof(p), "%.3900s/%.64s/stdin", n->cache_dir,
+		    de->d_name);
+		(void)lchown(p, n->priv.uid, n->priv.gid);
 	}
 	closedir(d);
 	return 0;
 }
 
-/* CACHE/HASH/prog. */
-static void
-node_bin_file(const struct node *n, const char *hash, char *out, size_t len)
+static const char *
+node_bin_name(enum node_blob kind)
 {
-	snprintf(out, len, "%.3900s/%s/prog", n->cache_dir, hash);
+	return kind == NODE_BLOB_STDIN ? "stdin" : "prog";
+}
+
+/* CACHE/HASH/prog or CACHE/HASH/stdin. */
+static void
+node_bin_file(const struct node *n, enum node_blob kind, const char *hash,
+    char *out, size_t len)
+{
+	snprintf(out, len, "%.3900s/%s/%s", n->cache_dir, hash,
+	    node_bin_name(kind));
 }
 
 static void
@@ -160,6 +177,10 @@ node_bin_done(struct node *n, struct node_bin *b, const char *why)
 			continue;
 		if (why == NULL) {
 			node_launch(n, l);
+		} else if (b->kind == NODE_BLOB_STDIN) {
+			snprintf(msg, sizeof(msg), "cannot get the job's stdin: "
+			    "%s", why);
+			node_launch_failed(n, l, msg);
 		} else {
 			snprintf(msg, sizeof(msg), "cannot get the program %s: "
 			    "%s", l->argv[0], why);
@@ -171,43 +192,50 @@ node_bin_done(struct node *n, struct node_bin *b, const char *why)
 }
 
 /*
- * The program a Launch runs: 0 with its cache path in path (ready), 1
- * when the launch was queued until the program arrives (node_launch is
- * called again then), -1 when it failed (already reported).
+ * The program a Launch runs, or the stdin its rank reads (kind): 0 with
+ * its cache path in path (ready), 1 when the launch was queued until it
+ * arrives (node_launch is called again then), -1 when it failed (already
+ * reported).
  */
 int
-node_bin_need(struct node *n, const Mpiv__Launch *l, char *path, size_t len)
+node_bin_need(struct node *n, const Mpiv__Launch *l, enum node_blob kind,
+    char *path, size_t len)
 {
 	Mpiv__BinaryGet bg = MPIV__BINARY_GET__INIT;
+	bool in = kind == NODE_BLOB_STDIN;
+	const char *hash = in ? l->stdin_hash : l->binary_hash;
+	uint64_t size = in ? l->stdin_size : l->binary_size;
 	struct node_bin *b;
 	uint8_t *packed, **nl;
 	size_t plen, *nlen;
 
-	if (!auth_hash_hex_ok(l->binary_hash) || l->binary_size == 0 ||
-	    l->binary_size > NODE_BIN_MAX) {
-		node_launch_failed(n, l, "bad program hash or size in launch");
+	if (!auth_hash_hex_ok(hash) || size == 0 ||
+	    size > (in ? NODE_STDIN_MAX : NODE_BIN_MAX)) {
+		node_launch_failed(n, l, in ? "bad stdin hash or size in "
+		    "launch" : "bad program hash or size in launch");
 		return -1;
 	}
-	node_bin_file(n, l->binary_hash, path, len);
-	if (access(path, X_OK) == 0)
+	node_bin_file(n, kind, hash, path, len);
+	if (access(path, in ? R_OK : X_OK) == 0)
 		return 0;
 	for (b = n->bins; b != NULL; b = b->next)
-		if (strcmp(b->hash, l->binary_hash) == 0)
+		if (b->kind == kind && strcmp(b->hash, hash) == 0)
 			break;
 	if (b == NULL) {
 		if ((b = calloc(1, sizeof(*b))) == NULL)
 			goto out_nomem;
-		snprintf(b->hash, sizeof(b->hash), "%s", l->binary_hash);
+		b->kind = kind;
+		snprintf(b->hash, sizeof(b->hash), "%s", hash);
 		b->fd = -1;
-		b->size = l->binary_size;
+		b->size = size;
 		b->next = n->bins;
 		n->bins = b;
 		bg.hash = b->hash;
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_BINARY_GET, &bg.base,
 		    NULL, 0);
-		log_info("node fetching program hash=%.16s size=%llu for "
-		    "job=%s", b->hash, (unsigned long long)b->size,
-		    l->job_id);
+		log_info("node fetching %s hash=%.16s size=%llu for job=%s",
+		    in ? "stdin" : "program", b->hash,
+		    (unsigned long long)b->size, l->job_id);
 	}
 	plen = mpiv__launch__get_packed_size(l);
 	if ((packed = malloc(plen)) == NULL)
@@ -263,8 +291,8 @@ node_bin_data(struct node *n, const Mpiv__BinaryData *bd,
 			node_bin_done(n, b, why);
 			return;
 		}
-		snprintf(b->tmp, sizeof(b->tmp), "%.3990s/.prog.%d", dir,
-		    (int)getpid());
+		snprintf(b->tmp, sizeof(b->tmp), "%.3990s/.%s.%d", dir,
+		    node_bin_name(b->kind), (int)getpid());
 		b->fd = open(b->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 		    0700);
 		if (b->fd < 0) {
@@ -299,6 +327,7 @@ node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
 	struct node_bin *b = node_bin_find(n, be->hash);
 	uint8_t sum[AUTH_HASH_LEN];
 	char hex[2 * AUTH_HASH_LEN + 1], path[PATH_MAX], why[200];
+	int rc;
 
 	if (b == NULL)
 		return;
@@ -318,17 +347,24 @@ node_bin_end(struct node *n, const Mpiv__BinaryEnd *be)
 		node_bin_done(n, b, "its bytes do not match its hash");
 		return;
 	}
-	node_bin_file(n, b->hash, path, sizeof(path));
-	if (fsync(b->fd) < 0 || fchmod(b->fd, 0700) < 0 ||
-	    rename(b->tmp, path) < 0) {
+	node_bin_file(n, b->kind, b->hash, path, sizeof(path));
+	/* Closed before it is in place: another agent sharing the cache
+	   may run it as soon as it is, and a program still open for writing
+	   cannot be executed (ETXTBSY). */
+	rc = fsync(b->fd) < 0 ||
+	    fchmod(b->fd, b->kind == NODE_BLOB_STDIN ? 0400 : 0700) < 0 ? -1 : 0;
+	if (close(b->fd) < 0)
+		rc = -1;
+	b->fd = -1;
+	if (rc < 0 || rename(b->tmp, path) < 0) {
 		snprintf(why, sizeof(why), "cannot install %.120s: %s", path,
 		    strerror(errno));
+		(void)unlink(b->tmp);
 		node_bin_done(n, b, why);
 		return;
 	}
-	close(b->fd);
-	b->fd = -1;
-	log_info("node program cached hash=%.16s size=%llu path=%s", b->hash,
+	log_info("node %s cached hash=%.16s size=%llu path=%s",
+	    b->kind == NODE_BLOB_STDIN ? "stdin" : "program", b->hash,
 	    (unsigned long long)b->size, path);
 	node_bin_done(n, b, NULL);
 }

@@ -172,8 +172,13 @@ void node_bin_default_dir(char *out, size_t n);
 /* Before the split, as root: the cache directory exists and is the
    agent's account's. 0, or -1 (logged). */
 int node_bin_prepare(struct node *n);
-int node_bin_need(struct node *n, const Mpiv__Launch *l, char *path,
-    size_t len);
+/* What of a Launch node_bin_need fetches: its program or its stdin. */
+enum node_blob {
+	NODE_BLOB_PROG,
+	NODE_BLOB_STDIN,
+};
+int node_bin_need(struct node *n, const Mpiv__Launch *l, enum node_blob kind,
+    char *path, size_t len);
 void node_bin_data(struct node *n, const Mpiv__BinaryData *bd,
     const uint8_t *payload, uint32_t len);
 void node_bin_end(struct node *n, const Mpiv__BinaryEnd *be);

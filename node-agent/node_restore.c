@@ -7,7 +7,8 @@
  * and checked, retried a few times, and writes back the image's
  * metadata. Then the privileged helper restores it (PrivRestore, with
  * fresh pipes for stdout, stderr and both ctrl pipes in the place of the
- * old inodes: criu --inherit-fd; stdin is /dev/null, restored by path),
+ * old inodes: criu --inherit-fd; stdin, /dev/null or the job's stdin
+ * in the cache (node_bin.c, fetched before this), is restored by path),
  * under the pid its launch had (pidns_rank_pid) in a PID namespace of
  * its own, or without PID namespaces under the clone's pid; it answers
  * with the rank stopped. `inc <n>` is written to the ctrl-in pipe

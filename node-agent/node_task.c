@@ -459,7 +459,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	char vjob[96], vrank[32], vsize[32], vinc[32], vctrl[32], vnode[96];
 	char vctrlin[32], vival[64], vkey[sizeof(AUTH_ENV_RANK) +
 	    2 * AUTH_HASH_LEN + 1];
-	char *vcms, **env = NULL, binpath[PATH_MAX];
+	char *vcms, **env = NULL, binpath[PATH_MAX], inpath[PATH_MAX];
 	struct spawn_wait *w = NULL;
 	size_t len = 16, k = 0;
 
@@ -470,7 +470,13 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	/* A shipped program runs from the cache: fetched first if missing
 	   (node_launch runs again once it is there). */
 	if (*l->binary_hash != '\0' &&
-	    node_bin_need(n, l, binpath, sizeof(binpath)) != 0)
+	    node_bin_need(n, l, NODE_BLOB_PROG, binpath, sizeof(binpath)) != 0)
+		return;
+	/* So is the job's stdin for the rank that reads it: a restore
+	   finds it where the image says, the same path on every node. */
+	inpath[0] = '\0';
+	if (*l->stdin_hash != '\0' &&
+	    node_bin_need(n, l, NODE_BLOB_STDIN, inpath, sizeof(inpath)) != 0)
 		return;
 	/* Fencing: an older incarnation of this rank must not live on. */
 	node_fence(n, l);
@@ -531,6 +537,7 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	sp.n_env = k;
 	sp.env = env;
 	sp.path = *l->binary_hash != '\0' ? binpath : "";
+	sp.stdin_path = inpath;
 	sp.cwd = l->cwd;
 	/* A shipped program may come from a machine whose directories this
 	   one lacks: it then runs in the cache directory. */
@@ -608,7 +615,10 @@ node_spawned(struct node *n, const Mpiv__PrivSpawned *r, int *fds, int nfds)
 	t->ctrl_in_fd = fds[3];
 	snprintf(t->cs, sizeof(t->cs), "%s", w->cs);
 	snprintf(t->cm, sizeof(t->cm), "%s", w->cm);
-	if (r->exec_errno != 0)
+	if (r->exec_errno != 0 && r->exec_step[0] == 'o')
+		snprintf(t->reason, sizeof(t->reason), "cannot open the "
+		    "job's stdin: %s", strerror(r->exec_errno));
+	else if (r->exec_errno != 0)
 		snprintf(t->reason, sizeof(t->reason), "cannot %s %.200s: %s",
 		    r->exec_step, r->exec_step[0] == 'c' ? w->cwd : w->argv0,
 		    strerror(r->exec_errno));

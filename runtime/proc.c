@@ -22,7 +22,7 @@
 
 /* What the child writes on the error pipe when a step fails. */
 struct proc_err {
-	int step;		/* 0 chdir, 1 exec, 2 setup */
+	int step;		/* 0 chdir, 1 exec, 2 setup, 3 open stdin */
 	int err;
 };
 
@@ -123,6 +123,13 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	if (spec->set_user && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 	    getppid() != parent))
 		_exit(127);
+	if (spec->stdin_path != NULL) {
+		if ((fd = open(spec->stdin_path, O_RDONLY | O_CLOEXEC)) < 0)
+			proc_child_fail(ep, 3, errno);
+		if (dup2(fd, 0) < 0)
+			proc_child_fail(ep, 3, errno);
+		(void)close(fd);
+	}
 	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
 		proc_child_fail(ep, 0, errno);
 	if (spec->path != NULL)
@@ -213,7 +220,8 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 	if (r == (ssize_t)sizeof(pe)) {
 		child->exec_errno = pe.err != 0 ? pe.err : EIO;
 		child->exec_step = pe.step == 0 ? "change directory to" :
-		    pe.step == 1 ? "execute" : "set up";
+		    pe.step == 1 ? "execute" : pe.step == 3 ? "open stdin" :
+		    "set up";
 	}
 	return 0;
 

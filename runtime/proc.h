@@ -14,6 +14,8 @@ struct proc_spec {
 	char *const *argv;	/* argv[0] resolved via PATH when it has no '/' */
 	const char *path;	/* run this file instead of argv[0] (NULL: no) */
 	const char *cwd;	/* NULL: stay where we are */
+	const char *stdin_path;	/* fd 0, read-only, opened after the switch
+				   to uid (NULL: /dev/null) */
 	char *const *setenv;	/* KEY=VALUE to set (NULL-terminated or NULL) */
 	const char *const *unsetenv;	/* keys to remove (NULL-terminated or NULL) */
 	bool pipe_out;		/* stdout to a pipe (else stdout_fd) */
@@ -56,7 +58,8 @@ struct proc_child {
 	int ctrl_fd;		/* read end of the ctrl pipe */
 	int ctrl_in_fd;		/* write end of the ctrl-in pipe */
 	int exec_errno;		/* 0, or errno of the failed step */
-	const char *exec_step;	/* "execute" or "change directory to" */
+	const char *exec_step;	/* "execute", "change directory to", "set up"
+				   or "open stdin" */
 };
 
 /* fd number the child sees the ctrl pipe on (MPIV_CTRL_FD). */
@@ -66,10 +69,11 @@ struct proc_child {
 
 /*
  * Forks and execs spec->argv in a session of its own with stdin from
- * /dev/null, PR_SET_PDEATHSIG(SIGKILL), default signal dispositions and
- * only fds 0-2 (and the ctrl pipes) open. A failed chdir/exec is reported
- * through a close-on-exec pipe: returns 0 with child->exec_errno set (the
- * child then _exits 127 and must still be reaped). Returns -1 (errno) if
+ * /dev/null (or spec->stdin_path), PR_SET_PDEATHSIG(SIGKILL), default
+ * signal dispositions and only fds 0-2 (and the ctrl pipes) open. A
+ * failed chdir/exec/open of stdin is reported through a close-on-exec
+ * pipe: returns 0 with child->exec_errno set (the child then _exits 127
+ * and must still be reaped). Returns -1 (errno) if
  * the fork itself failed; nothing is left open then.
  *
  * With spec->forker, the forker makes the child instead: child->pid is

@@ -3,6 +3,9 @@
 # deployment, then (when this mpiv has fault injection) run it again while
 # killing ranks at random, and show both outputs are identical.
 set -eu
+# mpiv run gives its stdin to rank 0 and waits for its end: heat reads
+# none, and a pipe left open by whoever runs us must not hold the demo
+exec < /dev/null
 B=${MPIV_BUILD:-build}
 N=${DEMO_RANKS:-4}
 out=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-demo.XXXXXX")

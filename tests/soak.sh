@@ -23,6 +23,7 @@
 #   MPIV_BUILD                     build dir (default build)
 set -u
 cd "$(dirname "$0")/.." || exit 2
+exec < /dev/null	# mpiv run would wait for the end of a stdin left open
 B=${MPIV_BUILD:-build}
 MINUTES=${SOAK_MINUTES:-30}
 ROOT=$(pwd)
