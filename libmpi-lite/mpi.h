@@ -202,6 +202,20 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_COMBINER_RESIZED	8
 #define MPI_COMBINER_DUP	9
 #define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_HINDEXED_BLOCK 11
+#define MPI_COMBINER_SUBARRAY	12
+#define MPI_COMBINER_DARRAY	13
+#define MPI_COMBINER_F90_REAL	14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
+
+/* subarray and darray */
+#define MPI_ORDER_C		56
+#define MPI_ORDER_FORTRAN	57
+#define MPI_DISTRIBUTE_BLOCK	121
+#define MPI_DISTRIBUTE_CYCLIC	122
+#define MPI_DISTRIBUTE_NONE	123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* error classes */
 #define MPI_SUCCESS		0
@@ -399,6 +413,59 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
     int outcount, MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
     int *size);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+    const int array_of_subsizes[], const int array_of_starts[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims,
+    const int array_of_gsizes[], const int array_of_distribs[],
+    const int array_of_dargs[], const int array_of_psizes[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+    int *num_addresses, int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+    int max_addresses, int max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+    MPI_Count *num_addresses, MPI_Count *num_large_counts,
+    MPI_Count *num_datatypes, int *combiner);
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+    MPI_Count max_addresses, MPI_Count max_large_counts,
+    MPI_Count max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+    MPI_Datatype array_of_datatypes[]);
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+    MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+    MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf,
+    MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount,
+    MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount,
+    MPI_Datatype datatype, MPI_Aint *size);
+
+/* ---- large counts (MPI_Count: the MPI-3 "_x" and MPI-4 "_c" forms) ---- */
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+    int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+    MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent);
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
+    MPI_Count *extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent);
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);

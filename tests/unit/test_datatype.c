@@ -18,6 +18,9 @@
 #include <string.h>
 
 #include "../../libmpi-lite/datatype.c"
+#include "../../libmpi-lite/dt_envelope.c"
+#include "../../libmpi-lite/dt_large.c"
+#include "../../libmpi-lite/dt_darray.c"
 #include "../../libmpi-lite/op.c"
 #include "../../libmpi-lite/group.c"
 #include "../../libmpi-lite/topo.c"
@@ -29,6 +32,12 @@ struct mpiv_state mpiv_state = { .initialized = true, .world_rank = 0,
 struct mpiv_comm mpiv_comm_world;
 
 static int last_err;
+
+void
+mpiv_err_detail(const char *fmt, ...)
+{
+	(void)fmt;
+}
 
 int
 mpiv_err(MPI_Comm comm, int code, const char *fn)
