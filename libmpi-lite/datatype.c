@@ -184,13 +184,16 @@ dt_build_tbounds(struct dt_build *bd, MPI_Aint tlo, MPI_Aint thi)
    partial element assumes elements of equal size. */
 #define DT_MAX_ERUNS 65536
 
-/* Appends n basic elements of esize bytes to the element runs. */
+/* Appends n basic elements of kind, esize bytes each, to the element
+   runs. */
 static void
-dt_build_erun(struct dt_build *bd, size_t esize, size_t n)
+dt_build_erun(struct dt_build *bd, enum mpiv_basic kind, size_t esize,
+    size_t n)
 {
 	if (bd->err || bd->er_lost || n == 0)
 		return;
-	if (bd->ner > 0 && bd->er[bd->ner - 1].size == esize) {
+	if (bd->ner > 0 && bd->er[bd->ner - 1].size == esize &&
+	    bd->er[bd->ner - 1].kind == kind) {
 		bd->er[bd->ner - 1].count += n;
 		return;
 	}
@@ -213,6 +216,7 @@ dt_build_erun(struct dt_build *bd, size_t esize, size_t n)
 	}
 	bd->er[bd->ner].size = esize;
 	bd->er[bd->ner].count = n;
+	bd->er[bd->ner].kind = kind;
 	bd->ner++;
 }
 
@@ -225,18 +229,18 @@ dt_build_eruns(struct dt_build *bd, MPI_Datatype old, size_t count)
 		return;
 	}
 	if (old->eruns == NULL) {	/* predefined: one element */
-		dt_build_erun(bd, old->size, count);
+		dt_build_erun(bd, old->basic, old->size, count);
 		return;
 	}
 	if (old->neruns == 1) {
-		dt_build_erun(bd, old->eruns[0].size,
+		dt_build_erun(bd, old->eruns[0].kind, old->eruns[0].size,
 		    old->eruns[0].count * count);
 		return;
 	}
 	for (size_t k = 0; k < count && !bd->er_lost && !bd->err; k++)
 		for (size_t j = 0; j < old->neruns; j++)
-			dt_build_erun(bd, old->eruns[j].size,
-			    old->eruns[j].count);
+			dt_build_erun(bd, old->eruns[j].kind,
+			    old->eruns[j].size, old->eruns[j].count);
 }
 
 /* Places `count` consecutive elements of old (stride = old's extent)
@@ -692,6 +696,7 @@ dt_copy(MPI_Datatype oldtype, MPI_Datatype *newtype)
 		if (dt->eruns != NULL) {
 			dt->eruns[0].size = oldtype->size;
 			dt->eruns[0].count = 1;
+			dt->eruns[0].kind = oldtype->basic;
 		}
 	} else if (oldtype->neruns > 0) {
 		dt->eruns = malloc(oldtype->neruns * sizeof(*dt->eruns));

@@ -42,11 +42,12 @@ struct mpiv_block {
 	size_t len;
 };
 
-/* `count` consecutive basic elements of `size` bytes each, in typemap
-   order (MPI_Get_elements on a partial element walks these). */
+/* `count` consecutive basic elements of one kind, `size` bytes each, in
+   typemap order (MPI_Get_elements on a partial element walks these). */
 struct mpiv_erun {
 	size_t size;
 	size_t count;
+	enum mpiv_basic kind;	/* (MPI_Pack_external converts by kind) */
 };
 
 struct mpiv_dt_args;		/* constructor arguments (dt_envelope.c) */
