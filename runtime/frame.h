@@ -22,8 +22,9 @@
 #define FRAME_VERSION	  1u
 #define FRAME_HDR_LEN	  12u
 #define FRAME_MAX_META	  (1u << 20)
-/* Default payload cap; MPIV_MAX_PAYLOAD (bytes) overrides it. */
-#define FRAME_DEFAULT_MAX_PAYLOAD (1u << 30)
+/* Default payload cap: what the header's 32-bit length holds, less
+   64 KiB (4 GiB - 64 KiB); MPIV_MAX_PAYLOAD (bytes) overrides it. */
+#define FRAME_DEFAULT_MAX_PAYLOAD 0xffff0000u
 
 struct frame_hdr {
 	uint16_t type;
