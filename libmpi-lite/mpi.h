@@ -466,6 +466,30 @@ int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
 int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
     MPI_Count *true_extent);
 int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm);
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm);
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+    int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Status *status);
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
+    int root, MPI_Comm comm);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+    void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position,
+    void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+    MPI_Count *size);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);

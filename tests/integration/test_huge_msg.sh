@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/integration/test_huge_msg.sh: a message over 2 GiB (2^31 + 16
 # bytes, one element of a derived type: tests/mpi/p2p_huge.c) goes from
-# rank 0 to rank 1 whole and intact (checksum) in both protocols: relay
+# rank 0 to rank 1 whole and intact (checksum) in both protocols (and
+# once through MPI_Send_c/MPI_Recv_c with a count over INT_MAX): relay
 # (through the receiver's Channel Memory, which logs it) and direct
 # (rank to rank, the sender's log holding it: MPIV_SENDLOG_MAX raised
 # over the message). In a direct job whose send log cannot hold the
@@ -24,12 +25,15 @@ fi
 # same: the data and its checksum are fixed)
 want='p2p_huge ok nranks=2 sum=d21269e7148730a5'
 
-for p in relay direct; do
-	env=()
+# relay, direct: one element of a derived type; relay-c: MPI_Send_c and
+# MPI_Recv_c of 2^31 + 16 MPI_BYTEs (a count over INT_MAX)
+for p in relay direct relay-c; do
+	env=() args=()
 	[ "$p" = direct ] && env=(MPIV_SENDLOG_MAX=$((3 << 30)))
+	[ "$p" = relay-c ] && args=($(((1 << 31) + 16)) c)
 	start=$SECONDS
-	env "${env[@]}" timeout 400 "$MPIV" run -n 2 --protocol "$p" --timeout 300 \
-	    "$P" > "$T/$p.out" 2> "$T/$p.err"
+	env "${env[@]}" timeout 400 "$MPIV" run -n 2 --protocol "${p%-c}" \
+	    --timeout 300 "$P" "${args[@]}" > "$T/$p.out" 2> "$T/$p.err"
 	rc=$?
 	if [ "$rc" = 0 ] && [ "$(cat "$T/$p.out")" = "$want" ]; then
 		ok "$p: 2 GiB + 16 bytes received intact ($((SECONDS - start)) s)"

@@ -1,5 +1,6 @@
-/* p2p_huge [BYTES]: one message of 2 GiB + 16 bytes (count 1 of a
- * derived type of 2^31 + 16 bytes: 2 x 1 GiB then 16 bytes), or BYTES,
+/* p2p_huge [BYTES [c]]: one message of 2 GiB + 16 bytes (count 1 of a
+ * derived type of 2^31 + 16 bytes: 2 x 1 GiB then 16 bytes; with "c",
+ * MPI_Send_c/MPI_Recv_c of that many MPI_BYTEs), or BYTES,
  * from rank 0 to rank 1, checked by a checksum of the data received;
  * MPI_Type_size_x, MPI_Get_count and MPI_Get_elements_x on it. Too big
  * for cases.txt (and the ASan pass): tests/integration/test_huge_msg.sh
@@ -23,6 +24,8 @@ int main(int argc, char **argv)
 {
 	t_init(&argc, &argv, "p2p_huge");
 	size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : BIG;
+	int use_c = argc > 2 && strcmp(argv[2], "c") == 0;
+	(void)use_c;	/* the _c calls are mpiv's (MPI 4) */
 	size_t cs = n >= BIG ? (size_t)1 << 30 : n / 2 + 1;
 	MPI_Datatype big, chunk;
 	unsigned char *buf;
@@ -52,7 +55,12 @@ int main(int argc, char **argv)
 			}
 			memset(buf + n / 8 * 8, 0x5a, n % 8);
 			uint64_t s = sum_of(buf, n);
-			MPI_OK(MPI_Send(buf, 1, big, 1, 9, MPI_COMM_WORLD));
+#ifdef MPIV_MPI_LITE
+			if (use_c)
+				MPI_OK(MPI_Send_c(buf, (MPI_Count)n, MPI_BYTE, 1, 9, MPI_COMM_WORLD));
+			else
+#endif
+				MPI_OK(MPI_Send(buf, 1, big, 1, 9, MPI_COMM_WORLD));
 			MPI_OK(MPI_Send(&s, 1, MPI_UINT64_T, 1, 10, MPI_COMM_WORLD));
 		} else {
 			MPI_Status st;
@@ -60,7 +68,14 @@ int main(int argc, char **argv)
 			uint64_t s;
 			int cnt;
 			memset(buf, 0, n);
-			MPI_OK(MPI_Recv(buf, 1, big, 0, 9, MPI_COMM_WORLD, &st));
+#ifdef MPIV_MPI_LITE
+			if (use_c) {
+				MPI_OK(MPI_Recv_c(buf, (MPI_Count)n, MPI_BYTE, 0, 9, MPI_COMM_WORLD, &st));
+				MPI_OK(MPI_Get_count_c(&st, MPI_BYTE, &c));
+				CHECK(c == (MPI_Count)n, "Get_count_c %lld, want %zu", c, n);
+			} else
+#endif
+				MPI_OK(MPI_Recv(buf, 1, big, 0, 9, MPI_COMM_WORLD, &st));
 			MPI_OK(MPI_Recv(&s, 1, MPI_UINT64_T, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			MPI_OK(MPI_Get_count(&st, big, &cnt));
 			CHECK_INT(cnt, 1, "Get_count of the big message");
