@@ -113,6 +113,7 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Type_commit(&rt));
 		MPI_OK(MPI_Type_commit(&stt));
 		int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+		memset(&sv, 0, sizeof sv);	/* its padding is sent below */
 		sv.i = t_rank;
 		sv.d[0] = t_rank + 0.5;
 		sv.d[1] = t_rank + 0.25;
