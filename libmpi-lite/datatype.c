@@ -387,7 +387,9 @@ dt_create(int combiner, int count, const int *bl, const MPI_Aint *disp,
 			return MPI_ERR_TYPE;
 		if (bl[i] < 0)
 			return MPI_ERR_ARG;
-		if (disp[i] > DT_MAX_DISP || disp[i] < -DT_MAX_DISP)
+		/* a zero-length block's displacement is never used */
+		if (bl[i] > 0 &&
+		    (disp[i] > DT_MAX_DISP || disp[i] < -DT_MAX_DISP))
 			return MPI_ERR_ARG;
 	}
 	for (int i = 0; i < count && !bd.err; i++)
@@ -558,7 +560,9 @@ dt_indexed(int combiner, int count, const int *bl, int blconst,
 	}
 	for (int i = 0; i < count; i++) {
 		b[i] = bl ? bl[i] : blconst;
-		if (adisp)
+		if (b[i] == 0)
+			d[i] = 0;	/* not used: whatever it says */
+		else if (adisp)
 			d[i] = adisp[i];
 		else if (__builtin_mul_overflow((MPI_Aint)idisp[i],
 		    oldtype->extent, &d[i]))

@@ -55,6 +55,19 @@ int main(int argc, char **argv)
 	MPI_OK(MPI_Type_create_hindexed_block(3, 0, d, MPI_INT, &hb));
 	ext_is(h, 8, 20, 8, 20, 12, "hindexed, leading empty block");
 	ext_is(ix, 8, 20, 8, 20, 12, "indexed, leading empty block");
+	/* the displacement of a zero-length block is never used, even
+	   when it is out of any range */
+	{
+		MPI_Aint dz[3] = { (MPI_Aint)1 << 60, 8, 24 };
+		int iz[3] = { -2000000000, 2, 6 };
+		MPI_Datatype t;
+		MPI_OK(MPI_Type_create_hindexed(3, bl, dz, MPI_INT, &t));
+		ext_is(t, 8, 20, 8, 20, 12, "hindexed, leading empty block far away");
+		MPI_OK(MPI_Type_free(&t));
+		MPI_OK(MPI_Type_indexed(3, bl, iz, MPI_DOUBLE, &t));
+		ext_is(t, 16, 40, 16, 40, 24, "indexed, leading empty block far away");
+		MPI_OK(MPI_Type_free(&t));
+	}
 	ext_is(ib, 0, 0, 0, 0, 0, "indexed_block of length 0");
 	ext_is(hb, 0, 0, 0, 0, 0, "hindexed_block of length 0");
 	inner[0] = h; inner[1] = ix;
