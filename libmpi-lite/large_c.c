@@ -262,3 +262,275 @@ MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
 	*size = incount * (MPI_Count)datatype->size;
 	return MPI_SUCCESS;
 }
+
+/* ---------------- collectives ---------------- */
+
+/* Two (count, type) pairs, then the int call; frees what was made. */
+#define LC_CALL2(fn, comm, c1, t1, c2, t2, call)			\
+	do {								\
+		MPI_Datatype ta, tb;					\
+		bool ma, mb;						\
+		int na, nb, rc = lc_type(c1, t1, &na, &ta, &ma);	\
+									\
+		if (rc != MPI_SUCCESS)					\
+			return mpiv_err(comm, rc, fn);			\
+		if ((rc = lc_type(c2, t2, &nb, &tb, &mb)) !=		\
+		    MPI_SUCCESS) {					\
+			lc_done(ma, ta);				\
+			return mpiv_err(comm, rc, fn);			\
+		}							\
+		rc = (call);						\
+		lc_done(ma, ta);					\
+		lc_done(mb, tb);					\
+		return rc;						\
+	} while (0)
+
+/* Reductions apply the op per basic element: a count over INT_MAX is
+   refused (a chunked type would not be one of the op's types). */
+static int
+lc_reduce_count(MPI_Count count, MPI_Comm comm, const char *fn)
+{
+	if (count < 0 || count > INT_MAX) {
+		mpiv_err_detail("count %lld: reductions take at most %d "
+		    "elements in mpiv", (long long)count, INT_MAX);
+		return mpiv_err(comm, MPI_ERR_COUNT, fn);
+	}
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	int rc;
+
+	if ((rc = lc_reduce_count(count, comm, "MPI_Reduce_c")) != MPI_SUCCESS)
+		return rc;
+	return MPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root,
+	    comm);
+}
+
+int
+MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	int rc;
+
+	if ((rc = lc_reduce_count(count, comm, "MPI_Allreduce_c")) !=
+	    MPI_SUCCESS)
+		return rc;
+	return MPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op,
+	    comm);
+}
+
+int
+MPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	LC_CALL2("MPI_Gather_c", comm, sendcount, sendtype, recvcount,
+	    recvtype, MPI_Gather(sendbuf, na, ta, recvbuf, nb, tb, root,
+	    comm));
+}
+
+int
+MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	LC_CALL2("MPI_Scatter_c", comm, sendcount, sendtype, recvcount,
+	    recvtype, MPI_Scatter(sendbuf, na, ta, recvbuf, nb, tb, root,
+	    comm));
+}
+
+int
+MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm)
+{
+	LC_CALL2("MPI_Allgather_c", comm, sendcount, sendtype, recvcount,
+	    recvtype, MPI_Allgather(sendbuf, na, ta, recvbuf, nb, tb, comm));
+}
+
+int
+MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm)
+{
+	LC_CALL2("MPI_Alltoall_c", comm, sendcount, sendtype, recvcount,
+	    recvtype, MPI_Alltoall(sendbuf, na, ta, recvbuf, nb, tb, comm));
+}
+
+/* ---------------- constructors ---------------- */
+
+/* n MPI_Counts as ints into out (malloc'ed, at least one); MPI_ERR_COUNT
+   when one is over INT_MAX (said in the detail). */
+static int
+lc_ints(const MPI_Count *in, MPI_Count n, int **out, const char *what)
+{
+	int *v = malloc((size_t)(n > 0 ? n : 1) * sizeof(*v));
+
+	if (v == NULL)
+		return MPI_ERR_NO_MEM;
+	for (MPI_Count i = 0; i < n; i++) {
+		if (in[i] < INT_MIN || in[i] > INT_MAX) {
+			mpiv_err_detail("%s %lld: mpiv's constructors take "
+			    "int-sized %ss (only MPI_Type_contiguous_c takes "
+			    "a larger count)", what, (long long)in[i], what);
+			free(v);
+			return MPI_ERR_COUNT;
+		}
+		v[i] = (int)in[i];
+	}
+	*out = v;
+	return MPI_SUCCESS;
+}
+
+static int
+lc_scalar(MPI_Count c, int *out, const char *what)
+{
+	int *v, rc = lc_ints(&c, 1, &v, what);
+
+	if (rc == MPI_SUCCESS) {
+		*out = v[0];
+		free(v);
+	}
+	return rc;
+}
+
+int
+MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	int *v;
+	int rc;
+
+	MPI_Count a[3] = { count, blocklength, stride };
+	if ((rc = lc_ints(a, 3, &v, "count")) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_vector_c");
+	rc = MPI_Type_vector(v[0], v[1], v[2], oldtype, newtype);
+	free(v);
+	return rc;
+}
+
+int
+MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
+    MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	int *v;
+	int rc;
+
+	MPI_Count a[2] = { count, blocklength };
+	if ((rc = lc_ints(a, 2, &v, "count")) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_hvector_c");
+	rc = MPI_Type_create_hvector(v[0], v[1], (MPI_Aint)stride, oldtype,
+	    newtype);
+	free(v);
+	return rc;
+}
+
+int
+MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype)
+{
+	int n, *bl = NULL, *d = NULL, rc;
+
+	if ((rc = lc_scalar(count, &n, "count")) != MPI_SUCCESS ||
+	    (rc = lc_ints(array_of_blocklengths, count, &bl,
+	    "block length")) != MPI_SUCCESS ||
+	    (rc = lc_ints(array_of_displacements, count, &d,
+	    "displacement")) != MPI_SUCCESS) {
+		free(bl);
+		return mpiv_err(NULL, rc, "MPI_Type_indexed_c");
+	}
+	rc = MPI_Type_indexed(n, bl, d, oldtype, newtype);
+	free(bl);
+	free(d);
+	return rc;
+}
+
+int
+MPI_Type_create_hindexed_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype)
+{
+	int n, *bl = NULL, rc;
+	MPI_Aint *d;
+
+	if ((rc = lc_scalar(count, &n, "count")) != MPI_SUCCESS ||
+	    (rc = lc_ints(array_of_blocklengths, count, &bl,
+	    "block length")) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_hindexed_c");
+	if ((d = malloc((size_t)(n > 0 ? n : 1) * sizeof(*d))) == NULL) {
+		free(bl);
+		return mpiv_err(NULL, MPI_ERR_NO_MEM,
+		    "MPI_Type_create_hindexed_c");
+	}
+	for (int i = 0; i < n; i++)
+		d[i] = (MPI_Aint)array_of_displacements[i];
+	rc = MPI_Type_create_hindexed(n, bl, d, oldtype, newtype);
+	free(bl);
+	free(d);
+	return rc;
+}
+
+int
+MPI_Type_create_struct_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[],
+    const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+	int n, *bl = NULL, rc;
+	MPI_Aint *d;
+
+	if ((rc = lc_scalar(count, &n, "count")) != MPI_SUCCESS ||
+	    (rc = lc_ints(array_of_blocklengths, count, &bl,
+	    "block length")) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_struct_c");
+	if ((d = malloc((size_t)(n > 0 ? n : 1) * sizeof(*d))) == NULL) {
+		free(bl);
+		return mpiv_err(NULL, MPI_ERR_NO_MEM,
+		    "MPI_Type_create_struct_c");
+	}
+	for (int i = 0; i < n; i++)
+		d[i] = (MPI_Aint)array_of_displacements[i];
+	rc = MPI_Type_create_struct(n, bl, d, array_of_types, newtype);
+	free(bl);
+	free(d);
+	return rc;
+}
+
+int
+MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
+    MPI_Count extent, MPI_Datatype *newtype)
+{
+	return MPI_Type_create_resized(oldtype, (MPI_Aint)lb,
+	    (MPI_Aint)extent, newtype);
+}
+
+int
+MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+    const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+    int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	int *sz = NULL, *sub = NULL, *st = NULL, rc;
+
+	if (ndims < 0)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray_c");
+	if ((rc = lc_ints(array_of_sizes, ndims, &sz, "size")) ==
+	    MPI_SUCCESS &&
+	    (rc = lc_ints(array_of_subsizes, ndims, &sub, "size")) ==
+	    MPI_SUCCESS &&
+	    (rc = lc_ints(array_of_starts, ndims, &st, "start")) ==
+	    MPI_SUCCESS)
+		rc = MPI_Type_create_subarray(ndims, sz, sub, st, order,
+		    oldtype, newtype);
+	else
+		rc = mpiv_err(NULL, rc, "MPI_Type_create_subarray_c");
+	free(sz);
+	free(sub);
+	free(st);
+	return rc;
+}

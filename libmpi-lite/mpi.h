@@ -490,6 +490,43 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position,
     void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
     MPI_Count *size);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength,
+    MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
+    MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_indexed_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_struct_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[],
+    const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
+    MPI_Count extent, MPI_Datatype *newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+    const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+    int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);

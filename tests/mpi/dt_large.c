@@ -4,7 +4,10 @@
  * calls (mpiv; not Open MPI 4.1, the reference run): Send_c, Recv_c,
  * Isend_c, Irecv_c, Sendrecv_c, Bcast_c, Get_count_c, Type_contiguous_c
  * with a count over 2^31 and its envelope/contents, Pack_c, Unpack_c,
- * Pack_size_c, the _c extent and size queries. */
+ * Pack_size_c, the _c extent and size queries, Allreduce_c, Reduce_c,
+ * Gather_c, Scatter_c, Allgather_c, Alltoall_c, and the _c vector,
+ * hvector, indexed, hindexed, subarray, struct, resized constructors
+ * (same layouts as the int ones; a count over INT_MAX refused). */
 #include "mpitest.h"
 
 #if MPI_VERSION >= 4 || defined(MPIV_MPI_LITE)
@@ -113,6 +116,85 @@ int main(int argc, char **argv)
 		pos = 0;
 		MPI_OK(MPI_Unpack_c(pk, 80, &pos, b, 10, MPI_DOUBLE, MPI_COMM_WORLD));
 		CHECK(pos == 80 && b[9] == a[9], "Unpack_c");
+	}
+	/* collectives */
+	{
+		long v[4], w[64], x[64];
+		for (int i = 0; i < 4; i++)
+			v[i] = t_rank * 10 + i;
+		MPI_OK(MPI_Allreduce_c(v, w, 4, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+		CHECK(w[3] == 10L * t_size * (t_size - 1) / 2 + 3L * t_size, "Allreduce_c");
+		MPI_OK(MPI_Reduce_c(v, w, 4, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD));
+		if (t_rank == 0)
+			CHECK(w[1] == 10L * (t_size - 1) + 1, "Reduce_c");
+		MPI_OK(MPI_Allgather_c(v, 2, MPI_LONG, w, 2, MPI_LONG, MPI_COMM_WORLD));
+		CHECK(w[2 * (t_size - 1) + 1] == 10L * (t_size - 1) + 1, "Allgather_c");
+		MPI_OK(MPI_Gather_c(v, 1, MPI_LONG, w, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+		if (t_rank == 0)
+			CHECK(w[t_size - 1] == 10L * (t_size - 1), "Gather_c");
+		for (int i = 0; i < 64; i++)
+			x[i] = i;
+		MPI_OK(MPI_Scatter_c(x, 2, MPI_LONG, w, 2, MPI_LONG, 0, MPI_COMM_WORLD));
+		CHECK(w[1] == 2L * t_rank + 1, "Scatter_c");
+		MPI_OK(MPI_Alltoall_c(x, 1, MPI_LONG, w, 1, MPI_LONG, MPI_COMM_WORLD));
+		CHECK(w[t_size - 1] == t_rank, "Alltoall_c");
+	}
+	/* constructors: the same layouts as the int ones */
+	{
+		int g[64], p1[64], p2[64], q1, q2;
+		for (int i = 0; i < 64; i++)
+			g[i] = i;
+		MPI_Datatype a1, a2;
+		MPI_Count bl[3] = { 0, 2, 1 }, dd[3] = { 99, 3, 9 }, db[3] = { 99, 12, 36 };
+		MPI_Count sz[2] = { 4, 6 }, sub[2] = { 2, 3 }, st[2] = { 1, 2 };
+		int ibl[3] = { 0, 2, 1 }, idd[3] = { 0, 3, 9 }, isz[2] = { 4, 6 }, isub[2] = { 2, 3 }, ist[2] = { 1, 2 };
+		MPI_Aint adb[3] = { 0, 12, 36 };
+		for (int k = 0; k < 5; k++) {
+			switch (k) {
+			case 0:
+				MPI_OK(MPI_Type_vector_c(3, 2, 5, MPI_INT, &a1));
+				MPI_OK(MPI_Type_vector(3, 2, 5, MPI_INT, &a2));
+				break;
+			case 1:
+				MPI_OK(MPI_Type_create_hvector_c(3, 2, 20, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_hvector(3, 2, 20, MPI_INT, &a2));
+				break;
+			case 2:
+				MPI_OK(MPI_Type_indexed_c(3, bl, dd, MPI_INT, &a1));
+				MPI_OK(MPI_Type_indexed(3, ibl, idd, MPI_INT, &a2));
+				break;
+			case 3:
+				MPI_OK(MPI_Type_create_hindexed_c(3, bl, db, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_hindexed(3, ibl, adb, MPI_INT, &a2));
+				break;
+			default:
+				MPI_OK(MPI_Type_create_subarray_c(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_subarray(2, isz, isub, ist, MPI_ORDER_C, MPI_INT, &a2));
+			}
+			MPI_OK(MPI_Type_commit(&a1));
+			MPI_OK(MPI_Type_commit(&a2));
+			q1 = q2 = 0;
+			MPI_OK(MPI_Pack(g, 2, a1, p1, sizeof p1, &q1, MPI_COMM_WORLD));
+			MPI_OK(MPI_Pack(g, 2, a2, p2, sizeof p2, &q2, MPI_COMM_WORLD));
+			CHECK(q1 == q2 && memcmp(p1, p2, (size_t)q1) == 0, "_c constructor %d packs otherwise", k);
+			MPI_OK(MPI_Type_free(&a1));
+			MPI_OK(MPI_Type_free(&a2));
+		}
+		{
+			MPI_Count sbl[2] = { 1, 1 }, sd[2] = { 0, 8 };
+			MPI_Datatype sty[2] = { MPI_INT, MPI_DOUBLE }, r;
+			MPI_Aint l, e;
+			MPI_OK(MPI_Type_create_struct_c(2, sbl, sd, sty, &a1));
+			MPI_OK(MPI_Type_create_resized_c(a1, 0, 32, &r));
+			MPI_OK(MPI_Type_get_extent(r, &l, &e));
+			CHECK(l == 0 && e == 32, "struct_c + resized_c extent %ld", (long)e);
+			MPI_OK(MPI_Type_free(&r));
+			MPI_OK(MPI_Type_free(&a1));
+		}
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+		CHECK(MPI_Type_vector_c(3000000000LL, 1, 2, MPI_INT, &a1) == MPI_ERR_COUNT,
+		    "vector_c with a count over INT_MAX");
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	}
 #endif
 	MPI_OK(MPI_Type_free(&big));
