@@ -17,28 +17,36 @@
 
 #define LC_CHUNK ((MPI_Count)1 << 30)
 
+/* count elements of a datatype as the int call takes them. */
+struct lc {
+	int n;			/* the int count */
+	MPI_Datatype t;		/* the type: the caller's, or made here */
+	bool made;		/* t made here: freed by lc_end */
+};
+
 /*
- * count elements of dt as (*ncount, *ntype): dt itself when count fits
- * an int, else 1 of a new committed type (*made set: the caller frees
- * it). MPI code, no error handler.
+ * count elements of dt as (l->n, l->t): dt itself when count fits an
+ * int, else 1 of a new committed type. MPI code, no error handler.
  */
 static int
-lc_type(MPI_Count count, MPI_Datatype dt, int *ncount, MPI_Datatype *ntype,
-    bool *made)
+lc_begin(struct lc *l, MPI_Count count, MPI_Datatype dt)
 {
 	MPI_Datatype chunk, t, ty[2];
 	MPI_Count q, r;
 	MPI_Aint d[2];
 	int bl[2], rc;
 
-	*made = false;
+	l->made = false;
+	l->n = 0;
+	l->t = dt;
 	if (count < 0)
 		return MPI_ERR_COUNT;
-	if (count <= INT_MAX || dt == MPI_DATATYPE_NULL) {
-		*ncount = (int)(count <= INT_MAX ? count : 0);
-		*ntype = dt;
-		return count <= INT_MAX ? MPI_SUCCESS : MPI_ERR_TYPE;
+	if (count <= INT_MAX) {
+		l->n = (int)count;
+		return MPI_SUCCESS;
 	}
+	if (dt == MPI_DATATYPE_NULL)
+		return MPI_ERR_TYPE;
 	q = count / LC_CHUNK;
 	r = count % LC_CHUNK;
 	if (q > INT_MAX || __builtin_mul_overflow((MPI_Aint)(q * LC_CHUNK),
@@ -71,79 +79,92 @@ lc_type(MPI_Count count, MPI_Datatype dt, int *ncount, MPI_Datatype *ntype,
 		MPI_Type_free(&t);
 		return rc;
 	}
-	*ncount = 1;
-	*ntype = t;
-	*made = true;
+	l->n = 1;
+	l->t = t;
+	l->made = true;
 	return MPI_SUCCESS;
 }
 
-static void
-lc_done(bool made, MPI_Datatype t)
+/* Frees what lc_begin made; returns rc. */
+static int
+lc_end(struct lc *l, int rc)
 {
-	if (made)
-		MPI_Type_free(&t);
+	if (l->made)
+		MPI_Type_free(&l->t);
+	l->made = false;
+	return rc;
 }
-
-/* Runs one int-count call on (n, t) for the count given. */
-#define LC_CALL(fn, comm, count, dt, call)				\
-	do {								\
-		MPI_Datatype t;						\
-		bool made;						\
-		int n, rc = lc_type(count, dt, &n, &t, &made);		\
-									\
-		if (rc != MPI_SUCCESS)					\
-			return mpiv_err(comm, rc, fn);			\
-		rc = (call);						\
-		lc_done(made, t);					\
-		return rc;						\
-	} while (0)
 
 int
 MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
     int tag, MPI_Comm comm)
 {
-	LC_CALL("MPI_Send_c", comm, count, datatype,
-	    MPI_Send(buf, n, t, dest, tag, comm));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Send_c");
+	return lc_end(&l, MPI_Send(buf, l.n, l.t, dest, tag, comm));
 }
 
 int
 MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
     int dest, int tag, MPI_Comm comm)
 {
-	LC_CALL("MPI_Ssend_c", comm, count, datatype,
-	    MPI_Ssend(buf, n, t, dest, tag, comm));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Ssend_c");
+	return lc_end(&l, MPI_Ssend(buf, l.n, l.t, dest, tag, comm));
 }
 
 int
 MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
     int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	LC_CALL("MPI_Isend_c", comm, count, datatype,
-	    MPI_Isend(buf, n, t, dest, tag, comm, request));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Isend_c");
+	return lc_end(&l, MPI_Isend(buf, l.n, l.t, dest, tag, comm, request));
 }
 
 int
 MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source,
     int tag, MPI_Comm comm, MPI_Status *status)
 {
-	LC_CALL("MPI_Recv_c", comm, count, datatype,
-	    MPI_Recv(buf, n, t, source, tag, comm, status));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Recv_c");
+	return lc_end(&l, MPI_Recv(buf, l.n, l.t, source, tag, comm, status));
 }
 
 int
 MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source,
     int tag, MPI_Comm comm, MPI_Request *request)
 {
-	LC_CALL("MPI_Irecv_c", comm, count, datatype,
-	    MPI_Irecv(buf, n, t, source, tag, comm, request));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Irecv_c");
+	return lc_end(&l, MPI_Irecv(buf, l.n, l.t, source, tag, comm, request));
 }
 
 int
 MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
     MPI_Comm comm)
 {
-	LC_CALL("MPI_Bcast_c", comm, count, datatype,
-	    MPI_Bcast(buffer, n, t, root, comm));
+	struct lc l;
+	int rc;
+
+	if ((rc = lc_begin(&l, count, datatype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, "MPI_Bcast_c");
+	return lc_end(&l, MPI_Bcast(buffer, l.n, l.t, root, comm));
 }
 
 int
@@ -152,41 +173,34 @@ MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
     MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
     MPI_Comm comm, MPI_Status *status)
 {
-	MPI_Datatype st, rt;
-	bool smade, rmade;
-	int sn, rn, rc;
+	struct lc ls, lr;
+	int rc;
 
-	if ((rc = lc_type(sendcount, sendtype, &sn, &st, &smade)) !=
-	    MPI_SUCCESS)
+	if ((rc = lc_begin(&ls, sendcount, sendtype)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Sendrecv_c");
-	if ((rc = lc_type(recvcount, recvtype, &rn, &rt, &rmade)) !=
-	    MPI_SUCCESS) {
-		lc_done(smade, st);
-		return mpiv_err(comm, rc, "MPI_Sendrecv_c");
-	}
-	rc = MPI_Sendrecv(sendbuf, sn, st, dest, sendtag, recvbuf, rn, rt,
-	    source, recvtag, comm, status);
-	lc_done(smade, st);
-	lc_done(rmade, rt);
-	return rc;
+	if ((rc = lc_begin(&lr, recvcount, recvtype)) != MPI_SUCCESS)
+		return mpiv_err(comm, lc_end(&ls, rc), "MPI_Sendrecv_c");
+	rc = MPI_Sendrecv(sendbuf, ls.n, ls.t, dest, sendtag, recvbuf, lr.n,
+	    lr.t, source, recvtag, comm, status);
+	lc_end(&ls, rc);
+	return lc_end(&lr, rc);
 }
 
 int
 MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
     MPI_Datatype *newtype)
 {
-	MPI_Datatype t;
-	bool made;
-	int n, rc;
+	struct lc l;
+	int rc;
 
 	if (newtype == NULL)
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_contiguous_c");
-	if ((rc = lc_type(count, oldtype, &n, &t, &made)) != MPI_SUCCESS)
+	if ((rc = lc_begin(&l, count, oldtype)) != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Type_contiguous_c");
-	if (!made)	/* an int count: the int call, its envelope */
-		return MPI_Type_contiguous(n, oldtype, newtype);
-	t->committed = false;	/* the caller commits it */
-	*newtype = t;
+	if (!l.made)	/* an int count: the int call, its envelope */
+		return MPI_Type_contiguous(l.n, oldtype, newtype);
+	l.t->committed = false;	/* the caller commits it */
+	*newtype = l.t;
 	rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_CONTIGUOUS, 0, NULL, 0,
 	    NULL, 1, &count, 1, &oldtype);
 	return rc == MPI_SUCCESS ? rc :
@@ -197,53 +211,48 @@ int
 MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
     void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-	MPI_Datatype t;
-	bool made;
+	struct lc l;
 	size_t need;
-	int n, rc;
+	int rc;
 
 	if ((rc = mpiv_dt_check(datatype)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Pack_c");
 	if (position == NULL || *position < 0 || outsize < 0)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Pack_c");
-	if ((rc = lc_type(incount, datatype, &n, &t, &made)) != MPI_SUCCESS)
+	if ((rc = lc_begin(&l, incount, datatype)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Pack_c");
-	need = mpiv_dt_packed_size(t, n);
-	if (*position > outsize || need > (size_t)(outsize - *position)) {
-		lc_done(made, t);
-		return mpiv_err(comm, MPI_ERR_TRUNCATE, "MPI_Pack_c");
-	}
-	mpiv_dt_pack(inbuf, n, t, (char *)outbuf + *position);
+	need = mpiv_dt_packed_size(l.t, l.n);
+	if (*position > outsize || need > (size_t)(outsize - *position))
+		return mpiv_err(comm, lc_end(&l, MPI_ERR_TRUNCATE),
+		    "MPI_Pack_c");
+	mpiv_dt_pack(inbuf, l.n, l.t, (char *)outbuf + *position);
 	*position += (MPI_Count)need;
-	lc_done(made, t);
-	return MPI_SUCCESS;
+	return lc_end(&l, MPI_SUCCESS);
 }
 
 int
 MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position,
     void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-	MPI_Datatype t;
-	bool made;
+	struct lc l;
 	size_t need;
-	int n, rc;
+	int rc;
 
 	if ((rc = mpiv_dt_check(datatype)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Unpack_c");
 	if (position == NULL || *position < 0 || insize < 0 ||
 	    *position > insize)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Unpack_c");
-	if ((rc = lc_type(outcount, datatype, &n, &t, &made)) != MPI_SUCCESS)
+	if ((rc = lc_begin(&l, outcount, datatype)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Unpack_c");
-	need = mpiv_dt_packed_size(t, n);
-	if (need > (size_t)(insize - *position)) {
-		lc_done(made, t);
-		return mpiv_err(comm, MPI_ERR_TRUNCATE, "MPI_Unpack_c");
-	}
-	mpiv_dt_unpack((const char *)inbuf + *position, need, outbuf, n, t);
+	need = mpiv_dt_packed_size(l.t, l.n);
+	if (need > (size_t)(insize - *position))
+		return mpiv_err(comm, lc_end(&l, MPI_ERR_TRUNCATE),
+		    "MPI_Unpack_c");
+	mpiv_dt_unpack((const char *)inbuf + *position, need, outbuf, l.n,
+	    l.t);
 	*position += (MPI_Count)need;
-	lc_done(made, t);
-	return MPI_SUCCESS;
+	return lc_end(&l, MPI_SUCCESS);
 }
 
 int
@@ -265,25 +274,40 @@ MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
 
 /* ---------------- collectives ---------------- */
 
-/* Two (count, type) pairs, then the int call; frees what was made. */
-#define LC_CALL2(fn, comm, c1, t1, c2, t2, call)			\
-	do {								\
-		MPI_Datatype ta, tb;					\
-		bool ma, mb;						\
-		int na, nb, rc = lc_type(c1, t1, &na, &ta, &ma);	\
-									\
-		if (rc != MPI_SUCCESS)					\
-			return mpiv_err(comm, rc, fn);			\
-		if ((rc = lc_type(c2, t2, &nb, &tb, &mb)) !=		\
-		    MPI_SUCCESS) {					\
-			lc_done(ma, ta);				\
-			return mpiv_err(comm, rc, fn);			\
-		}							\
-		rc = (call);						\
-		lc_done(ma, ta);					\
-		lc_done(mb, tb);					\
-		return rc;						\
-	} while (0)
+/* A rooted or all-to-all collective of two (count, type) pairs. */
+enum lc_coll { LC_GATHER, LC_SCATTER, LC_ALLGATHER, LC_ALLTOALL };
+
+static int
+lc_coll2(enum lc_coll which, const void *sbuf, MPI_Count scount,
+    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+    int root, MPI_Comm comm, const char *fn)
+{
+	struct lc ls, lr;
+	int rc;
+
+	if ((rc = lc_begin(&ls, scount, stype)) != MPI_SUCCESS)
+		return mpiv_err(comm, rc, fn);
+	if ((rc = lc_begin(&lr, rcount, rtype)) != MPI_SUCCESS)
+		return mpiv_err(comm, lc_end(&ls, rc), fn);
+	switch (which) {
+	case LC_GATHER:
+		rc = MPI_Gather(sbuf, ls.n, ls.t, rbuf, lr.n, lr.t, root,
+		    comm);
+		break;
+	case LC_SCATTER:
+		rc = MPI_Scatter(sbuf, ls.n, ls.t, rbuf, lr.n, lr.t, root,
+		    comm);
+		break;
+	case LC_ALLGATHER:
+		rc = MPI_Allgather(sbuf, ls.n, ls.t, rbuf, lr.n, lr.t, comm);
+		break;
+	default:
+		rc = MPI_Alltoall(sbuf, ls.n, ls.t, rbuf, lr.n, lr.t, comm);
+		break;
+	}
+	lc_end(&ls, rc);
+	return lc_end(&lr, rc);
+}
 
 /* Reductions apply the op per basic element: a count over INT_MAX is
    refused (a chunked type would not be one of the op's types). */
@@ -328,9 +352,8 @@ MPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	LC_CALL2("MPI_Gather_c", comm, sendcount, sendtype, recvcount,
-	    recvtype, MPI_Gather(sendbuf, na, ta, recvbuf, nb, tb, root,
-	    comm));
+	return lc_coll2(LC_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+	    recvcount, recvtype, root, comm, "MPI_Gather_c");
 }
 
 int
@@ -338,9 +361,8 @@ MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	LC_CALL2("MPI_Scatter_c", comm, sendcount, sendtype, recvcount,
-	    recvtype, MPI_Scatter(sendbuf, na, ta, recvbuf, nb, tb, root,
-	    comm));
+	return lc_coll2(LC_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+	    recvcount, recvtype, root, comm, "MPI_Scatter_c");
 }
 
 int
@@ -348,8 +370,8 @@ MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
     MPI_Datatype recvtype, MPI_Comm comm)
 {
-	LC_CALL2("MPI_Allgather_c", comm, sendcount, sendtype, recvcount,
-	    recvtype, MPI_Allgather(sendbuf, na, ta, recvbuf, nb, tb, comm));
+	return lc_coll2(LC_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+	    recvcount, recvtype, 0, comm, "MPI_Allgather_c");
 }
 
 int
@@ -357,8 +379,8 @@ MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
     MPI_Datatype recvtype, MPI_Comm comm)
 {
-	LC_CALL2("MPI_Alltoall_c", comm, sendcount, sendtype, recvcount,
-	    recvtype, MPI_Alltoall(sendbuf, na, ta, recvbuf, nb, tb, comm));
+	return lc_coll2(LC_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
+	    recvcount, recvtype, 0, comm, "MPI_Alltoall_c");
 }
 
 /* ---------------- constructors ---------------- */
@@ -518,7 +540,8 @@ MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
 	int *sz = NULL, *sub = NULL, *st = NULL, rc;
 
 	if (ndims < 0)
-		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_create_subarray_c");
+		return mpiv_err(NULL, MPI_ERR_ARG,
+		    "MPI_Type_create_subarray_c");
 	if ((rc = lc_ints(array_of_sizes, ndims, &sz, "size")) ==
 	    MPI_SUCCESS &&
 	    (rc = lc_ints(array_of_subsizes, ndims, &sub, "size")) ==
