@@ -47,6 +47,14 @@ lc_begin(struct lc *l, MPI_Count count, MPI_Datatype dt)
 	}
 	if (dt == MPI_DATATYPE_NULL)
 		return MPI_ERR_TYPE;
+	if (!mpiv_dt_is_contig(dt)) {
+		/* typemaps are flattened: 2^31 copies of a scattered type
+		   would take more memory for their blocks than for data */
+		mpiv_err_detail("a count of %lld of a non-contiguous "
+		    "datatype: over INT_MAX, mpiv takes contiguous types only",
+		    (long long)count);
+		return MPI_ERR_COUNT;
+	}
 	q = count / LC_CHUNK;
 	r = count % LC_CHUNK;
 	if (q > INT_MAX || __builtin_mul_overflow((MPI_Aint)(q * LC_CHUNK),

@@ -194,6 +194,14 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 		CHECK(MPI_Type_vector_c(3000000000LL, 1, 2, MPI_INT, &a1) == MPI_ERR_COUNT,
 		    "vector_c with a count over INT_MAX");
+		/* over INT_MAX of a scattered type: refused, nothing built */
+		MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &a2));
+		MPI_OK(MPI_Type_commit(&a2));
+		CHECK(MPI_Type_contiguous_c(3000000000LL, a2, &a1) == MPI_ERR_COUNT,
+		    "contiguous_c of 3e9 vectors");
+		CHECK(MPI_Send_c(g, 3000000000LL, a2, (t_rank + 1) % t_size, 9, MPI_COMM_WORLD) == MPI_ERR_COUNT,
+		    "Send_c of 3e9 vectors");
+		MPI_OK(MPI_Type_free(&a2));
 		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	}
 #endif
