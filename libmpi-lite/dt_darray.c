@@ -272,6 +272,15 @@ darray_dim(int i, int gsize, int distrib, int darg, int p, int c,
 			    "want 1 or more", i, k);
 			return MPI_ERR_ARG;
 		}
+		if (p == 1 || (long long)k >= gsize) {
+			/* one process, or one block: [0, gsize) or nothing */
+			if ((rc = dim_runs_alloc(r, 1)) != MPI_SUCCESS)
+				return rc;
+			r->n = 1;
+			r->start[0] = 0;
+			r->len[0] = c == 0 ? gsize : 0;
+			return MPI_SUCCESS;
+		}
 		/* blocks c, c + p, c + 2p ... of k indices each */
 		nblocks = (int)(((long long)gsize + k - 1) / k);
 		nblocks = nblocks > c ? (nblocks - c + p - 1) / p : 0;

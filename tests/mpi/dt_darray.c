@@ -2,7 +2,7 @@
  * MPI_ORDER_C and MPI_ORDER_FORTRAN (BLOCK with and without a block
  * size, CYCLIC(k), CYCLIC default, NONE): layouts checked against hand
  * computed index lists, then against an independent owner-of-each-index
- * computation for every rank of several process grids; extents; a
+ * computation for every rank of 7 process grids; extents; a
  * subarray exchanged between ranks. */
 #include "mpitest.h"
 
@@ -161,6 +161,8 @@ int main(int argc, char **argv)
 		  darray_all(3, gs, di, da, ps, o, "3d block x cyclic(2) x cyclic(3)"); }
 		{ int gs[2] = { 3, 8 }, di[2] = { B, B }, da[2] = { D, D }, ps[2] = { 4, 1 };
 		  darray_all(2, gs, di, da, ps, o, "2d block, a process with nothing"); }
+		{ int gs[2] = { 5, 3 }, di[2] = { C, C }, da[2] = { D, 4 }, ps[2] = { 1, 2 };
+		  darray_all(2, gs, di, da, ps, o, "2d cyclic over 1, cyclic(4) of 3 over 2"); }
 	}
 	/* bad arguments are refused */
 	{
