@@ -565,3 +565,62 @@ MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
 	free(st);
 	return rc;
 }
+
+int
+MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype)
+{
+	int n, b, *d = NULL, rc;
+
+	if ((rc = lc_scalar(count, &n, "count")) != MPI_SUCCESS ||
+	    (rc = lc_scalar(blocklength, &b, "block length")) !=
+	    MPI_SUCCESS ||
+	    (rc = lc_ints(array_of_displacements, count, &d,
+	    "displacement")) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_indexed_block_c");
+	rc = MPI_Type_create_indexed_block(n, b, d, oldtype, newtype);
+	free(d);
+	return rc;
+}
+
+int
+MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype)
+{
+	MPI_Aint *d;
+	int n, b, rc;
+
+	if ((rc = lc_scalar(count, &n, "count")) != MPI_SUCCESS ||
+	    (rc = lc_scalar(blocklength, &b, "block length")) !=
+	    MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_hindexed_block_c");
+	if ((d = malloc((size_t)(n > 0 ? n : 1) * sizeof(*d))) == NULL)
+		return mpiv_err(NULL, MPI_ERR_NO_MEM,
+		    "MPI_Type_create_hindexed_block_c");
+	for (int i = 0; i < n; i++)
+		d[i] = (MPI_Aint)array_of_displacements[i];
+	rc = MPI_Type_create_hindexed_block(n, b, d, oldtype, newtype);
+	free(d);
+	return rc;
+}
+
+int
+MPI_Type_create_darray_c(int size, int rank, int ndims,
+    const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+    const int array_of_dargs[], const int array_of_psizes[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	int *gs = NULL, rc;
+
+	if (ndims < 0)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_create_darray_c");
+	if ((rc = lc_ints(array_of_gsizes, ndims, &gs, "size")) !=
+	    MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Type_create_darray_c");
+	rc = MPI_Type_create_darray(size, rank, ndims, gs, array_of_distribs,
+	    array_of_dargs, array_of_psizes, order, oldtype, newtype);
+	free(gs);
+	return rc;
+}

@@ -527,6 +527,16 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
     const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
     int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_darray_c(int size, int rank, int ndims,
+    const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+    const int array_of_dargs[], const int array_of_psizes[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);

@@ -6,7 +6,8 @@
  * with a count over 2^31 and its envelope/contents, Pack_c, Unpack_c,
  * Pack_size_c, the _c extent and size queries, Allreduce_c, Reduce_c,
  * Gather_c, Scatter_c, Allgather_c, Alltoall_c, and the _c vector,
- * hvector, indexed, hindexed, subarray, struct, resized constructors
+ * hvector, indexed, hindexed, indexed_block, hindexed_block, subarray,
+ * darray, struct, resized constructors
  * (same layouts as the int ones; a count over INT_MAX refused). */
 #include "mpitest.h"
 
@@ -149,7 +150,13 @@ int main(int argc, char **argv)
 		MPI_Count sz[2] = { 4, 6 }, sub[2] = { 2, 3 }, st[2] = { 1, 2 };
 		int ibl[3] = { 0, 2, 1 }, idd[3] = { 0, 3, 9 }, isz[2] = { 4, 6 }, isub[2] = { 2, 3 }, ist[2] = { 1, 2 };
 		MPI_Aint adb[3] = { 0, 12, 36 };
-		for (int k = 0; k < 5; k++) {
+		int gsz[2] = { 4, 6 }, gdi[2] = { MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC },
+		    gda[2] = { MPI_DISTRIBUTE_DFLT_DARG, 2 }, gps[2] = { 2, 1 };
+		MPI_Count cgsz[2] = { 4, 6 }, ib[2] = { 1, 4 };
+		int iib[2] = { 1, 4 };
+		MPI_Aint aib[2] = { 4, 16 };
+		MPI_Count cib[2] = { 4, 16 };
+		for (int k = 0; k < 8; k++) {
 			switch (k) {
 			case 0:
 				MPI_OK(MPI_Type_vector_c(3, 2, 5, MPI_INT, &a1));
@@ -166,6 +173,18 @@ int main(int argc, char **argv)
 			case 3:
 				MPI_OK(MPI_Type_create_hindexed_c(3, bl, db, MPI_INT, &a1));
 				MPI_OK(MPI_Type_create_hindexed(3, ibl, adb, MPI_INT, &a2));
+				break;
+			case 5:
+				MPI_OK(MPI_Type_create_indexed_block_c(2, 2, ib, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_indexed_block(2, 2, iib, MPI_INT, &a2));
+				break;
+			case 6:
+				MPI_OK(MPI_Type_create_hindexed_block_c(2, 2, cib, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_hindexed_block(2, 2, aib, MPI_INT, &a2));
+				break;
+			case 7:
+				MPI_OK(MPI_Type_create_darray_c(2, 1, 2, cgsz, gdi, gda, gps, MPI_ORDER_C, MPI_INT, &a1));
+				MPI_OK(MPI_Type_create_darray(2, 1, 2, gsz, gdi, gda, gps, MPI_ORDER_C, MPI_INT, &a2));
 				break;
 			default:
 				MPI_OK(MPI_Type_create_subarray_c(2, sz, sub, st, MPI_ORDER_C, MPI_INT, &a1));
