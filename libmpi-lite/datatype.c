@@ -140,7 +140,12 @@ struct dt_build {
 	size_t n, cap;
 	size_t size;
 	MPI_Aint lb, ub, tlb, tub;
-	bool any;		/* at least one element placed */
+	bool any;		/* lb, ub set: an element placed */
+	bool tany;		/* tlb, tub set: data placed (the true
+				   extent spans data only) */
+	struct mpiv_erun *er;	/* basic element runs */
+	size_t ner, ercap;
+	bool er_lost;		/* too many runs: not kept */
 	enum mpiv_basic basic;
 	bool mixed;		/* more than one basic kind */
 	size_t nbasic;
@@ -179,18 +184,90 @@ dt_build_block(struct dt_build *bd, MPI_Aint disp, size_t len)
 }
 
 static void
-dt_build_bounds(struct dt_build *bd, MPI_Aint lo, MPI_Aint hi, MPI_Aint tlo,
-    MPI_Aint thi)
+dt_build_bounds(struct dt_build *bd, MPI_Aint lo, MPI_Aint hi)
 {
 	if (!bd->any) {
-		bd->lb = lo; bd->ub = hi; bd->tlb = tlo; bd->tub = thi;
+		bd->lb = lo; bd->ub = hi;
 		bd->any = true;
 		return;
 	}
 	if (lo < bd->lb) bd->lb = lo;
 	if (hi > bd->ub) bd->ub = hi;
+}
+
+static void
+dt_build_tbounds(struct dt_build *bd, MPI_Aint tlo, MPI_Aint thi)
+{
+	if (!bd->tany) {
+		bd->tlb = tlo; bd->tub = thi;
+		bd->tany = true;
+		return;
+	}
 	if (tlo < bd->tlb) bd->tlb = tlo;
 	if (thi > bd->tub) bd->tub = thi;
+}
+
+/* Most basic element runs a type keeps; past it MPI_Get_elements on a
+   partial element assumes elements of equal size. */
+#define DT_MAX_ERUNS 65536
+
+/* Appends n basic elements of kind, esize bytes each, to the element
+   runs. */
+static void
+dt_build_erun(struct dt_build *bd, enum mpiv_basic kind, size_t esize,
+    size_t n)
+{
+	if (bd->err || bd->er_lost || n == 0)
+		return;
+	if (bd->ner > 0 && bd->er[bd->ner - 1].size == esize &&
+	    bd->er[bd->ner - 1].kind == kind) {
+		bd->er[bd->ner - 1].count += n;
+		return;
+	}
+	if (bd->ner == DT_MAX_ERUNS) {
+		free(bd->er);
+		bd->er = NULL;
+		bd->ner = bd->ercap = 0;
+		bd->er_lost = true;
+		return;
+	}
+	if (bd->ner == bd->ercap) {
+		size_t ncap = bd->ercap ? bd->ercap * 2 : 4;
+		struct mpiv_erun *ne = realloc(bd->er, ncap * sizeof(*ne));
+		if (ne == NULL) {
+			bd->err = MPI_ERR_NO_MEM;
+			return;
+		}
+		bd->er = ne;
+		bd->ercap = ncap;
+	}
+	bd->er[bd->ner].size = esize;
+	bd->er[bd->ner].count = n;
+	bd->er[bd->ner].kind = kind;
+	bd->ner++;
+}
+
+/* The element runs of count elements of old. */
+static void
+dt_build_eruns(struct dt_build *bd, MPI_Datatype old, size_t count)
+{
+	if (old->eruns_lost) {
+		bd->er_lost = true;
+		return;
+	}
+	if (old->eruns == NULL) {	/* predefined: one element */
+		dt_build_erun(bd, old->basic, old->size, count);
+		return;
+	}
+	if (old->neruns == 1) {
+		dt_build_erun(bd, old->eruns[0].kind, old->eruns[0].size,
+		    old->eruns[0].count * count);
+		return;
+	}
+	for (size_t k = 0; k < count && !bd->er_lost && !bd->err; k++)
+		for (size_t j = 0; j < old->neruns; j++)
+			dt_build_erun(bd, old->eruns[j].kind,
+			    old->eruns[j].size, old->eruns[j].count);
 }
 
 /* Places `count` consecutive elements of old (stride = old's extent)
@@ -218,9 +295,12 @@ dt_build_run(struct dt_build *bd, MPI_Datatype old, MPI_Aint disp, int count)
 	{
 		MPI_Aint lo = first < last ? first : last;
 		MPI_Aint hi = first < last ? last : first;
-		dt_build_bounds(bd, lo + old->lb, hi + old->lb + old->extent,
-		    lo + old->true_lb, hi + old->true_lb + old->true_extent);
+		dt_build_bounds(bd, lo + old->lb, hi + old->lb + old->extent);
+		if (old->size > 0)
+			dt_build_tbounds(bd, lo + old->true_lb,
+			    hi + old->true_lb + old->true_extent);
 	}
+	dt_build_eruns(bd, old, (size_t)count);
 	if (old->basic == MPIV_B_NONE || (bd->nbasic > 0 && bd->basic != old->basic))
 		bd->mixed = true;
 	bd->basic = old->basic;
@@ -240,6 +320,10 @@ dt_build_run(struct dt_build *bd, MPI_Datatype old, MPI_Aint disp, int count)
 	}
 }
 
+/* The element runs of a derived type without data: not NULL, which
+   means "predefined". */
+static const struct mpiv_erun dt_no_eruns[1];
+
 /* Turns a finished build into a new (uncommitted) datatype. */
 static int
 dt_build_finish(struct dt_build *bd, int combiner, MPI_Datatype *out)
@@ -248,10 +332,12 @@ dt_build_finish(struct dt_build *bd, int combiner, MPI_Datatype *out)
 
 	if (bd->err) {
 		free(bd->b);
+		free(bd->er);
 		return bd->err;
 	}
 	if ((dt = calloc(1, sizeof(*dt))) == NULL) {
 		free(bd->b);
+		free(bd->er);
 		return MPI_ERR_NO_MEM;
 	}
 	if (bd->n == 0) {
@@ -263,11 +349,31 @@ dt_build_finish(struct dt_build *bd, int combiner, MPI_Datatype *out)
 			bd->b = nb;
 	}
 	dt->size = bd->size;
-	if (bd->any) {
+	/* A type without data has lb 0 and extent 0 wherever its empty
+	   parts were placed (as Open MPI has it). */
+	if (bd->any && bd->size > 0) {
 		dt->lb = bd->lb;
 		dt->extent = bd->ub - bd->lb;
+	}
+	if (bd->tany) {
 		dt->true_lb = bd->tlb;
 		dt->true_extent = bd->tub - bd->tlb;
+	}
+	dt->eruns_lost = bd->er_lost;
+	if (bd->ner == 0) {
+		free(bd->er);
+		bd->er = NULL;
+	} else if (bd->ner < bd->ercap) {
+		struct mpiv_erun *ne = realloc(bd->er, bd->ner * sizeof(*ne));
+		if (ne != NULL)
+			bd->er = ne;
+	}
+	dt->eruns = bd->er;
+	dt->neruns = bd->ner;
+	/* an empty derived type still has element runs (none) */
+	if (dt->eruns == NULL && !dt->eruns_lost) {
+		dt->eruns = (struct mpiv_erun *)dt_no_eruns;
+		dt->neruns = 0;
 	}
 	dt->align = bd->align ? bd->align : 1;
 	/* MPI's epsilon: a struct's extent is rounded up to the alignment of
@@ -308,7 +414,9 @@ dt_create(int combiner, int count, const int *bl, const MPI_Aint *disp,
 			return MPI_ERR_TYPE;
 		if (bl[i] < 0)
 			return MPI_ERR_ARG;
-		if (disp[i] > DT_MAX_DISP || disp[i] < -DT_MAX_DISP)
+		/* a zero-length block's displacement is never used */
+		if (bl[i] > 0 &&
+		    (disp[i] > DT_MAX_DISP || disp[i] < -DT_MAX_DISP))
 			return MPI_ERR_ARG;
 	}
 	for (int i = 0; i < count && !bd.err; i++)
@@ -332,6 +440,9 @@ MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 		return dt_fail(MPI_ERR_COUNT, "MPI_Type_contiguous");
 	rc = dt_create(MPI_COMBINER_CONTIGUOUS, 1, &count, &d, NULL, oldtype,
 	    newtype);
+	if (rc == MPI_SUCCESS)
+		rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_CONTIGUOUS, 1,
+		    &count, 0, NULL, 0, NULL, 1, &oldtype);
 	return dt_fail(rc, "MPI_Type_contiguous");
 }
 
@@ -376,28 +487,77 @@ MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
     MPI_Datatype *newtype)
 {
 	MPI_Aint sb = 0;
+	int rc, args[3] = { count, blocklength, stride };
 
 	if (oldtype != MPI_DATATYPE_NULL &&
 	    __builtin_mul_overflow((MPI_Aint)stride, oldtype->extent, &sb))
 		return dt_fail(MPI_ERR_ARG, "MPI_Type_vector");
-	return dt_fail(dt_vector(MPI_COMBINER_VECTOR, count, blocklength, sb,
-	    oldtype, newtype), "MPI_Type_vector");
+	rc = dt_vector(MPI_COMBINER_VECTOR, count, blocklength, sb, oldtype,
+	    newtype);
+	if (rc == MPI_SUCCESS)
+		rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_VECTOR, 3, args,
+		    0, NULL, 0, NULL, 1, &oldtype);
+	return dt_fail(rc, "MPI_Type_vector");
+}
+
+static int
+dt_hvector(int count, int blocklength, MPI_Aint stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+	int rc, args[2] = { count, blocklength };
+
+	rc = dt_vector(MPI_COMBINER_HVECTOR, count, blocklength, stride,
+	    oldtype, newtype);
+	if (rc == MPI_SUCCESS)
+		rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_HVECTOR, 2, args,
+		    1, &stride, 0, NULL, 1, &oldtype);
+	return rc;
 }
 
 int
 MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	return dt_fail(dt_vector(MPI_COMBINER_HVECTOR, count, blocklength,
-	    stride, oldtype, newtype), "MPI_Type_create_hvector");
+	return dt_fail(dt_hvector(count, blocklength, stride, oldtype,
+	    newtype), "MPI_Type_create_hvector");
 }
 
 int
 MPI_Type_hvector(int count, int blocklength, MPI_Aint stride,
     MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-	return dt_fail(dt_vector(MPI_COMBINER_HVECTOR, count, blocklength,
-	    stride, oldtype, newtype), "MPI_Type_hvector");
+	return dt_fail(dt_hvector(count, blocklength, stride, oldtype,
+	    newtype), "MPI_Type_hvector");
+}
+
+/* Records the arguments of an indexed constructor, in the order
+   MPI_Type_get_contents gives them: count, the block length(s), the
+   displacements in elements (integers) or bytes (addresses). */
+static int
+dt_indexed_args(MPI_Datatype dt, int combiner, int count, const int *bl,
+    int blconst, const int *idisp, const MPI_Aint *adisp, MPI_Datatype old)
+{
+	size_t nb = bl ? (size_t)count : 1;
+	size_t ni = 1 + nb + (idisp ? (size_t)count : 0);
+	int *ints = malloc(ni * sizeof(*ints));
+	int rc;
+
+	if (ni > INT_MAX || ints == NULL) {
+		free(ints);
+		mpiv_dt_release(dt);
+		return MPI_ERR_NO_MEM;
+	}
+	ints[0] = count;
+	if (bl)
+		memcpy(ints + 1, bl, (size_t)count * sizeof(*ints));
+	else
+		ints[1] = blconst;
+	if (idisp)
+		memcpy(ints + 1 + nb, idisp, (size_t)count * sizeof(*ints));
+	rc = mpiv_dt_set_args(dt, combiner, (int)ni, ints,
+	    adisp ? count : 0, adisp, 0, NULL, 1, &old);
+	free(ints);
+	return rc;
 }
 
 /* indexed, indexed_block, hindexed: displacements in elements (scale =
@@ -427,7 +587,9 @@ dt_indexed(int combiner, int count, const int *bl, int blconst,
 	}
 	for (int i = 0; i < count; i++) {
 		b[i] = bl ? bl[i] : blconst;
-		if (adisp)
+		if (b[i] == 0)
+			d[i] = 0;	/* not used: whatever it says */
+		else if (adisp)
 			d[i] = adisp[i];
 		else if (__builtin_mul_overflow((MPI_Aint)idisp[i],
 		    oldtype->extent, &d[i]))
@@ -435,6 +597,9 @@ dt_indexed(int combiner, int count, const int *bl, int blconst,
 	}
 	if (rc == MPI_SUCCESS)
 		rc = dt_create(combiner, count, b, d, NULL, oldtype, newtype);
+	if (rc == MPI_SUCCESS)
+		rc = dt_indexed_args(*newtype, combiner, count, bl, blconst,
+		    idisp, adisp, oldtype);
 	free(b);
 	free(d);
 	return rc;
@@ -460,6 +625,18 @@ MPI_Type_create_indexed_block(int count, int blocklength,
 	return dt_fail(dt_indexed(MPI_COMBINER_INDEXED_BLOCK, count, NULL,
 	    blocklength, array_of_displacements, NULL, oldtype, newtype),
 	    "MPI_Type_create_indexed_block");
+}
+
+int
+MPI_Type_create_hindexed_block(int count, int blocklength,
+    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype)
+{
+	if (blocklength < 0)
+		return dt_fail(MPI_ERR_ARG, "MPI_Type_create_hindexed_block");
+	return dt_fail(dt_indexed(MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
+	    blocklength, NULL, array_of_displacements, oldtype, newtype),
+	    "MPI_Type_create_hindexed_block");
 }
 
 int
@@ -490,9 +667,24 @@ MPI_Type_create_struct(int count, const int array_of_blocklengths[],
 	if (count > 0 && (array_of_blocklengths == NULL ||
 	    array_of_displacements == NULL || array_of_types == NULL))
 		return dt_fail(MPI_ERR_ARG, "MPI_Type_create_struct");
-	return dt_fail(dt_create(MPI_COMBINER_STRUCT, count,
-	    array_of_blocklengths, array_of_displacements, array_of_types,
-	    NULL, newtype), "MPI_Type_create_struct");
+	int rc = dt_create(MPI_COMBINER_STRUCT, count, array_of_blocklengths,
+	    array_of_displacements, array_of_types, NULL, newtype);
+	int *ints;
+
+	if (rc != MPI_SUCCESS)
+		return dt_fail(rc, "MPI_Type_create_struct");
+	if ((ints = malloc(((size_t)count + 1) * sizeof(*ints))) == NULL) {
+		mpiv_dt_release(*newtype);
+		return dt_fail(MPI_ERR_NO_MEM, "MPI_Type_create_struct");
+	}
+	ints[0] = count;
+	if (count > 0)
+		memcpy(ints + 1, array_of_blocklengths,
+		    (size_t)count * sizeof(*ints));
+	rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_STRUCT, count + 1, ints,
+	    count, array_of_displacements, 0, NULL, count, array_of_types);
+	free(ints);
+	return dt_fail(rc, "MPI_Type_create_struct");
 }
 
 int
@@ -527,6 +719,30 @@ dt_copy(MPI_Datatype oldtype, MPI_Datatype *newtype)
 		memcpy(dt->blocks, oldtype->blocks,
 		    oldtype->nblocks * sizeof(*dt->blocks));
 	}
+	dt->args = NULL;
+	if (oldtype->eruns == NULL && !oldtype->eruns_lost) {
+		/* predefined: one element of its size */
+		dt->eruns = malloc(sizeof(*dt->eruns));
+		dt->neruns = 1;
+		if (dt->eruns != NULL) {
+			dt->eruns[0].size = oldtype->size;
+			dt->eruns[0].count = 1;
+			dt->eruns[0].kind = oldtype->basic;
+		}
+	} else if (oldtype->neruns > 0) {
+		dt->eruns = malloc(oldtype->neruns * sizeof(*dt->eruns));
+		if (dt->eruns != NULL)
+			memcpy(dt->eruns, oldtype->eruns,
+			    oldtype->neruns * sizeof(*dt->eruns));
+	}
+	if (oldtype->neruns > 0 || (oldtype->eruns == NULL &&
+	    !oldtype->eruns_lost)) {
+		if (dt->eruns == NULL) {
+			free(dt->blocks);
+			free(dt);
+			return MPI_ERR_NO_MEM;
+		}
+	}
 	dt->predefined = false;
 	dt->refcount = 1;
 	dt->name[0] = '\0';
@@ -550,6 +766,14 @@ MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 	(*newtype)->extent = extent;
 	(*newtype)->committed = false;
 	(*newtype)->combiner = MPI_COMBINER_RESIZED;
+	{
+		MPI_Aint args[2] = { lb, extent };
+
+		rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_RESIZED, 0, NULL,
+		    2, args, 0, NULL, 1, &oldtype);
+		if (rc != MPI_SUCCESS)
+			return dt_fail(rc, "MPI_Type_create_resized");
+	}
 	/* An explicit extent is the user's word: structs built from it are
 	   not padded further. */
 	(*newtype)->align = 1;
@@ -568,7 +792,9 @@ MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 		return dt_fail(rc, "MPI_Type_dup");
 	(*newtype)->committed = oldtype->committed || oldtype->predefined;
 	(*newtype)->combiner = MPI_COMBINER_DUP;
-	return MPI_SUCCESS;
+	rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL,
+	    0, NULL, 1, &oldtype);
+	return dt_fail(rc, "MPI_Type_dup");
 }
 
 int
@@ -593,7 +819,10 @@ mpiv_dt_release(MPI_Datatype dt)
 	if (dt == MPI_DATATYPE_NULL || dt->predefined)
 		return;
 	if (--dt->refcount == 0) {
+		mpiv_dt_free_args(dt);
 		free(dt->blocks);
+		if (dt->eruns != dt_no_eruns)
+			free(dt->eruns);
 		free(dt);
 	}
 }

@@ -45,6 +45,16 @@ struct mpiv_block {
 	size_t len;
 };
 
+/* `count` consecutive basic elements of one kind, `size` bytes each, in
+   typemap order (MPI_Get_elements on a partial element walks these). */
+struct mpiv_erun {
+	size_t size;
+	size_t count;
+	enum mpiv_basic kind;	/* (MPI_Pack_external converts by kind) */
+};
+
+struct mpiv_dt_args;		/* constructor arguments (dt_envelope.c) */
+
 struct mpiv_datatype {
 	size_t size;		/* bytes of data in one element */
 	MPI_Aint lb, extent;	/* extent = ub - lb */
@@ -65,7 +75,27 @@ struct mpiv_datatype {
 	char name[MPI_MAX_OBJECT_NAME];
 	size_t align;		/* alignment of the strictest basic part; pads
 				   the extent of struct types (MPI's epsilon) */
+	size_t neruns;		/* basic element sizes in typemap order; */
+	struct mpiv_erun *eruns;/* NULL: predefined (one element of size),
+				   or too many runs (eruns_lost) */
+	bool eruns_lost;
+	struct mpiv_dt_args *args;	/* how it was built (get_contents) */
 };
+
+/* Records how a derived type was built, for MPI_Type_get_envelope and
+   MPI_Type_get_contents (retains the types). MPI_SUCCESS or
+   MPI_ERR_NO_MEM (then the type is freed). */
+int mpiv_dt_set_args(MPI_Datatype dt, int combiner, int ni, const int *ints,
+    int na, const MPI_Aint *aints, int nc, const MPI_Count *counts, int nt,
+    const MPI_Datatype *types);
+void mpiv_dt_free_args(MPI_Datatype dt);
+/* Basic elements in `bytes` packed bytes of dt (whole elements and the
+   basic elements of a partial one), -1 when that is not a whole number
+   of basic elements (dt_large.c). */
+MPI_Count mpiv_dt_elements(MPI_Datatype dt, size_t bytes);
+/* Packed bytes of the first n basic elements of dt, count elements at
+   most: what MPI_Status_set_elements records; -1 if n is over that. */
+long long mpiv_dt_elements_bytes(MPI_Datatype dt, MPI_Count n);
 
 /* Packed size in bytes of count elements. */
 size_t mpiv_dt_packed_size(MPI_Datatype dt, int count);

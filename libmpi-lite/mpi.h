@@ -226,6 +226,20 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_COMBINER_RESIZED	8
 #define MPI_COMBINER_DUP	9
 #define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_HINDEXED_BLOCK 11
+#define MPI_COMBINER_SUBARRAY	12
+#define MPI_COMBINER_DARRAY	13
+#define MPI_COMBINER_F90_REAL	14
+#define MPI_COMBINER_F90_COMPLEX 15
+#define MPI_COMBINER_F90_INTEGER 16
+
+/* subarray and darray */
+#define MPI_ORDER_C		56
+#define MPI_ORDER_FORTRAN	57
+#define MPI_DISTRIBUTE_BLOCK	121
+#define MPI_DISTRIBUTE_CYCLIC	122
+#define MPI_DISTRIBUTE_NONE	123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* error classes */
 #define MPI_SUCCESS		0
@@ -423,6 +437,130 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf,
     int outcount, MPI_Datatype datatype, MPI_Comm comm);
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm,
     int *size);
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[],
+    const int array_of_subsizes[], const int array_of_starts[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_darray(int size, int rank, int ndims,
+    const int array_of_gsizes[], const int array_of_distribs[],
+    const int array_of_dargs[], const int array_of_psizes[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
+    int *num_addresses, int *num_datatypes, int *combiner);
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
+    int max_addresses, int max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+    MPI_Count *num_addresses, MPI_Count *num_large_counts,
+    MPI_Count *num_datatypes, int *combiner);
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+    MPI_Count max_addresses, MPI_Count max_large_counts,
+    MPI_Count max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+    MPI_Datatype array_of_datatypes[]);
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+    MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+    MPI_Aint *position);
+int MPI_Unpack_external(const char datarep[], const void *inbuf,
+    MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount,
+    MPI_Datatype datatype);
+int MPI_Pack_external_size(const char datarep[], int incount,
+    MPI_Datatype datatype, MPI_Aint *size);
+
+/* ---- large counts (MPI_Count: the MPI-3 "_x" and MPI-4 "_c" forms) ---- */
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+    int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb,
+    MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent);
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb,
+    MPI_Count *extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent);
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm);
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm);
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+    int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Status *status);
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype,
+    int root, MPI_Comm comm);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+    void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position,
+    void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+    MPI_Count *size);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount,
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength,
+    MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength,
+    MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_indexed_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_struct_c(MPI_Count count,
+    const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[],
+    const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb,
+    MPI_Count extent, MPI_Datatype *newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+    const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[],
+    int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype);
+int MPI_Type_create_darray_c(int size, int rank, int ndims,
+    const MPI_Count array_of_gsizes[], const int array_of_distribs[],
+    const int array_of_dargs[], const int array_of_psizes[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);

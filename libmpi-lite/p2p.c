@@ -72,8 +72,9 @@ mpiv_p2p_sync_ack(uint64_t send_id)
 
 /* ---------------- starting operations ---------------- */
 
-/* One frame carries one message: a bigger one is refused, and the error
-   line says its size and the limit. */
+/* One frame carries one message, and a frame's length is 32 bits (the
+   default cap is 4 GiB - 64 KiB, MPIV_MAX_PAYLOAD): a bigger message is
+   refused, and the error line says its size and the limit. */
 bool
 mpiv_p2p_too_big(size_t bytes)
 {

@@ -1306,6 +1306,16 @@ direct_send(struct mpiv_request *r)
 	}
 	if (dst == dp_rank)
 		return direct_send_self(r, payload, bytes, owned);
+	if (dp_logging && (uint64_t)bytes + SBLOG_ENTRY_COST >
+	    dp_sb.total_cap) {
+		/* no trim can ever make room for it: say so now */
+		free(owned);
+		mpiv_err_detail("a message of %zu bytes is larger than the "
+		    "whole log of sent messages (MPIV_SENDLOG_MAX, %llu "
+		    "bytes): raise MPIV_SENDLOG_MAX", bytes,
+		    (unsigned long long)dp_sb.total_cap);
+		return MPI_ERR_NO_MEM;
+	}
 	/* What this rank decided so far is stored before a message that
 	   may depend on it leaves (nothing to wait for without outcomes). */
 	if (!mpiv_ndlog_acked() &&

@@ -757,35 +757,17 @@ MPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 	return MPI_SUCCESS;
 }
 
-/*
- * Basic elements received: whole datatype elements times nbasic, plus the
- * basic elements of a partial one (assumes basic elements of equal size
- * in a partial element; MPI_UNDEFINED when that does not divide).
- */
 int
 MPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
-	size_t bytes, whole, rest, esize, n;
+	MPI_Count n;
 	int rc;
 
 	if (status == NULL || count == NULL)
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Get_elements");
 	if ((rc = mpiv_dt_check(dt)) != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Get_elements");
-	bytes = status->mpiv_count;
-	if (dt->size == 0 || dt->nbasic == 0) {
-		*count = bytes == 0 ? 0 : MPI_UNDEFINED;
-		return MPI_SUCCESS;
-	}
-	whole = bytes / dt->size;
-	rest = bytes % dt->size;
-	esize = dt->size / dt->nbasic;
-	if (rest != 0 && (esize == 0 || dt->size % dt->nbasic != 0 ||
-	    rest % esize != 0)) {
-		*count = MPI_UNDEFINED;
-		return MPI_SUCCESS;
-	}
-	n = whole * dt->nbasic + (rest != 0 ? rest / esize : 0);
-	*count = n > (size_t)INT32_MAX ? MPI_UNDEFINED : (int)n;
+	n = mpiv_dt_elements(dt, status->mpiv_count);
+	*count = n < 0 || n > INT32_MAX ? MPI_UNDEFINED : (int)n;
 	return MPI_SUCCESS;
 }

@@ -142,6 +142,23 @@ frame_max_payload(void)
 	return cached;
 }
 
+uint32_t
+frame_max_payload_of(uint16_t type)
+{
+	uint32_t max = frame_max_payload();
+
+	switch (type) {
+	case MPIV__MSG_TYPE__MSG_SEND:
+	case MPIV__MSG_TYPE__MSG_DELIVER:
+	case MPIV__MSG_TYPE__MSG_DSEND:
+	case MPIV__MSG_TYPE__MSG_DDATA:
+		return max;
+	default:
+		return max < FRAME_OTHER_MAX_PAYLOAD ? max :
+		    FRAME_OTHER_MAX_PAYLOAD;
+	}
+}
+
 static void
 put_be16(uint8_t *p, uint16_t v)
 {
@@ -200,7 +217,7 @@ frame_parse_header(const uint8_t in[FRAME_HDR_LEN], struct frame_hdr *h,
 		*err = "oversized frame metadata";
 		return -1;
 	}
-	if (h->payload_len > frame_max_payload()) {
+	if (h->payload_len > frame_max_payload_of(h->type)) {
 		*err = "oversized frame payload";
 		return -1;
 	}

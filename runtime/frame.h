@@ -22,8 +22,13 @@
 #define FRAME_VERSION	  1u
 #define FRAME_HDR_LEN	  12u
 #define FRAME_MAX_META	  (1u << 20)
-/* Default payload cap; MPIV_MAX_PAYLOAD (bytes) overrides it. */
-#define FRAME_DEFAULT_MAX_PAYLOAD (1u << 30)
+/* Default payload cap of the frames that carry an MPI message's data
+   (Send, Deliver, DSend, DData): what the header's 32-bit length holds,
+   less 64 KiB (4 GiB - 64 KiB); MPIV_MAX_PAYLOAD (bytes) overrides it.
+   Every other frame's payload (output, images, program pieces) stays
+   under FRAME_OTHER_MAX_PAYLOAD as well. */
+#define FRAME_DEFAULT_MAX_PAYLOAD 0xffff0000u
+#define FRAME_OTHER_MAX_PAYLOAD	  (1u << 30)
 
 struct frame_hdr {
 	uint16_t type;
@@ -45,6 +50,9 @@ int frame_parse_header(const uint8_t in[FRAME_HDR_LEN], struct frame_hdr *h,
 
 /* Largest accepted payload (FRAME_DEFAULT_MAX_PAYLOAD or MPIV_MAX_PAYLOAD). */
 uint32_t frame_max_payload(void);
+/* The same for a frame of `type`: frame_max_payload() for the message
+   data frames, at most FRAME_OTHER_MAX_PAYLOAD for the others. */
+uint32_t frame_max_payload_of(uint16_t type);
 
 /* Descriptor for a type, NULL if the type is unknown. */
 const ProtobufCMessageDescriptor *frame_descriptor(uint16_t type);

@@ -31,6 +31,8 @@ SEEDS=${FLT_SEEDS:-"11 22 33"}
 # arenas (and its prefaulted ones), replayed after kills, and with
 # checkpoints freed from arenas that other payloads still share; they
 # also run Allreduce and Reduce of 128 KiB (Rabenseifner in direct jobs).
+# flt_dtype: darray, subarray, a struct with a leading zero-length
+# block, partial MPI_Get_elements and external32 bytes, every value checked.
 # LABEL force* sets MPIV_COLL to the large-data collective algorithms
 # (docs/COLLECTIVES.md) at any size: 5 ranks, so with the fold of the
 # extra rank.
@@ -46,6 +48,7 @@ PROGS=(
 	"flt_coll=128k      4 raw 250 16384"
 	"flt_coll=ckpt128k  4 raw 800 16384"
 	"flt_coll=force     5 raw 100 6000"
+	"flt_dtype    4 raw 1500"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n mode args...

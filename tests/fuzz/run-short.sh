@@ -11,6 +11,10 @@ SECS=${FUZZ_SECONDS:-20}
 command -v clang >/dev/null 2>&1 || { echo "run-short.sh: clang not found (apt-get install clang)" >&2; exit 1; }
 make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" || { echo "run-short.sh: fuzz build failed" >&2; exit 1; }
 
+# The targets' malloc limit is 2 GiB (-rss_limit_mb) and a frame header
+# may announce a message payload up to 4 GiB: cap it at 1 GiB here.
+export MPIV_MAX_PAYLOAD=${MPIV_MAX_PAYLOAD:-1073741824}
+
 status=0
 for t in fuzz_frame fuzz_cm_conn fuzz_cm_store fuzz_cs_conn fuzz_disp_conn \
     fuzz_tp_read fuzz_dp_read fuzz_priv fuzz_cs_delta fuzz_jsonr; do

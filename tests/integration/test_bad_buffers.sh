@@ -12,7 +12,8 @@
 #                  asked before the message is kept); with logging the
 #                  digest reads the buffer first and the rank dies of
 #                  SIGSEGV, as with any MPI that copies it
-#   send-too-big   MPI_Send of 1025 MiB (a derived type of 1 MiB x 1025)
+#   send-too-big   MPI_Send of 4 GiB (a derived type of 1 MiB x 4096: over
+#                  the frame's 32-bit length)
 #   return-null    the same NULL send under MPI_ERRORS_RETURN: the call
 #                  returns MPI_ERR_BUFFER and the program goes on
 #
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "send-too-big") == 0) {
 		MPI_Type_contiguous(1 << 20, MPI_BYTE, &mib);
 		MPI_Type_commit(&mib);
-		MPI_Send(v, 1025, mib, 1, 0, MPI_COMM_WORLD);	/* refused before any read */
+		MPI_Send(v, 4096, mib, 1, 0, MPI_COMM_WORLD);	/* refused before any read */
 	} else if (strcmp(mode, "return-null") == 0) {
 		int cls;
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -86,7 +87,7 @@ case_() {
 case_ send-null 1 err '^mpiv: rank 0: MPI_Send: invalid buffer pointer: NULL buffer for 40 bytes$'
 case_ recv-null 1 err '^mpiv: rank 1: MPI_Recv: invalid buffer pointer: NULL buffer for 40 bytes$'
 case_ send-efault 1 err '^mpiv: rank 0: MPI_Send: invalid buffer pointer: the send buffer is not readable memory' --relay-only
-case_ send-too-big 2 err "^mpiv: rank 0: MPI_Send: invalid count argument: a message of 1074790400 bytes is over mpiv's limit of 1073741824 bytes per message$"
+case_ send-too-big 2 err "^mpiv: rank 0: MPI_Send: invalid count argument: a message of 4294967296 bytes is over mpiv's limit of 4294901760 bytes per message$"
 case_ return-null 0 out '^rc class MPI_ERR_BUFFER$'
 
 [ "$fail" = 0 ]

@@ -13,11 +13,16 @@
 #include <cmocka.h>
 
 #include <complex.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../libmpi-lite/datatype.c"
+#include "../../libmpi-lite/dt_envelope.c"
+#include "../../libmpi-lite/dt_large.c"
+#include "../../libmpi-lite/dt_darray.c"
+#include "../../libmpi-lite/dt_external.c"
 #include "../../libmpi-lite/op.c"
 #include "../../libmpi-lite/group.c"
 #include "../../libmpi-lite/topo.c"
@@ -29,6 +34,12 @@ struct mpiv_state mpiv_state = { .initialized = true, .world_rank = 0,
 struct mpiv_comm mpiv_comm_world;
 
 static int last_err;
+
+void
+mpiv_err_detail(const char *fmt, ...)
+{
+	(void)fmt;
+}
 
 int
 mpiv_err(MPI_Comm comm, int code, const char *fn)
@@ -255,6 +266,170 @@ test_indexed_struct(void **state)
 	/* predefined types cannot be freed */
 	MPI_Datatype p = MPI_INT;
 	assert_int_equal(MPI_Type_free(&p), MPI_ERR_TYPE);
+}
+
+/* Element runs: Get_elements of partial elements, the bytes of n
+   elements (Status_set_elements), runs merged, copied by dup. */
+static void
+test_elements(void **state)
+{
+	int bl[3] = { 1, 3, 2 };
+	MPI_Aint d[3] = { 0, 8, 32 };
+	MPI_Datatype ty[3] = { MPI_INT, MPI_DOUBLE, MPI_SHORT }, s, v, dup;
+
+	(void)state;
+	assert_int_equal(MPI_Type_create_struct(3, bl, d, ty, &s), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_commit(&s), MPI_SUCCESS);
+	assert_int_equal(s->neruns, 3);
+	assert_int_equal(s->nbasic, 6);
+	/* size 4 + 24 + 4 = 32 */
+	assert_int_equal(mpiv_dt_elements(s, 0), 0);
+	assert_int_equal(mpiv_dt_elements(s, 4), 1);
+	assert_int_equal(mpiv_dt_elements(s, 12), 2);
+	assert_int_equal(mpiv_dt_elements(s, 28), 4);
+	assert_int_equal(mpiv_dt_elements(s, 30), 5);
+	assert_int_equal(mpiv_dt_elements(s, 32), 6);
+	assert_int_equal(mpiv_dt_elements(s, 32 + 12), 8);
+	assert_int_equal(mpiv_dt_elements(s, 6), -1);	/* inside a double */
+	assert_int_equal(mpiv_dt_elements(MPI_INT, 6), -1);
+	assert_int_equal(mpiv_dt_elements(MPI_INT, 8), 2);
+	assert_int_equal(mpiv_dt_elements_bytes(s, 5), 30);
+	assert_int_equal(mpiv_dt_elements_bytes(s, 8), 44);
+	assert_int_equal(mpiv_dt_elements_bytes(MPI_DOUBLE, 3), 24);
+	/* a vector of it repeats the runs; a dup copies them */
+	assert_int_equal(MPI_Type_vector(2, 1, 2, s, &v), MPI_SUCCESS);
+	assert_int_equal(v->neruns, 6);
+	assert_int_equal(mpiv_dt_elements(v, 32 + 4), 7);
+	assert_int_equal(MPI_Type_dup(s, &dup), MPI_SUCCESS);
+	assert_int_equal(dup->neruns, 3);
+	assert_int_equal(mpiv_dt_elements(dup, 30), 5);
+	MPI_Type_free(&dup);
+	MPI_Type_free(&v);
+	MPI_Type_free(&s);
+	/* equal kinds merge: contiguous(5, int) is one run of 5 */
+	assert_int_equal(MPI_Type_contiguous(5, MPI_INT, &v), MPI_SUCCESS);
+	assert_int_equal(v->neruns, 1);
+	assert_int_equal(v->eruns[0].count, 5);
+	MPI_Type_free(&v);
+	/* a dup of a predefined type is one element of its size */
+	assert_int_equal(MPI_Type_dup(MPI_DOUBLE, &dup), MPI_SUCCESS);
+	assert_int_equal(mpiv_dt_elements(dup, 16), 2);
+	assert_int_equal(mpiv_dt_elements(dup, 4), -1);
+	MPI_Type_free(&dup);
+}
+
+/* Empty members: no true extent; a type without data is lb 0 extent 0. */
+static void
+test_empty_bounds(void **state)
+{
+	MPI_Datatype e, s, h;
+	int bl[2] = { 1, 1 }, hb[2] = { 0, 2 };
+	MPI_Aint d[2] = { 0, 40 }, hd[2] = { 100, 8 };
+	MPI_Datatype ty[2];
+
+	(void)state;
+	assert_int_equal(MPI_Type_contiguous(0, MPI_INT, &e), MPI_SUCCESS);
+	ty[0] = e;
+	ty[1] = MPI_INT;
+	assert_int_equal(MPI_Type_create_struct(2, bl, d, ty, &s), MPI_SUCCESS);
+	assert_int_equal(s->lb, 0);
+	assert_int_equal(s->extent, 44);
+	assert_int_equal(s->true_lb, 40);
+	assert_int_equal(s->true_extent, 4);
+	MPI_Type_free(&s);
+	/* hindexed of the empty type only: no data, lb 0 extent 0 */
+	assert_int_equal(MPI_Type_create_hindexed(2, bl, d, e, &s), MPI_SUCCESS);
+	assert_int_equal(s->lb, 0);
+	assert_int_equal(s->extent, 0);
+	MPI_Type_free(&s);
+	/* a leading zero-length block adds nothing */
+	assert_int_equal(MPI_Type_create_hindexed(2, hb, hd, MPI_INT, &h),
+	    MPI_SUCCESS);
+	assert_int_equal(h->lb, 8);
+	assert_int_equal(h->extent, 8);
+	assert_true(h->contiguous);
+	MPI_Type_free(&h);
+	MPI_Type_free(&e);
+}
+
+/* external32 conversions, one element at a time. */
+static void
+test_external32(void **state)
+{
+	unsigned char ext[32], nat[32];
+	long l;
+	long double ld = -0.1L, back;
+
+	(void)state;
+	l = -2;
+	assert_int_equal(x32_elem(MPIV_B_LONG, (unsigned char *)&l, sizeof(l),
+	    ext, true), 0);
+	assert_memory_equal(ext, "\xff\xff\xff\xfe", 4);
+	l = 0;
+	assert_int_equal(x32_elem(MPIV_B_LONG, (unsigned char *)&l, sizeof(l),
+	    ext, false), 0);
+	assert_int_equal(l, -2);
+	l = 1L << 33;
+	assert_int_equal(x32_elem(MPIV_B_LONG, (unsigned char *)&l, sizeof(l),
+	    ext, true), -1);
+	/* an unsigned 4-byte value over 2^31 unpacked into a long */
+	memcpy(ext, "\x80\0\0\1", 4);
+	assert_int_equal(x32_elem(MPIV_B_ULONG, (unsigned char *)&l, sizeof(l),
+	    ext, false), 0);
+	assert_int_equal(l, 0x80000001L);
+	if (LDBL_MANT_DIG == 64) {
+		assert_int_equal(x32_elem(MPIV_B_LDOUBLE, (unsigned char *)&ld,
+		    sizeof(ld), ext, true), 0);
+		assert_int_equal(ext[0], 0xbf);
+		assert_int_equal(ext[1], 0xfb);
+		memset(nat, 0, sizeof(nat));
+		assert_int_equal(x32_elem(MPIV_B_LDOUBLE, nat, sizeof(ld), ext,
+		    false), 0);
+		memcpy(&back, nat, sizeof(back));
+		assert_true(back == ld);
+	}
+	assert_int_equal(x32_size(MPIV_B_NONE), 0);
+	assert_int_equal(x32_size(MPIV_B_SHORT_INT), 6);
+}
+
+/* Bad arguments of the new constructors and queries. */
+static void
+test_dt_errors(void **state)
+{
+	int sz = 4, sub = 2, st = 3, gs = 10, di = MPI_DISTRIBUTE_BLOCK,
+	    da = 3, ps = 3, ints[4];
+	MPI_Aint addrs[4];
+	MPI_Datatype t, types[2];
+
+	(void)state;
+	assert_int_not_equal(MPI_Type_create_subarray(1, &sz, &sub, &st,
+	    MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+	assert_int_not_equal(MPI_Type_create_subarray(1, &sz, &sub, &sub,
+	    77, MPI_INT, &t), MPI_SUCCESS);
+	assert_int_not_equal(MPI_Type_create_subarray(0, &sz, &sub, &sub,
+	    MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+	/* block 3 x 3 processes < 10 elements */
+	assert_int_not_equal(MPI_Type_create_darray(3, 0, 1, &gs, &di, &da,
+	    &ps, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+	/* grid of 3 for size 4 */
+	da = MPI_DISTRIBUTE_DFLT_DARG;
+	assert_int_not_equal(MPI_Type_create_darray(4, 0, 1, &gs, &di, &da,
+	    &ps, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+	/* NONE over 3 processes */
+	di = MPI_DISTRIBUTE_NONE;
+	assert_int_not_equal(MPI_Type_create_darray(3, 0, 1, &gs, &di, &da,
+	    &ps, MPI_ORDER_C, MPI_INT, &t), MPI_SUCCESS);
+	/* get_contents: predefined, arrays too small */
+	assert_int_not_equal(MPI_Type_get_contents(MPI_INT, 4, 4, 2, ints,
+	    addrs, types), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_vector(2, 1, 3, MPI_INT, &t), MPI_SUCCESS);
+	assert_int_not_equal(MPI_Type_get_contents(t, 2, 0, 1, ints, addrs,
+	    types), MPI_SUCCESS);
+	assert_int_equal(MPI_Type_get_contents(t, 3, 0, 1, ints, addrs,
+	    types), MPI_SUCCESS);
+	assert_int_equal(ints[2], 3);
+	assert_ptr_equal(types[0], MPI_INT);
+	MPI_Type_free(&t);
 }
 
 static void
@@ -735,6 +910,10 @@ main(void)
 		cmocka_unit_test(test_vector),
 		cmocka_unit_test(test_indexed_struct),
 		cmocka_unit_test(test_pack_api),
+		cmocka_unit_test(test_elements),
+		cmocka_unit_test(test_empty_bounds),
+		cmocka_unit_test(test_external32),
+		cmocka_unit_test(test_dt_errors),
 		cmocka_unit_test(test_overflow),
 		cmocka_unit_test(test_ops_int),
 		cmocka_unit_test(test_ops_classes),

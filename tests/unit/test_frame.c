@@ -66,6 +66,14 @@ test_header_rejects(void **state)
 	frame_put_header(b, MPIV__MSG_TYPE__MSG_SEND, 0, 0xffffffffu);
 	assert_int_equal(frame_parse_header(b, &h, &err), -1);
 	assert_non_null(strstr(err, "payload"));
+	/* only the message data frames may pass FRAME_OTHER_MAX_PAYLOAD */
+	frame_put_header(b, MPIV__MSG_TYPE__MSG_OUTPUT, 0,
+	    frame_max_payload_of(MPIV__MSG_TYPE__MSG_OUTPUT) + 1);
+	assert_int_equal(frame_parse_header(b, &h, &err), -1);
+	assert_true(frame_max_payload_of(MPIV__MSG_TYPE__MSG_OUTPUT) <=
+	    FRAME_OTHER_MAX_PAYLOAD);
+	assert_int_equal(frame_max_payload_of(MPIV__MSG_TYPE__MSG_DSEND),
+	    frame_max_payload());
 }
 
 static void
