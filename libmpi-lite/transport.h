@@ -36,6 +36,7 @@ enum mpiv_req_kind {
 	MPIV_REQ_RECV,
 	MPIV_REQ_PROBE,		/* internal: one Probe/Iprobe round trip */
 	MPIV_REQ_DONE,		/* internal: born complete (MPI_PROC_NULL) */
+	MPIV_REQ_COLL,		/* a non-blocking collective (nbc.c) */
 };
 
 struct mpiv_request {
@@ -90,6 +91,9 @@ struct mpiv_request {
 				   0; send: its seq */
 	int dp_dst;		/* send: world rank of the receiver */
 
+	/* A non-blocking collective: its schedule, freed when it ends. */
+	struct mpiv_nbc *nbc;
+
 	MPI_Status status;
 	struct mpiv_request *next_free;
 };
@@ -132,6 +136,9 @@ enum mpiv_nd_kind {
 	MPIV_ND_IPROBE = 10,
 	MPIV_ND_CANCEL = 11,	/* flag: receive post_no was cancelled */
 	MPIV_ND_FINALIZE = 12,	/* MPI_Finalize committed */
+	/* non-blocking collectives (nbc.c): at position post_no - 1, the
+	   schedules whose serials are the indices each took one step */
+	MPIV_ND_NBC = 13,
 };
 
 /* Reads MPIV_LOGGING (0: record nothing) and resets the counters. */
@@ -150,6 +157,12 @@ uint64_t mpiv_ndlog_replay_left(void);
  * the log contradicts the call (divergence: mpiv_tp_set_error was called).
  */
 int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
+/* The logged call the next mpiv_ndlog_next() would meet (not taken),
+   NULL when the log has no call left. */
+const Mpiv__NdOutcome *mpiv_ndlog_peek(void);
+/* Records an MPIV_ND_NBC outcome for the current call: at position pos
+   the schedules serials[0..n) each took one step. MPI code. */
+int mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials);
 /* nd_no of the current call. */
 uint64_t mpiv_ndlog_current(void);
 const char *mpiv_ndlog_kind_name(uint32_t kind);
@@ -191,12 +204,32 @@ uint64_t mpiv_ndlog_done(void);
    pending. */
 void mpiv_ndlog_restore_reset(void);
 
+/* ---------------- non-blocking collectives (nbc.c) ---------------- */
+
+/* A deterministic point of the program: the start of one of its own
+   operations (a send, a receive, a probe, a cancel, a non-blocking
+   collective). Replays the collectives' steps logged at the position
+   reached, then moves to the next position. MPI code. */
+int mpiv_nbc_tick(void);
+/* Lets every active schedule take the steps it can (live: recorded;
+   replay: exactly the logged ones at this position). Called wherever
+   the library waits or polls. MPI code. */
+int mpiv_nbc_progress(void);
+/* Active non-blocking collectives (0: the hooks cost one branch). */
+extern int mpiv_nbc_active;
+/* The request r of a schedule is released before it ended. */
+void mpiv_nbc_drop(struct mpiv_request *r);
+
 /* ---------------- p2p (p2p.c) ---------------- */
 
 int mpiv_p2p_init(int world_size);
 void mpiv_p2p_fini(void);
 /* Starts r (fresh Isend/Irecv or MPI_Start of a persistent one). */
 int mpiv_p2p_start(struct mpiv_request *r);
+/* One probe of (comm rank source, tag) on comm's point-to-point
+   context, logged and replayed as MPI_Probe/MPI_Iprobe. MPI code. */
+int mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking,
+    bool *found, MPI_Status *status);
 /* Transport callbacks. */
 void mpiv_p2p_send_written(struct mpiv_request *r);
 void mpiv_p2p_sync_ack(uint64_t send_id);
