@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto.h"
 #include "transport.h"
 
 enum nbc_op_kind { NBC_SEND, NBC_RECV, NBC_REDUCE, NBC_COPY, NBC_ADOPT };
@@ -549,7 +550,11 @@ mpiv_nbc_progress(void)
 	nbc_internal = true;	/* no advance point inside a step */
 	for (;;) {
 		if ((o = mpiv_ndlog_peek()) == NULL) {
-			rc = nbc_live();
+			/* what the failed incarnation did after its last
+			   logged step, others hold: none is taken until this
+			   run has done it again */
+			rc = mpiv_proto->replaying != NULL &&
+			    mpiv_proto->replaying() ? MPI_SUCCESS : nbc_live();
 			break;
 		}
 		/* replaying: only the steps logged here and now */

@@ -240,6 +240,13 @@ mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq)
 	return true;
 }
 
+uint64_t
+mpiv_ndlog_bind_max(void)
+{
+	/* sorted by post_no once the log is loaded */
+	return nd_nbinds > 0 ? nd_binds[nd_nbinds - 1].post_no : 0;
+}
+
 bool
 mpiv_ndlog_replaying(void)
 {

@@ -178,6 +178,8 @@ int mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 int mpiv_ndlog_record_bind(uint64_t post_no, int32_t src, uint64_t seq);
 /* The logged match of wildcard receive post_no, if the log has one. */
 bool mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq);
+/* The highest post number a logged wildcard match names (0: none). */
+uint64_t mpiv_ndlog_bind_max(void);
 /* True while logged calls remain to be replayed. */
 bool mpiv_ndlog_replaying(void);
 /* The log says an earlier incarnation committed MPI_Finalize. */
@@ -235,6 +237,8 @@ void mpiv_p2p_send_written(struct mpiv_request *r);
 void mpiv_p2p_sync_ack(uint64_t send_id);
 /* Synchronous sends still waiting for their SyncAck. */
 extern int mpiv_p2p_pending_acks;
+/* The last send sequence used for receiver dst (relay). */
+uint64_t mpiv_p2p_sent_seq(int dst);
 /* Copies the last send sequence used per receiver (n world ranks). */
 void mpiv_p2p_seq_copy(uint64_t *out, int n);
 /* RecvPost/Probe/Cancel issued so far (the last post_no). */
@@ -316,6 +320,10 @@ uint64_t mpiv_tp_last_seq(int dst);
 void mpiv_tp_recv_done(struct mpiv_request *r, int src, int tag, size_t got,
     size_t len);
 uint64_t mpiv_tp_last_event(void);
+/* A relay re-execution has not yet issued again everything the CMs hold
+   from its failed incarnation: logged decisions not yet answered, or
+   sends below the sequences a CM holds. */
+bool mpiv_tp_replaying(void);
 /* True while some connection is in the middle of an incoming frame. */
 bool mpiv_tp_reading_frame(void);
 /* Sends `m` to CM `cm` and waits until it is in the kernel, without
