@@ -461,8 +461,9 @@ nbc_find(uint32_t serial)
 	return NULL;
 }
 
-/* Takes the logged steps o (at our position): waits for each round to
-   complete, then steps, in the logged order. MPI code. */
+/* Takes the logged steps at the head of the log (at our position):
+   waits for each round to complete, then steps, in the logged order.
+   MPI code. */
 static int
 nbc_replay(void)
 {
@@ -493,49 +494,39 @@ nbc_replay(void)
 	return MPI_SUCCESS;
 }
 
-/* Live: steps every schedule whose round completed, one batch (one
-   outcome) at a time, while there are any. MPI code. */
+/* Live: one batch (one outcome): steps every schedule whose round
+   completed. *stepped: whether there was any. MPI code. */
 static int
-nbc_live(void)
+nbc_live(bool *stepped)
 {
 	const Mpiv__NdOutcome *o;
-	int *ser = NULL, n, cap = 0, rc = MPI_SUCCESS;
+	int *ser, n = 0, rc = MPI_SUCCESS;
 
-	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
-		return rc;
-	for (;;) {
-		n = 0;
-		for (struct mpiv_nbc *s = nbc_head; s != NULL; s = s->next) {
-			if (!nbc_round_done(s))
-				continue;
-			if (n == cap) {
-				int *v;
-
-				cap = cap ? 2 * cap : 8;
-				if ((v = realloc(ser, (size_t)cap *
-				    sizeof(*v))) == NULL) {
-					free(ser);
-					return MPI_ERR_NO_MEM;
-				}
-				ser = v;
-			}
+	*stepped = false;
+	for (struct mpiv_nbc *s = nbc_head; s != NULL; s = s->next)
+		n += nbc_round_done(s);
+	if (n == 0)
+		return MPI_SUCCESS;
+	if ((ser = malloc((size_t)n * sizeof(*ser))) == NULL)
+		return MPI_ERR_NO_MEM;
+	n = 0;
+	for (struct mpiv_nbc *s = nbc_head; s != NULL; s = s->next)
+		if (nbc_round_done(s))
 			ser[n++] = (int)s->serial;
-		}
-		if (n == 0)
-			break;
-		if (mpiv_ndlog_next(MPIV_ND_NBC, &o) != 0) {
-			rc = MPI_ERR_INTERN;	/* the log said otherwise */
-			break;
-		}
-		/* recorded before any frame of the steps leaves */
-		if ((rc = mpiv_ndlog_record_nbc(nbc_pos, n, ser)) !=
-		    MPI_SUCCESS)
-			break;
-		mpiv_fault_point("nbc");
-		for (int j = 0; j < n && rc == MPI_SUCCESS; j++)
-			rc = nbc_step(nbc_find((uint32_t)ser[j]));
+	if (mpiv_ndlog_next(MPIV_ND_NBC, &o) != 0) {
+		free(ser);
+		mpiv_tp_set_error("non-blocking collectives: a step decided "
+		    "live met a logged call");
+		return MPI_ERR_INTERN;
 	}
+	/* recorded before any frame of the steps leaves */
+	rc = mpiv_ndlog_record_nbc(nbc_pos, n, ser);
+	if (rc == MPI_SUCCESS)
+		mpiv_fault_point("nbc");
+	for (int j = 0; j < n && rc == MPI_SUCCESS; j++)
+		rc = nbc_step(nbc_find((uint32_t)ser[j]));
 	free(ser);
+	*stepped = true;
 	return rc;
 }
 
@@ -548,14 +539,21 @@ mpiv_nbc_progress(void)
 	if (mpiv_nbc_active == 0 || nbc_internal)
 		return MPI_SUCCESS;
 	nbc_internal = true;	/* no advance point inside a step */
-	for (;;) {
+	rc = mpiv_tp_progress(0);
+	while (rc == MPI_SUCCESS) {
 		if ((o = mpiv_ndlog_peek()) == NULL) {
+			bool stepped;
+
 			/* what the failed incarnation did after its last
 			   logged step, others hold: none is taken until this
 			   run has done it again */
-			rc = mpiv_proto->replaying != NULL &&
-			    mpiv_proto->replaying() ? MPI_SUCCESS : nbc_live();
-			break;
+			if (mpiv_proto->replaying != NULL &&
+			    mpiv_proto->replaying())
+				break;
+			if ((rc = nbc_live(&stepped)) != MPI_SUCCESS ||
+			    !stepped)
+				break;
+			continue;
 		}
 		/* replaying: only the steps logged here and now */
 		rc = MPI_SUCCESS;
@@ -571,11 +569,16 @@ mpiv_nbc_progress(void)
 			rc = MPI_ERR_INTERN;
 			break;
 		}
-		if ((rc = nbc_replay()) != MPI_SUCCESS)
-			break;
+		rc = nbc_replay();
 	}
 	nbc_internal = false;
 	return rc;
+}
+
+bool
+mpiv_nbc_stepping(void)
+{
+	return nbc_internal;
 }
 
 int

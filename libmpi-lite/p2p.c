@@ -97,9 +97,13 @@ mpiv_p2p_start(struct mpiv_request *r)
 {
 	int rc;
 
-	mpiv_ckpt_point();	/* entry of every send and receive */
-	if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
-		return rc;
+	/* entry of every send and receive of the program's own (those of a
+	   non-blocking collective's step are not safe points) */
+	if (!mpiv_nbc_stepping()) {
+		mpiv_ckpt_point();
+		if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
+			return rc;
+	}
 	r->active = true;
 	r->complete = false;
 	r->written = r->need_ack = r->acked = false;

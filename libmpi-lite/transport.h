@@ -217,6 +217,10 @@ int mpiv_nbc_tick(void);
    replay: exactly the logged ones at this position). Called wherever
    the library waits or polls. MPI code. */
 int mpiv_nbc_progress(void);
+/* Inside an advance point or a step: the sends and receives started
+   are a schedule's, not the program's (and no checkpoint is taken in
+   the middle of a step). */
+bool mpiv_nbc_stepping(void);
 /* Active non-blocking collectives (0: the hooks cost one branch). */
 extern int mpiv_nbc_active;
 /* The request r of a schedule is released before it ended. */
