@@ -1,11 +1,11 @@
 /*
  * impl.h: libmpi-lite internals shared by its files. Two halves meet here:
  *
- *   core (transport.c, p2p.c, request.c, init.c) owns the connections to
- *   the Channel Memories, requests and progress;
- *   upper (datatype.c, op.c, coll.c, comm.c, group.c, topo.c, errh.c,
- *   info.c, attr.c, unsupported.c) owns objects and collectives, built on
- *   the internal point-to-point calls declared below.
+ *   core (transport.c, p2p.c, request.c, nbc.c, init.c) owns the
+ *   connections to the Channel Memories, requests and progress;
+ *   upper (datatype.c, op.c, coll.c, coll_nbc.c, comm.c, group.c, topo.c,
+ *   errh.c, info.c, attr.c, unsupported.c) owns objects and collectives,
+ *   built on the internal point-to-point calls declared below.
  *
  * The library never prints or exits on its own (except the MPI-mandated
  * MPI_ERRORS_ARE_FATAL handler); it returns MPI error codes.

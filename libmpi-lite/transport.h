@@ -13,6 +13,9 @@
  *                the post numbers of RecvPost/Probe/Cancel.
  *   ndlog.c      logging and replay of the outcomes the rank decides
  *                itself (docs/REPLAY.md).
+ *   nbc.c        running the schedules of non-blocking collectives: their
+ *                steps, logged and replayed (docs/COLLECTIVES.md).
+ *   p2p_mprobe.c matched probes and their receives.
  *   init.c       MPI_Init/Finalize/Abort and the small environment calls.
  *   ckpt.c       checkpoints of this rank (docs/CHECKPOINT.md): the ctrl
  *                pipes, the trigger, the forked clone and its restore.
