@@ -649,8 +649,10 @@ nbc_check_w(const int *counts, const int *displs, const MPI_Datatype *types,
 	return MPI_SUCCESS;
 }
 
-int
-MPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+/* Alltoallw's checks and schedule, started as *request; MPI code, no
+   error handler (MPI_Alltoallw and MPI_Ialltoallw report it). */
+static int
+nbc_alltoallw(const void *sendbuf, const int sendcounts[],
     const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
     const int recvcounts[], const int rdispls[],
     const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
@@ -659,13 +661,43 @@ MPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
 	    .types = sendtypes, .bytes = true };
 	struct nbc_blocks rb = { .counts = recvcounts, .displs = rdispls,
 	    .types = recvtypes, .bytes = true };
+	struct mpiv_nbc *s;
+	int rc;
 
-	NBC_BEGIN("MPI_Ialltoallw");
-	NBC_CHECK(nbc_check_w(recvcounts, rdispls, recvtypes, comm->size));
-	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_w(sendcounts, sdispls, sendtypes,
-		    comm->size));
-	NBC_BUILD(nbc_alltoall(s_, sendbuf, &sb, recvbuf, &rb, comm));
+	if (!mpiv_state.initialized || mpiv_state.finalized)
+		return MPI_ERR_OTHER;
+	mpiv_fault_point("coll");
+	if (request == NULL)
+		return MPI_ERR_REQUEST;
+	if ((rc = nbc_check_w(recvcounts, rdispls, recvtypes, comm->size)) !=
+	    MPI_SUCCESS)
+		return rc;
+	if (sendbuf != MPI_IN_PLACE && (rc = nbc_check_w(sendcounts, sdispls,
+	    sendtypes, comm->size)) != MPI_SUCCESS)
+		return rc;
+	if ((s = mpiv_nbc_new(comm)) == NULL)
+		return MPI_ERR_NO_MEM;
+	if ((rc = nbc_alltoall(s, sendbuf, &sb, recvbuf, &rb, comm)) !=
+	    MPI_SUCCESS) {
+		mpiv_nbc_discard(s);
+		return rc;
+	}
+	return mpiv_nbc_start(s, request);
+}
+
+int
+MPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+    const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	int rc;
+
+	if (mpiv_comm_check(comm) != MPI_SUCCESS)
+		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Ialltoallw");
+	rc = nbc_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	    recvcounts, rdispls, recvtypes, comm, request);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Ialltoallw");
 }
 
 /* Blocking alltoallw: the same schedule, waited for. */
@@ -676,19 +708,14 @@ MPI_Alltoallw(const void *sendbuf, const int sendcounts[],
     const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
 	MPI_Request r;
-	MPI_Errhandler eh;
 	int rc;
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Alltoallw");
-	/* errors are reported once, by this call's name */
-	eh = comm->errh;
-	comm->errh = MPI_ERRORS_RETURN;
-	rc = MPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+	rc = nbc_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
 	    recvcounts, rdispls, recvtypes, comm, &r);
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_waitall(1, &r, NULL);
-	comm->errh = eh;
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Alltoallw");
 }
 

@@ -264,8 +264,14 @@ MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
 			    buf, count, dt);
 	}
 	if (rc != MPI_SUCCESS) {
+		/* the handle stays (its receive back in it if not adopted) */
 		mpiv_nbc_discard(s);
-		return mpiv_err(m->comm, rc, "MPI_Imrecv");
+		if (m->req == NULL) {
+			free(m->tmp);
+			free(m);
+			*message = MPI_MESSAGE_NULL;
+		}
+		return mpiv_err(NULL, rc, "MPI_Imrecv");
 	}
 	/* the bytes outlive the handle: the schedule frees them */
 	if ((rc = mpiv_nbc_own(s, m->tmp)) != MPI_SUCCESS) {
@@ -281,6 +287,6 @@ MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
 	*message = MPI_MESSAGE_NULL;
 	rc = mpiv_nbc_start(s, request);
 	comm = m->comm;
-	/* its receive and bytes are the schedule's now */
+	free(m);	/* its receive and bytes are the schedule's now */
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Imrecv");
 }

@@ -304,6 +304,33 @@ int main(int argc, char **argv)
 	wait1(&r);
 	same(a, s, sizeof a, "Iallreduce on COMM_SELF");
 
+#ifdef MPIV_MPI_LITE
+	/* bad input: a clear error under ERRORS_RETURN, and the job goes on
+	   (freeing or cancelling an active one is erroneous in MPI) */
+	{
+		int cls, rc;
+		MPI_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+		rc = MPI_Ibcast(s, N, MPI_INT, n, comm, &r);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_ROOT, "Ibcast with root = size");
+		rc = MPI_Iallreduce(s, a, -1, MPI_INT, MPI_SUM, comm, &r);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COUNT, "Iallreduce of -1 elements");
+		rc = MPI_Iallreduce(s, a, N, MPI_INT, MPI_SUM, comm, NULL);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_REQUEST, "Iallreduce without a request");
+		MPI_OK(MPI_Ibarrier(comm, &r));
+		rc = MPI_Request_free(&r);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_REQUEST, "Request_free of an active Ibarrier");
+		rc = MPI_Cancel(&r);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_REQUEST, "Cancel of an Ibarrier");
+		wait1(&r);
+		MPI_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL));
+	}
+#endif
+
 	free(big_a); free(big_b); free(sbig); free(cnt); free(dsp);
 	return t_finish();
 }

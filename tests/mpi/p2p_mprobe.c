@@ -124,6 +124,31 @@ int main(int argc, char **argv)
 		CHECK_INT(st.MPI_SOURCE, MPI_PROC_NULL, "Imrecv(NO_PROC) source");
 	}
 
+#ifdef MPIV_MPI_LITE
+	/* bad input: clear errors under ERRORS_RETURN */
+	{
+		int cls, rc, x = 0;
+		MPI_Message none = MPI_MESSAGE_NULL;
+		MPI_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+		rc = MPI_Mrecv(&x, 1, MPI_INT, &none, &st);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_REQUEST, "Mrecv of MPI_MESSAGE_NULL");
+		rc = MPI_Mprobe(n, 0, comm, &msg, &st);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_RANK, "Mprobe of rank = size");
+		rc = MPI_Improbe(0, -5, comm, &x, &msg, &st);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_TAG, "Improbe of tag -5");
+		/* a buffered persistent send with no buffer attached */
+		MPI_OK(MPI_Bsend_init(&x, 1, MPI_INT, me, 0, comm, &r));
+		rc = MPI_Start(&r);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_BUFFER, "Start of a Bsend_init without a buffer");
+		MPI_OK(MPI_Request_free(&r));
+		MPI_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL));
+	}
+#endif
+
 	/* persistent send modes: to the right, from the left, 3 times */
 	{
 		int right = (me + 1) % n, left = (me + n - 1) % n;
