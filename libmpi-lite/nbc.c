@@ -20,8 +20,12 @@
  * operations had started) and the serials of the schedules stepped. A
  * re-execution takes exactly the logged steps, at the logged position
  * and in the logged order, waiting (in poll) for their rounds to
- * complete; between them it takes none. The Test family's answers about
- * these requests are logged like any other (request.c).
+ * complete; between them it takes none. After the log, it still takes
+ * none until it has issued again what others hold of its failed
+ * incarnation (mpiv_proto->replaying): that incarnation took no
+ * unlogged step before those frames. No checkpoint is taken inside a
+ * step. The Test family's answers about these requests are logged like
+ * any other (request.c).
  */
 #include <stdlib.h>
 #include <string.h>
