@@ -416,7 +416,9 @@ mpiv_tp_last_event(void)
 bool
 mpiv_tp_replaying(void)
 {
-	if (tp_last_event < tp_resume_event + tp_log_events)
+	/* every logged decision received, none held ahead of its post */
+	if (tp_last_event < tp_resume_event + tp_log_events ||
+	    mpiv_ahead_pending())
 		return true;
 	for (int i = 0; i < tp_world_size; i++)
 		if (tp_last_seq[i] > 0 && mpiv_p2p_sent_seq(i) < tp_last_seq[i])

@@ -328,8 +328,9 @@ void mpiv_tp_recv_done(struct mpiv_request *r, int src, int tag, size_t got,
     size_t len);
 uint64_t mpiv_tp_last_event(void);
 /* A relay re-execution has not yet issued again everything the CMs hold
-   from its failed incarnation: logged decisions not yet answered, or
-   sends below the sequences a CM holds. */
+   from its failed incarnation: logged decisions not yet answered (or
+   pushed ahead of a post not made yet), or sends below the sequences a
+   CM holds. */
 bool mpiv_tp_replaying(void);
 /* True while some connection is in the middle of an incoming frame. */
 bool mpiv_tp_reading_frame(void);
