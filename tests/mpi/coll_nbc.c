@@ -222,6 +222,77 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Op_free(&mm));
 	}
 
+	/* more in-place forms, against the blocking ones */
+	{
+		root = n / 2;
+		memcpy(a, s, sizeof a);
+		memcpy(b, s, sizeof b);
+		MPI_OK(MPI_Reduce(me == root ? MPI_IN_PLACE : a, me == root ? a : NULL, N, MPI_INT, MPI_SUM, root, comm));
+		MPI_OK(MPI_Ireduce(me == root ? MPI_IN_PLACE : b, me == root ? b : NULL, N, MPI_INT, MPI_SUM, root, comm, &r));
+		wait1(&r);
+		same(a, b, sizeof a, "Ireduce IN_PLACE");
+		for (int i = 0; i < n * N; i++)
+			big_a[i] = big_b[i] = -i;
+		big_a[2 * me] = big_b[2 * me] = s[0];
+		big_a[2 * me + 1] = big_b[2 * me + 1] = s[1];
+		if (me == root) {
+			MPI_OK(MPI_Gather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big_a, 2, MPI_INT, root, comm));
+			MPI_OK(MPI_Igather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, big_b, 2, MPI_INT, root, comm, &r));
+		} else {
+			MPI_OK(MPI_Gather(s, 2, MPI_INT, NULL, 0, MPI_INT, root, comm));
+			MPI_OK(MPI_Igather(s, 2, MPI_INT, NULL, 0, MPI_INT, root, comm, &r));
+		}
+		wait1(&r);
+		same(big_a, big_b, (size_t)n * 2 * sizeof(int), "Igather IN_PLACE");
+		if (me == root) {
+			MPI_OK(MPI_Scatter(sbig, 2, MPI_INT, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root, comm));
+			MPI_OK(MPI_Iscatter(sbig, 2, MPI_INT, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, root, comm, &r));
+			wait1(&r);
+		} else {
+			memset(a, 0, sizeof a);
+			memset(b, 0, sizeof b);
+			MPI_OK(MPI_Scatter(NULL, 0, MPI_INT, a, 2, MPI_INT, root, comm));
+			MPI_OK(MPI_Iscatter(NULL, 0, MPI_INT, b, 2, MPI_INT, root, comm, &r));
+			wait1(&r);
+			same(a, b, sizeof a, "Iscatter IN_PLACE");
+		}
+		memcpy(a, s, sizeof a);
+		memcpy(b, s, sizeof b);
+		MPI_OK(MPI_Exscan(MPI_IN_PLACE, a, N, MPI_INT, MPI_SUM, comm));
+		MPI_OK(MPI_Iexscan(MPI_IN_PLACE, b, N, MPI_INT, MPI_SUM, comm, &r));
+		wait1(&r);
+		if (me > 0)
+			same(a, b, sizeof a, "Iexscan IN_PLACE");
+		for (int i = 0; i < n; i++)
+			cnt[i] = i % 2 + 1;
+		memcpy(big_a, sbig, (size_t)n * N * sizeof(int));
+		memcpy(big_b, sbig, (size_t)n * N * sizeof(int));
+		MPI_OK(MPI_Reduce_scatter(MPI_IN_PLACE, big_a, cnt, MPI_INT, MPI_SUM, comm));
+		MPI_OK(MPI_Ireduce_scatter(MPI_IN_PLACE, big_b, cnt, MPI_INT, MPI_SUM, comm, &r));
+		wait1(&r);
+		same(big_a, big_b, (size_t)cnt[me] * sizeof(int), "Ireduce_scatter IN_PLACE");
+		/* alltoallv in place */
+		{
+			int *c2 = malloc((size_t)n * sizeof(int)), *d2 = malloc((size_t)n * sizeof(int)), o = 0;
+			for (int i = 0; i < n; i++) {
+				c2[i] = 1 + (i + me) % 2;
+				d2[i] = o;
+				o += c2[i];
+			}
+			/* symmetric counts are needed in place: c2[i] on me equals c2[me] on i */
+			for (int i = 0; i < n; i++)
+				c2[i] = 1 + (i + me) % 2;
+			for (int i = 0; i < o; i++)
+				big_a[i] = big_b[i] = me * 100 + i;
+			MPI_OK(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, big_a, c2, d2, MPI_INT, comm));
+			MPI_OK(MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, big_b, c2, d2, MPI_INT, comm, &r));
+			wait1(&r);
+			same(big_a, big_b, (size_t)o * sizeof(int), "Ialltoallv IN_PLACE");
+			free(c2);
+			free(d2);
+		}
+	}
+
 	/* several outstanding on one communicator, completed in reverse */
 	{
 		int v[4][N], w[4][N];
