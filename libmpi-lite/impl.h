@@ -221,6 +221,9 @@ int mpiv_nbc_own(struct mpiv_nbc *s, void *raw);
 /* A request started already (a matched receive, MPI_Imrecv) that round
    also waits for; the schedule owns it from here. */
 int mpiv_nbc_adopt(struct mpiv_nbc *s, int round, MPI_Request r);
+/* A point-to-point operation's schedule (MPI_Imrecv): its request may be
+   freed while active, and cancelling it does nothing. */
+void mpiv_nbc_mark_p2p(struct mpiv_nbc *s);
 /* The status the request reports when it ends (default: empty). */
 void mpiv_nbc_set_status(struct mpiv_nbc *s, const MPI_Status *st);
 /* Starts the schedule as the request *req (it owns s from here, also

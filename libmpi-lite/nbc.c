@@ -62,6 +62,8 @@ struct mpiv_nbc {
 	void **temps;
 	int ntemps, captemps;
 	MPI_Status result;		/* the request's status when it ends */
+	bool p2p;			/* MPI_Imrecv's: may be freed, cancel
+					   is a no-op (the message is matched) */
 	struct mpiv_nbc *prev, *next;	/* active list, in start order */
 };
 
@@ -226,6 +228,18 @@ mpiv_nbc_adopt(struct mpiv_nbc *s, int round, MPI_Request r)
 		return MPI_ERR_NO_MEM;
 	o->sub = r;
 	return MPI_SUCCESS;
+}
+
+void
+mpiv_nbc_mark_p2p(struct mpiv_nbc *s)
+{
+	s->p2p = true;
+}
+
+bool
+mpiv_nbc_is_collective(const struct mpiv_request *r)
+{
+	return r->kind == MPIV_REQ_COLL && !r->nbc_p2p;
 }
 
 void
@@ -427,6 +441,7 @@ mpiv_nbc_start(struct mpiv_nbc *s, MPI_Request *req)
 	s->serial = ++nbc_serial;
 	s->req = r;
 	r->nbc = s;
+	r->nbc_p2p = s->p2p;
 	r->comm = s->comm;
 	r->active = true;
 	r->peer = MPI_PROC_NULL;

@@ -758,7 +758,7 @@ MPI_Cancel(MPI_Request *request)
 	if (request == NULL || !mpiv_req_valid(*request))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
 	r = *request;
-	if (r->kind == MPIV_REQ_COLL) {
+	if (mpiv_nbc_is_collective(r)) {
 		/* MPI: erroneous for a non-blocking collective's request */
 		mpiv_err_detail("a non-blocking collective cannot be "
 		    "cancelled");

@@ -242,6 +242,7 @@ MPI_Imrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
 		m = NULL;
 	if ((s = mpiv_nbc_new(m != NULL ? m->comm : MPI_COMM_SELF)) == NULL)
 		return mpiv_err(NULL, MPI_ERR_NO_MEM, "MPI_Imrecv");
+	mpiv_nbc_mark_p2p(s);
 	if (m == NULL) {
 		/* MPI_MESSAGE_NO_PROC: done at once, source MPI_PROC_NULL */
 		mpiv_req_empty_status(&st);

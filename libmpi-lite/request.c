@@ -717,7 +717,7 @@ MPI_Request_free(MPI_Request *request)
 	if (request == NULL || !mpiv_req_valid(*request))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
 	r = *request;
-	if (r->kind == MPIV_REQ_COLL && r->active) {
+	if (r->active && mpiv_nbc_is_collective(r)) {
 		/* MPI: erroneous for a non-blocking collective's request */
 		mpiv_err_detail("the request of an active non-blocking "
 		    "collective cannot be freed (complete it with a Wait or "

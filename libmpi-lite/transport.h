@@ -94,8 +94,10 @@ struct mpiv_request {
 				   0; send: its seq */
 	int dp_dst;		/* send: world rank of the receiver */
 
-	/* A non-blocking collective: its schedule, freed when it ends. */
+	/* A non-blocking collective: its schedule, freed when it ends;
+	   nbc_p2p: MPI_Imrecv's (may be freed or cancelled). */
 	struct mpiv_nbc *nbc;
+	bool nbc_p2p;
 
 	MPI_Status status;
 	struct mpiv_request *next_free;
@@ -226,6 +228,8 @@ int mpiv_nbc_progress(void);
 bool mpiv_nbc_stepping(void);
 /* Active non-blocking collectives (0: the hooks cost one branch). */
 extern int mpiv_nbc_active;
+/* r is a non-blocking collective's request (not MPI_Imrecv's). */
+bool mpiv_nbc_is_collective(const struct mpiv_request *r);
 /* The request r of a schedule is released before it ended. */
 void mpiv_nbc_drop(struct mpiv_request *r);
 

@@ -50,9 +50,14 @@ int main(int argc, char **argv)
 				MPI_OK(MPI_Irecv(dv, 3, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &r));
 			if (got % 3 == 2) {
 				MPI_Request q;
+				int cancelled = 1;
 				MPI_OK(MPI_Imrecv(v, 3, MPI_INT, &msg, &q));
 				CHECK(msg == MPI_MESSAGE_NULL, "Imrecv left the message handle");
+				/* the message is matched: a cancel cannot win */
+				MPI_OK(MPI_Cancel(&q));
 				MPI_OK(MPI_Wait(&q, &st));
+				MPI_OK(MPI_Test_cancelled(&st, &cancelled));
+				CHECK(!cancelled, "an Imrecv was cancelled");
 			} else {
 				MPI_OK(MPI_Mrecv(v, 3, MPI_INT, &msg, &st));
 				CHECK(msg == MPI_MESSAGE_NULL, "Mrecv left the message handle");
