@@ -22,19 +22,20 @@ flt_need_chaos
 
 SEEDS=${FLT_SEEDS:-"11 22"}
 
-# name  nranks  args...   (LABEL ckpt: also --ckpt-interval 0.25)
+# name  nranks  args...   (LABEL ckpt: also --ckpt-interval 0.25, longer
+# runs, and the chaos runs must have taken checkpoints)
 PROGS=(
 	"flt_nbc          4 1500 48"
-	"flt_nbc=ckpt     4 1500 48"
+	"flt_nbc=ckpt     4 4000 48"
 	"flt_mprobe       4 1000 6"
-	"flt_mprobe=ckpt  4 1000 6"
+	"flt_mprobe=ckpt  4 4000 6"
 )
 
 nbc_prog() {
 	local name=$1 n=$2
 	shift 2
 	local prog=${name%%=*} bin ref=$FLT_TMP/$name.ref runopt=() ms mtbf
-	local seed out kills kills_total=0 runs=0 limit
+	local seed out kills kills_total=0 runs=0 limit ckpts_total=0
 	if ! bin=$(flt_prog "$prog"); then
 		flt_notok "$name: cannot compile tests/fault/progs/$prog.c"
 		return
@@ -56,6 +57,7 @@ nbc_prog() {
 			--chaos-seed "$seed" --chaos-max 5 "$bin" "$@"
 		kills=$(flt_report "$out.json" kills)
 		kills_total=$((kills_total + ${kills:-0}))
+		ckpts_total=$((ckpts_total + $(flt_report "$out.json" checkpoints || echo 0)))
 		runs=$((runs + 1))
 		local what="$name --chaos ${mtbf}ms --chaos-seed $seed (kills ${kills:-?})"
 		if [ "$FLT_RC" != 0 ]; then
@@ -68,8 +70,11 @@ nbc_prog() {
 		fi
 		flt_same "$what" "$ref.out" "$out.out"
 	done
+	if [ "${#runopt[@]}" -gt 0 ] && [ "$ckpts_total" -eq 0 ]; then
+		flt_notok "$name: no checkpoint taken in $runs chaos runs"
+	fi
 	if [ "$kills_total" -gt 0 ]; then
-		flt_ok "$name: $kills_total kills over $runs chaos runs"
+		flt_ok "$name: $kills_total kills over $runs chaos runs${runopt:+, $ckpts_total checkpoints}"
 	else
 		flt_notok "$name: no kill happened in $runs chaos runs (tests nothing)"
 	fi
