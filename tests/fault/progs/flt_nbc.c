@@ -6,7 +6,8 @@
  * MPI_COMM_WORLD, passes a token around the ring with Isend/Irecv while
  * they run, then completes them in an order chosen by the round: all in
  * reverse with Wait, by a Testany polling loop (counting its fruitless
- * polls, which depend on timing), or by Waitsome. Odd rounds also run an
+ * polls, which depend on timing), or by Waitsome, while an ANY_SOURCE
+ * receive waits for a value from two ranks back. Odd rounds also run an
  * Iallreduce on a communicator made by Comm_idup. Every result is
  * checked; rank 0 prints a running digest every ROUNDS/5 rounds and a
  * last line with the total. */
@@ -50,6 +51,11 @@ int main(int argc, char **argv)
 		FLT_MPI(MPI_Isend(&tok, 1, MPI_INT64_T, (me + 1) % np, 1, MPI_COMM_WORLD, &p[1]));
 		FLT_MPI(MPI_Waitall(2, p, MPI_STATUSES_IGNORE));
 		FLT_ASSERT(got == (int64_t)((me + np - 1) % np) * 1000 + r, "round %ld: token %lld", r, (long long)got);
+		/* a wildcard receive (its match logged) while they run */
+		int64_t wv = -1, wo = mine;
+		MPI_Request w[2];
+		FLT_MPI(MPI_Irecv(&wv, 1, MPI_INT64_T, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &w[0]));
+		FLT_MPI(MPI_Isend(&wo, 1, MPI_INT64_T, (me + 2) % np, 3, MPI_COMM_WORLD, &w[1]));
 		switch (r % 3) {
 		case 0:
 			for (int k = NCOLL - 1; k >= 0; k--)
@@ -73,6 +79,8 @@ int main(int argc, char **argv)
 				done += n;
 			}
 		}
+		FLT_MPI(MPI_Waitall(2, w, MPI_STATUSES_IGNORE));
+		FLT_ASSERT(wv == (int64_t)((me + 2 * np - 2) % np) * 1000 + r, "round %ld: wildcard got %lld", r, (long long)wv);
 		for (long i = 0; i < len; i++) {
 			int64_t s = 0, sc = 0;
 			for (int k = 0; k < np; k++) {
