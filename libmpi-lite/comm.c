@@ -194,6 +194,13 @@ comm_destroy(MPI_Comm c)
 	comm_freelist = c;
 }
 
+void
+mpiv_comm_nbc_done(MPI_Comm c)
+{
+	if (--c->nbc_busy == 0 && c->free_pending)
+		comm_destroy(c);
+}
+
 /* ---------------- queries ---------------- */
 
 int
@@ -562,7 +569,10 @@ MPI_Comm_free(MPI_Comm *comm)
 		return mpiv_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
 	if ((rc = mpiv_attr_free_all(*comm)) != MPI_SUCCESS)
 		return mpiv_err(*comm, rc, "MPI_Comm_free");
-	comm_destroy(*comm);
+	if ((*comm)->nbc_busy > 0)
+		(*comm)->free_pending = true;	/* nbc.c destroys it */
+	else
+		comm_destroy(*comm);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;
 }

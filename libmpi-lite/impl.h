@@ -130,6 +130,8 @@ struct mpiv_comm {
 	int coll_seq;		/* collective tag sequence (coll.c) */
 	int nbc_seq;		/* non-blocking collectives started on it:
 				   the tag of the next one (nbc.c) */
+	int nbc_busy;		/* of those, not ended yet */
+	bool free_pending;	/* MPI_Comm_free came while nbc_busy */
 	char name[MPI_MAX_OBJECT_NAME];
 };
 
@@ -163,6 +165,10 @@ int mpiv_comm_build(struct mpiv_group *group, uint32_t context,
     MPI_Errhandler errh, MPI_Comm *out);
 /* MPI_SUCCESS or MPI_ERR_COMM. */
 int mpiv_comm_check(MPI_Comm c);
+/* The last non-blocking collective on c ended: a communicator the
+   program freed meanwhile goes now (MPI frees it once pending
+   operations complete). */
+void mpiv_comm_nbc_done(MPI_Comm c);
 /* Sets up MPI_COMM_WORLD/SELF and predefined groups (called by MPI_Init). */
 int mpiv_comm_init(int world_rank, int world_size);
 void mpiv_comm_finalize(void);

@@ -308,6 +308,9 @@ nbc_finish(struct mpiv_nbc *s, int err)
 	r->status = s->result;
 	if (err != MPI_SUCCESS)
 		r->status.MPI_ERROR = err;
+	if (s->comm->free_pending)
+		r->comm = MPI_COMM_WORLD;	/* errors now go there */
+	mpiv_comm_nbc_done(s->comm);
 	nbc_free(s);
 	mpiv_req_complete(r);
 }
@@ -439,6 +442,7 @@ mpiv_nbc_start(struct mpiv_nbc *s, MPI_Request *req)
 	s->comm->nbc_seq = s->comm->nbc_seq == MPI_TAG_UB_VALUE ? 0 :
 	    s->comm->nbc_seq + 1;
 	s->serial = ++nbc_serial;
+	s->comm->nbc_busy++;	/* MPI_Comm_free waits for it */
 	s->req = r;
 	r->nbc = s;
 	r->nbc_p2p = s->p2p;
@@ -466,6 +470,7 @@ mpiv_nbc_drop(struct mpiv_request *r)
 		return;
 	r->nbc = NULL;
 	nbc_unlink(s);
+	mpiv_comm_nbc_done(s->comm);
 	nbc_free(s);
 }
 

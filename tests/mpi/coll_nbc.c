@@ -5,7 +5,8 @@
  * MPI_Alltoallw, several outstanding collectives on one communicator
  * completed in reverse order and by Waitany, one overlapped with
  * point-to-point traffic and completed by a Test polling loop, and
- * MPI_Comm_idup. */
+ * MPI_Comm_idup (its communicator freed while a collective on it is
+ * pending). */
 #include "mpitest.h"
 
 #define N 6
@@ -362,9 +363,11 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, dup));
 		CHECK_INT(y, n * (n - 1) / 2, "Allreduce on the idup'd comm");
 		MPI_OK(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_MAX, dup, &r));
+		/* freed while the collective is pending: it goes on */
+		MPI_OK(MPI_Comm_free(&dup));
+		CHECK(dup == MPI_COMM_NULL, "Comm_free left the handle");
 		wait1(&r);
 		CHECK_INT(y, n - 1, "Iallreduce on the idup'd comm");
-		MPI_OK(MPI_Comm_free(&dup));
 		t_mix_int(y);
 	}
 
