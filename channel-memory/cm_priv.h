@@ -145,7 +145,9 @@ enum nd_kind {
 	ND_KIND_IPROBE = 10,
 	ND_KIND_CANCEL = 11,	/* flag: the cancel of post_no succeeded */
 	ND_KIND_FINALIZE = 12,	/* the rank committed its MPI_Finalize */
-	ND_KIND_MAX = ND_KIND_FINALIZE
+	ND_KIND_NBC = 13,	/* non-blocking collectives stepped at a
+				   position (post_no), by serial (indices) */
+	ND_KIND_MAX = ND_KIND_NBC
 };
 
 /* One outcome a rank decided itself (NdOutcome), stored in order. */

@@ -255,6 +255,13 @@ coll_copy(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 	return MPI_SUCCESS;
 }
 
+int
+mpiv_coll_copy(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+    int rcount, MPI_Datatype rdt)
+{
+	return coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
+}
+
 static int
 coll_waitall(int n, MPI_Request *reqs, int rc)
 {

@@ -2,6 +2,7 @@
  * coll.h: what the collectives' files share (docs/COLLECTIVES.md):
  *
  *   coll.c        the MPI calls, the choice of algorithm, the algorithms
+ *   coll_nbc.c    the non-blocking collectives' schedules (run by nbc.c)
  *   coll_group.c  the building blocks of the large-data reductions: the
  *                 power-of-two group with its fold, recursive halving and
  *                 doubling, the binomial gather of blocks, the ring

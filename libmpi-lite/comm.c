@@ -39,6 +39,9 @@ enum {
 };
 
 static uint32_t comm_next_context = 4;
+/* The highest pair of context ids: the top bit marks the hidden context
+   of non-blocking collectives (MPIV_NBC_CONTEXT). */
+#define COMM_CONTEXT_MAX	(MPIV_NBC_CONTEXT_BIT - 4)
 static struct mpiv_comm *comm_freelist;	/* linked through world_to_comm */
 
 int mpiv_group_compare(MPI_Group g1, MPI_Group g2);	/* group.c */
@@ -138,8 +141,8 @@ mpiv_comm_alloc_context(MPI_Comm parent, uint32_t *context)
 	    parent, COMM_TAG_CONTEXT);
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (agreed > UINT32_MAX - 4)
-		return MPI_ERR_INTERN;	/* 2^31 communicators: out of ids */
+	if (agreed > COMM_CONTEXT_MAX)
+		return MPI_ERR_INTERN;	/* 2^30 communicators: out of ids */
 	comm_next_context = agreed + 2;
 	*context = agreed;
 	return MPI_SUCCESS;
@@ -189,6 +192,13 @@ comm_destroy(MPI_Comm c)
 	comm_clear(c);
 	c->world_to_comm = (int *)(void *)comm_freelist;
 	comm_freelist = c;
+}
+
+void
+mpiv_comm_nbc_done(MPI_Comm c)
+{
+	if (--c->nbc_busy == 0 && c->free_pending)
+		comm_destroy(c);
 }
 
 /* ---------------- queries ---------------- */
@@ -282,27 +292,73 @@ MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 
 /* ---------------- construction ---------------- */
 
-int
-MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+/* Dup without argument checks or error handler. MPI code. */
+static int
+comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
 	uint32_t ctx;
 	MPI_Comm c;
+	int rc;
+
+	if ((rc = mpiv_comm_alloc_context(comm, &ctx)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_comm_build(comm->group, ctx, comm->errh, &c)) !=
+	    MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_topo_dup(comm, c)) != MPI_SUCCESS ||
+	    (rc = mpiv_attr_dup(comm, c)) != MPI_SUCCESS) {
+		mpiv_attr_free_all(c);
+		comm_destroy(c);
+		return rc;
+	}
+	*newcomm = c;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
 	int rc;
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_dup");
 	if (newcomm == NULL)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_dup");
-	if ((rc = mpiv_comm_alloc_context(comm, &ctx)) != MPI_SUCCESS)
-		return mpiv_err(comm, rc, "MPI_Comm_dup");
-	if ((rc = mpiv_comm_build(comm->group, ctx, comm->errh, &c)) !=
-	    MPI_SUCCESS)
-		return mpiv_err(comm, rc, "MPI_Comm_dup");
-	if ((rc = mpiv_topo_dup(comm, c)) != MPI_SUCCESS ||
-	    (rc = mpiv_attr_dup(comm, c)) != MPI_SUCCESS) {
+	rc = comm_dup(comm, newcomm);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Comm_dup");
+}
+
+/*
+ * The context agreement of a dup is one small allreduce over comm that
+ * every member makes at the same point of its program (MPI orders
+ * collectives on a communicator), so it is done at once, as for
+ * MPI_Comm_dup; the request returned is then already complete (a
+ * schedule without rounds), and Wait or Test finish it as MPI says.
+ * A program whose members block on one another between Comm_idup and
+ * its Wait in a way only a deferred agreement would allow is not
+ * supported.
+ */
+int
+MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	struct mpiv_nbc *s;
+	MPI_Comm c;
+	int rc;
+
+	if (mpiv_comm_check(comm) != MPI_SUCCESS)
+		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_idup");
+	if (newcomm == NULL || request == NULL)
+		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_idup");
+	if ((s = mpiv_nbc_new(comm)) == NULL)
+		return mpiv_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup");
+	if ((rc = comm_dup(comm, &c)) != MPI_SUCCESS) {
+		mpiv_nbc_discard(s);
+		return mpiv_err(comm, rc, "MPI_Comm_idup");
+	}
+	if ((rc = mpiv_nbc_start(s, request)) != MPI_SUCCESS) {
 		mpiv_attr_free_all(c);
 		comm_destroy(c);
-		return mpiv_err(comm, rc, "MPI_Comm_dup");
+		return mpiv_err(comm, rc, "MPI_Comm_idup");
 	}
 	*newcomm = c;
 	return MPI_SUCCESS;
@@ -492,7 +548,7 @@ MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 	rc = mpiv_coll_allreduce(&mine, &agreed, 1, MPI_UINT32_T, MPI_MAX, tmp,
 	    itag);
 	comm_destroy(tmp);
-	if (rc == MPI_SUCCESS && agreed > UINT32_MAX - 4)
+	if (rc == MPI_SUCCESS && agreed > COMM_CONTEXT_MAX)
 		rc = MPI_ERR_INTERN;
 	if (rc != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Comm_create_group");
@@ -513,7 +569,10 @@ MPI_Comm_free(MPI_Comm *comm)
 		return mpiv_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
 	if ((rc = mpiv_attr_free_all(*comm)) != MPI_SUCCESS)
 		return mpiv_err(*comm, rc, "MPI_Comm_free");
-	comm_destroy(*comm);
+	if ((*comm)->nbc_busy > 0)
+		(*comm)->free_pending = true;	/* nbc.c destroys it */
+	else
+		comm_destroy(*comm);
 	*comm = MPI_COMM_NULL;
 	return MPI_SUCCESS;
 }

@@ -43,7 +43,7 @@ dump_line(const char *fmt, ...)
 }
 
 static const char *const dump_kinds[] = { "?", "send", "recv", "probe",
-	"done" };
+	"done", "nbc" };
 
 static void
 dump_req(struct mpiv_request *r, void *arg)
@@ -53,7 +53,7 @@ dump_req(struct mpiv_request *r, void *arg)
 		return;
 	dump_line("mpiv-dump: rank %d: request %s peer %d tag %d complete %d "
 	    "post %llu seq %llu dst %d written %d ack %d/%d posted %d hold %d",
-	    mpiv_state.world_rank, dump_kinds[r->kind <= MPIV_REQ_DONE ?
+	    mpiv_state.world_rank, dump_kinds[r->kind <= MPIV_REQ_COLL ?
 	    r->kind : 0], r->peer, r->tag, r->complete,
 	    (unsigned long long)r->post_no, (unsigned long long)r->dp_seq,
 	    r->dp_dst, r->written, r->need_ack, r->acked, r->dp_posted,

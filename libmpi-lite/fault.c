@@ -28,6 +28,8 @@
  *   nd            after a non-deterministic outcome (Test*, Wait{any,some},
  *                 Iprobe ...) was decided, before it is recorded
  *   coll          entering a collective operation
+ *   nbc           non-blocking collectives' steps decided and recorded
+ *                 (not yet sent), before they are taken
  *   finalize      entering MPI_Finalize
  *   bye           direct jobs: in MPI_Finalize, every peer's DBye came,
  *                 the commit is not stored yet
@@ -61,7 +63,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
-	"bye", "closed",
+	"bye", "closed", "nbc",
 };
 
 struct fault_entry {

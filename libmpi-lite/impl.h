@@ -1,11 +1,11 @@
 /*
  * impl.h: libmpi-lite internals shared by its files. Two halves meet here:
  *
- *   core (transport.c, p2p.c, request.c, init.c) owns the connections to
- *   the Channel Memories, requests and progress;
- *   upper (datatype.c, op.c, coll.c, comm.c, group.c, topo.c, errh.c,
- *   info.c, attr.c, unsupported.c) owns objects and collectives, built on
- *   the internal point-to-point calls declared below.
+ *   core (transport.c, p2p.c, request.c, nbc.c, init.c) owns the
+ *   connections to the Channel Memories, requests and progress;
+ *   upper (datatype.c, op.c, coll.c, coll_nbc.c, comm.c, group.c, topo.c,
+ *   errh.c, info.c, attr.c, unsupported.c) owns objects and collectives,
+ *   built on the internal point-to-point calls declared below.
  *
  * The library never prints or exits on its own (except the MPI-mandated
  * MPI_ERRORS_ARE_FATAL handler); it returns MPI error codes.
@@ -168,10 +168,18 @@ struct mpiv_comm {
 	struct mpiv_topo *topo;
 	bool predefined;
 	int coll_seq;		/* collective tag sequence (coll.c) */
+	int nbc_seq;		/* non-blocking collectives started on it:
+				   the tag of the next one (nbc.c) */
+	int nbc_busy;		/* of those, not ended yet */
+	bool free_pending;	/* MPI_Comm_free came while nbc_busy */
 	char name[MPI_MAX_OBJECT_NAME];
 };
 
 #define MPIV_COLL_CONTEXT(c) ((c)->context + 1)
+/* Non-blocking collectives' hidden context: never matches user messages
+   nor blocking collectives (contexts stay below 2^31, comm.c). */
+#define MPIV_NBC_CONTEXT_BIT	0x80000000u
+#define MPIV_NBC_CONTEXT(c)	((c)->context | MPIV_NBC_CONTEXT_BIT)
 
 /* comm rank -> world rank; -1 for a bad rank. */
 static inline int
@@ -197,6 +205,10 @@ int mpiv_comm_build(struct mpiv_group *group, uint32_t context,
     MPI_Errhandler errh, MPI_Comm *out);
 /* MPI_SUCCESS or MPI_ERR_COMM. */
 int mpiv_comm_check(MPI_Comm c);
+/* The last non-blocking collective on c ended: a communicator the
+   program freed meanwhile goes now (MPI frees it once pending
+   operations complete). */
+void mpiv_comm_nbc_done(MPI_Comm c);
 /* Sets up MPI_COMM_WORLD/SELF and predefined groups (called by MPI_Init). */
 int mpiv_comm_init(int world_rank, int world_size);
 void mpiv_comm_finalize(void);
@@ -220,6 +232,55 @@ int mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count,
     MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag);
 int mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
     void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm, int tag);
+
+/* ---------------- non-blocking collectives (nbc.c) ---------------- */
+
+/*
+ * A schedule: numbered rounds of sends and receives (named peers, on
+ * the communicator's hidden context, one tag per collective) and local
+ * steps (a reduction, a copy). Round k begins once every operation of
+ * round k-1 completed: its local steps run in the order added, then its
+ * sends and receives are posted. coll_nbc.c builds them; nbc.c runs
+ * them (docs/COLLECTIVES.md, "Non-blocking collectives").
+ */
+struct mpiv_nbc;
+
+/* A new empty schedule on comm (NULL: out of memory). */
+struct mpiv_nbc *mpiv_nbc_new(MPI_Comm comm);
+/* Adds to round `round`; MPI code (the schedule stays usable). */
+int mpiv_nbc_send(struct mpiv_nbc *s, int round, const void *buf, int count,
+    MPI_Datatype dt, int peer);
+int mpiv_nbc_recv(struct mpiv_nbc *s, int round, void *buf, int count,
+    MPI_Datatype dt, int peer);
+/* inout = in op inout, at the beginning of round. */
+int mpiv_nbc_reduce(struct mpiv_nbc *s, int round, const void *in,
+    void *inout, int count, MPI_Datatype dt, MPI_Op op);
+/* (sbuf, scount, sdt) copied to (rbuf, rcount, rdt). */
+int mpiv_nbc_copy(struct mpiv_nbc *s, int round, const void *sbuf,
+    int scount, MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt);
+/* Memory owned by the schedule, freed when it ends: room for count
+   elements of dt in dt's layout (zero-filled); NULL when out of memory
+   (or count 0). */
+void *mpiv_nbc_temp(struct mpiv_nbc *s, int count, MPI_Datatype dt);
+/* Hands malloc'd memory to the schedule (freed when it ends). */
+int mpiv_nbc_own(struct mpiv_nbc *s, void *raw);
+/* A request started already (a matched receive, MPI_Imrecv) that round
+   also waits for; the schedule owns it from here. */
+int mpiv_nbc_adopt(struct mpiv_nbc *s, int round, MPI_Request r);
+/* A point-to-point operation's schedule (MPI_Imrecv): its request may be
+   freed while active, and cancelling it does nothing. */
+void mpiv_nbc_mark_p2p(struct mpiv_nbc *s);
+/* The status the request reports when it ends (default: empty). */
+void mpiv_nbc_set_status(struct mpiv_nbc *s, const MPI_Status *st);
+/* Starts the schedule as the request *req (it owns s from here, also
+   on failure). MPI code. */
+int mpiv_nbc_start(struct mpiv_nbc *s, MPI_Request *req);
+/* Frees a schedule never started. */
+void mpiv_nbc_discard(struct mpiv_nbc *s);
+
+/* Local copy between (type, count) pairs (coll.c). MPI code. */
+int mpiv_coll_copy(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt);
 
 /* ---------------- errors (errh.c) ---------------- */
 

@@ -49,6 +49,7 @@ extern struct mpiv_errhandler mpiv_errors_are_fatal, mpiv_errors_return,
 extern struct mpiv_info mpiv_info_null, mpiv_info_env;
 extern struct mpiv_request mpiv_request_null;
 extern struct mpiv_win mpiv_win_null;
+extern struct mpiv_message mpiv_message_no_proc;
 
 #define MPI_COMM_WORLD		(&mpiv_comm_world)
 #define MPI_COMM_SELF		(&mpiv_comm_self)
@@ -65,6 +66,7 @@ extern struct mpiv_win mpiv_win_null;
 #define MPI_OP_NULL		((MPI_Op)0)
 #define MPI_DATATYPE_NULL	((MPI_Datatype)0)
 #define MPI_MESSAGE_NULL	((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC	(&mpiv_message_no_proc)
 
 /* datatypes */
 #define MPIV_DT(name) extern struct mpiv_datatype mpiv_dt_##name;
@@ -382,6 +384,20 @@ int MPI_Cancel(MPI_Request *request);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag,
     MPI_Status *status);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Request *request);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+    MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+    MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype,
+    MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype,
+    MPI_Message *message, MPI_Request *request);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype,
     int *count);
@@ -753,12 +769,61 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
     void *result_addr, MPI_Datatype datatype, int target_rank,
     MPI_Aint target_disp, MPI_Win win);
 
-/* ---- nonblocking collectives, MPI_T, spawn: linkable, not supported ---- */
+/* ---- non-blocking collectives ---- */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
     MPI_Comm comm, MPI_Request *request);
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request);
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int displs[],
+    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request);
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[],
+    const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request);
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int displs[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request);
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
+    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request);
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[],
+    const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
+    const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
+    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+    MPI_Request *request);
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
+    const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+    MPI_Request *request);
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+    int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+    MPI_Request *request);
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+
+/* ---- MPI_T, spawn: linkable, not supported ---- */
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs,
     MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm,
     int array_of_errcodes[]);

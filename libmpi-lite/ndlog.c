@@ -82,6 +82,7 @@ static const char *const ndlog_kind_names[] = {
 	[MPIV_ND_BIND] = "a wildcard receive's match",
 	[MPIV_ND_PROBE] = "MPI_Probe", [MPIV_ND_IPROBE] = "MPI_Iprobe",
 	[MPIV_ND_CANCEL] = "MPI_Cancel", [MPIV_ND_FINALIZE] = "MPI_Finalize",
+	[MPIV_ND_NBC] = "a non-blocking collective's progress",
 };
 
 const char *
@@ -239,6 +240,13 @@ mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq)
 	return true;
 }
 
+uint64_t
+mpiv_ndlog_bind_max(void)
+{
+	/* sorted by post_no once the log is loaded */
+	return nd_nbinds > 0 ? nd_binds[nd_nbinds - 1].post_no : 0;
+}
+
 bool
 mpiv_ndlog_replaying(void)
 {
@@ -318,6 +326,35 @@ mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
 	if (nd_nlog > 0)
 		ndlog_release_log();	/* the log ran out: live from now */
 	return 0;
+}
+
+/*
+ * The logged call the next mpiv_ndlog_next() would meet, without taking
+ * it: NULL when the log has none left (the next call is live). Used by
+ * the progress of non-blocking collectives (nbc.c), whose steps are
+ * replayed only where the log has them.
+ */
+const Mpiv__NdOutcome *
+mpiv_ndlog_peek(void)
+{
+	uint64_t want = nd_call + 1;
+
+	if (nd_no + 1 > want && nd_nlog == 0)
+		want = nd_no + 1;
+	for (size_t cur = nd_cur; cur < nd_nlog; cur++) {
+		const Mpiv__NdOutcome *o = nd_log[cur];
+		uint64_t rep = o->repeat > 0 ? o->repeat : 1;
+
+		if (o->kind == MPIV_ND_BIND) {
+			if (o->nd_no >= want)
+				want = o->nd_no + 1;
+			continue;
+		}
+		if (want >= o->nd_no + rep)
+			continue;
+		return o;
+	}
+	return NULL;
 }
 
 uint64_t
@@ -486,6 +523,28 @@ mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 	p->src = src;
 	p->seq = seq;
 	return ndlog_pend_flush(flag);
+}
+
+int
+mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials)
+{
+	struct ndlog_pend *p;
+
+	if (!nd_logging)
+		return MPI_SUCCESS;
+	if ((p = ndlog_pend_add(nd_call)) == NULL)
+		return MPI_ERR_NO_MEM;
+	p->kind = MPIV_ND_NBC;
+	p->flag = true;
+	p->post_no = pos + 1;	/* never 0: the CM never folds it */
+	p->nidx = n;
+	if ((p->idx = malloc((size_t)n * sizeof(*p->idx))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int i = 0; i < n; i++)
+		p->idx[i] = serials[i];
+	/* The steps it allows post sends and receives: each of those frames
+	   waits for it anyway (mpiv_ndlog_before_frame). */
+	return ndlog_pend_flush(false);
 }
 
 int

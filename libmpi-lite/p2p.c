@@ -98,7 +98,13 @@ mpiv_p2p_start(struct mpiv_request *r)
 {
 	int rc;
 
-	mpiv_ckpt_point();	/* entry of every send and receive */
+	/* entry of every send and receive of the program's own (those of a
+	   non-blocking collective's step are not safe points) */
+	if (!mpiv_nbc_stepping()) {
+		mpiv_ckpt_point();
+		if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
+			return rc;
+	}
 	r->active = true;
 	r->complete = false;
 	r->written = r->need_ack = r->acked = false;
@@ -553,8 +559,8 @@ MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
 
 static int
 p2p_init_req(enum mpiv_req_kind kind, const void *buf, int count,
-    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *request,
-    const char *fn)
+    MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
+    enum mpiv_send_mode mode, MPI_Request *request, const char *fn)
 {
 	struct mpiv_request *r;
 	int rc;
@@ -565,7 +571,7 @@ p2p_init_req(enum mpiv_req_kind kind, const void *buf, int count,
 	if (request == NULL)
 		return p2p_fail(comm, MPI_ERR_REQUEST, fn);
 	r = p2p_new(kind, buf, count, dt, peer, tag, comm, comm->context,
-	    MPIV_SEND_STANDARD);
+	    mode);
 	if (r == NULL)
 		return p2p_fail(comm, MPI_ERR_NO_MEM, fn);
 	r->persistent = true;
@@ -578,7 +584,33 @@ MPI_Send_init(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     MPI_Comm comm, MPI_Request *request)
 {
 	return p2p_init_req(MPIV_REQ_SEND, buf, count, dt, dest, tag, comm,
-	    request, "MPI_Send_init");
+	    MPIV_SEND_STANDARD, request, "MPI_Send_init");
+}
+
+/* The send modes' persistent forms: each start sends in that mode
+   (buffered: the attached buffer is checked at every start). */
+int
+MPI_Ssend_init(const void *buf, int count, MPI_Datatype dt, int dest,
+    int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return p2p_init_req(MPIV_REQ_SEND, buf, count, dt, dest, tag, comm,
+	    MPIV_SEND_SYNC, request, "MPI_Ssend_init");
+}
+
+int
+MPI_Bsend_init(const void *buf, int count, MPI_Datatype dt, int dest,
+    int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return p2p_init_req(MPIV_REQ_SEND, buf, count, dt, dest, tag, comm,
+	    MPIV_SEND_BUFFERED, request, "MPI_Bsend_init");
+}
+
+int
+MPI_Rsend_init(const void *buf, int count, MPI_Datatype dt, int dest,
+    int tag, MPI_Comm comm, MPI_Request *request)
+{
+	return p2p_init_req(MPIV_REQ_SEND, buf, count, dt, dest, tag, comm,
+	    MPIV_SEND_READY, request, "MPI_Rsend_init");
 }
 
 int
@@ -586,7 +618,7 @@ MPI_Recv_init(void *buf, int count, MPI_Datatype dt, int source, int tag,
     MPI_Comm comm, MPI_Request *request)
 {
 	return p2p_init_req(MPIV_REQ_RECV, buf, count, dt, source, tag, comm,
-	    request, "MPI_Recv_init");
+	    MPIV_SEND_STANDARD, request, "MPI_Recv_init");
 }
 
 int
@@ -601,6 +633,10 @@ MPI_Start(MPI_Request *request)
 	    !(*request)->persistent || (*request)->active)
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Start");
 	r = *request;
+	if (r->kind == MPIV_REQ_SEND && r->mode == MPIV_SEND_BUFFERED &&
+	    r->peer != MPI_PROC_NULL &&
+	    (rc = p2p_bsend_check(r->count, r->dt)) != MPI_SUCCESS)
+		return p2p_fail(r->comm, rc, "MPI_Start");
 	rc = mpiv_p2p_start(r);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(r->comm, rc, "MPI_Start");
 }
@@ -625,14 +661,16 @@ MPI_Startall(int count, MPI_Request reqs[])
  * is one Probe round trip to our home CM, which chooses and logs the
  * answer; a blocking probe waits there for a match).
  */
-static int
-p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
+int
+mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
     MPI_Status *status)
 {
 	struct mpiv_request *r;
 	int rc;
 
 	mpiv_ckpt_point();
+	if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
+		return rc;
 	if ((r = mpiv_req_alloc(MPIV_REQ_PROBE)) == NULL)
 		return MPI_ERR_NO_MEM;
 	r->comm = comm;
@@ -670,7 +708,7 @@ MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 		}
 		return MPI_SUCCESS;
 	}
-	rc = p2p_probe(source, tag, comm, true, &found, status);
+	rc = mpiv_p2p_probe(source, tag, comm, true, &found, status);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(comm, rc, "MPI_Probe");
 }
 
@@ -694,7 +732,7 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 		}
 		return MPI_SUCCESS;
 	}
-	rc = p2p_probe(source, tag, comm, false, &found, status);
+	rc = mpiv_p2p_probe(source, tag, comm, false, &found, status);
 	if (rc != MPI_SUCCESS)
 		return p2p_fail(comm, rc, "MPI_Iprobe");
 	mpiv_fault_point("nd");
@@ -721,9 +759,17 @@ MPI_Cancel(MPI_Request *request)
 	if (request == NULL || !mpiv_req_valid(*request))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
 	r = *request;
+	if (mpiv_nbc_is_collective(r)) {
+		/* MPI: erroneous for a non-blocking collective's request */
+		mpiv_err_detail("a non-blocking collective cannot be "
+		    "cancelled");
+		return mpiv_err(r->comm, MPI_ERR_REQUEST, "MPI_Cancel");
+	}
 	if (r->kind != MPIV_REQ_RECV || !r->active || r->peer == MPI_PROC_NULL)
 		return MPI_SUCCESS;
 	mpiv_ckpt_point();
+	if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
+		return p2p_fail(r->comm, rc, "MPI_Cancel");
 	r->cancel_wait = true;
 	rc = mpiv_proto->cancel(r);
 	while (rc == MPI_SUCCESS && r->cancel_wait)

@@ -1801,6 +1801,20 @@ mpiv_p2p_finalize(void)
 	return direct_finalize();
 }
 
+/* Messages our failed incarnation sent that a peer holds, or wildcard
+   matches it logged, lie ahead of this re-execution. */
+static bool
+direct_replaying(void)
+{
+	if (dp_post_no < mpiv_ndlog_bind_max())
+		return true;
+	for (int p = 0; p < dp_world; p++)
+		if (dp_peers[p].peer_has > 0 &&
+		    sblog_last_seq(&dp_sb, p) < dp_peers[p].peer_has)
+			return true;
+	return false;
+}
+
 const struct mpiv_proto mpiv_proto_direct = {
 	.name = "direct",
 	.init = direct_init,
@@ -1814,4 +1828,5 @@ const struct mpiv_proto mpiv_proto_direct = {
 	.ckpt_marked = direct_ckpt_marked,
 	.ckpt_durable = direct_ckpt_durable,
 	.clone_detach = direct_clone_detach,
+	.replaying = direct_replaying,
 };

@@ -49,6 +49,12 @@ relay_fini(void)
 	p2p_nseq = 0;
 }
 
+uint64_t
+mpiv_p2p_sent_seq(int dst)
+{
+	return dst >= 0 && dst < p2p_nseq ? p2p_seq[dst] : 0;
+}
+
 void
 mpiv_p2p_seq_copy(uint64_t *out, int n)
 {
@@ -346,4 +352,5 @@ const struct mpiv_proto mpiv_proto_relay = {
 	.probe = relay_probe,
 	.cancel = relay_cancel,
 	.restore = relay_restore,
+	.replaying = mpiv_tp_replaying,
 };

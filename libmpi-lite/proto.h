@@ -43,6 +43,11 @@ struct mpiv_proto {
 	void (*ckpt_durable)(uint64_t k);
 	/* The clone of a checkpoint: close (only) every socket of its own. */
 	void (*clone_detach)(void);
+	/* A re-execution that has not yet done again everything of its
+	   failed incarnation that others hold (messages, logged matches):
+	   until then it takes no step of a non-blocking collective that
+	   the log does not have (nbc.c). */
+	bool (*replaying)(void);
 };
 
 extern const struct mpiv_proto mpiv_proto_relay;

@@ -83,6 +83,8 @@ mpiv_req_release(struct mpiv_request *r)
 {
 	if (r == NULL || r->magic != MPIV_REQ_MAGIC)
 		return;
+	if (r->nbc != NULL)
+		mpiv_nbc_drop(r);
 	free(r->tmp);
 	r->tmp = NULL;
 	if (r->dt != NULL)
@@ -167,6 +169,10 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 	   while asleep: a checkpoint request wakes the poll). */
 	while (!r->complete) {
 		mpiv_ckpt_point();
+		/* non-blocking collectives move on while we wait */
+		if (mpiv_nbc_active > 0 &&
+		    (rc = mpiv_nbc_progress()) != MPI_SUCCESS)
+			return rc;
 		if (r->complete)
 			break;
 		/* asleep until something happens or a periodic checkpoint
@@ -324,6 +330,20 @@ nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 		}
 	}
 	mpiv_ckpt_point();	/* before the call takes its nd_no */
+	if (mpiv_nbc_active > 0) {
+		/* Steps of non-blocking collectives come before the call's
+		   own number; a live Waitany or Waitsome waits here, taking
+		   steps, until something completed, so that none is taken
+		   after its number (the replay takes them all before it). */
+		if ((rc = mpiv_nbc_progress()) != MPI_SUCCESS)
+			return rc;
+		while (nd_is_wait_kind(kind) && mpiv_ndlog_peek() == NULL &&
+		    nd_live(kind, n, reqs, idx) == 0) {
+			if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS ||
+			    (rc = mpiv_nbc_progress()) != MPI_SUCCESS)
+				return rc;
+		}
+	}
 	rc = mpiv_ndlog_next(kind, &o);
 	if (rc < 0)
 		return MPI_ERR_INTERN;
@@ -697,6 +717,14 @@ MPI_Request_free(MPI_Request *request)
 	if (request == NULL || !mpiv_req_valid(*request))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
 	r = *request;
+	if (r->active && mpiv_nbc_is_collective(r)) {
+		/* MPI: erroneous for a non-blocking collective's request */
+		mpiv_err_detail("the request of an active non-blocking "
+		    "collective cannot be freed (complete it with a Wait or "
+		    "Test)");
+		return mpiv_err(req_comm(r), MPI_ERR_REQUEST,
+		    "MPI_Request_free");
+	}
 	*request = NULL;
 	if (r->active && !r->complete)
 		r->freed = true;	/* released when it completes */

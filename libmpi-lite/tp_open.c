@@ -154,6 +154,8 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	for (size_t i = 0; i < rep->n_last_seq && i < (size_t)tp_world_size; i++)
 		if (rep->last_seq[i] > tp_last_seq[i])
 			tp_last_seq[i] = rep->last_seq[i];
+	if (home)
+		tp_log_events = rep->log_events;
 	frame_free_meta(m);
 	return home ? tp_read_ndlog(c, err, errlen) : 0;
 }
@@ -229,6 +231,7 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 	tp_job = strdup(job);
 	tp_last_event = 0;
 	tp_resume_event = tp_resume_nd = 0;
+	tp_log_events = 0;
 	tp_conns = calloc((size_t)n, sizeof(*tp_conns));
 	tp_last_seq = calloc((size_t)size, sizeof(*tp_last_seq));
 	list = strdup(cms);

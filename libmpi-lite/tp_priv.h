@@ -83,6 +83,7 @@ extern char *tp_job;			/* for a Hello again after a restore */
 extern int tp_rank;
 extern uint32_t tp_incarnation;	/* of this process (MPIV_INCARNATION) */
 extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
+extern uint64_t tp_log_events;	/* HelloReply: logged decisions to replay */
 extern uint64_t tp_last_event;		/* last event fully received */
 /* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
    Kept in memory, so a restored image reconnects with it. */

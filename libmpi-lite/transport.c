@@ -55,6 +55,7 @@ char *tp_job;			/* for a Hello again after a restore */
 int tp_rank;
 uint32_t tp_incarnation;
 uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
+uint64_t tp_log_events;		/* HelloReply: logged decisions to replay */
 uint64_t tp_last_event;		/* last event fully received */
 /* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
    Kept in memory, so a restored image reconnects with it. */
@@ -410,6 +411,19 @@ uint64_t
 mpiv_tp_last_event(void)
 {
 	return tp_last_event;
+}
+
+bool
+mpiv_tp_replaying(void)
+{
+	/* every logged decision received, none held ahead of its post */
+	if (tp_last_event < tp_resume_event + tp_log_events ||
+	    mpiv_ahead_pending())
+		return true;
+	for (int i = 0; i < tp_world_size; i++)
+		if (tp_last_seq[i] > 0 && mpiv_p2p_sent_seq(i) < tp_last_seq[i])
+			return true;
+	return false;
 }
 
 bool

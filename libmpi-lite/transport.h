@@ -13,6 +13,9 @@
  *                the post numbers of RecvPost/Probe/Cancel.
  *   ndlog.c      logging and replay of the outcomes the rank decides
  *                itself (docs/REPLAY.md).
+ *   nbc.c        running the schedules of non-blocking collectives: their
+ *                steps, logged and replayed (docs/COLLECTIVES.md).
+ *   p2p_mprobe.c matched probes and their receives.
  *   init.c       MPI_Init/Finalize/Abort and the small environment calls.
  *   ckpt.c       checkpoints of this rank (docs/CHECKPOINT.md): the ctrl
  *                pipes, the trigger, the forked clone and its restore.
@@ -36,6 +39,7 @@ enum mpiv_req_kind {
 	MPIV_REQ_RECV,
 	MPIV_REQ_PROBE,		/* internal: one Probe/Iprobe round trip */
 	MPIV_REQ_DONE,		/* internal: born complete (MPI_PROC_NULL) */
+	MPIV_REQ_COLL,		/* a non-blocking collective (nbc.c) */
 };
 
 struct mpiv_request {
@@ -90,6 +94,11 @@ struct mpiv_request {
 				   0; send: its seq */
 	int dp_dst;		/* send: world rank of the receiver */
 
+	/* A non-blocking collective: its schedule, freed when it ends;
+	   nbc_p2p: MPI_Imrecv's (may be freed or cancelled). */
+	struct mpiv_nbc *nbc;
+	bool nbc_p2p;
+
 	MPI_Status status;
 	struct mpiv_request *next_free;
 };
@@ -132,6 +141,9 @@ enum mpiv_nd_kind {
 	MPIV_ND_IPROBE = 10,
 	MPIV_ND_CANCEL = 11,	/* flag: receive post_no was cancelled */
 	MPIV_ND_FINALIZE = 12,	/* MPI_Finalize committed */
+	/* non-blocking collectives (nbc.c): at position post_no - 1, the
+	   schedules whose serials are the indices each took one step */
+	MPIV_ND_NBC = 13,
 };
 
 /* Reads MPIV_LOGGING (0: record nothing) and resets the counters. */
@@ -150,6 +162,12 @@ uint64_t mpiv_ndlog_replay_left(void);
  * the log contradicts the call (divergence: mpiv_tp_set_error was called).
  */
 int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
+/* The logged call the next mpiv_ndlog_next() would meet (not taken),
+   NULL when the log has no call left. */
+const Mpiv__NdOutcome *mpiv_ndlog_peek(void);
+/* Records an MPIV_ND_NBC outcome for the current call: at position pos
+   the schedules serials[0..n) each took one step. MPI code. */
+int mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials);
 /* nd_no of the current call. */
 uint64_t mpiv_ndlog_current(void);
 const char *mpiv_ndlog_kind_name(uint32_t kind);
@@ -165,6 +183,8 @@ int mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 int mpiv_ndlog_record_bind(uint64_t post_no, int32_t src, uint64_t seq);
 /* The logged match of wildcard receive post_no, if the log has one. */
 bool mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq);
+/* The highest post number a logged wildcard match names (0: none). */
+uint64_t mpiv_ndlog_bind_max(void);
 /* True while logged calls remain to be replayed. */
 bool mpiv_ndlog_replaying(void);
 /* The log says an earlier incarnation committed MPI_Finalize. */
@@ -191,17 +211,45 @@ uint64_t mpiv_ndlog_done(void);
    pending. */
 void mpiv_ndlog_restore_reset(void);
 
+/* ---------------- non-blocking collectives (nbc.c) ---------------- */
+
+/* A deterministic point of the program: the start of one of its own
+   operations (a send, a receive, a probe, a cancel, a non-blocking
+   collective). Replays the collectives' steps logged at the position
+   reached, then moves to the next position. MPI code. */
+int mpiv_nbc_tick(void);
+/* Lets every active schedule take the steps it can (live: recorded;
+   replay: exactly the logged ones at this position). Called wherever
+   the library waits or polls. MPI code. */
+int mpiv_nbc_progress(void);
+/* Inside an advance point or a step: the sends and receives started
+   are a schedule's, not the program's (and no checkpoint is taken in
+   the middle of a step). */
+bool mpiv_nbc_stepping(void);
+/* Active non-blocking collectives (0: the hooks cost one branch). */
+extern int mpiv_nbc_active;
+/* r is a non-blocking collective's request (not MPI_Imrecv's). */
+bool mpiv_nbc_is_collective(const struct mpiv_request *r);
+/* The request r of a schedule is released before it ended. */
+void mpiv_nbc_drop(struct mpiv_request *r);
+
 /* ---------------- p2p (p2p.c) ---------------- */
 
 int mpiv_p2p_init(int world_size);
 void mpiv_p2p_fini(void);
 /* Starts r (fresh Isend/Irecv or MPI_Start of a persistent one). */
 int mpiv_p2p_start(struct mpiv_request *r);
+/* One probe of (comm rank source, tag) on comm's point-to-point
+   context, logged and replayed as MPI_Probe/MPI_Iprobe. MPI code. */
+int mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking,
+    bool *found, MPI_Status *status);
 /* Transport callbacks. */
 void mpiv_p2p_send_written(struct mpiv_request *r);
 void mpiv_p2p_sync_ack(uint64_t send_id);
 /* Synchronous sends still waiting for their SyncAck. */
 extern int mpiv_p2p_pending_acks;
+/* The last send sequence used for receiver dst (relay). */
+uint64_t mpiv_p2p_sent_seq(int dst);
 /* Copies the last send sequence used per receiver (n world ranks). */
 void mpiv_p2p_seq_copy(uint64_t *out, int n);
 /* RecvPost/Probe/Cancel issued so far (the last post_no). */
@@ -283,6 +331,11 @@ uint64_t mpiv_tp_last_seq(int dst);
 void mpiv_tp_recv_done(struct mpiv_request *r, int src, int tag, size_t got,
     size_t len);
 uint64_t mpiv_tp_last_event(void);
+/* A relay re-execution has not yet issued again everything the CMs hold
+   from its failed incarnation: logged decisions not yet answered (or
+   pushed ahead of a post not made yet), or sends below the sequences a
+   CM holds. */
+bool mpiv_tp_replaying(void);
 /* True while some connection is in the middle of an incoming frame. */
 bool mpiv_tp_reading_frame(void);
 /* Sends `m` to CM `cm` and waits until it is in the kernel, without

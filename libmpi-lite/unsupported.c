@@ -1,7 +1,6 @@
 /*
  * unsupported.c: the parts of MPI that mpiv declares so programs link,
- * but does not implement: one-sided communication, non-blocking
- * collectives, dynamic processes. Each call fails with
+ * but does not implement: one-sided communication, dynamic processes. Each call fails with
  * MPI_ERR_UNSUPPORTED_OPERATION through the error handler of
  * MPI_COMM_WORLD, so by default the job stops with a clear
  * "not supported by mpiv" message instead of misbehaving.
@@ -147,26 +146,6 @@ MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
     MPI_Aint target_disp, MPI_Win win)
 {
 	return mpiv_unsupported("MPI_Compare_and_swap");
-}
-
-int
-MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-	return mpiv_unsupported("MPI_Ibarrier");
-}
-
-int
-MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
-    MPI_Comm comm, MPI_Request *request)
-{
-	return mpiv_unsupported("MPI_Ibcast");
-}
-
-int
-MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
-    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-	return mpiv_unsupported("MPI_Iallreduce");
 }
 
 int

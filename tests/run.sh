@@ -232,7 +232,8 @@ run_scripts() {
 # in (auto runs direct), or behind closed firewalls with --no-listen
 # agents (auto runs relay).
 BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
-	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos"
+	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos
+	test_nbc_chaos"
 
 run_scripts_relay() {
 	local dir=$1 t f

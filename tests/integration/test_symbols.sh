@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.." || exit 2
 common_init symbols
 SO=$B/lib/libmpi.so
 [ -f "$SO" ] || { echo "$SO not built"; exit 1; }
-pred='^(MPI_|PMPI_|p?mpi_[a-z0-9_]*_$|mpiv_(comm|group|errors|errhandler|info|request|win|dt|op)_)'
+pred='^(MPI_|PMPI_|p?mpi_[a-z0-9_]*_$|mpiv_(comm|group|errors|errhandler|info|request|win|message|dt|op)_)'
 nm -D --defined-only "$SO" | awk '{ print $3 }' | grep -Ev "$pred" > "$T/extra"
 if [ -s "$T/extra" ]; then
 	notok "libmpi.so exports $(wc -l < "$T/extra") symbols besides MPI: $(head -5 "$T/extra" | tr '\n' ' ')"

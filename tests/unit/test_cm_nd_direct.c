@@ -11,7 +11,7 @@
  *               every field intact; direct outcomes are never folded
  *               (two iprobe misses in a row stay two), while a run of
  *               kind 1 misses still folds
- *   bad_kind    kind 0 and kind 13 are refused with a session error
+ *   bad_kind    kind 0 and kind 14 are refused with a session error
  *               naming the kind; outcomes before them in the record stay
  *   chunks      10000 bindings with large numbers come back in several
  *               NdLog chunks, all of them, in order
@@ -58,6 +58,7 @@ static const struct nd_spec rec2[] = {
 	{ 13, 1, 8, true, 1ull << 40, 1, 1ull << 50, 0, { 0 } },
 	{ 14, 1, 1, false, 11, 0, 0, 0, { 0 } },	/* a post_no: kept */
 	{ 15, 1, 12, true, 0, 0, 0, 0, { 0 } },		/* Finalize committed */
+	{ 16, 1, 13, true, 5, 0, 0, 2, { 3, 1 } },	/* nbc steps: kept */
 };
 /* What NdLog gives back. */
 static const struct nd_spec want[] = {
@@ -74,6 +75,7 @@ static const struct nd_spec want[] = {
 	{ 13, 1, 8, true, 1ull << 40, 1, 1ull << 50, 0, { 0 } },
 	{ 14, 1, 1, false, 11, 0, 0, 0, { 0 } },
 	{ 15, 1, 12, true, 0, 0, 0, 0, { 0 } },
+	{ 16, 1, 13, true, 5, 0, 0, 2, { 3, 1 } },
 };
 #define NWANT (sizeof(want) / sizeof(want[0]))
 
@@ -399,9 +401,9 @@ test_bad_kind(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(got[0].kind, 8);
 	assert_int_equal(got[0].post_no, 1);
-	bad[1].kind = 13;
+	bad[1].kind = 14;
 	nd_send(fd, 1, &bad[1], 1);
-	nd_error(fd, "unknown kind 13 at nd_no=2 (kinds are 1 to 12)");
+	nd_error(fd, "unknown kind 14 at nd_no=2 (kinds are 1 to 13)");
 	bad[1].kind = UINT32_MAX;
 	fd = nd_rank("bk", 3, 0, got, 4, &n, NULL);
 	assert_int_equal(n, 1);
@@ -465,7 +467,7 @@ test_trimmed(void **state)
 	nd_checkpoint("tr", fd, 4, 2, 10);
 	close(fd);
 	fd = nd_rank("tr", 5, 10, got, NWANT, &n, NULL);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	assert_int_equal(got[0].nd_no, 11);
 	assert_int_equal(got[0].repeat, 1);
 	assert_int_equal(got[0].kind, 1);

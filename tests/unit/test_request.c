@@ -36,6 +36,12 @@ int mpiv_err(MPI_Comm comm, int code, const char *fn)
 	return code;
 }
 void mpiv_fault_point(const char *name) { (void)name; }
+int mpiv_nbc_active;
+void mpiv_err_detail(const char *fmt, ...) { (void)fmt; }
+int mpiv_nbc_progress(void) { return MPI_SUCCESS; }
+void mpiv_nbc_drop(struct mpiv_request *r) { (void)r; }
+bool mpiv_nbc_is_collective(const struct mpiv_request *r) { return r->kind == MPIV_REQ_COLL; }
+const Mpiv__NdOutcome *mpiv_ndlog_peek(void) { return NULL; }
 uint64_t mpiv_ndlog_current(void) { return 0; }
 const char *mpiv_ndlog_kind_name(uint32_t kind) { (void)kind; return "?"; }
 int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out)
