@@ -380,6 +380,10 @@ req_report(MPI_Request *rp, MPI_Status *st)
 			mpiv_req_empty_status(st);
 		return MPI_SUCCESS;
 	}
+	if (r->greq != NULL) {
+		*rp = NULL;
+		return mpiv_greq_report(r, st);
+	}
 	err = r->status.MPI_ERROR;
 	if (st != NULL)
 		*st = r->status;
@@ -698,6 +702,11 @@ MPI_Request_free(MPI_Request *request)
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
 	r = *request;
 	*request = NULL;
+	if (r->greq != NULL) {
+		int rc = mpiv_greq_free(r);
+		return rc == MPI_SUCCESS ? rc :
+		    mpiv_err(NULL, rc, "MPI_Request_free");
+	}
 	if (r->active && !r->complete)
 		r->freed = true;	/* released when it completes */
 	else
@@ -724,6 +733,8 @@ MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 		return mpiv_err(req_comm(request), rc,
 		    "MPI_Request_get_status");
 	*flag = k;
+	if (*flag && request->greq != NULL)
+		mpiv_greq_query(request);
 	if (*flag && status != NULL)
 		*status = request->status;
 	return MPI_SUCCESS;

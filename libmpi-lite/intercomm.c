@@ -1,0 +1,865 @@
+/*
+ * intercomm.c: intercommunicators. An intercommunicator joins two
+ * disjoint groups: its group, rank and size are the local group's, and
+ * point-to-point ranks name the remote group (impl.h's
+ * mpiv_comm_world_rank maps them through `remote`; world_to_comm maps
+ * the remote members back for statuses).
+ *
+ * Context ids stay a deterministic function of the program: the two
+ * groups each take the maximum of their members' next free id, the two
+ * leaders swap theirs, and everyone moves past the larger. An
+ * intercommunicator uses two pairs: its own (point to point and
+ * collectives) and one for `local`, the intracommunicator of the local
+ * group it uses internally (both groups share that pair, which is safe:
+ * their members are disjoint and never talk on it to each other).
+ *
+ * The collectives are linear or built on the local group's collectives;
+ * every receive names its source and waits are Waitall, so a
+ * re-executed rank does exactly the same (nothing to log).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "impl.h"
+
+/* Tags on an intercommunicator's collective context. */
+enum {
+	ITAG_EXCHANGE = 1, ITAG_BARRIER, ITAG_BCAST, ITAG_REDUCE,
+	ITAG_ALLREDUCE, ITAG_GATHER, ITAG_SCATTER, ITAG_ALLGATHER,
+	ITAG_ALLTOALL,
+};
+/* Tags on the collective context of a local intracommunicator (the
+   collectives of coll.c use tags below 64, comm.c 64 to 66). */
+enum {
+	LTAG_MAX = 67, LTAG_BCAST_HDR, LTAG_BCAST_DATA, LTAG_ALLGATHER,
+	LTAG_ALLREDUCE, LTAG_BARRIER,
+};
+
+void mpiv_comm_destroy(MPI_Comm c);	/* comm.c */
+
+/* ---------------- helpers ---------------- */
+
+/* Linear broadcast of n elements from `root` over an intracommunicator
+   (its collective context). */
+static int
+inter_bcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm,
+    int tag)
+{
+	MPI_Request *reqs;
+	int rc = MPI_SUCCESS, k = 0, w;
+
+	if (comm->size == 1)
+		return MPI_SUCCESS;
+	if (comm->rank != root)
+		return mpiv_recv_coll(buf, n, dt, root, tag, comm);
+	if ((reqs = malloc((size_t)comm->size * sizeof(*reqs))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int r = 0; r < comm->size && rc == MPI_SUCCESS; r++)
+		if (r != root && (rc = mpiv_isend(buf, n, dt, r, tag, comm,
+		    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD, &reqs[k])) ==
+		    MPI_SUCCESS)
+			k++;
+	w = mpiv_waitall(k, reqs, NULL);
+	free(reqs);
+	return rc != MPI_SUCCESS ? rc : w;
+}
+
+static int
+inter_bcast_ints(int *buf, int n, int root, MPI_Comm comm, int tag)
+{
+	return inter_bcast(buf, n, MPI_INT, root, comm, tag);
+}
+
+/* Blocking receive / send on a communicator's collective context. */
+static int
+inter_recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
+    MPI_Comm c)
+{
+	return mpiv_recv_coll(buf, count, dt, src, tag, c);
+}
+
+static int
+inter_send(const void *buf, int count, MPI_Datatype dt, int dst, int tag,
+    MPI_Comm c)
+{
+	return mpiv_send_coll(buf, count, dt, dst, tag, c);
+}
+
+/* Receive on a communicator's point-to-point context. */
+static int
+inter_recv_p2p_ints(int *buf, int n, int src, int tag, MPI_Comm c)
+{
+	MPI_Request r;
+	int rc;
+
+	rc = mpiv_irecv(buf, n, MPI_INT, src, tag, c, c->context, &r);
+	return rc != MPI_SUCCESS ? rc : mpiv_waitall(1, &r, NULL);
+}
+
+/*
+ * The two leaders (local rank 0 of each group) swap nmine ints for
+ * ntheirs over the intercommunicator; then every member of the local
+ * group gets the remote group's ints.
+ */
+static int
+inter_exchange(MPI_Comm ic, const int *mine, int nmine, int *theirs,
+    int ntheirs)
+{
+	MPI_Request reqs[2];
+	int rc;
+
+	if (ic->rank == 0) {
+		rc = mpiv_isend(mine, nmine, MPI_INT, 0, ITAG_EXCHANGE, ic,
+		    MPIV_COLL_CONTEXT(ic), MPIV_SEND_STANDARD, &reqs[0]);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		rc = mpiv_irecv(theirs, ntheirs, MPI_INT, 0, ITAG_EXCHANGE,
+		    ic, MPIV_COLL_CONTEXT(ic), &reqs[1]);
+		if (rc != MPI_SUCCESS)
+			reqs[1] = MPI_REQUEST_NULL;
+		if (mpiv_waitall(2, reqs, NULL) != MPI_SUCCESS &&
+		    rc == MPI_SUCCESS)
+			rc = MPI_ERR_INTERN;
+		if (rc != MPI_SUCCESS)
+			return rc;
+	}
+	return inter_bcast_ints(theirs, ntheirs, 0, ic->local,
+	    LTAG_BCAST_DATA);
+}
+
+/* A fresh context id agreed by both groups, npairs pairs from it. */
+static int
+inter_alloc_context(MPI_Comm ic, int npairs, uint32_t *ctx)
+{
+	uint32_t mine = mpiv_comm_next_context(), lmax = 0;
+	int out[1], in[1], rc;
+
+	rc = mpiv_coll_allreduce(&mine, &lmax, 1, MPI_UINT32_T, MPI_MAX,
+	    ic->local, LTAG_MAX);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	out[0] = (int)lmax;
+	if ((rc = inter_exchange(ic, out, 1, in, 1)) != MPI_SUCCESS)
+		return rc;
+	if ((uint32_t)in[0] > lmax)
+		lmax = (uint32_t)in[0];
+	if (lmax > UINT32_MAX - 8)
+		return MPI_ERR_INTERN;
+	mpiv_comm_skip_context(lmax + 2 * (uint32_t)(npairs - 1));
+	*ctx = lmax;
+	return MPI_SUCCESS;
+}
+
+/*
+ * Builds an intercommunicator of local group lg and remote group rg
+ * (takes references on both) on contexts ctx (its own) and ctx + 2 (its
+ * local intracommunicator).
+ */
+static int
+inter_build(struct mpiv_group *lg, struct mpiv_group *rg, uint32_t ctx,
+    MPI_Errhandler errh, MPI_Comm *out)
+{
+	MPI_Comm c;
+	int rc;
+
+	if ((rc = mpiv_comm_build(lg, ctx, errh, &c)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_comm_build(lg, ctx + 2, MPI_ERRORS_RETURN,
+	    &c->local)) != MPI_SUCCESS) {
+		mpiv_comm_destroy(c);
+		return rc;
+	}
+	for (int i = 0; i < mpiv_state.world_size; i++)
+		c->world_to_comm[i] = -1;
+	for (int i = 0; i < rg->size; i++)
+		c->world_to_comm[rg->world[i]] = i;
+	mpiv_group_retain(rg);
+	c->remote = rg;
+	*out = c;
+	return MPI_SUCCESS;
+}
+
+void
+mpiv_inter_clear(MPI_Comm c)
+{
+	mpiv_group_release(c->remote);
+	c->remote = NULL;
+	if (c->local != NULL)
+		mpiv_comm_destroy(c->local);
+	c->local = NULL;
+}
+
+/* A group of the world ranks w[0..n) (refcount 1). */
+static struct mpiv_group *
+inter_group(const int *w, int n)
+{
+	struct mpiv_group *g = mpiv_group_new(n);
+
+	if (g == NULL)
+		return NULL;
+	memcpy(g->world, w, (size_t)n * sizeof(int));
+	mpiv_group_set_rank(g);
+	return g;
+}
+
+/* ---------------- creation ---------------- */
+
+/*
+ * Collective over local_comm; the two leaders talk on peer_comm with
+ * the user's tag (point-to-point context, as the standard describes).
+ * Header [max context, group size], then the group's world ranks; the
+ * leader then hands the remote group's to its group.
+ */
+int
+MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+    MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+	const char *fn = "MPI_Intercomm_create";
+	struct mpiv_group *rg = NULL;
+	uint32_t mine = mpiv_comm_next_context(), lmax = 0;
+	int hdr[2], rhdr[2] = { 0, 0 }, *rworld = NULL, rc;
+	MPI_Comm lc = local_comm;
+
+	if (mpiv_comm_check(lc) != MPI_SUCCESS)
+		return mpiv_err(NULL, MPI_ERR_COMM, fn);
+	if (lc->remote != NULL) {
+		mpiv_err_detail("local_comm is an intercommunicator");
+		return mpiv_err(lc, MPI_ERR_COMM, fn);
+	}
+	if (newintercomm == NULL)
+		return mpiv_err(lc, MPI_ERR_ARG, fn);
+	if (local_leader < 0 || local_leader >= lc->size)
+		return mpiv_err(lc, MPI_ERR_RANK, fn);
+	if (lc->rank == local_leader) {
+		if (mpiv_comm_check(peer_comm) != MPI_SUCCESS)
+			return mpiv_err(lc, MPI_ERR_COMM, fn);
+		if (remote_leader < 0 || remote_leader >=
+		    mpiv_comm_peer_group(peer_comm)->size ||
+		    (peer_comm->remote == NULL &&
+		    remote_leader == peer_comm->rank))
+			return mpiv_err(lc, MPI_ERR_RANK, fn);
+		if (tag < 0 || tag > MPI_TAG_UB_VALUE)
+			return mpiv_err(lc, MPI_ERR_TAG, fn);
+	}
+	rc = mpiv_coll_allreduce(&mine, &lmax, 1, MPI_UINT32_T, MPI_MAX, lc,
+	    LTAG_MAX);
+	if (rc != MPI_SUCCESS)
+		return mpiv_err(lc, rc, fn);
+	if (lc->rank == local_leader) {
+		MPI_Request reqs[2];
+
+		hdr[0] = (int)lmax;
+		hdr[1] = lc->size;
+		rc = mpiv_isend(hdr, 2, MPI_INT, remote_leader, tag, peer_comm,
+		    peer_comm->context, MPIV_SEND_STANDARD, &reqs[0]);
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_isend(lc->group->world, lc->size, MPI_INT,
+			    remote_leader, tag, peer_comm, peer_comm->context,
+			    MPIV_SEND_STANDARD, &reqs[1]);
+		else
+			reqs[1] = MPI_REQUEST_NULL;
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_waitall(2, reqs, NULL);
+		if (rc == MPI_SUCCESS)
+			rc = inter_recv_p2p_ints(rhdr, 2, remote_leader, tag,
+			    peer_comm);
+		if (rc == MPI_SUCCESS && (rhdr[1] <= 0 ||
+		    rhdr[1] > mpiv_state.world_size))
+			rc = MPI_ERR_INTERN;
+		if (rc == MPI_SUCCESS)
+			hdr[0] = (uint32_t)rhdr[0] > lmax ? rhdr[0] :
+			    (int)lmax;
+		hdr[1] = rc == MPI_SUCCESS ? rhdr[1] : -1;
+	}
+	/* The leader says the agreed context and the remote size (-1: it
+	   failed), then the remote group. */
+	if ((rc = inter_bcast_ints(hdr, 2, local_leader, lc,
+	    LTAG_BCAST_HDR)) != MPI_SUCCESS)
+		return mpiv_err(lc, rc, fn);
+	if (hdr[1] <= 0)
+		return mpiv_err(lc, MPI_ERR_INTERN, fn);
+	if ((rworld = malloc((size_t)hdr[1] * sizeof(int))) == NULL)
+		return mpiv_err(lc, MPI_ERR_NO_MEM, fn);
+	if (lc->rank == local_leader)
+		rc = inter_recv_p2p_ints(rworld, hdr[1], remote_leader, tag,
+		    peer_comm);
+	if (rc == MPI_SUCCESS)
+		rc = inter_bcast_ints(rworld, hdr[1], local_leader, lc,
+		    LTAG_BCAST_DATA);
+	if (rc != MPI_SUCCESS)
+		goto out_free;
+	lmax = (uint32_t)hdr[0];
+	if (lmax > UINT32_MAX - 8) {
+		rc = MPI_ERR_INTERN;
+		goto out_free;
+	}
+	mpiv_comm_skip_context(lmax + 2);
+	for (int i = 0; i < hdr[1]; i++)
+		if (rworld[i] < 0 || rworld[i] >= mpiv_state.world_size ||
+		    mpiv_comm_from_world(lc, rworld[i]) >= 0) {
+			mpiv_err_detail("the local and remote groups overlap "
+			    "(world rank %d is in both)", rworld[i]);
+			rc = MPI_ERR_COMM;
+			goto out_free;
+		}
+	if ((rg = inter_group(rworld, hdr[1])) == NULL) {
+		rc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+	rc = inter_build(lc->group, rg, lmax, lc->errh, newintercomm);
+	mpiv_group_release(rg);
+out_free:
+	free(rworld);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(lc, rc, fn);
+}
+
+/*
+ * The group with high = false comes first; when both said the same, the
+ * group whose leader has the lower world rank. Context agreed over both.
+ */
+int
+MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+	const char *fn = "MPI_Intercomm_merge";
+	MPI_Comm ic = intercomm;
+	struct mpiv_group *g;
+	int mine[2], theirs[2], rc, n, lsize, rsize;
+	bool local_first;
+	uint32_t ctx;
+
+	if (!mpiv_comm_is_inter(ic))
+		return mpiv_err(mpiv_comm_check(ic) == MPI_SUCCESS ? ic : NULL,
+		    MPI_ERR_COMM, fn);
+	if (newintracomm == NULL)
+		return mpiv_err(ic, MPI_ERR_ARG, fn);
+	mine[0] = high != 0;
+	mine[1] = ic->group->world[0];
+	if ((rc = inter_exchange(ic, mine, 2, theirs, 2)) != MPI_SUCCESS ||
+	    (rc = inter_alloc_context(ic, 1, &ctx)) != MPI_SUCCESS)
+		return mpiv_err(ic, rc, fn);
+	/* Every member uses its leader's high, so the groups agree. */
+	if ((rc = inter_bcast_ints(mine, 1, 0, ic->local, LTAG_BCAST_HDR)) !=
+	    MPI_SUCCESS)
+		return mpiv_err(ic, rc, fn);
+	local_first = mine[0] != theirs[0] ? mine[0] == 0 :
+	    mine[1] < theirs[1];
+	lsize = ic->group->size;
+	rsize = ic->remote->size;
+	n = lsize + rsize;
+	if ((g = mpiv_group_new(n)) == NULL)
+		return mpiv_err(ic, MPI_ERR_NO_MEM, fn);
+	memcpy(g->world + (local_first ? 0 : rsize), ic->group->world,
+	    (size_t)lsize * sizeof(int));
+	memcpy(g->world + (local_first ? lsize : 0), ic->remote->world,
+	    (size_t)rsize * sizeof(int));
+	mpiv_group_set_rank(g);
+	rc = mpiv_comm_build(g, ctx, ic->errh, newintracomm);
+	mpiv_group_release(g);
+	return rc == MPI_SUCCESS ? rc : mpiv_err(ic, rc, fn);
+}
+
+int
+mpiv_inter_dup(MPI_Comm ic, MPI_Comm *newcomm)
+{
+	uint32_t ctx;
+	MPI_Comm c;
+	int rc;
+
+	if ((rc = inter_alloc_context(ic, 2, &ctx)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = inter_build(ic->group, ic->remote, ctx, ic->errh, &c)) !=
+	    MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_comm_info_dup(ic, ic->info, c)) != MPI_SUCCESS ||
+	    (rc = mpiv_attr_dup(ic, c)) != MPI_SUCCESS) {
+		mpiv_attr_free_all(c);
+		mpiv_comm_destroy(c);
+		return rc;
+	}
+	*newcomm = c;
+	return MPI_SUCCESS;
+}
+
+/* Members of g whose (color, key) pair in ck says `color`, by key then
+   rank; NULL with *n 0 when none (or out of memory: *err set). */
+static struct mpiv_group *
+inter_split_group(const struct mpiv_group *g, const int *ck, int color,
+    int *err)
+{
+	struct mpiv_group *ng;
+	int n = 0, *idx;
+
+	if ((idx = malloc(((size_t)g->size + 1) * sizeof(int))) == NULL) {
+		*err = MPI_ERR_NO_MEM;
+		return NULL;
+	}
+	for (int r = 0; r < g->size; r++)
+		if (ck[2 * r] == color)
+			idx[n++] = r;
+	/* insertion sort by (key, rank): groups are small */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && ck[2 * idx[j - 1] + 1] >
+		    ck[2 * idx[j] + 1]; j--) {
+			int t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	ng = n > 0 ? mpiv_group_new(n) : NULL;
+	if (n > 0 && ng == NULL)
+		*err = MPI_ERR_NO_MEM;
+	for (int i = 0; ng != NULL && i < n; i++)
+		ng->world[i] = g->world[idx[i]];
+	if (ng != NULL)
+		mpiv_group_set_rank(ng);
+	free(idx);
+	return ng;
+}
+
+/*
+ * MPI-2 intercommunicator split: each local group splits by color; a
+ * member's new intercommunicator joins its part with the remote part of
+ * the same color (MPI_COMM_NULL when either is empty). One context for
+ * every color: the new communicators are disjoint.
+ */
+int
+mpiv_inter_split(MPI_Comm ic, int color, int key, MPI_Comm *newcomm)
+{
+	int mine[2] = { color, key }, *lck, *rck, rc;
+	struct mpiv_group *lg = NULL, *rg = NULL;
+	int lsize = ic->group->size, rsize = ic->remote->size;
+	uint32_t ctx;
+
+	*newcomm = MPI_COMM_NULL;
+	lck = malloc(2 * (size_t)lsize * sizeof(int));
+	rck = malloc(2 * (size_t)rsize * sizeof(int));
+	if (lck == NULL || rck == NULL) {
+		rc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+	rc = mpiv_coll_allgather(mine, 2, MPI_INT, lck, 2, MPI_INT, ic->local,
+	    LTAG_ALLGATHER);
+	if (rc == MPI_SUCCESS)
+		rc = inter_exchange(ic, lck, 2 * lsize, rck, 2 * rsize);
+	if (rc == MPI_SUCCESS)
+		rc = inter_alloc_context(ic, 2, &ctx);
+	if (rc != MPI_SUCCESS || color == MPI_UNDEFINED)
+		goto out_free;
+	lg = inter_split_group(ic->group, lck, color, &rc);
+	rg = inter_split_group(ic->remote, rck, color, &rc);
+	if (rc == MPI_SUCCESS && lg != NULL && rg != NULL)
+		rc = inter_build(lg, rg, ctx, ic->errh, newcomm);
+out_free:
+	if (lg != NULL)
+		mpiv_group_release(lg);
+	if (rg != NULL)
+		mpiv_group_release(rg);
+	free(lck);
+	free(rck);
+	return rc;
+}
+
+int mpiv_group_compare(MPI_Group g1, MPI_Group g2);	/* group.c */
+
+/* Comm_compare when one side is an intercommunicator. */
+int
+mpiv_inter_compare(MPI_Comm c1, MPI_Comm c2)
+{
+	int l, r;
+
+	if (c1->remote == NULL || c2->remote == NULL)
+		return MPI_UNEQUAL;
+	l = mpiv_group_compare(c1->group, c2->group);
+	r = mpiv_group_compare(c1->remote, c2->remote);
+	if (l == MPI_IDENT && r == MPI_IDENT)
+		return MPI_CONGRUENT;
+	if (l == MPI_UNEQUAL || r == MPI_UNEQUAL)
+		return MPI_UNEQUAL;
+	return MPI_SIMILAR;
+}
+
+/* ---------------- queries ---------------- */
+
+int
+MPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+	if (mpiv_comm_check(comm) != MPI_SUCCESS)
+		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_remote_size");
+	if (comm->remote == NULL) {
+		mpiv_err_detail("not an intercommunicator");
+		return mpiv_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_size");
+	}
+	if (size == NULL)
+		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_remote_size");
+	*size = comm->remote->size;
+	return MPI_SUCCESS;
+}
+
+int
+MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+	if (mpiv_comm_check(comm) != MPI_SUCCESS)
+		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_remote_group");
+	if (comm->remote == NULL) {
+		mpiv_err_detail("not an intercommunicator");
+		return mpiv_err(comm, MPI_ERR_COMM, "MPI_Comm_remote_group");
+	}
+	if (group == NULL)
+		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_remote_group");
+	mpiv_group_retain(comm->remote);
+	*group = comm->remote;
+	return MPI_SUCCESS;
+}
+
+/* ---------------- collectives ---------------- */
+
+/* Checks shared by the intercommunicator collectives. */
+static int
+inter_check_buf(int count, MPI_Datatype dt)
+{
+	if (count < 0)
+		return MPI_ERR_COUNT;
+	return mpiv_dt_check(dt);
+}
+
+static int
+inter_check_root(MPI_Comm ic, int root)
+{
+	if (root == MPI_ROOT || root == MPI_PROC_NULL ||
+	    (root >= 0 && root < ic->remote->size))
+		return MPI_SUCCESS;
+	return MPI_ERR_ROOT;
+}
+
+static void *
+inter_at(const void *buf, MPI_Aint off)
+{
+	return (void *)((uintptr_t)buf + (uintptr_t)off);
+}
+
+/* Room for count elements of dt, laid out as dt says (like coll.c's
+   temporaries); *raw is what to free. */
+static void *
+inter_alloc(int count, MPI_Datatype dt, void **raw)
+{
+	MPI_Aint ext = dt->extent, lo, span;
+
+	*raw = NULL;
+	if (count <= 0)
+		return NULL;
+	lo = dt->true_lb + (ext < 0 ? (MPI_Aint)(count - 1) * ext : 0);
+	if (__builtin_mul_overflow((MPI_Aint)(count - 1), ext < 0 ? -ext : ext,
+	    &span) || __builtin_add_overflow(span, dt->true_extent, &span) ||
+	    span < 0)
+		return NULL;
+	if ((*raw = malloc((size_t)span + 1)) == NULL)
+		return NULL;
+	return inter_at(*raw, -lo);
+}
+
+/*
+ * Posts one send per remote member r of count(r) elements at
+ * sbuf + disp(r) (counts/displs NULL: count elements at block r, or the
+ * same buffer for all when `same`), and one receive per remote member
+ * likewise; then waits for all. Either side may be skipped (sbuf or
+ * rbuf NULL with a zero type).
+ */
+struct inter_side {
+	const void *buf;
+	int count;
+	const int *counts, *displs;
+	MPI_Datatype dt;
+	bool same;		/* every peer gets/gives the same buffer */
+	bool on;
+};
+
+static void *
+inter_block(const struct inter_side *s, int r, int *count)
+{
+	MPI_Aint off;
+
+	if (s->counts != NULL) {
+		*count = s->counts[r];
+		off = (MPI_Aint)s->displs[r] * s->dt->extent;
+	} else {
+		*count = s->count;
+		off = s->same ? 0 : (MPI_Aint)r * s->count * s->dt->extent;
+	}
+	return inter_at(s->buf, off);
+}
+
+static int
+inter_linear(MPI_Comm ic, const struct inter_side *snd,
+    const struct inter_side *rcv, int tag)
+{
+	int n = ic->remote->size, k = 0, rc = MPI_SUCCESS, cnt;
+	MPI_Request *reqs;
+
+	if ((reqs = malloc(2 * (size_t)n * sizeof(*reqs))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int r = 0; rcv->on && r < n && rc == MPI_SUCCESS; r++) {
+		void *b = inter_block(rcv, r, &cnt);
+		if ((rc = mpiv_irecv(b, cnt, rcv->dt, r, tag, ic,
+		    MPIV_COLL_CONTEXT(ic), &reqs[k])) == MPI_SUCCESS)
+			k++;
+	}
+	for (int r = 0; snd->on && r < n && rc == MPI_SUCCESS; r++) {
+		void *b = inter_block(snd, r, &cnt);
+		if ((rc = mpiv_isend(b, cnt, snd->dt, r, tag, ic,
+		    MPIV_COLL_CONTEXT(ic), MPIV_SEND_STANDARD, &reqs[k])) ==
+		    MPI_SUCCESS)
+			k++;
+	}
+	{
+		int w = mpiv_waitall(k, reqs, NULL);
+		if (rc == MPI_SUCCESS)
+			rc = w;
+	}
+	free(reqs);
+	return rc;
+}
+
+#define INTER_BEGIN(fn)							\
+	const char *fn_ = fn;						\
+	int rc_;							\
+	mpiv_fault_point("coll")
+#define INTER_CHECK(expr) do {						\
+	if ((rc_ = (expr)) != MPI_SUCCESS)				\
+		return mpiv_err(ic, rc_, fn_);				\
+} while (0)
+#define INTER_END(expr) do {						\
+	rc_ = (expr);							\
+	return rc_ == MPI_SUCCESS ? rc_ : mpiv_err(ic, rc_, fn_);	\
+} while (0)
+
+/* Local agreement, the leaders' swap, then the local broadcast: no
+   member leaves before every remote member has entered. */
+int
+mpiv_inter_barrier(MPI_Comm ic)
+{
+	int one = 1, sum = 0, theirs = 0;
+
+	INTER_BEGIN("MPI_Barrier");
+	INTER_CHECK(mpiv_coll_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM,
+	    ic->local, LTAG_BARRIER));
+	INTER_END(inter_exchange(ic, &sum, 1, &theirs, 1));
+}
+
+/* The root sends to every member of the remote group. */
+int
+mpiv_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm ic)
+{
+	struct inter_side s = { .buf = buf, .count = count, .dt = dt,
+		.same = true };
+	struct inter_side none = { .dt = dt };
+
+	INTER_BEGIN("MPI_Bcast");
+	INTER_CHECK(inter_check_root(ic, root));
+	INTER_CHECK(inter_check_buf(count, dt));
+	if (root == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (root == MPI_ROOT) {
+		s.on = true;
+		INTER_END(inter_linear(ic, &s, &none, ITAG_BCAST));
+	}
+	INTER_END(inter_recv(buf, count, dt, root, ITAG_BCAST, ic));
+}
+
+/* The root combines the remote group's vectors in rank order:
+   x0 op (x1 op (... op x(n-1))). */
+int
+mpiv_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+    MPI_Op op, int root, MPI_Comm ic)
+{
+	void *tmp, *raw;
+	int n = ic->remote->size, rc = MPI_SUCCESS;
+
+	INTER_BEGIN("MPI_Reduce");
+	INTER_CHECK(inter_check_root(ic, root));
+	INTER_CHECK(inter_check_buf(count, dt));
+	INTER_CHECK(op == MPI_OP_NULL ? MPI_ERR_OP :
+	    mpiv_op_apply(op, NULL, NULL, 0, dt));
+	if (root == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (root != MPI_ROOT)
+		INTER_END(inter_send(sbuf, count, dt, root, ITAG_REDUCE,
+		    ic));
+	if (count == 0 || dt->size == 0)
+		INTER_END(inter_linear(ic, &(struct inter_side){ .dt = dt },
+		    &(struct inter_side){ .buf = rbuf, .dt = dt, .on = true,
+		    .same = true }, ITAG_REDUCE));
+	if ((tmp = inter_alloc(count, dt, &raw)) == NULL)
+		INTER_CHECK(MPI_ERR_NO_MEM);
+	rc = inter_recv(rbuf, count, dt, n - 1, ITAG_REDUCE, ic);
+	for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
+		rc = inter_recv(tmp, count, dt, r, ITAG_REDUCE, ic);
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_op_apply(op, tmp, rbuf, count, dt);
+	}
+	free(raw);
+	INTER_END(rc);
+}
+
+/* Each group reduces its own vectors (order-preserving allreduce of the
+   local group); the leaders swap the results and hand them out. */
+int
+mpiv_inter_allreduce(const void *sbuf, void *rbuf, int count,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm ic)
+{
+	void *tmp, *raw;
+	int rc;
+
+	INTER_BEGIN("MPI_Allreduce");
+	INTER_CHECK(inter_check_buf(count, dt));
+	INTER_CHECK(op == MPI_OP_NULL ? MPI_ERR_OP :
+	    mpiv_op_apply(op, NULL, NULL, 0, dt));
+	if (sbuf == MPI_IN_PLACE)
+		INTER_CHECK(MPI_ERR_BUFFER);
+	if (count == 0 || dt->size == 0)
+		return MPI_SUCCESS;
+	if ((tmp = inter_alloc(count, dt, &raw)) == NULL)
+		INTER_CHECK(MPI_ERR_NO_MEM);
+	rc = mpiv_coll_allreduce(sbuf, tmp, count, dt, op, ic->local,
+	    LTAG_ALLREDUCE);
+	if (rc == MPI_SUCCESS && ic->rank == 0)
+		rc = mpiv_sendrecv_coll(tmp, count, dt, 0, rbuf, count, dt,
+		    0, ITAG_ALLREDUCE, ic);
+	if (rc == MPI_SUCCESS)
+		rc = inter_bcast(rbuf, count, dt, 0, ic->local,
+		    LTAG_BCAST_DATA);
+	free(raw);
+	INTER_END(rc);
+}
+
+static int
+inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
+    int rcount, const int *rcounts, const int *displs, MPI_Datatype rdt,
+    int root, MPI_Comm ic, bool v)
+{
+	INTER_BEGIN(v ? "MPI_Gatherv" : "MPI_Gather");
+	INTER_CHECK(inter_check_root(ic, root));
+	if (root == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (root == MPI_ROOT) {
+		if (v && (rcounts == NULL || displs == NULL))
+			INTER_CHECK(MPI_ERR_ARG);
+		for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
+			if (rcounts[r] < 0)
+				INTER_CHECK(MPI_ERR_COUNT);
+		INTER_CHECK(inter_check_buf(rcounts ? 0 : rcount, rdt));
+		INTER_END(inter_linear(ic, &(struct inter_side){ .dt = rdt },
+		    &(struct inter_side){ .buf = rbuf, .count = rcount,
+		    .counts = rcounts, .displs = displs, .dt = rdt,
+		    .on = true }, ITAG_GATHER));
+	}
+	INTER_CHECK(inter_check_buf(scount, sdt));
+	INTER_END(inter_send(sbuf, scount, sdt, root, ITAG_GATHER, ic));
+}
+
+int
+mpiv_inter_gather(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic)
+{
+	return inter_gatherv(sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
+	    root, ic, false);
+}
+
+int
+mpiv_inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdt,
+    int root, MPI_Comm ic)
+{
+	return inter_gatherv(sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
+	    root, ic, true);
+}
+
+static int
+inter_scatterv(const void *sbuf, int scount, const int *scounts,
+    const int *displs, MPI_Datatype sdt, void *rbuf, int rcount,
+    MPI_Datatype rdt, int root, MPI_Comm ic, bool v)
+{
+	INTER_BEGIN(v ? "MPI_Scatterv" : "MPI_Scatter");
+	INTER_CHECK(inter_check_root(ic, root));
+	if (root == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (root == MPI_ROOT) {
+		if (v && (scounts == NULL || displs == NULL))
+			INTER_CHECK(MPI_ERR_ARG);
+		for (int r = 0; scounts != NULL && r < ic->remote->size; r++)
+			if (scounts[r] < 0)
+				INTER_CHECK(MPI_ERR_COUNT);
+		INTER_CHECK(inter_check_buf(scounts ? 0 : scount, sdt));
+		INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
+		    .count = scount, .counts = scounts, .displs = displs,
+		    .dt = sdt, .on = true }, &(struct inter_side){ .dt = sdt },
+		    ITAG_SCATTER));
+	}
+	INTER_CHECK(inter_check_buf(rcount, rdt));
+	INTER_END(inter_recv(rbuf, rcount, rdt, root, ITAG_SCATTER, ic));
+}
+
+int
+mpiv_inter_scatter(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic)
+{
+	return inter_scatterv(sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
+	    root, ic, false);
+}
+
+int
+mpiv_inter_scatterv(const void *sbuf, const int *scounts, const int *displs,
+    MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
+    MPI_Comm ic)
+{
+	return inter_scatterv(sbuf, 0, scounts, displs, sdt, rbuf, rcount, rdt,
+	    root, ic, true);
+}
+
+/* Every member sends its buffer to every remote member and receives
+   block r from remote member r. */
+int
+mpiv_inter_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, const int *rcounts, const int *displs,
+    MPI_Datatype rdt, MPI_Comm ic)
+{
+	INTER_BEGIN(rcounts ? "MPI_Allgatherv" : "MPI_Allgather");
+	if (sbuf == MPI_IN_PLACE)
+		INTER_CHECK(MPI_ERR_BUFFER);
+	INTER_CHECK(inter_check_buf(scount, sdt));
+	INTER_CHECK(inter_check_buf(rcount, rdt));
+	for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
+		if (rcounts[r] < 0)
+			INTER_CHECK(MPI_ERR_COUNT);
+	if (rcounts != NULL && displs == NULL)
+		INTER_CHECK(MPI_ERR_ARG);
+	INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
+	    .count = scount, .dt = sdt, .same = true, .on = true },
+	    &(struct inter_side){ .buf = rbuf, .count = rcount,
+	    .counts = rcounts, .displs = displs, .dt = rdt, .on = true },
+	    ITAG_ALLGATHER));
+}
+
+/* Block r of the send buffer goes to remote member r, whose block for
+   us lands in our block r. */
+int
+mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
+    const int *sdispls, MPI_Datatype sdt, void *rbuf, int rcount,
+    const int *rcounts, const int *rdispls, MPI_Datatype rdt, MPI_Comm ic)
+{
+	INTER_BEGIN(rcounts ? "MPI_Alltoallv" : "MPI_Alltoall");
+	if (sbuf == MPI_IN_PLACE)
+		INTER_CHECK(MPI_ERR_BUFFER);
+	INTER_CHECK(inter_check_buf(scount, sdt));
+	INTER_CHECK(inter_check_buf(rcount, rdt));
+	if (rcounts != NULL && (scounts == NULL || sdispls == NULL ||
+	    rdispls == NULL))
+		INTER_CHECK(MPI_ERR_ARG);
+	for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
+		if (rcounts[r] < 0 || scounts[r] < 0)
+			INTER_CHECK(MPI_ERR_COUNT);
+	INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
+	    .count = scount, .counts = scounts, .displs = sdispls, .dt = sdt,
+	    .on = true }, &(struct inter_side){ .buf = rbuf, .count = rcount,
+	    .counts = rcounts, .displs = rdispls, .dt = rdt, .on = true },
+	    ITAG_ALLTOALL));
+}
