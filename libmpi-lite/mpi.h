@@ -535,17 +535,18 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[],
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[],
     const int periods[], int *newrank);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
-    const int sources[], const int sourceweights[], int outdegree,
-    const int destinations[], const int destweights[], MPI_Info info,
+    const int sources[], const int *sourceweights, int outdegree,
+    const int destinations[], const int *destweights, MPI_Info info,
     int reorder, MPI_Comm *comm_dist_graph);
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
-    const int degrees[], const int destinations[], const int weights[],
+    const int degrees[], const int destinations[], const int *weights,
     MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
     int *outdegree, int *weighted);
+/* (weights as pointers: MPI_UNWEIGHTED is not an array) */
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
-    int sourceweights[], int maxoutdegree, int destinations[],
-    int destweights[]);
+    int *sourceweights, int maxoutdegree, int destinations[],
+    int *destweights);
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount,
     MPI_Datatype sendtype, void *recvbuf, int recvcount,
     MPI_Datatype recvtype, MPI_Comm comm);
