@@ -46,6 +46,8 @@ PROGS=(
 	"flt_coll=128k      4 raw 250 16384"
 	"flt_coll=ckpt128k  4 raw 800 16384"
 	"flt_coll=force     5 raw 100 6000"
+	"flt_intercomm      4 raw 600"
+	"flt_neighbor       5 raw 600"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n mode args...
@@ -167,7 +169,8 @@ done
 # the kills counted over the whole group.
 group_kills=0
 group_runs=0
-for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large; do
+for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large \
+    intercomm neighbor; do
 	[ -n "${FLT_ONLY:-}" ] && ! [[ $p =~ $FLT_ONLY ]] && continue
 	bin=$FLT_B/tests/mpi/$p
 	if [ ! -x "$bin" ]; then
