@@ -218,6 +218,45 @@ int main(int argc, char **argv)
 	check_merge(ic, color, 0);
 	check_merge(ic, 1 - color, 1);
 
+#ifdef MPIV_MPI_LITE
+	/* calls mpiv does not do on intercommunicators fail clearly */
+	{
+		int cls, rc, one = 1, res = 0;
+		MPI_Comm bad = MPI_COMM_NULL;
+		MPI_OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+		rc = MPI_Reduce_scatter_block(&one, &res, 1, MPI_INT, MPI_SUM, ic);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "Reduce_scatter_block on an intercommunicator");
+		rc = MPI_Scan(&one, &res, 1, MPI_INT, MPI_SUM, ic);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "Scan on an intercommunicator");
+		MPI_Group lg;
+		MPI_OK(MPI_Comm_group(ic, &lg));
+		rc = MPI_Comm_create(ic, lg, &bad);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "Comm_create on an intercommunicator");
+		MPI_OK(MPI_Group_free(&lg));
+		int dims[1] = { 1 }, per[1] = { 0 };
+		rc = MPI_Cart_create(ic, 1, dims, per, 0, &bad);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "Cart_create on an intercommunicator");
+		rc = MPI_Bcast(&one, 1, MPI_INT, rsize, ic);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_ROOT, "Bcast with a root beyond the remote group");
+		rc = MPI_Send(&one, 1, MPI_INT, rsize, 0, ic);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_RANK, "Send to a rank beyond the remote group");
+		rc = MPI_Comm_remote_size(MPI_COMM_WORLD, &n);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "remote_size of an intracommunicator");
+		rc = MPI_Intercomm_merge(MPI_COMM_WORLD, 0, &bad);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_COMM, "merge of an intracommunicator");
+		CHECK(bad == MPI_COMM_NULL, "no communicator made");
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+	}
+#endif
 	MPI_OK(MPI_Comm_free(&ic));
 	MPI_OK(MPI_Comm_free(&local));
 	free(rq); free(out); free(ga); free(sa); free(cnt); free(dsp);

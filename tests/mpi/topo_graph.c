@@ -143,6 +143,32 @@ int main(int argc, char **argv)
 	t_mix(outs, sizeof outs);
 	MPI_OK(MPI_Comm_free(&dg));
 
+#ifdef MPIV_MPI_LITE
+	/* bad input: clear errors, the job goes on */
+	{
+		int cls, rc, bad_edges[2] = { 0, n };	/* node n does not exist */
+		int bidx[1] = { 2 };
+		MPI_Comm bc = MPI_COMM_NULL;
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+		rc = MPI_Graph_create(MPI_COMM_WORLD, 1, bidx, bad_edges, 0, &bc);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_ARG, "Graph_create with an edge to no node");
+		int x = 1, y[2];
+		rc = MPI_Neighbor_allgather(&x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_TOPOLOGY, "Neighbor_allgather without a topology");
+		rc = MPI_Graphdims_get(MPI_COMM_WORLD, &nn, &ne);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_TOPOLOGY, "Graphdims_get without a graph");
+		int bad_src[1] = { n };
+		rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, bad_src, MPI_UNWEIGHTED, 0, NULL,
+		    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bc);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_RANK, "Dist_graph_create_adjacent with a source beyond the group");
+		CHECK(bc == MPI_COMM_NULL, "no communicator made");
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+	}
+#endif
 	free(index); free(edges); free(gi); free(ge); free(srcs); free(degs); free(dsts);
 	return t_finish();
 }
