@@ -91,6 +91,9 @@ int main(int argc, char **argv)
 	/* each member receives from the remote members r with r % lsize == lrank */
 	for (int r = 0; r < rsize; r++)
 		if (r % lsize == lrank) {
+			MPI_Status pst;
+			MPI_OK(MPI_Probe(r, 6, ic, &pst));
+			CHECK_INT(pst.MPI_SOURCE, r, "Probe source names the remote rank");
 			MPI_OK(MPI_Recv(&y, 1, MPI_INT, r, 6, ic, MPI_STATUS_IGNORE));
 			CHECK_INT(y, wr(1 - color, r), "Sendrecv across");
 			t_mix_int(y);
