@@ -195,8 +195,9 @@ void mpiv_inter_clear(MPI_Comm c);
 int mpiv_inter_dup(MPI_Comm comm, MPI_Comm *newcomm);
 int mpiv_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int mpiv_inter_compare(MPI_Comm c1, MPI_Comm c2);
-/* The collectives on an intercommunicator (the MPI_ calls of coll.c
-   hand an intercommunicator over; they check and report errors). */
+/* The collectives on an intercommunicator (intercomm_coll.c; the MPI_
+   calls of coll.c hand an intercommunicator over; they check and report
+   errors). */
 int mpiv_inter_barrier(MPI_Comm ic);
 int mpiv_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
     MPI_Comm ic);

@@ -13,36 +13,21 @@
  * group it uses internally (both groups share that pair, which is safe:
  * their members are disjoint and never talk on it to each other).
  *
- * The collectives are linear or built on the local group's collectives;
- * every receive names its source and waits are Waitall, so a
- * re-executed rank does exactly the same (nothing to log).
+ * The collectives are in intercomm_coll.c. Creation, dup, split and
+ * merge exchange through the leaders with receives that name their
+ * source, so a re-executed rank does exactly the same (nothing to log).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
-
-/* Tags on an intercommunicator's collective context. */
-enum {
-	ITAG_EXCHANGE = 1, ITAG_BARRIER, ITAG_BCAST, ITAG_REDUCE,
-	ITAG_ALLREDUCE, ITAG_GATHER, ITAG_SCATTER, ITAG_ALLGATHER,
-	ITAG_ALLTOALL,
-};
-/* Tags on the collective context of a local intracommunicator (the
-   collectives of coll.c use tags below 64, comm.c 64 to 66). */
-enum {
-	LTAG_MAX = 67, LTAG_BCAST_HDR, LTAG_BCAST_DATA, LTAG_ALLGATHER,
-	LTAG_ALLREDUCE, LTAG_BARRIER,
-};
+#include "intercomm.h"
 
 void mpiv_comm_destroy(MPI_Comm c);	/* comm.c */
 
 /* ---------------- helpers ---------------- */
 
-/* Linear broadcast of n elements from `root` over an intracommunicator
-   (its collective context). */
-static int
-inter_bcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm,
+int
+mpiv_inter_lbcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm,
     int tag)
 {
 	MPI_Request *reqs;
@@ -67,22 +52,7 @@ inter_bcast(void *buf, int n, MPI_Datatype dt, int root, MPI_Comm comm,
 static int
 inter_bcast_ints(int *buf, int n, int root, MPI_Comm comm, int tag)
 {
-	return inter_bcast(buf, n, MPI_INT, root, comm, tag);
-}
-
-/* Blocking receive / send on a communicator's collective context. */
-static int
-inter_recv(void *buf, int count, MPI_Datatype dt, int src, int tag,
-    MPI_Comm c)
-{
-	return mpiv_recv_coll(buf, count, dt, src, tag, c);
-}
-
-static int
-inter_send(const void *buf, int count, MPI_Datatype dt, int dst, int tag,
-    MPI_Comm c)
-{
-	return mpiv_send_coll(buf, count, dt, dst, tag, c);
+	return mpiv_inter_lbcast(buf, n, MPI_INT, root, comm, tag);
 }
 
 /* Receive on a communicator's point-to-point context. */
@@ -96,13 +66,8 @@ inter_recv_p2p_ints(int *buf, int n, int src, int tag, MPI_Comm c)
 	return rc != MPI_SUCCESS ? rc : mpiv_waitall(1, &r, NULL);
 }
 
-/*
- * The two leaders (local rank 0 of each group) swap nmine ints for
- * ntheirs over the intercommunicator; then every member of the local
- * group gets the remote group's ints.
- */
-static int
-inter_exchange(MPI_Comm ic, const int *mine, int nmine, int *theirs,
+int
+mpiv_inter_exchange(MPI_Comm ic, const int *mine, int nmine, int *theirs,
     int ntheirs)
 {
 	MPI_Request reqs[2];
@@ -139,7 +104,7 @@ inter_alloc_context(MPI_Comm ic, int npairs, uint32_t *ctx)
 	if (rc != MPI_SUCCESS)
 		return rc;
 	out[0] = (int)lmax;
-	if ((rc = inter_exchange(ic, out, 1, in, 1)) != MPI_SUCCESS)
+	if ((rc = mpiv_inter_exchange(ic, out, 1, in, 1)) != MPI_SUCCESS)
 		return rc;
 	if ((uint32_t)in[0] > lmax)
 		lmax = (uint32_t)in[0];
@@ -334,7 +299,7 @@ MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 		return mpiv_err(ic, MPI_ERR_ARG, fn);
 	mine[0] = high != 0;
 	mine[1] = ic->group->world[0];
-	if ((rc = inter_exchange(ic, mine, 2, theirs, 2)) != MPI_SUCCESS ||
+	if ((rc = mpiv_inter_exchange(ic, mine, 2, theirs, 2)) != MPI_SUCCESS ||
 	    (rc = inter_alloc_context(ic, 1, &ctx)) != MPI_SUCCESS)
 		return mpiv_err(ic, rc, fn);
 	/* Every member uses its leader's high, so the groups agree. */
@@ -439,7 +404,7 @@ mpiv_inter_split(MPI_Comm ic, int color, int key, MPI_Comm *newcomm)
 	rc = mpiv_coll_allgather(mine, 2, MPI_INT, lck, 2, MPI_INT, ic->local,
 	    LTAG_ALLGATHER);
 	if (rc == MPI_SUCCESS)
-		rc = inter_exchange(ic, lck, 2 * lsize, rck, 2 * rsize);
+		rc = mpiv_inter_exchange(ic, lck, 2 * lsize, rck, 2 * rsize);
 	if (rc == MPI_SUCCESS)
 		rc = inter_alloc_context(ic, 2, &ctx);
 	if (rc != MPI_SUCCESS || color == MPI_UNDEFINED)
@@ -508,358 +473,4 @@ MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 	mpiv_group_retain(comm->remote);
 	*group = comm->remote;
 	return MPI_SUCCESS;
-}
-
-/* ---------------- collectives ---------------- */
-
-/* Checks shared by the intercommunicator collectives. */
-static int
-inter_check_buf(int count, MPI_Datatype dt)
-{
-	if (count < 0)
-		return MPI_ERR_COUNT;
-	return mpiv_dt_check(dt);
-}
-
-static int
-inter_check_root(MPI_Comm ic, int root)
-{
-	if (root == MPI_ROOT || root == MPI_PROC_NULL ||
-	    (root >= 0 && root < ic->remote->size))
-		return MPI_SUCCESS;
-	return MPI_ERR_ROOT;
-}
-
-static void *
-inter_at(const void *buf, MPI_Aint off)
-{
-	return (void *)((uintptr_t)buf + (uintptr_t)off);
-}
-
-/* Room for count elements of dt, laid out as dt says (like coll.c's
-   temporaries); *raw is what to free. */
-static void *
-inter_alloc(int count, MPI_Datatype dt, void **raw)
-{
-	MPI_Aint ext = dt->extent, lo, span;
-
-	*raw = NULL;
-	if (count <= 0)
-		return NULL;
-	lo = dt->true_lb + (ext < 0 ? (MPI_Aint)(count - 1) * ext : 0);
-	if (__builtin_mul_overflow((MPI_Aint)(count - 1), ext < 0 ? -ext : ext,
-	    &span) || __builtin_add_overflow(span, dt->true_extent, &span) ||
-	    span < 0)
-		return NULL;
-	if ((*raw = malloc((size_t)span + 1)) == NULL)
-		return NULL;
-	return inter_at(*raw, -lo);
-}
-
-/*
- * Posts one send per remote member r of count(r) elements at
- * sbuf + disp(r) (counts/displs NULL: count elements at block r, or the
- * same buffer for all when `same`), and one receive per remote member
- * likewise; then waits for all. Either side may be skipped (sbuf or
- * rbuf NULL with a zero type).
- */
-struct inter_side {
-	const void *buf;
-	int count;
-	const int *counts, *displs;
-	MPI_Datatype dt;
-	bool same;		/* every peer gets/gives the same buffer */
-	bool on;
-};
-
-static void *
-inter_block(const struct inter_side *s, int r, int *count)
-{
-	MPI_Aint off;
-
-	if (s->counts != NULL) {
-		*count = s->counts[r];
-		off = (MPI_Aint)s->displs[r] * s->dt->extent;
-	} else {
-		*count = s->count;
-		off = s->same ? 0 : (MPI_Aint)r * s->count * s->dt->extent;
-	}
-	return inter_at(s->buf, off);
-}
-
-static int
-inter_linear(MPI_Comm ic, const struct inter_side *snd,
-    const struct inter_side *rcv, int tag)
-{
-	int n = ic->remote->size, k = 0, rc = MPI_SUCCESS, cnt;
-	MPI_Request *reqs;
-
-	if ((reqs = malloc(2 * (size_t)n * sizeof(*reqs))) == NULL)
-		return MPI_ERR_NO_MEM;
-	for (int r = 0; rcv->on && r < n && rc == MPI_SUCCESS; r++) {
-		void *b = inter_block(rcv, r, &cnt);
-		if ((rc = mpiv_irecv(b, cnt, rcv->dt, r, tag, ic,
-		    MPIV_COLL_CONTEXT(ic), &reqs[k])) == MPI_SUCCESS)
-			k++;
-	}
-	for (int r = 0; snd->on && r < n && rc == MPI_SUCCESS; r++) {
-		void *b = inter_block(snd, r, &cnt);
-		if ((rc = mpiv_isend(b, cnt, snd->dt, r, tag, ic,
-		    MPIV_COLL_CONTEXT(ic), MPIV_SEND_STANDARD, &reqs[k])) ==
-		    MPI_SUCCESS)
-			k++;
-	}
-	{
-		int w = mpiv_waitall(k, reqs, NULL);
-		if (rc == MPI_SUCCESS)
-			rc = w;
-	}
-	free(reqs);
-	return rc;
-}
-
-#define INTER_BEGIN(fn)							\
-	const char *fn_ = fn;						\
-	int rc_;							\
-	mpiv_fault_point("coll")
-#define INTER_CHECK(expr) do {						\
-	if ((rc_ = (expr)) != MPI_SUCCESS)				\
-		return mpiv_err(ic, rc_, fn_);				\
-} while (0)
-#define INTER_END(expr) do {						\
-	rc_ = (expr);							\
-	return rc_ == MPI_SUCCESS ? rc_ : mpiv_err(ic, rc_, fn_);	\
-} while (0)
-
-/* Local agreement, the leaders' swap, then the local broadcast: no
-   member leaves before every remote member has entered. */
-int
-mpiv_inter_barrier(MPI_Comm ic)
-{
-	int one = 1, sum = 0, theirs = 0;
-
-	INTER_BEGIN("MPI_Barrier");
-	INTER_CHECK(mpiv_coll_allreduce(&one, &sum, 1, MPI_INT, MPI_SUM,
-	    ic->local, LTAG_BARRIER));
-	INTER_END(inter_exchange(ic, &sum, 1, &theirs, 1));
-}
-
-/* The root sends to every member of the remote group. */
-int
-mpiv_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
-    MPI_Comm ic)
-{
-	struct inter_side s = { .buf = buf, .count = count, .dt = dt,
-		.same = true };
-	struct inter_side none = { .dt = dt };
-
-	INTER_BEGIN("MPI_Bcast");
-	INTER_CHECK(inter_check_root(ic, root));
-	INTER_CHECK(inter_check_buf(count, dt));
-	if (root == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (root == MPI_ROOT) {
-		s.on = true;
-		INTER_END(inter_linear(ic, &s, &none, ITAG_BCAST));
-	}
-	INTER_END(inter_recv(buf, count, dt, root, ITAG_BCAST, ic));
-}
-
-/* The root combines the remote group's vectors in rank order:
-   x0 op (x1 op (... op x(n-1))). */
-int
-mpiv_inter_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-    MPI_Op op, int root, MPI_Comm ic)
-{
-	void *tmp, *raw;
-	int n = ic->remote->size, rc = MPI_SUCCESS;
-
-	INTER_BEGIN("MPI_Reduce");
-	INTER_CHECK(inter_check_root(ic, root));
-	INTER_CHECK(inter_check_buf(count, dt));
-	INTER_CHECK(op == MPI_OP_NULL ? MPI_ERR_OP :
-	    mpiv_op_apply(op, NULL, NULL, 0, dt));
-	if (root == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (root != MPI_ROOT)
-		INTER_END(inter_send(sbuf, count, dt, root, ITAG_REDUCE,
-		    ic));
-	if (count == 0 || dt->size == 0)
-		INTER_END(inter_linear(ic, &(struct inter_side){ .dt = dt },
-		    &(struct inter_side){ .buf = rbuf, .dt = dt, .on = true,
-		    .same = true }, ITAG_REDUCE));
-	if ((tmp = inter_alloc(count, dt, &raw)) == NULL)
-		INTER_CHECK(MPI_ERR_NO_MEM);
-	rc = inter_recv(rbuf, count, dt, n - 1, ITAG_REDUCE, ic);
-	for (int r = n - 2; r >= 0 && rc == MPI_SUCCESS; r--) {
-		rc = inter_recv(tmp, count, dt, r, ITAG_REDUCE, ic);
-		if (rc == MPI_SUCCESS)
-			rc = mpiv_op_apply(op, tmp, rbuf, count, dt);
-	}
-	free(raw);
-	INTER_END(rc);
-}
-
-/* Each group reduces its own vectors (order-preserving allreduce of the
-   local group); the leaders swap the results and hand them out. */
-int
-mpiv_inter_allreduce(const void *sbuf, void *rbuf, int count,
-    MPI_Datatype dt, MPI_Op op, MPI_Comm ic)
-{
-	void *tmp, *raw;
-	int rc;
-
-	INTER_BEGIN("MPI_Allreduce");
-	INTER_CHECK(inter_check_buf(count, dt));
-	INTER_CHECK(op == MPI_OP_NULL ? MPI_ERR_OP :
-	    mpiv_op_apply(op, NULL, NULL, 0, dt));
-	if (sbuf == MPI_IN_PLACE)
-		INTER_CHECK(MPI_ERR_BUFFER);
-	if (count == 0 || dt->size == 0)
-		return MPI_SUCCESS;
-	if ((tmp = inter_alloc(count, dt, &raw)) == NULL)
-		INTER_CHECK(MPI_ERR_NO_MEM);
-	rc = mpiv_coll_allreduce(sbuf, tmp, count, dt, op, ic->local,
-	    LTAG_ALLREDUCE);
-	if (rc == MPI_SUCCESS && ic->rank == 0)
-		rc = mpiv_sendrecv_coll(tmp, count, dt, 0, rbuf, count, dt,
-		    0, ITAG_ALLREDUCE, ic);
-	if (rc == MPI_SUCCESS)
-		rc = inter_bcast(rbuf, count, dt, 0, ic->local,
-		    LTAG_BCAST_DATA);
-	free(raw);
-	INTER_END(rc);
-}
-
-static int
-inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-    int rcount, const int *rcounts, const int *displs, MPI_Datatype rdt,
-    int root, MPI_Comm ic, bool v)
-{
-	INTER_BEGIN(v ? "MPI_Gatherv" : "MPI_Gather");
-	INTER_CHECK(inter_check_root(ic, root));
-	if (root == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (root == MPI_ROOT) {
-		if (v && (rcounts == NULL || displs == NULL))
-			INTER_CHECK(MPI_ERR_ARG);
-		for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
-			if (rcounts[r] < 0)
-				INTER_CHECK(MPI_ERR_COUNT);
-		INTER_CHECK(inter_check_buf(rcounts ? 0 : rcount, rdt));
-		INTER_END(inter_linear(ic, &(struct inter_side){ .dt = rdt },
-		    &(struct inter_side){ .buf = rbuf, .count = rcount,
-		    .counts = rcounts, .displs = displs, .dt = rdt,
-		    .on = true }, ITAG_GATHER));
-	}
-	INTER_CHECK(inter_check_buf(scount, sdt));
-	INTER_END(inter_send(sbuf, scount, sdt, root, ITAG_GATHER, ic));
-}
-
-int
-mpiv_inter_gather(const void *sbuf, int scount, MPI_Datatype sdt,
-    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic)
-{
-	return inter_gatherv(sbuf, scount, sdt, rbuf, rcount, NULL, NULL, rdt,
-	    root, ic, false);
-}
-
-int
-mpiv_inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt,
-    void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdt,
-    int root, MPI_Comm ic)
-{
-	return inter_gatherv(sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt,
-	    root, ic, true);
-}
-
-static int
-inter_scatterv(const void *sbuf, int scount, const int *scounts,
-    const int *displs, MPI_Datatype sdt, void *rbuf, int rcount,
-    MPI_Datatype rdt, int root, MPI_Comm ic, bool v)
-{
-	INTER_BEGIN(v ? "MPI_Scatterv" : "MPI_Scatter");
-	INTER_CHECK(inter_check_root(ic, root));
-	if (root == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (root == MPI_ROOT) {
-		if (v && (scounts == NULL || displs == NULL))
-			INTER_CHECK(MPI_ERR_ARG);
-		for (int r = 0; scounts != NULL && r < ic->remote->size; r++)
-			if (scounts[r] < 0)
-				INTER_CHECK(MPI_ERR_COUNT);
-		INTER_CHECK(inter_check_buf(scounts ? 0 : scount, sdt));
-		INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
-		    .count = scount, .counts = scounts, .displs = displs,
-		    .dt = sdt, .on = true }, &(struct inter_side){ .dt = sdt },
-		    ITAG_SCATTER));
-	}
-	INTER_CHECK(inter_check_buf(rcount, rdt));
-	INTER_END(inter_recv(rbuf, rcount, rdt, root, ITAG_SCATTER, ic));
-}
-
-int
-mpiv_inter_scatter(const void *sbuf, int scount, MPI_Datatype sdt,
-    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic)
-{
-	return inter_scatterv(sbuf, scount, NULL, NULL, sdt, rbuf, rcount, rdt,
-	    root, ic, false);
-}
-
-int
-mpiv_inter_scatterv(const void *sbuf, const int *scounts, const int *displs,
-    MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
-    MPI_Comm ic)
-{
-	return inter_scatterv(sbuf, 0, scounts, displs, sdt, rbuf, rcount, rdt,
-	    root, ic, true);
-}
-
-/* Every member sends its buffer to every remote member and receives
-   block r from remote member r. */
-int
-mpiv_inter_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt,
-    void *rbuf, int rcount, const int *rcounts, const int *displs,
-    MPI_Datatype rdt, MPI_Comm ic)
-{
-	INTER_BEGIN(rcounts ? "MPI_Allgatherv" : "MPI_Allgather");
-	if (sbuf == MPI_IN_PLACE)
-		INTER_CHECK(MPI_ERR_BUFFER);
-	INTER_CHECK(inter_check_buf(scount, sdt));
-	INTER_CHECK(inter_check_buf(rcount, rdt));
-	for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
-		if (rcounts[r] < 0)
-			INTER_CHECK(MPI_ERR_COUNT);
-	if (rcounts != NULL && displs == NULL)
-		INTER_CHECK(MPI_ERR_ARG);
-	INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
-	    .count = scount, .dt = sdt, .same = true, .on = true },
-	    &(struct inter_side){ .buf = rbuf, .count = rcount,
-	    .counts = rcounts, .displs = displs, .dt = rdt, .on = true },
-	    ITAG_ALLGATHER));
-}
-
-/* Block r of the send buffer goes to remote member r, whose block for
-   us lands in our block r. */
-int
-mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
-    const int *sdispls, MPI_Datatype sdt, void *rbuf, int rcount,
-    const int *rcounts, const int *rdispls, MPI_Datatype rdt, MPI_Comm ic)
-{
-	INTER_BEGIN(rcounts ? "MPI_Alltoallv" : "MPI_Alltoall");
-	if (sbuf == MPI_IN_PLACE)
-		INTER_CHECK(MPI_ERR_BUFFER);
-	INTER_CHECK(inter_check_buf(scount, sdt));
-	INTER_CHECK(inter_check_buf(rcount, rdt));
-	if (rcounts != NULL && (scounts == NULL || sdispls == NULL ||
-	    rdispls == NULL))
-		INTER_CHECK(MPI_ERR_ARG);
-	for (int r = 0; rcounts != NULL && r < ic->remote->size; r++)
-		if (rcounts[r] < 0 || scounts[r] < 0)
-			INTER_CHECK(MPI_ERR_COUNT);
-	INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
-	    .count = scount, .counts = scounts, .displs = sdispls, .dt = sdt,
-	    .on = true }, &(struct inter_side){ .buf = rbuf, .count = rcount,
-	    .counts = rcounts, .displs = rdispls, .dt = rdt, .on = true },
-	    ITAG_ALLTOALL));
 }

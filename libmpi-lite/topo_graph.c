@@ -19,7 +19,7 @@
 #include "topo.h"
 
 /* Internal tags on comm_old's collective context (coll.c uses tags
-   below 64, comm.c 64 to 66, intercomm.c 67 to 72). */
+   below 64, comm.c 64 to 66, intercomm.h 67 to 72). */
 enum { GRAPH_TAG_COUNT = 80, GRAPH_TAG_EDGES };
 
 void
