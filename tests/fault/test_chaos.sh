@@ -47,6 +47,7 @@ PROGS=(
 	"flt_coll=ckpt128k  4 raw 800 16384"
 	"flt_coll=force     5 raw 100 6000"
 	"flt_intercomm      4 raw 600"
+	"flt_intercomm=ckpt 4 raw 1000"
 	"flt_neighbor       5 raw 600"
 )
 
