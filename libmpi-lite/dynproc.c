@@ -15,8 +15,8 @@ dynproc_fail(MPI_Comm comm, int code, const char *fn)
 {
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		comm = NULL;
-	mpiv_err_detail("dynamic processes are not supported by mpiv "
-	    "(a job's ranks are fixed at launch)");
+	mpiv_err_detail("an mpiv job's ranks are fixed at launch: nothing "
+	    "can be spawned or connected to");
 	return mpiv_err(comm, code, fn);
 }
 
