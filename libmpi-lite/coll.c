@@ -1558,6 +1558,9 @@ int
 MPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
     const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_reduce_scatter(sendbuf, recvbuf, 0, recvcounts,
+		    datatype, op, comm);
 	COLL_BEGIN("MPI_Reduce_scatter");
 	COLL_CHECK(coll_check_red(0, datatype, op));
 	COLL_CHECK(coll_check_counts(recvcounts, comm->size));
@@ -1569,6 +1572,9 @@ int
 MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_reduce_scatter(sendbuf, recvbuf, recvcount, NULL,
+		    datatype, op, comm);
 	COLL_BEGIN("MPI_Reduce_scatter_block");
 	COLL_CHECK(coll_check_red(recvcount, datatype, op));
 	COLL_END(coll_reduce_scatter(sendbuf, recvbuf, recvcount, NULL,

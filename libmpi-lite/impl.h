@@ -218,6 +218,8 @@ int mpiv_inter_scatterv(const void *sbuf, const int *scounts,
 int mpiv_inter_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt,
     void *rbuf, int rcount, const int *rcounts, const int *displs,
     MPI_Datatype rdt, MPI_Comm ic);
+int mpiv_inter_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
+    const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm ic);
 int mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
     const int *sdispls, MPI_Datatype sdt, void *rbuf, int rcount,
     const int *rcounts, const int *rdispls, MPI_Datatype rdt, MPI_Comm ic);

@@ -11,13 +11,13 @@
 enum {
 	ITAG_EXCHANGE = 1, ITAG_BARRIER, ITAG_BCAST, ITAG_REDUCE,
 	ITAG_ALLREDUCE, ITAG_GATHER, ITAG_SCATTER, ITAG_ALLGATHER,
-	ITAG_ALLTOALL,
+	ITAG_ALLTOALL, ITAG_RSCAT,
 };
 /* Tags on the collective context of a local intracommunicator (the
    collectives of coll.c use tags below 64, comm.c 64 to 66). */
 enum {
 	LTAG_MAX = 67, LTAG_BCAST_HDR, LTAG_BCAST_DATA, LTAG_ALLGATHER,
-	LTAG_ALLREDUCE, LTAG_BARRIER,
+	LTAG_ALLREDUCE, LTAG_BARRIER, LTAG_RSCAT,
 };
 
 /* Linear broadcast of n elements from `root` over an intracommunicator

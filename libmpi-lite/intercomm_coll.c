@@ -2,9 +2,9 @@
  * intercomm_coll.c: the blocking collectives on an intercommunicator
  * (coll.c's MPI calls hand one over here). Rooted ones are linear
  * between the root and the remote group; Allgather(v) and Alltoall(v)
- * are linear between every pair of members of the two groups; Barrier
- * and Allreduce work in the local group first (its hidden
- * intracommunicator `local`), then the two leaders swap. Receives name
+ * are linear between every pair of members of the two groups; Barrier,
+ * Allreduce and Reduce_scatter(_block) work in the local group first
+ * (its hidden intracommunicator `local`), then the two leaders swap. Receives name
  * their source and waits are Waitall: a re-executed rank does exactly
  * the same, with nothing to log.
  */
@@ -363,4 +363,97 @@ mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
 	    .on = true }, &(struct inter_side){ .buf = rbuf, .count = rcount,
 	    .counts = rcounts, .displs = rdispls, .dt = rdt, .on = true },
 	    ITAG_ALLTOALL));
+}
+
+/* Copies count elements of dt from src to dst (same layout). */
+static int
+inter_copy(const void *src, int count, MPI_Datatype dt, void *dst)
+{
+	size_t bytes = mpiv_dt_packed_size(dt, count);
+	void *tmp;
+
+	if (bytes == 0)
+		return MPI_SUCCESS;
+	if ((tmp = malloc(bytes)) == NULL)
+		return MPI_ERR_NO_MEM;
+	mpiv_dt_pack(src, count, dt, tmp);
+	mpiv_dt_unpack(tmp, bytes, dst, count, dt);
+	free(tmp);
+	return MPI_SUCCESS;
+}
+
+/*
+ * Reduce_scatter(_block): group A's vectors, reduced, are scattered over
+ * group B and the other way round. Both groups' totals are equal (the
+ * standard's condition): each group reduces its own vectors (an
+ * order-preserving allreduce in the local group), the leaders swap the
+ * results, and each leader hands out the blocks of its group.
+ */
+int
+mpiv_inter_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
+    const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm ic)
+{
+	int n = ic->group->size, total = 0, rc, disp = 0, k = 0, w;
+	void *mine = NULL, *theirs = NULL, *rawm, *rawt = NULL;
+	MPI_Request *reqs = NULL;
+
+	INTER_BEGIN(rcounts ? "MPI_Reduce_scatter" : "MPI_Reduce_scatter_block");
+	INTER_CHECK(inter_check_buf(rcounts ? 0 : rcount, dt));
+	INTER_CHECK(op == MPI_OP_NULL ? MPI_ERR_OP :
+	    mpiv_op_apply(op, NULL, NULL, 0, dt));
+	if (sbuf == MPI_IN_PLACE)
+		INTER_CHECK(MPI_ERR_BUFFER);
+	for (int r = 0; r < n; r++) {
+		int c = rcounts ? rcounts[r] : rcount;
+		if (c < 0)
+			INTER_CHECK(MPI_ERR_COUNT);
+		if (total > INT32_MAX - c)
+			INTER_CHECK(MPI_ERR_COUNT);
+		total += c;
+	}
+	if (total == 0 || dt->size == 0)
+		return MPI_SUCCESS;
+	mine = inter_alloc(total, dt, &rawm);
+	if (ic->rank == 0)
+		theirs = inter_alloc(total, dt, &rawt);
+	if (mine == NULL || (ic->rank == 0 && theirs == NULL)) {
+		free(rawm);
+		free(rawt);
+		INTER_CHECK(MPI_ERR_NO_MEM);
+	}
+	rc = mpiv_coll_allreduce(sbuf, mine, total, dt, op, ic->local,
+	    LTAG_ALLREDUCE);
+	if (rc == MPI_SUCCESS && ic->rank == 0)
+		rc = mpiv_sendrecv_coll(mine, total, dt, 0, theirs, total, dt,
+		    0, ITAG_RSCAT, ic);
+	if (rc != MPI_SUCCESS)
+		goto out_free;
+	if (ic->rank != 0) {
+		rc = mpiv_recv_coll(rbuf, rcounts ? rcounts[ic->rank] : rcount,
+		    dt, 0, LTAG_RSCAT, ic->local);
+		goto out_free;
+	}
+	if ((reqs = malloc((size_t)n * sizeof(*reqs))) == NULL) {
+		rc = MPI_ERR_NO_MEM;
+		goto out_free;
+	}
+	for (int r = 0; r < n && rc == MPI_SUCCESS; r++) {
+		int c = rcounts ? rcounts[r] : rcount;
+		void *b = inter_at(theirs, (MPI_Aint)disp * dt->extent);
+		disp += c;
+		if (r == 0)
+			rc = inter_copy(b, c, dt, rbuf);
+		else if ((rc = mpiv_isend(b, c, dt, r, LTAG_RSCAT, ic->local,
+		    MPIV_COLL_CONTEXT(ic->local), MPIV_SEND_STANDARD,
+		    &reqs[k])) == MPI_SUCCESS)
+			k++;
+	}
+	w = mpiv_waitall(k, reqs, NULL);
+	if (rc == MPI_SUCCESS)
+		rc = w;
+out_free:
+	free(reqs);
+	free(rawm);
+	free(rawt);
+	INTER_END(rc);
 }
