@@ -207,7 +207,6 @@ comm_destroy(MPI_Comm c)
 	comm_freelist = c;
 }
 
-void mpiv_comm_destroy(MPI_Comm c);
 void
 mpiv_comm_destroy(MPI_Comm c)
 {

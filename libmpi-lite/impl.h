@@ -181,6 +181,9 @@ int mpiv_comm_build(struct mpiv_group *group, uint32_t context,
     MPI_Errhandler errh, MPI_Comm *out);
 /* MPI_SUCCESS or MPI_ERR_COMM. */
 int mpiv_comm_check(MPI_Comm c);
+/* Frees a communicator built by mpiv_comm_build whose attributes are
+   gone (internal ones, failed constructions). */
+void mpiv_comm_destroy(MPI_Comm c);
 /* Sets up MPI_COMM_WORLD/SELF and predefined groups (called by MPI_Init). */
 int mpiv_comm_init(int world_rank, int world_size);
 void mpiv_comm_finalize(void);

@@ -22,8 +22,6 @@
 
 #include "intercomm.h"
 
-void mpiv_comm_destroy(MPI_Comm c);	/* comm.c */
-
 /* ---------------- helpers ---------------- */
 
 int
