@@ -171,7 +171,7 @@ done
 group_kills=0
 group_runs=0
 for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large \
-    intercomm neighbor; do
+    intercomm neighbor grequest; do
 	[ -n "${FLT_ONLY:-}" ] && ! [[ $p =~ $FLT_ONLY ]] && continue
 	bin=$FLT_B/tests/mpi/$p
 	if [ ! -x "$bin" ]; then
