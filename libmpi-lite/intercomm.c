@@ -168,10 +168,65 @@ inter_group(const int *w, int n)
 /* ---------------- creation ---------------- */
 
 /*
- * Collective over local_comm; the two leaders talk on peer_comm with
- * the user's tag (point-to-point context, as the standard describes).
- * Header [max context, group size], then the group's world ranks; the
- * leader then hands the remote group's to its group.
+ * The leader's half of MPI_Intercomm_create: checks its own arguments,
+ * then swaps [max context, group size] and the group's world ranks with
+ * the remote leader on peer_comm (the user's tag, point-to-point
+ * context, as the standard describes). On return hdr holds the agreed
+ * context and the remote size, *rworld the remote group (malloc'ed).
+ */
+static int
+inter_leader_swap(MPI_Comm lc, MPI_Comm peer_comm, int remote_leader,
+    int tag, uint32_t lmax, int *hdr, int **rworld)
+{
+	MPI_Request reqs[2];
+	int rhdr[2] = { 0, 0 }, rc;
+
+	if (mpiv_comm_check(peer_comm) != MPI_SUCCESS)
+		return MPI_ERR_COMM;
+	if (remote_leader < 0 || remote_leader >=
+	    mpiv_comm_peer_group(peer_comm)->size ||
+	    (peer_comm->remote == NULL && remote_leader == peer_comm->rank))
+		return MPI_ERR_RANK;
+	if (tag < 0 || tag > MPI_TAG_UB_VALUE)
+		return MPI_ERR_TAG;
+	hdr[0] = (int)lmax;
+	hdr[1] = lc->size;
+	rc = mpiv_isend(hdr, 2, MPI_INT, remote_leader, tag, peer_comm,
+	    peer_comm->context, MPIV_SEND_STANDARD, &reqs[0]);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = mpiv_isend(lc->group->world, lc->size, MPI_INT, remote_leader,
+	    tag, peer_comm, peer_comm->context, MPIV_SEND_STANDARD, &reqs[1]);
+	if (rc != MPI_SUCCESS)
+		reqs[1] = MPI_REQUEST_NULL;
+	if (mpiv_waitall(2, reqs, NULL) != MPI_SUCCESS && rc == MPI_SUCCESS)
+		rc = MPI_ERR_INTERN;
+	if (rc == MPI_SUCCESS)
+		rc = inter_recv_p2p_ints(rhdr, 2, remote_leader, tag,
+		    peer_comm);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (rhdr[1] <= 0 || rhdr[1] > mpiv_state.world_size) {
+		mpiv_err_detail("the remote leader sent a group of %d ranks",
+		    rhdr[1]);
+		return MPI_ERR_INTERN;
+	}
+	if ((*rworld = malloc((size_t)rhdr[1] * sizeof(int))) == NULL)
+		return MPI_ERR_NO_MEM;
+	if ((rc = inter_recv_p2p_ints(*rworld, rhdr[1], remote_leader, tag,
+	    peer_comm)) != MPI_SUCCESS)
+		return rc;
+	hdr[0] = (uint32_t)rhdr[0] > lmax ? rhdr[0] : (int)lmax;
+	hdr[1] = rhdr[1];
+	return MPI_SUCCESS;
+}
+
+/*
+ * Collective over local_comm: every member agrees on its next context
+ * (an allreduce), the leader swaps with the remote leader, then tells
+ * its group the agreed context and the remote group. A leader that
+ * fails (bad peer_comm, remote_leader or tag ...) says so to its group,
+ * which fails too rather than wait for ever.
  */
 int
 MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
@@ -180,7 +235,7 @@ MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
 	const char *fn = "MPI_Intercomm_create";
 	struct mpiv_group *rg = NULL;
 	uint32_t mine = mpiv_comm_next_context(), lmax = 0;
-	int hdr[2], rhdr[2] = { 0, 0 }, *rworld = NULL, rc;
+	int hdr[2] = { 0, -1 }, *rworld = NULL, rc, lrc = MPI_SUCCESS;
 	MPI_Comm lc = local_comm;
 
 	if (mpiv_comm_check(lc) != MPI_SUCCESS)
@@ -193,63 +248,35 @@ MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
 		return mpiv_err(lc, MPI_ERR_ARG, fn);
 	if (local_leader < 0 || local_leader >= lc->size)
 		return mpiv_err(lc, MPI_ERR_RANK, fn);
-	if (lc->rank == local_leader) {
-		if (mpiv_comm_check(peer_comm) != MPI_SUCCESS)
-			return mpiv_err(lc, MPI_ERR_COMM, fn);
-		if (remote_leader < 0 || remote_leader >=
-		    mpiv_comm_peer_group(peer_comm)->size ||
-		    (peer_comm->remote == NULL &&
-		    remote_leader == peer_comm->rank))
-			return mpiv_err(lc, MPI_ERR_RANK, fn);
-		if (tag < 0 || tag > MPI_TAG_UB_VALUE)
-			return mpiv_err(lc, MPI_ERR_TAG, fn);
-	}
 	rc = mpiv_coll_allreduce(&mine, &lmax, 1, MPI_UINT32_T, MPI_MAX, lc,
 	    LTAG_MAX);
 	if (rc != MPI_SUCCESS)
 		return mpiv_err(lc, rc, fn);
-	if (lc->rank == local_leader) {
-		MPI_Request reqs[2];
-
-		hdr[0] = (int)lmax;
-		hdr[1] = lc->size;
-		rc = mpiv_isend(hdr, 2, MPI_INT, remote_leader, tag, peer_comm,
-		    peer_comm->context, MPIV_SEND_STANDARD, &reqs[0]);
-		if (rc == MPI_SUCCESS)
-			rc = mpiv_isend(lc->group->world, lc->size, MPI_INT,
-			    remote_leader, tag, peer_comm, peer_comm->context,
-			    MPIV_SEND_STANDARD, &reqs[1]);
-		else
-			reqs[1] = MPI_REQUEST_NULL;
-		if (rc == MPI_SUCCESS)
-			rc = mpiv_waitall(2, reqs, NULL);
-		if (rc == MPI_SUCCESS)
-			rc = inter_recv_p2p_ints(rhdr, 2, remote_leader, tag,
-			    peer_comm);
-		if (rc == MPI_SUCCESS && (rhdr[1] <= 0 ||
-		    rhdr[1] > mpiv_state.world_size))
-			rc = MPI_ERR_INTERN;
-		if (rc == MPI_SUCCESS)
-			hdr[0] = (uint32_t)rhdr[0] > lmax ? rhdr[0] :
-			    (int)lmax;
-		hdr[1] = rc == MPI_SUCCESS ? rhdr[1] : -1;
-	}
-	/* The leader says the agreed context and the remote size (-1: it
-	   failed), then the remote group. */
+	if (lc->rank == local_leader &&
+	    (lrc = inter_leader_swap(lc, peer_comm, remote_leader, tag, lmax,
+	    hdr, &rworld)) != MPI_SUCCESS)
+		hdr[1] = -1;
+	/* The agreed context and the remote size (-1: the leader failed),
+	   then the remote group. */
 	if ((rc = inter_bcast_ints(hdr, 2, local_leader, lc,
 	    LTAG_BCAST_HDR)) != MPI_SUCCESS)
-		return mpiv_err(lc, rc, fn);
-	if (hdr[1] <= 0)
-		return mpiv_err(lc, MPI_ERR_INTERN, fn);
-	if ((rworld = malloc((size_t)hdr[1] * sizeof(int))) == NULL)
-		return mpiv_err(lc, MPI_ERR_NO_MEM, fn);
-	if (lc->rank == local_leader)
-		rc = inter_recv_p2p_ints(rworld, hdr[1], remote_leader, tag,
-		    peer_comm);
-	if (rc == MPI_SUCCESS)
-		rc = inter_bcast_ints(rworld, hdr[1], local_leader, lc,
-		    LTAG_BCAST_DATA);
-	if (rc != MPI_SUCCESS)
+		goto out_free;
+	if (hdr[1] <= 0) {
+		rc = lrc;
+		if (rc == MPI_SUCCESS) {
+			mpiv_err_detail("the local leader (rank %d) failed",
+			    local_leader);
+			rc = MPI_ERR_OTHER;
+		}
+		goto out_free;
+	}
+	if (rworld == NULL &&
+	    (rworld = malloc((size_t)hdr[1] * sizeof(int))) == NULL) {
+		rc = MPI_ERR_NO_MEM;	/* the group waits: out of memory */
+		goto out_free;
+	}
+	if ((rc = inter_bcast_ints(rworld, hdr[1], local_leader, lc,
+	    LTAG_BCAST_DATA)) != MPI_SUCCESS)
 		goto out_free;
 	lmax = (uint32_t)hdr[0];
 	if (lmax > UINT32_MAX - 8) {

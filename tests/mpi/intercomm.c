@@ -282,6 +282,13 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Error_class(rc, &cls));
 		CHECK_INT(cls, MPI_ERR_COMM, "merge of an intracommunicator");
 		CHECK(bad == MPI_COMM_NULL, "no communicator made");
+		/* a bad remote_leader: the leader says MPI_ERR_RANK, its group
+		   learns the leader failed, nobody waits for ever */
+		MPI_OK(MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN));
+		rc = MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, t_size, 78, &bad);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, lrank == 0 ? MPI_ERR_RANK : MPI_ERR_OTHER, "Intercomm_create with a bad remote_leader");
+		CHECK(bad == MPI_COMM_NULL, "no communicator made");
 		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	}
 #endif
