@@ -35,11 +35,12 @@ static int attr_io = MPI_ANY_SOURCE;
 static int attr_wtime_global = 0;
 static int attr_universe;
 static int attr_appnum = 0;
+static int attr_lastused;
 
 static bool
 attr_predefined(int keyval)
 {
-	return keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM;
+	return keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE;
 }
 
 /* The slot of a user keyval, or NULL if keyval names none. */
@@ -117,21 +118,30 @@ attr_find(MPI_Comm c, int keyval)
 	return NULL;
 }
 
-/* Runs the delete callback of *p and unlinks it if the callback agrees. */
+/*
+ * Unlinks *p, then runs its delete callback. The callback may set or
+ * delete other attributes of c (or create keyvals, which moves
+ * attr_keys): nothing of the list or the key table is held across it.
+ * If the callback fails, the attribute goes back at the head of the list
+ * (it is still set, as the standard wants).
+ */
 static int
 attr_remove(MPI_Comm c, struct mpiv_attr **p)
 {
 	struct mpiv_attr *a = *p;
-	struct attr_key *k = &attr_keys[a->keyval - ATTR_FIRST_KEY];
-	int rc = MPI_SUCCESS;
+	int kv = a->keyval, i = kv - ATTR_FIRST_KEY, rc = MPI_SUCCESS;
+	MPI_Comm_delete_attr_function *del = attr_keys[i].del;
 
-	if (k->del != NULL)
-		rc = k->del(c, a->keyval, a->val, k->extra);
-	if (rc != MPI_SUCCESS)
-		return rc;
 	*p = a->next;
+	if (del != NULL)
+		rc = del(c, kv, a->val, attr_keys[i].extra);
+	if (rc != MPI_SUCCESS) {
+		a->next = c->attrs;
+		c->attrs = a;
+		return rc;
+	}
 	free(a);
-	k->refs--;
+	attr_keys[i].refs--;
 	return MPI_SUCCESS;
 }
 
@@ -167,14 +177,17 @@ MPI_Comm_set_attr(MPI_Comm comm, int keyval, void *attribute_val)
 	if (attr_key(keyval, true) == NULL)
 		return mpiv_err(comm, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
 	if ((p = attr_find(comm, keyval)) != NULL) {
-		/* Replacing a value deletes the old one first. */
+		/* Replacing a value deletes the old one first; the callback
+		   may change the list, so look again after it. */
 		struct attr_key *k = &attr_keys[keyval - ATTR_FIRST_KEY];
 		if (k->del != NULL &&
 		    (rc = k->del(comm, keyval, (*p)->val, k->extra)) !=
 		    MPI_SUCCESS)
 			return mpiv_err(comm, rc, "MPI_Comm_set_attr");
-		(*p)->val = attribute_val;
-		return MPI_SUCCESS;
+		if ((p = attr_find(comm, keyval)) != NULL) {
+			(*p)->val = attribute_val;
+			return MPI_SUCCESS;
+		}
 	}
 	rc = attr_add(comm, keyval, attribute_val, NULL);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Comm_set_attr");
@@ -197,6 +210,10 @@ MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 		case MPI_HOST: v = &attr_host; break;
 		case MPI_IO: v = &attr_io; break;
 		case MPI_WTIME_IS_GLOBAL: v = &attr_wtime_global; break;
+		case MPI_LASTUSEDCODE:
+			attr_lastused = mpiv_errclass_lastused();
+			v = &attr_lastused;
+			break;
 		case MPI_UNIVERSE_SIZE:
 			attr_universe = mpiv_state.world_size;
 			v = &attr_universe;

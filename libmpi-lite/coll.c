@@ -1176,6 +1176,11 @@ coll_check_comm(MPI_Comm comm, const char *fn, int *err)
 		*err = mpiv_err(NULL, MPI_ERR_COMM, fn);
 		return -1;
 	}
+	if (comm->remote != NULL) {	/* intercomm.c has the ones mpiv does */
+		mpiv_err_detail("not supported on an intercommunicator by mpiv");
+		*err = mpiv_err(comm, MPI_ERR_COMM, fn);
+		return -1;
+	}
 	return 0;
 }
 
@@ -1237,6 +1242,8 @@ coll_root_ok(MPI_Comm comm, int root)
 int
 MPI_Barrier(MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_barrier(comm);
 	COLL_BEGIN("MPI_Barrier");
 	COLL_END(coll_barrier(comm, TAG_BARRIER));
 }
@@ -1245,6 +1252,8 @@ int
 MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root,
     MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_bcast(buffer, count, datatype, root, comm);
 	COLL_BEGIN("MPI_Bcast");
 	COLL_CHECK(coll_root_ok(comm, root));
 	COLL_CHECK(coll_check_buf(count, datatype));
@@ -1255,6 +1264,9 @@ int
 MPI_Reduce(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_reduce(sendbuf, recvbuf, count, datatype, op,
+		    root, comm);
 	COLL_BEGIN("MPI_Reduce");
 	COLL_CHECK(coll_root_ok(comm, root));
 	COLL_CHECK(coll_check_red(count, datatype, op));
@@ -1269,6 +1281,9 @@ int
 MPI_Allreduce(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_allreduce(sendbuf, recvbuf, count, datatype,
+		    op, comm);
 	COLL_BEGIN("MPI_Allreduce");
 	COLL_CHECK(coll_check_red(count, datatype, op));
 	if (count > 0 && (sendbuf == recvbuf || recvbuf == MPI_IN_PLACE))
@@ -1282,6 +1297,9 @@ MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
     MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_gather(sendbuf, sendcount, sendtype, recvbuf,
+		    recvcount, recvtype, root, comm);
 	COLL_BEGIN("MPI_Gather");
 	COLL_CHECK(coll_root_ok(comm, root));
 	if (comm->rank == root) {
@@ -1302,6 +1320,9 @@ MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, const int recvcounts[], const int displs[],
     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_gatherv(sendbuf, sendcount, sendtype, recvbuf,
+		    recvcounts, displs, recvtype, root, comm);
 	COLL_BEGIN("MPI_Gatherv");
 	COLL_CHECK(coll_root_ok(comm, root));
 	if (comm->rank == root) {
@@ -1322,6 +1343,9 @@ MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
     MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_scatter(sendbuf, sendcount, sendtype, recvbuf,
+		    recvcount, recvtype, root, comm);
 	COLL_BEGIN("MPI_Scatter");
 	COLL_CHECK(coll_root_ok(comm, root));
 	if (comm->rank == root) {
@@ -1342,6 +1366,9 @@ MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
     MPI_Datatype sendtype, void *recvbuf, int recvcount,
     MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_scatterv(sendbuf, sendcounts, displs, sendtype,
+		    recvbuf, recvcount, recvtype, root, comm);
 	COLL_BEGIN("MPI_Scatterv");
 	COLL_CHECK(coll_root_ok(comm, root));
 	if (comm->rank == root) {
@@ -1361,6 +1388,9 @@ int
 MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_allgatherv(sendbuf, sendcount, sendtype,
+		    recvbuf, recvcount, NULL, NULL, recvtype, comm);
 	COLL_BEGIN("MPI_Allgather");
 	COLL_CHECK(coll_check_buf(recvcount, recvtype));
 	if (sendbuf != MPI_IN_PLACE)
@@ -1374,6 +1404,9 @@ MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, const int recvcounts[], const int displs[],
     MPI_Datatype recvtype, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_allgatherv(sendbuf, sendcount, sendtype,
+		    recvbuf, 0, recvcounts, displs, recvtype, comm);
 	COLL_BEGIN("MPI_Allgatherv");
 	COLL_CHECK(coll_check_counts(recvcounts, comm->size));
 	COLL_CHECK(displs == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
@@ -1388,6 +1421,9 @@ int
 MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_alltoallv(sendbuf, sendcount, NULL, NULL,
+		    sendtype, recvbuf, recvcount, NULL, NULL, recvtype, comm);
 	COLL_BEGIN("MPI_Alltoall");
 	COLL_CHECK(coll_check_buf(recvcount, recvtype));
 	if (sendbuf != MPI_IN_PLACE)
@@ -1402,6 +1438,9 @@ MPI_Alltoallv(const void *sendbuf, const int sendcounts[],
     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
     MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_alltoallv(sendbuf, 0, sendcounts, sdispls,
+		    sendtype, recvbuf, 0, recvcounts, rdispls, recvtype, comm);
 	COLL_BEGIN("MPI_Alltoallv");
 	COLL_CHECK(coll_check_counts(recvcounts, comm->size));
 	COLL_CHECK(rdispls == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
@@ -1526,6 +1565,9 @@ int
 MPI_Reduce_scatter(const void *sendbuf, void *recvbuf,
     const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_reduce_scatter(sendbuf, recvbuf, 0, recvcounts,
+		    datatype, op, comm);
 	COLL_BEGIN("MPI_Reduce_scatter");
 	COLL_CHECK(coll_check_red(0, datatype, op));
 	COLL_CHECK(coll_check_counts(recvcounts, comm->size));
@@ -1537,6 +1579,9 @@ int
 MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+	if (mpiv_comm_is_inter(comm))
+		return mpiv_inter_reduce_scatter(sendbuf, recvbuf, recvcount, NULL,
+		    datatype, op, comm);
 	COLL_BEGIN("MPI_Reduce_scatter_block");
 	COLL_CHECK(coll_check_red(recvcount, datatype, op));
 	COLL_END(coll_reduce_scatter(sendbuf, recvbuf, recvcount, NULL,

@@ -80,6 +80,11 @@ nbc_root_ok(MPI_Comm comm, int root)
 	mpiv_fault_point("coll");					\
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)			\
 		return mpiv_err(NULL, MPI_ERR_COMM, fn_);		\
+	if (comm->remote != NULL) {					\
+		mpiv_err_detail("not supported on an intercommunicator "	\
+		    "by mpiv");						\
+		return mpiv_err(comm, MPI_ERR_COMM, fn_);		\
+	}								\
 	if (request == NULL)						\
 		return mpiv_err(comm, MPI_ERR_REQUEST, fn_)
 #define NBC_CHECK(expr) do {						\
@@ -695,6 +700,10 @@ MPI_Ialltoallw(const void *sendbuf, const int sendcounts[],
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Ialltoallw");
+	if (comm->remote != NULL) {
+		mpiv_err_detail("not supported on an intercommunicator by mpiv");
+		return mpiv_err(comm, MPI_ERR_COMM, "MPI_Ialltoallw");
+	}
 	rc = nbc_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
 	    recvcounts, rdispls, recvtypes, comm, request);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Ialltoallw");
@@ -712,6 +721,10 @@ MPI_Alltoallw(const void *sendbuf, const int sendcounts[],
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Alltoallw");
+	if (comm->remote != NULL) {
+		mpiv_err_detail("not supported on an intercommunicator by mpiv");
+		return mpiv_err(comm, MPI_ERR_COMM, "MPI_Alltoallw");
+	}
 	rc = nbc_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
 	    recvcounts, rdispls, recvtypes, comm, &r);
 	if (rc == MPI_SUCCESS)

@@ -94,6 +94,9 @@ mpiv_comm_init(int world_rank, int world_size)
 static void
 comm_clear(MPI_Comm c)
 {
+	if (c->remote != NULL)
+		mpiv_inter_clear(c);
+	mpiv_comm_info_free(c);
 	mpiv_topo_free(c);
 	mpiv_group_release(c->group);
 	c->group = NULL;
@@ -129,6 +132,19 @@ mpiv_comm_check(MPI_Comm c)
 	if (c == MPI_COMM_NULL || c->group == NULL)
 		return MPI_ERR_COMM;
 	return MPI_SUCCESS;
+}
+
+uint32_t
+mpiv_comm_next_context(void)
+{
+	return comm_next_context;
+}
+
+void
+mpiv_comm_skip_context(uint32_t used)
+{
+	if (used >= comm_next_context)
+		comm_next_context = used + 2;
 }
 
 int
@@ -201,6 +217,20 @@ mpiv_comm_nbc_done(MPI_Comm c)
 		comm_destroy(c);
 }
 
+void
+mpiv_comm_destroy(MPI_Comm c)
+{
+	comm_destroy(c);
+}
+
+/* Calls that work on intracommunicators only: MPI_ERR_COMM, saying so. */
+static int
+comm_not_inter(MPI_Comm comm, const char *fn)
+{
+	mpiv_err_detail("not supported on an intercommunicator by mpiv");
+	return mpiv_err(comm, MPI_ERR_COMM, fn);
+}
+
 /* ---------------- queries ---------------- */
 
 int
@@ -232,7 +262,7 @@ MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_test_inter");
 	if (flag == NULL)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_test_inter");
-	*flag = 0;	/* mpiv has intracommunicators only */
+	*flag = comm->remote != NULL;
 	return MPI_SUCCESS;
 }
 
@@ -273,6 +303,10 @@ MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 		*result = MPI_IDENT;
 		return MPI_SUCCESS;
 	}
+	if (comm1->remote != NULL || comm2->remote != NULL) {
+		*result = mpiv_inter_compare(comm1, comm2);
+		return MPI_SUCCESS;
+	}
 	g = mpiv_group_compare(comm1->group, comm2->group);
 	*result = g == MPI_IDENT ? MPI_CONGRUENT : g;
 	return MPI_SUCCESS;
@@ -306,6 +340,7 @@ comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 	    MPI_SUCCESS)
 		return rc;
 	if ((rc = mpiv_topo_dup(comm, c)) != MPI_SUCCESS ||
+	    (rc = mpiv_comm_info_dup(comm, comm->info, c)) != MPI_SUCCESS ||
 	    (rc = mpiv_attr_dup(comm, c)) != MPI_SUCCESS) {
 		mpiv_attr_free_all(c);
 		comm_destroy(c);
@@ -324,6 +359,10 @@ MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_dup");
 	if (newcomm == NULL)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_dup");
+	if (comm->remote != NULL) {
+		rc = mpiv_inter_dup(comm, newcomm);
+		return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Comm_dup");
+	}
 	rc = comm_dup(comm, newcomm);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Comm_dup");
 }
@@ -349,6 +388,8 @@ MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_idup");
 	if (newcomm == NULL || request == NULL)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_idup");
+	if (comm->remote != NULL)
+		return comm_not_inter(comm, "MPI_Comm_idup");
 	if ((s = mpiv_nbc_new(comm)) == NULL)
 		return mpiv_err(comm, MPI_ERR_NO_MEM, "MPI_Comm_idup");
 	if ((rc = comm_dup(comm, &c)) != MPI_SUCCESS) {
@@ -436,7 +477,10 @@ MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_split");
 	if (newcomm == NULL || (color < 0 && color != MPI_UNDEFINED))
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_split");
-	rc = mpiv_comm_split(comm, color, key, newcomm);
+	if (comm->remote != NULL)
+		rc = mpiv_inter_split(comm, color, key, newcomm);
+	else
+		rc = mpiv_comm_split(comm, color, key, newcomm);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Comm_split");
 }
 
@@ -455,6 +499,8 @@ MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_split_type");
+	if (comm->remote != NULL)
+		return comm_not_inter(comm, "MPI_Comm_split_type");
 	if (newcomm == NULL || (split_type != MPI_COMM_TYPE_SHARED &&
 	    split_type != MPI_UNDEFINED))
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type");
@@ -500,6 +546,8 @@ MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_create");
+	if (comm->remote != NULL)
+		return comm_not_inter(comm, "MPI_Comm_create");
 	if (group == MPI_GROUP_NULL || !comm_has_group(comm, group))
 		return mpiv_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
 	if (newcomm == NULL)
@@ -529,6 +577,8 @@ MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_create_group");
+	if (comm->remote != NULL)
+		return comm_not_inter(comm, "MPI_Comm_create_group");
 	if (group == MPI_GROUP_NULL || !comm_has_group(comm, group))
 		return mpiv_err(comm, MPI_ERR_GROUP, "MPI_Comm_create_group");
 	if (newcomm == NULL)

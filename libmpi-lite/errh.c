@@ -53,6 +53,10 @@ static const char *const errh_strings[] = {
 	[MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported by mpiv",
 	[MPI_ERR_PROC_FAILED] = "process failure: lost contact with the "
 	    "Channel Memory",
+	[MPI_ERR_SPAWN] = "spawning processes is not supported by mpiv",
+	[MPI_ERR_PORT] = "invalid port name",
+	[MPI_ERR_NAME] = "invalid service name",
+	[MPI_ERR_SERVICE] = "invalid service name for MPI_Unpublish_name",
 };
 
 /* What the failing call found out, beyond its code (mpiv_err_detail). */
@@ -77,9 +81,13 @@ mpiv_err_last_detail(void)
 static const char *
 errh_string(int code)
 {
+	const char *s;
+
 	if (code >= 0 && code < (int)(sizeof(errh_strings) /
 	    sizeof(errh_strings[0])) && errh_strings[code] != NULL)
 		return errh_strings[code];
+	if (mpiv_errclass_lookup(code, NULL, &s) && s[0] != '\0')
+		return s;	/* MPI_Add_error_string */
 	return NULL;
 }
 
@@ -254,6 +262,8 @@ MPI_Error_string(int errorcode, char *string, int *resultlen)
 	else if (errorcode > 0 && errorcode <= MPI_ERR_LASTCODE)
 		snprintf(string, MPI_MAX_ERROR_STRING, "error code %d",
 		    errorcode);
+	else if (mpiv_errclass_lookup(errorcode, NULL, &s))
+		snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
 	else
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Error_string");
 	*resultlen = (int)strlen(string);
@@ -263,6 +273,9 @@ MPI_Error_string(int errorcode, char *string, int *resultlen)
 int
 MPI_Error_class(int errorcode, int *errorclass)
 {
+	if (errorclass != NULL &&
+	    mpiv_errclass_lookup(errorcode, errorclass, NULL))
+		return MPI_SUCCESS;	/* added by the program */
 	if (errorclass == NULL || errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Error_class");
 	/* Every mpiv error code is its own class. */

@@ -173,6 +173,13 @@ struct mpiv_comm {
 	int nbc_busy;		/* of those, not ended yet */
 	bool free_pending;	/* MPI_Comm_free came while nbc_busy */
 	char name[MPI_MAX_OBJECT_NAME];
+	/* Intercommunicators (intercomm.c): group, rank and size are the
+	   local group's; point-to-point ranks name the remote group, and
+	   world_to_comm maps the remote group's world ranks. */
+	struct mpiv_group *remote;	/* NULL for an intracommunicator */
+	struct mpiv_comm *local;	/* intracommunicator of the local
+					   group (internal use) */
+	MPI_Info info;		/* hints set by the user (comm_info.c) */
 };
 
 #define MPIV_COLL_CONTEXT(c) ((c)->context + 1)
@@ -181,11 +188,28 @@ struct mpiv_comm {
 #define MPIV_NBC_CONTEXT_BIT	0x80000000u
 #define MPIV_NBC_CONTEXT(c)	((c)->context | MPIV_NBC_CONTEXT_BIT)
 
-/* comm rank -> world rank; -1 for a bad rank. */
+/* The group point-to-point ranks name: the remote group of an
+   intercommunicator, else the communicator's own group. */
+static inline struct mpiv_group *
+mpiv_comm_peer_group(MPI_Comm c)
+{
+	return c->remote != NULL ? c->remote : c->group;
+}
+
+/* true for a valid intercommunicator handle. */
+static inline bool
+mpiv_comm_is_inter(MPI_Comm c)
+{
+	return c != NULL && c->group != NULL && c->remote != NULL;
+}
+
+/* comm rank (of the peer group) -> world rank; -1 for a bad rank. */
 static inline int
 mpiv_comm_world_rank(MPI_Comm c, int r)
 {
-	return (r >= 0 && r < c->size) ? c->group->world[r] : -1;
+	struct mpiv_group *g = mpiv_comm_peer_group(c);
+
+	return (r >= 0 && r < g->size) ? g->world[r] : -1;
 }
 
 /* world rank -> comm rank; -1 if not a member. */
@@ -209,9 +233,55 @@ int mpiv_comm_check(MPI_Comm c);
    program freed meanwhile goes now (MPI frees it once pending
    operations complete). */
 void mpiv_comm_nbc_done(MPI_Comm c);
+
+/* Frees a communicator built by mpiv_comm_build whose attributes are
+   gone (internal ones, failed constructions). */
+void mpiv_comm_destroy(MPI_Comm c);
 /* Sets up MPI_COMM_WORLD/SELF and predefined groups (called by MPI_Init). */
 int mpiv_comm_init(int world_rank, int world_size);
 void mpiv_comm_finalize(void);
+/* Context ids: the next one this process may use, and moving past
+   `used` (intercommunicators agree on them over two groups). */
+uint32_t mpiv_comm_next_context(void);
+void mpiv_comm_skip_context(uint32_t used);
+/* Split without checks or error handler (comm.c). */
+int mpiv_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+/* Intercommunicators (intercomm.c): what comm.c delegates. */
+void mpiv_inter_clear(MPI_Comm c);
+int mpiv_inter_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int mpiv_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int mpiv_inter_compare(MPI_Comm c1, MPI_Comm c2);
+/* The collectives on an intercommunicator (intercomm_coll.c; the MPI_
+   calls of coll.c hand an intercommunicator over; they check and report
+   errors). */
+int mpiv_inter_barrier(MPI_Comm ic);
+int mpiv_inter_bcast(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm ic);
+int mpiv_inter_reduce(const void *sbuf, void *rbuf, int count,
+    MPI_Datatype dt, MPI_Op op, int root, MPI_Comm ic);
+int mpiv_inter_allreduce(const void *sbuf, void *rbuf, int count,
+    MPI_Datatype dt, MPI_Op op, MPI_Comm ic);
+int mpiv_inter_gather(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic);
+int mpiv_inter_gatherv(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, const int *rcounts, const int *displs, MPI_Datatype rdt,
+    int root, MPI_Comm ic);
+int mpiv_inter_scatter(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm ic);
+int mpiv_inter_scatterv(const void *sbuf, const int *scounts,
+    const int *displs, MPI_Datatype sdt, void *rbuf, int rcount,
+    MPI_Datatype rdt, int root, MPI_Comm ic);
+int mpiv_inter_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, const int *rcounts, const int *displs,
+    MPI_Datatype rdt, MPI_Comm ic);
+int mpiv_inter_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
+    const int *rcounts, MPI_Datatype dt, MPI_Op op, MPI_Comm ic);
+int mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
+    const int *sdispls, MPI_Datatype sdt, void *rbuf, int rcount,
+    const int *rcounts, const int *rdispls, MPI_Datatype rdt, MPI_Comm ic);
+/* Communicator hints (comm_info.c). */
+int mpiv_comm_info_dup(MPI_Comm oldc, MPI_Info info, MPI_Comm newc);
+void mpiv_comm_info_free(MPI_Comm c);
 
 /* Upper-half internals shared between comm.c, group.c, attr.c, topo.c
    and coll.c. */
@@ -298,6 +368,10 @@ void mpiv_err_detail(const char *fmt, ...)
 const char *mpiv_err_last_detail(void);
 /* Same, for functions that fail with "not supported by mpiv". */
 int mpiv_unsupported(const char *fn);
+/* Error classes and codes the program added (errclass.c): true if code
+   is one, with its class and string ("" when none was set). */
+bool mpiv_errclass_lookup(int code, int *errclass, const char **string);
+int mpiv_errclass_lastused(void);
 
 /* ---------------- point to point core (p2p.c, transport.c) -------- */
 

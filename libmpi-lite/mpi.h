@@ -207,6 +207,7 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_WTIME_IS_GLOBAL	4
 #define MPI_UNIVERSE_SIZE	5
 #define MPI_APPNUM		6
+#define MPI_LASTUSEDCODE	7
 
 #define MPI_STATUS_IGNORE	((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE	((MPI_Status *)0)
@@ -274,6 +275,10 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_ERR_UNSUPPORTED_OPERATION 27
 #define MPI_ERR_NOT_SUPPORTED	MPI_ERR_UNSUPPORTED_OPERATION
 #define MPI_ERR_PROC_FAILED	28	/* lost contact with a Channel Memory */
+#define MPI_ERR_SPAWN		48
+#define MPI_ERR_PORT		49
+#define MPI_ERR_NAME		50
+#define MPI_ERR_SERVICE		51
 #define MPI_ERR_LASTCODE	64
 
 /* ---- user function types ---- */
@@ -637,6 +642,16 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag,
     MPI_Comm *newcomm);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader,
+    MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high,
+    MPI_Comm *newintracomm);
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info);
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
+int MPI_Comm_disconnect(MPI_Comm *comm);
 int MPI_Comm_set_name(MPI_Comm comm, const char *name);
 int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen);
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val,
@@ -685,6 +700,69 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[],
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 int MPI_Topo_test(MPI_Comm comm, int *status);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[],
+    const int edges[], int reorder, MPI_Comm *comm_graph);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[],
+    int edges[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors,
+    int neighbors[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[],
+    const int edges[], int *newrank);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[],
+    const int periods[], int *newrank);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+    const int sources[], const int *sourceweights, int outdegree,
+    const int destinations[], const int *destweights, MPI_Info info,
+    int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
+    const int degrees[], const int destinations[], const int *weights,
+    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
+    int *outdegree, int *weighted);
+/* (weights as pointers: MPI_UNWEIGHTED is not an array) */
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+    int *sourceweights, int maxoutdegree, int destinations[],
+    int *destweights);
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount,
+    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount,
+    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+    const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount,
+    MPI_Datatype sendtype, void *recvbuf, int recvcount,
+    MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+    MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const int recvcounts[], const MPI_Aint rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm);
+
+/* ---- error classes and codes added by the program ---- */
+int MPI_Add_error_class(int *errorclass);
+int MPI_Add_error_code(int errorclass, int *errorcode);
+int MPI_Add_error_string(int errorcode, const char *string);
+
+/* ---- generalized requests ---- */
+typedef int MPI_Grequest_query_function(void *extra_state,
+    MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+int MPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+    MPI_Grequest_free_function *free_fn,
+    MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+    MPI_Request *request);
+int MPI_Grequest_complete(MPI_Request request);
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype,
+    int count);
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count count);
+int MPI_Status_set_cancelled(MPI_Status *status, int flag);
 
 /* ---- info ---- */
 int MPI_Info_create(MPI_Info *info);
@@ -828,6 +906,25 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs,
     MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm,
     int array_of_errcodes[]);
 int MPI_Comm_get_parent(MPI_Comm *parent);
+/* dynamic processes: fail with MPI_ERR_SPAWN or
+   MPI_ERR_UNSUPPORTED_OPERATION (a job's ranks are fixed at launch) */
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[],
+    char **array_of_argv[], const int array_of_maxprocs[],
+    const MPI_Info array_of_info[], int root, MPI_Comm comm,
+    MPI_Comm *intercomm, int array_of_errcodes[]);
+#define MPI_MAX_PORT_NAME	256
+int MPI_Open_port(MPI_Info info, char *port_name);
+int MPI_Close_port(const char *port_name);
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root,
+    MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root,
+    MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+int MPI_Publish_name(const char *service_name, MPI_Info info,
+    const char *port_name);
+int MPI_Unpublish_name(const char *service_name, MPI_Info info,
+    const char *port_name);
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 
 #ifdef __cplusplus
 }

@@ -274,7 +274,7 @@ p2p_check(MPI_Comm comm, int count, MPI_Datatype dt, int rank, int tag,
 	if (!recv && mpiv_p2p_too_big((size_t)count * dt->size))
 		return MPI_ERR_COUNT;
 	if (rank != MPI_PROC_NULL && !(recv && rank == MPI_ANY_SOURCE) &&
-	    (rank < 0 || rank >= comm->size))
+	    (rank < 0 || rank >= mpiv_comm_peer_group(comm)->size))
 		return MPI_ERR_RANK;
 	if (!(recv && tag == MPI_ANY_TAG) &&
 	    (tag < 0 || tag > MPI_TAG_UB_VALUE))
@@ -764,6 +764,10 @@ MPI_Cancel(MPI_Request *request)
 		mpiv_err_detail("a non-blocking collective cannot be "
 		    "cancelled");
 		return mpiv_err(r->comm, MPI_ERR_REQUEST, "MPI_Cancel");
+	}
+	if (r->greq != NULL) {
+		rc = mpiv_greq_cancel(r);
+		return rc == MPI_SUCCESS ? rc : mpiv_err(NULL, rc, "MPI_Cancel");
 	}
 	if (r->kind != MPIV_REQ_RECV || !r->active || r->peer == MPI_PROC_NULL)
 		return MPI_SUCCESS;

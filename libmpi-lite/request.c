@@ -400,6 +400,10 @@ req_report(MPI_Request *rp, MPI_Status *st)
 			mpiv_req_empty_status(st);
 		return MPI_SUCCESS;
 	}
+	if (r->greq != NULL) {
+		*rp = NULL;
+		return mpiv_greq_report(r, st);
+	}
 	err = r->status.MPI_ERROR;
 	if (st != NULL)
 		*st = r->status;
@@ -726,6 +730,11 @@ MPI_Request_free(MPI_Request *request)
 		    "MPI_Request_free");
 	}
 	*request = NULL;
+	if (r->greq != NULL) {
+		int rc = mpiv_greq_free(r);
+		return rc == MPI_SUCCESS ? rc :
+		    mpiv_err(NULL, rc, "MPI_Request_free");
+	}
 	if (r->active && !r->complete)
 		r->freed = true;	/* released when it completes */
 	else
@@ -752,6 +761,8 @@ MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 		return mpiv_err(req_comm(request), rc,
 		    "MPI_Request_get_status");
 	*flag = k;
+	if (*flag && request->greq != NULL)
+		mpiv_greq_query(request);
 	if (*flag && status != NULL)
 		*status = request->status;
 	return MPI_SUCCESS;

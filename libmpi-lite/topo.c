@@ -7,17 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
-
-struct mpiv_topo {
-	int kind;		/* MPI_CART */
-	int ndims;
-	int *dims;
-	int *periods;
-};
-
-int mpiv_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
-	/* comm.c */
+#include "topo.h"
 
 static struct mpiv_topo *
 topo_new(int ndims, const int *dims, const int *periods)
@@ -48,6 +38,7 @@ mpiv_topo_free(MPI_Comm c)
 {
 	if (c->topo == NULL)
 		return;
+	mpiv_topo_graph_free(c->topo);
 	free(c->topo->dims);
 	free(c->topo->periods);
 	free(c->topo);
@@ -59,6 +50,8 @@ mpiv_topo_dup(MPI_Comm oldc, MPI_Comm newc)
 {
 	if (oldc->topo == NULL)
 		return MPI_SUCCESS;
+	if (oldc->topo->kind != MPI_CART)
+		return mpiv_topo_graph_dup(oldc->topo, &newc->topo);
 	newc->topo = topo_new(oldc->topo->ndims, oldc->topo->dims,
 	    oldc->topo->periods);
 	return newc->topo ? MPI_SUCCESS : MPI_ERR_NO_MEM;
@@ -201,6 +194,8 @@ MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[],
 
 	if (mpiv_comm_check(comm_old) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Cart_create");
+	if (comm_old->remote != NULL)
+		return mpiv_err(comm_old, MPI_ERR_COMM, "MPI_Cart_create");
 	if (comm_cart == NULL || (ndims > 0 && (dims == NULL ||
 	    periods == NULL)))
 		return mpiv_err(comm_old, MPI_ERR_ARG, "MPI_Cart_create");

@@ -101,9 +101,16 @@ struct mpiv_request {
 
 	MPI_Status status;
 	struct mpiv_request *next_free;
+	struct mpiv_greq *greq;	/* generalized request (grequest.c) */
 };
 
 struct mpiv_request *mpiv_req_alloc(enum mpiv_req_kind kind);
+/* Generalized requests (grequest.c): Wait/Test report one (query_fn,
+   then free_fn), Request_free, Cancel, Request_get_status. */
+int mpiv_greq_report(struct mpiv_request *r, MPI_Status *st);
+int mpiv_greq_free(struct mpiv_request *r);
+int mpiv_greq_cancel(struct mpiv_request *r);
+int mpiv_greq_query(struct mpiv_request *r);
 void mpiv_req_release(struct mpiv_request *r);
 /* Gives r a fresh wire id for its next start and returns it. */
 uint64_t mpiv_req_new_id(struct mpiv_request *r);

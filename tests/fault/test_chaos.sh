@@ -49,6 +49,9 @@ PROGS=(
 	"flt_coll=ckpt128k  4 raw 800 16384"
 	"flt_coll=force     5 raw 100 6000"
 	"flt_dtype    4 raw 1500"
+	"flt_intercomm      4 raw 600"
+	"flt_intercomm=ckpt 4 raw 1000"
+	"flt_neighbor       5 raw 600"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n mode args...
@@ -170,7 +173,8 @@ done
 # the kills counted over the whole group.
 group_kills=0
 group_runs=0
-for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large; do
+for p in app_master_worker app_stencil app_ring app_async p2p_order coll_split p2p_large \
+    intercomm neighbor grequest; do
 	[ -n "${FLT_ONLY:-}" ] && ! [[ $p =~ $FLT_ONLY ]] && continue
 	bin=$FLT_B/tests/mpi/$p
 	if [ ! -x "$bin" ]; then
