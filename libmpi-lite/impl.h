@@ -189,6 +189,10 @@ int mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
  * the job is aborted) and returns code for ERRORS_RETURN.
  */
 int mpiv_err(MPI_Comm comm, int code, const char *fn);
+/* The same with an explicit handler, for objects other than a
+   communicator (windows): obj is the handle's address given to a user
+   handler. */
+int mpiv_err_handler(MPI_Errhandler eh, void *obj, int code, const char *fn);
 /* One line on what the failing call found (the buffer, the size ...):
    the next mpiv_err() prints it after the code's text, then forgets it. */
 void mpiv_err_detail(const char *fmt, ...)
