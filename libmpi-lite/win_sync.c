@@ -325,7 +325,8 @@ out_free:
 static bool
 sync_self_missing(MPI_Win win)
 {
-	return sync_in(win->expose, win->nexpose, win->comm->rank) &&
+	return !win->expose_applied &&
+	    sync_in(win->expose, win->nexpose, win->comm->rank) &&
 	    !win->self_delivered;
 }
 

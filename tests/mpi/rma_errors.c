@@ -1,0 +1,91 @@
+/* rma_errors: error handlers on windows. A user handler set with
+ * MPI_Win_create_errhandler/MPI_Win_set_errhandler sees the window and
+ * the code of a Put outside the target's window (MPI_ERR_RMA_RANGE) and
+ * of MPI_Win_call_errhandler; with MPI_ERRORS_RETURN a Put outside any
+ * epoch returns MPI_ERR_RMA_SYNC; under mpiv, passive target
+ * (MPI_Win_lock) returns MPI_ERR_UNSUPPORTED_OPERATION and a request-based
+ * MPI_Rput too. The window keeps working after each error. */
+#include "mpitest.h"
+
+static int calls, last_code;
+static MPI_Win seen;
+
+static void handler(MPI_Win *w, int *code, ...)
+{
+	calls++;
+	last_code = *code;
+	seen = *w;
+}
+
+int main(int argc, char **argv)
+{
+	t_init(&argc, &argv, "rma_errors");
+	int buf[4] = { 0 }, cls T_UNUSED;
+	MPI_Win win;
+	MPI_Errhandler eh, got;
+	MPI_OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MPI_OK(MPI_Win_create_errhandler(handler, &eh));
+	MPI_OK(MPI_Win_set_errhandler(win, eh));
+	MPI_OK(MPI_Win_get_errhandler(win, &got));
+	CHECK(got == eh, "Win_get_errhandler");
+	MPI_OK(MPI_Errhandler_free(&got));
+	MPI_OK(MPI_Errhandler_free(&eh));
+
+	MPI_OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+	CHECK(calls == 1 && last_code == MPI_ERR_OTHER && seen == win, "Win_call_errhandler ran the handler");
+
+	int v[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, rc;
+	MPI_OK(MPI_Win_fence(0, win));
+#ifdef MPIV_MPI_LITE
+	/* Open MPI does not check the target range at the origin: erroneous
+	   programs are mpiv's own part of this test */
+	rc = MPI_Put(v, 8, MPI_INT, (t_rank + 1) % t_size, 0, 8, MPI_INT, win);
+	CHECK(rc != MPI_SUCCESS, "Put of 8 ints into a 4-int window succeeded");
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_RMA_RANGE, "out-of-window Put error class");
+	CHECK(calls == 2 && seen == win, "handler saw the Put error");
+	rc = MPI_Put(v, 1, MPI_INT, t_size, 0, 1, MPI_INT, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_RANK, "Put to a rank outside the window");
+#endif
+	MPI_OK(MPI_Put(v, 4, MPI_INT, (t_rank + 1) % t_size, 0, 4, MPI_INT, win));
+	MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(buf[i], i + 1, "put after the errors");
+
+	MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+#ifdef MPIV_MPI_LITE
+	rc = MPI_Put(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_RMA_SYNC, "Put outside an epoch");
+	CHECK_INT(calls, 3, "ERRORS_RETURN: the user handler is not called");
+	char s[MPI_MAX_ERROR_STRING];
+	int len;
+	rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Win_lock");
+	MPI_OK(MPI_Error_string(rc, s, &len));
+	CHECK(strstr(s, "not supported") != NULL, "Win_lock error string '%s'", s);
+	MPI_Request rq;
+	rc = MPI_Rput(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Rput");
+	MPI_Aint sz;
+	int du;
+	void *bp;
+	rc = MPI_Win_shared_query(win, 0, &sz, &du, &bp);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_RMA_FLAVOR, "shared_query on a created window");
+#else
+	(void)rc;
+#endif
+	/* and still usable */
+	MPI_OK(MPI_Win_fence(0, win));
+	MPI_OK(MPI_Accumulate(v, 4, MPI_INT, (t_rank + 1) % t_size, 0, 4, MPI_INT, MPI_SUM, win));
+	MPI_OK(MPI_Win_fence(0, win));
+	for (int i = 0; i < 4; i++)
+		CHECK_INT(buf[i], 2 * (i + 1), "accumulate after the errors");
+	t_mix(buf, sizeof buf);
+	MPI_OK(MPI_Win_free(&win));
+	return t_finish();
+}
