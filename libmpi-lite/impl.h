@@ -4,8 +4,9 @@
  *   core (transport.c, p2p.c, request.c, init.c) owns the connections to
  *   the Channel Memories, requests and progress;
  *   upper (datatype.c, op.c, coll.c, comm.c, group.c, topo.c, errh.c,
- *   info.c, attr.c, unsupported.c) owns objects and collectives, built on
- *   the internal point-to-point calls declared below.
+ *   info.c, attr.c, win*.c, unsupported.c) owns objects, collectives and
+ *   one-sided communication, built on the internal point-to-point calls
+ *   declared below.
  *
  * The library never prints or exits on its own (except the MPI-mandated
  * MPI_ERRORS_ARE_FATAL handler); it returns MPI error codes.
