@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto.h"
 #include "win.h"
 
 #define WIN_ASSERTS (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | \
@@ -87,15 +88,21 @@ sync_pending_ops(MPI_Win win)
 	return false;
 }
 
-/* Sends the batch of every target (but itself) and posts the receives
-   of the replies its reads wait for. */
+/*
+ * Sends the batch of every target (but itself) and posts the receives
+ * of the replies its reads wait for. A batch over the message limit is
+ * dropped, its target told "nothing" so that it does not wait, and
+ * *dropped says MPI_ERR_COUNT. Returns other failures.
+ */
 static int
-sync_send(MPI_Win win, const int *targets, int nt, struct sync_access *a)
+sync_send(MPI_Win win, const int *targets, int nt, struct sync_access *a,
+    int *dropped)
 {
 	int me = win->comm->rank, rc;
 	uint32_t ctx = win->comm->context;
 
 	memset(a, 0, sizeof(*a));
+	*dropped = MPI_SUCCESS;
 	a->hdrs = calloc((size_t)nt + 1, sizeof(*a->hdrs));
 	a->reqs = calloc((size_t)nt * 3 + 1, sizeof(*a->reqs));
 	a->reply_from = calloc((size_t)nt + 1, sizeof(*a->reply_from));
@@ -107,10 +114,15 @@ sync_send(MPI_Win win, const int *targets, int nt, struct sync_access *a)
 
 		if (t == me)
 			continue;
-		if (b->len > INT_MAX || b->reply_bytes > INT_MAX) {
+		if (b->len > INT_MAX || b->reply_bytes > INT_MAX ||
+		    mpiv_p2p_too_big(b->len) ||
+		    mpiv_p2p_too_big(b->reply_bytes)) {
 			mpiv_err_detail("%zu bytes of operations to rank %d in "
-			    "one epoch (at most %d)", b->len, t, INT_MAX);
-			return MPI_ERR_COUNT;
+			    "one epoch (their reads: %zu bytes): over the "
+			    "message limit, not done", b->len, t,
+			    b->reply_bytes);
+			*dropped = MPI_ERR_COUNT;
+			win_batch_clear(b);
 		}
 		a->hdrs[i].bytes = b->len;
 		a->hdrs[i].nops = b->nops;
@@ -346,7 +358,7 @@ int
 MPI_Win_fence(int assert, MPI_Win win)
 {
 	struct sync_access a;
-	int n, *all, rc, rc2;
+	int n, *all, rc, rc2, dropped;
 
 	if (win_check(win) != MPI_SUCCESS)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_fence");
@@ -365,7 +377,7 @@ MPI_Win_fence(int assert, MPI_Win win)
 	win->expose = all;
 	win->nexpose = n;
 	win->expose_open = true;
-	rc = sync_send(win, all, n, &a);
+	rc = sync_send(win, all, n, &a, &dropped);
 	if (rc == MPI_SUCCESS) {
 		sync_hand_over(win);
 		rc = sync_post_headers(win);
@@ -385,6 +397,8 @@ MPI_Win_fence(int assert, MPI_Win win)
 	win->self_delivered = false;
 	sync_expose_close(win);
 	win->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+	if (rc == MPI_SUCCESS)
+		rc = dropped;
 	return rc == MPI_SUCCESS ? rc : win_err(win, rc, "MPI_Win_fence");
 }
 
@@ -468,7 +482,7 @@ int
 MPI_Win_complete(MPI_Win win)
 {
 	struct sync_access a;
-	int me, rc, flag;
+	int me, rc, flag, dropped;
 	bool self;
 
 	if (win_check(win) != MPI_SUCCESS)
@@ -479,7 +493,7 @@ MPI_Win_complete(MPI_Win win)
 	}
 	me = win->comm->rank;
 	self = sync_in(win->access, win->naccess, me);
-	rc = sync_send(win, win->access, win->naccess, &a);
+	rc = sync_send(win, win->access, win->naccess, &a, &dropped);
 	if (rc == MPI_SUCCESS && self) {
 		sync_hand_over(win);
 		/* Not exposed to itself (erroneous, but harmless): at once. */
@@ -518,6 +532,8 @@ MPI_Win_complete(MPI_Win win)
 	win->access = NULL;
 	win->naccess = 0;
 	win->access_open = false;
+	if (rc == MPI_SUCCESS)
+		rc = dropped;
 	return rc == MPI_SUCCESS ? rc : win_err(win, rc, "MPI_Win_complete");
 }
 

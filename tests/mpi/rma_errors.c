@@ -4,7 +4,11 @@
  * of MPI_Win_call_errhandler; with MPI_ERRORS_RETURN a Put outside any
  * epoch returns MPI_ERR_RMA_SYNC; under mpiv, passive target
  * (MPI_Win_lock) returns MPI_ERR_UNSUPPORTED_OPERATION and a request-based
- * MPI_Rput too. The window keeps working after each error. */
+ * MPI_Rput too. The window keeps working after each error.
+ * Under mpiv, for tests/integration/test_rma_limits.sh:
+ *   rma_errors lock   MPI_Win_lock under the default handler (job ends)
+ *   rma_errors big    with MPIV_MAX_PAYLOAD=65536: a 128 KiB Put fails
+ *                     at the fence with MPI_ERR_COUNT, nobody hangs */
 #include "mpitest.h"
 
 static int calls, last_code;
@@ -17,9 +21,49 @@ static void handler(MPI_Win *w, int *code, ...)
 	seen = *w;
 }
 
+#ifdef MPIV_MPI_LITE
+static int special(const char *what)
+{
+	MPI_Win win;
+	if (strcmp(what, "lock") == 0) {
+		int b = 0;
+		MPI_OK(MPI_Win_create(&b, sizeof b, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+		MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+		printf("rma_errors: MPI_Win_lock returned\n");
+		return 1;
+	}
+	int n = 32768, *big, cls;
+	MPI_OK(MPI_Win_allocate(n * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big, &win));
+	MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+	int *src = calloc((size_t)n, sizeof(int));
+	MPI_OK(MPI_Win_fence(0, win));
+	if (t_rank == 0)
+		MPI_OK(MPI_Put(src, n, MPI_INT, t_size - 1, 0, n, MPI_INT, win));
+	int rc = MPI_Win_fence(0, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, t_rank == 0 ? MPI_ERR_COUNT : MPI_SUCCESS, "fence after a too big epoch");
+	/* the window still works */
+	int one = t_rank + 1;
+	MPI_OK(MPI_Accumulate(&one, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win));
+	MPI_OK(MPI_Win_fence(0, win));
+	if (t_rank == 0)
+		CHECK_INT(big[0], t_size * (t_size + 1) / 2, "accumulate after the dropped epoch");
+	MPI_OK(MPI_Win_free(&win));
+	free(src);
+	if (t_rank == 0)
+		printf("rma_errors big ok\n");
+	MPI_OK(MPI_Finalize());
+	return 0;
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	t_init(&argc, &argv, "rma_errors");
+#ifdef MPIV_MPI_LITE
+	if (argc > 1)
+		return special(argv[1]);
+#endif
 	int buf[4] = { 0 }, cls T_UNUSED;
 	MPI_Win win;
 	MPI_Errhandler eh, got;
