@@ -41,6 +41,23 @@ struct win_hdr {
 };
 #define WIN_MAGIC 0x6d77696eU
 
+/* A batch record's fixed part (win_rma.c), followed by its blocks
+   (struct mpiv_block) and its data, padded to 8 bytes. Both ends run
+   the same library, so it is copied as it is; the target checks every
+   length and that the record agrees with itself before use. */
+struct win_rec {
+	uint8_t kind;
+	uint8_t op;		/* builtin index of the predefined op */
+	uint16_t pad;
+	int32_t basic;		/* enum mpiv_basic of the target type */
+	uint32_t count;		/* elements of the block list below */
+	uint32_t nblocks;
+	int64_t disp;		/* target_disp as given (units of the target) */
+	int64_t extent;		/* between consecutive elements */
+	uint64_t tbytes;	/* bytes of target memory touched */
+	uint64_t data;		/* bytes of origin data after the blocks */
+};
+
 /* A read the origin waits for: where its part of the reply goes. */
 struct win_get {
 	void *buf;

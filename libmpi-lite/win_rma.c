@@ -18,22 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto.h"
 #include "win.h"
-
-/* A record's fixed part, as appended to a batch (both ends run the same
-   library, so it is copied as it is; read with memcpy, unaligned). */
-struct win_rec {
-	uint8_t kind;
-	uint8_t op;		/* builtin index of the predefined op */
-	uint16_t pad;
-	int32_t basic;		/* enum mpiv_basic of the target type */
-	uint32_t count;		/* elements of the block list below */
-	uint32_t nblocks;
-	int64_t disp;		/* target_disp as given (units of the target) */
-	int64_t extent;		/* between consecutive elements */
-	uint64_t tbytes;	/* bytes of target memory touched */
-	uint64_t data;		/* bytes of origin data after the blocks */
-};
 
 /* The predefined types and ops, to find them again from a record. */
 static const MPI_Datatype rma_basics[] = {
@@ -78,16 +64,21 @@ rma_at(uintptr_t base, MPI_Aint off)
 }
 
 /* Lowest and highest byte offsets (hi exclusive) that count elements of
-   the block list touch. */
-static void
+   the block list touch. false if they do not fit in 62 bits (only a
+   corrupt record can say so: the origin's types are bounded). */
+static bool
 rma_span(const struct mpiv_block *blk, size_t nblocks, uint32_t count,
     int64_t extent, int64_t *lo, int64_t *hi)
 {
-	int64_t l = INT64_MAX, h = INT64_MIN, span;
+	const int64_t lim = (int64_t)1 << 62;
+	int64_t l = INT64_MAX, h = INT64_MIN, span = 0;
 
 	for (size_t j = 0; j < nblocks; j++) {
 		if (blk[j].len == 0)
 			continue;
+		if (blk[j].disp < -lim || blk[j].disp > lim ||
+		    blk[j].len > (size_t)lim)
+			return false;
 		if (blk[j].disp < l)
 			l = blk[j].disp;
 		if (blk[j].disp + (int64_t)blk[j].len > h)
@@ -95,15 +86,19 @@ rma_span(const struct mpiv_block *blk, size_t nblocks, uint32_t count,
 	}
 	if (l > h) {
 		*lo = *hi = 0;
-		return;
+		return true;
 	}
-	span = count > 1 ? (int64_t)(count - 1) * extent : 0;
+	if (extent < -lim || extent > lim || (count > 1 &&
+	    __builtin_mul_overflow((int64_t)(count - 1), extent, &span)) ||
+	    span < -lim || span > lim)
+		return false;
 	if (span > 0)
 		h += span;
 	else
 		l += span;
 	*lo = l;
 	*hi = h;
+	return true;
 }
 
 static void
@@ -272,9 +267,9 @@ rma_check(MPI_Win win, const struct rma_call *c)
 		size_t nb = c->tdt->nblocks;
 		int64_t lo, hi, off;
 
-		rma_span(blk, nb, (uint32_t)c->tcount, c->tdt->extent, &lo, &hi);
 		off = (int64_t)c->tdisp * win->units[c->target];
-		if (c->tdisp < 0 || off + lo < 0 ||
+		if (!rma_span(blk, nb, (uint32_t)c->tcount, c->tdt->extent,
+		    &lo, &hi) || c->tdisp < 0 || off + lo < 0 ||
 		    off + hi > (int64_t)win->sizes[c->target]) {
 			mpiv_err_detail("bytes [%lld, %lld) of rank %d's window "
 			    "of %lld bytes", (long long)(off + lo),
@@ -563,13 +558,53 @@ rma_apply_one(const struct win_rec *rec, const struct mpiv_block *blk,
 	}
 }
 
+/* A record agrees with itself: its blocks cover tbytes, its data is
+   what its kind carries, its op and type exist. */
+static bool
+rma_rec_valid(const struct win_rec *rec, const struct mpiv_block *blk)
+{
+	size_t per = 0, total, want;
+
+	for (uint32_t j = 0; j < rec->nblocks; j++)
+		if (__builtin_add_overflow(per, blk[j].len, &per))
+			return false;
+	if (__builtin_mul_overflow(per, (size_t)rec->count, &total) ||
+	    total != rec->tbytes)
+		return false;
+	switch (rec->kind) {
+	case WIN_PUT:
+		want = rec->tbytes;
+		break;
+	case WIN_GET:
+		want = 0;
+		break;
+	case WIN_ACC:
+	case WIN_GACC:
+		if (rma_op(rec->op) == MPI_OP_NULL)
+			return false;
+		want = rma_op(rec->op) == MPI_NO_OP && rec->kind == WIN_GACC ?
+		    0 : rec->tbytes;
+		if (rma_op(rec->op) != MPI_NO_OP &&
+		    rma_op(rec->op) != MPI_REPLACE &&
+		    rma_basic_dt(rec->basic) == MPI_DATATYPE_NULL)
+			return false;
+		break;
+	case WIN_CAS:
+		want = 2 * rec->tbytes;
+		break;
+	default:
+		return false;
+	}
+	return rec->data == want;
+}
+
 int
 win_apply(MPI_Win win, int origin, const char *buf, size_t len,
     uint32_t nops, char **reply, size_t *reply_len)
 {
 	size_t pos = 0, cap = 0;
 	char *old = NULL;
-	int err = MPI_SUCCESS, rc;
+	int err = MPI_SUCCESS, rc = MPI_SUCCESS;
 
 	*reply = NULL;
 	*reply_len = 0;
@@ -582,14 +617,16 @@ win_apply(MPI_Win win, int origin, const char *buf, size_t len,
 		int64_t lo, hi;
 		char *o;
 
+		/* Lengths first, before anything is read or allocated. */
+		rc = MPI_ERR_INTERN;
 		if (len - pos < sizeof(rec))
-			return MPI_ERR_INTERN;
+			goto out_free;
 		memcpy(&rec, buf + pos, sizeof(rec));
 		if (rec.nblocks > (len - pos - sizeof(rec)) / sizeof(*blk))
-			return MPI_ERR_INTERN;
+			goto out_free;
 		need = sizeof(rec) + rec.nblocks * sizeof(*blk);
 		if (rec.data > len - pos - need)
-			return MPI_ERR_INTERN;
+			goto out_free;
 		need += rec.data;
 		need += (8 - need % 8) % 8;
 		/* Records sit at multiples of 8 in a malloc'd buffer: the
@@ -598,12 +635,18 @@ win_apply(MPI_Win win, int origin, const char *buf, size_t len,
 		    sizeof(rec));
 		data = (const char *)(blk + rec.nblocks);
 		pos += need > len - pos ? len - pos : need;
+		if (!rma_rec_valid(&rec, blk) || rec.tbytes > SIZE_MAX / 4)
+			goto out_free;
 		if (rec.kind == WIN_GET || rec.kind == WIN_GACC ||
 		    rec.kind == WIN_CAS)
 			rlen = rec.tbytes;
+		/* The origin's reads fit one reply message (sync_send). */
+		if (rlen > SIZE_MAX / 4 - *reply_len ||
+		    mpiv_p2p_too_big(*reply_len + rlen))
+			goto out_free;
 		if ((rc = rma_reply_grow(reply, reply_len, &cap, rlen)) !=
 		    MPI_SUCCESS)
-			return rc;
+			goto out_free;
 		o = *reply + *reply_len;
 		if (rlen > 0)
 			memset(o, 0, rlen);
@@ -613,30 +656,35 @@ win_apply(MPI_Win win, int origin, const char *buf, size_t len,
 		if (win->flavor == MPI_WIN_FLAVOR_DYNAMIC)
 			tb = (uintptr_t)rec.disp;
 		else
-			tb = (uintptr_t)win->base +
-			    (uintptr_t)(rec.disp * win->disp_unit);
-		rma_span(blk, rec.nblocks, rec.count, rec.extent, &lo, &hi);
-		if (!win_local_range(win, tb + (uintptr_t)lo,
+			tb = (uintptr_t)win->base + (uintptr_t)rec.disp *
+			    (uintptr_t)win->disp_unit;
+		if (!rma_span(blk, rec.nblocks, rec.count, rec.extent, &lo,
+		    &hi) || !win_local_range(win, tb + (uintptr_t)lo,
 		    (size_t)(hi - lo))) {
 			if (err == MPI_SUCCESS) {
 				mpiv_err_detail("rank %d's operation on "
-				    "[%#lx, +%lld) of rank %d: not in the "
+				    "[%#lx, +%llu) of rank %d: not in the "
 				    "window (not attached?)", origin,
 				    (unsigned long)(tb + (uintptr_t)lo),
-				    (long long)(hi - lo), win->comm->rank);
+				    (unsigned long long)rec.tbytes,
+				    win->comm->rank);
 				err = MPI_ERR_RMA_RANGE;
 			}
 			continue;
 		}
 		free(old);
-		if ((old = malloc(rec.tbytes)) == NULL)
-			return MPI_ERR_NO_MEM;
+		if ((old = malloc(rec.tbytes)) == NULL) {
+			rc = MPI_ERR_NO_MEM;
+			goto out_free;
+		}
 		rc = rma_apply_one(&rec, blk, data, tb, old, o);
 		if (rc != MPI_SUCCESS && err == MPI_SUCCESS)
 			err = rc;
 	}
+	rc = err;
+out_free:
 	free(old);
-	return err;
+	return rc;
 }
 
 void
