@@ -598,6 +598,25 @@ rma_rec_valid(const struct win_rec *rec, const struct mpiv_block *blk)
 	return rec->data == want;
 }
 
+/* The detail of an access outside the target's memory (only dynamic
+   windows get here from a correct origin). A relaunched rank that
+   re-executes gets other addresses than its first run gave out (ASLR):
+   say so, it is the likely cause. */
+static void
+rma_range_detail(MPI_Win win, int origin, uintptr_t addr,
+    unsigned long long len)
+{
+	const char *inc = getenv("MPIV_INCARNATION");
+	bool again = inc != NULL && strtol(inc, NULL, 10) > 0;
+
+	mpiv_err_detail("rank %d's operation on [%#lx, +%llu) of rank %d: "
+	    "not in the window (not attached?)%s", origin,
+	    (unsigned long)addr, len, win->comm->rank,
+	    again && win->flavor == MPI_WIN_FLAVOR_DYNAMIC ?
+	    "; this rank was relaunched, and a dynamic window's addresses "
+	    "differ when a rank re-executes (docs/ONESIDED.md)" : "");
+}
+
 int
 win_apply(MPI_Win win, int origin, const char *buf, size_t len,
     uint32_t nops, char **reply, size_t *reply_len)
@@ -662,12 +681,8 @@ win_apply(MPI_Win win, int origin, const char *buf, size_t len,
 		    &hi) || !win_local_range(win, tb + (uintptr_t)lo,
 		    (size_t)(hi - lo))) {
 			if (err == MPI_SUCCESS) {
-				mpiv_err_detail("rank %d's operation on "
-				    "[%#lx, +%llu) of rank %d: not in the "
-				    "window (not attached?)", origin,
-				    (unsigned long)(tb + (uintptr_t)lo),
-				    (unsigned long long)rec.tbytes,
-				    win->comm->rank);
+				rma_range_detail(win, origin,
+				    tb + (uintptr_t)lo, rec.tbytes);
 				err = MPI_ERR_RMA_RANGE;
 			}
 			continue;

@@ -12,7 +12,8 @@
 # mode 1 post/start/complete/wait (every rank origin and target, with
 # Get_accumulate). "=ckpt" also checkpoints every 0.3 s. Then the short
 # tests/mpi rma_* programs (fence, PSCW with Win_test polling, atomics)
-# under a tiny MTBF. The runner runs this script in both protocols
+# under a tiny MTBF; dynamic windows (addresses) end with the same output
+# or a clear error. The runner runs this script in both protocols
 # (FLT_PROTOCOL=relay for the relay pass).
 #
 #   MPIV_BUILD=build-x bash tests/fault/test_rma_chaos.sh
@@ -132,5 +133,27 @@ if [ "$group_runs" -gt 0 ]; then
 		flt_notok "tests/mpi rma programs: no kill in $group_runs chaos runs"
 	fi
 fi
+
+# Dynamic windows: their target displacements are addresses, which a
+# rank re-executed from the beginning does not get again (ASLR). Under
+# kills the job either gives the failure-free output or ends with a
+# clear error (replay diverged, or the relaunched target's range error
+# saying why): never another output with exit 0, never a hang.
+p=rma_dynamic
+bin=$FLT_B/tests/mpi/$p
+ref=$FLT_TMP/$p.ref
+flt_job "$ref" 60 -n 4 "$bin"
+for seed in $SEEDS 33 44; do
+	out=$FLT_TMP/$p.$seed
+	flt_job "$out" 60 -n 4 --chaos 15ms --chaos-seed "$seed" --chaos-max 3 "$bin"
+	what="tests/mpi/$p --chaos 15ms --chaos-seed $seed (kills $(flt_report "$out.json" kills))"
+	if [ "$FLT_RC" = 0 ]; then
+		flt_same "$what: exit 0" "$ref.out" "$out.out"
+	elif [ "$FLT_RC" != 124 ] && grep -q -e 'replay diverged' -e 'this rank was relaunched' "$out.err"; then
+		flt_ok "$what: exit $FLT_RC, a clear error: $(grep -o -m 1 -e 'replay diverged' -e 'this rank was relaunched' "$out.err")"
+	else
+		flt_notok "$what: exit $FLT_RC without a clear reason" "$out.err" "$out.out"
+	fi
+done
 
 flt_finish
