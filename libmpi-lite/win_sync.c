@@ -368,6 +368,19 @@ MPI_Win_fence(int assert, MPI_Win win)
 		mpiv_err_detail("a post/start epoch is open");
 		return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
 	}
+	/* MPI_MODE_NOPRECEDE is given by every rank or by none (the
+	   standard): nothing to complete, no message. */
+	if (assert & MPI_MODE_NOPRECEDE) {
+		if (sync_pending_ops(win)) {
+			for (int i = 0; i < win->comm->size; i++)
+				win_batch_clear(&win->out[i]);
+			mpiv_err_detail("MPI_MODE_NOPRECEDE, but RMA calls "
+			    "precede this fence (they are dropped)");
+			return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
+		}
+		win->fence_open = !(assert & MPI_MODE_NOSUCCEED);
+		return MPI_SUCCESS;
+	}
 	n = win->comm->size;
 	if ((all = malloc((size_t)n * sizeof(*all))) == NULL)
 		return win_err(win, MPI_ERR_NO_MEM, "MPI_Win_fence");

@@ -114,6 +114,15 @@ int main(int argc, char **argv)
 	rc = MPI_Rput(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq);
 	MPI_OK(MPI_Error_class(rc, &cls));
 	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Rput");
+	rc = MPI_Win_fence(1 << 20, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_ASSERT, "fence with an unknown assert");
+	MPI_OK(MPI_Win_fence(0, win));
+	MPI_OK(MPI_Put(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+	rc = MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+	MPI_OK(MPI_Error_class(rc, &cls));
+	CHECK_INT(cls, MPI_ERR_RMA_SYNC, "NOPRECEDE fence after a Put");
+	MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
 	MPI_Aint sz;
 	int du;
 	void *bp;
