@@ -3,7 +3,8 @@
  * its left neighbour's, and every rank accumulates (SUM, MAX, BXOR,
  * REPLACE) into rank 0's window; Get_accumulate with MPI_NO_OP reads.
  * The results are checked against the values computed locally and mixed
- * into the checksum. Also the window attributes, name, group and info. */
+ * into the checksum. Also the window attributes, name, group and info,
+ * and a window over a sub-communicator (split by parity). */
 #include "mpitest.h"
 
 #define N 8
@@ -101,5 +102,33 @@ int main(int argc, char **argv)
 	MPI_OK(MPI_Win_free(&win));
 	CHECK(win == MPI_WIN_NULL, "Win_free sets MPI_WIN_NULL");
 	free(buf);
+
+	/* a window over half of the ranks (split by parity), its ranks
+	   those of the sub-communicator */
+	MPI_Comm half;
+	int hr, hs;
+	long cell[2] = { 0, 0 };
+	MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, t_rank % 2, -t_rank, &half));
+	MPI_OK(MPI_Comm_rank(half, &hr));
+	MPI_OK(MPI_Comm_size(half, &hs));
+	MPI_OK(MPI_Win_create(cell, sizeof cell, sizeof(long), MPI_INFO_NULL, half, &win));
+	MPI_OK(MPI_Win_fence(0, win));
+	long wr = t_rank + 1;
+	MPI_OK(MPI_Accumulate(&wr, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_SUM, win));
+	MPI_OK(MPI_Put(&wr, 1, MPI_LONG, (hr + 1) % hs, 1, 1, MPI_LONG, win));
+	MPI_OK(MPI_Win_fence(0, win));
+	if (hr == 0) {
+		long s = 0;
+		for (int r = t_rank % 2; r < t_size; r += 2)
+			s += r + 1;
+		CHECK_INT(cell[0], s, "accumulate over the half window");
+	}
+	int *members = malloc(sizeof(int) * (size_t)hs);
+	MPI_OK(MPI_Allgather(&t_rank, 1, MPI_INT, members, 1, MPI_INT, half));
+	CHECK_INT(cell[1], members[(hr + hs - 1) % hs] + 1, "put over the half window");
+	free(members);
+	t_mix(cell, sizeof cell);
+	MPI_OK(MPI_Win_free(&win));
+	MPI_OK(MPI_Comm_free(&half));
 	return t_finish();
 }
