@@ -110,8 +110,10 @@ struct mpiv_win {
 	MPI_Request *post_reqs;
 	bool expose_applied;	/* the epoch's batches are in the window */
 	struct win_batch self_in;	/* own records to itself, handed over
-					   when the access epoch closed */
+					   when a fence closed the epoch */
 	bool self_delivered;
+	bool self_applied;	/* MPI_Win_complete applied the own records
+				   of the open exposure epoch */
 	struct win_batch *out;	/* per target (comm ranks) */
 };
 

@@ -224,6 +224,7 @@ sync_expose_close(MPI_Win win)
 	win->nexpose = 0;
 	win->expose_open = false;
 	win->expose_applied = false;
+	win->self_applied = false;
 }
 
 /* Applies own records (self_in) and answers its reads locally. */
@@ -300,7 +301,8 @@ sync_expose_apply(MPI_Win win)
 		size_t rlen;
 
 		if (o == me) {
-			rc = sync_apply_self(win);
+			if (win->self_delivered)
+				rc = sync_apply_self(win);
 		} else {
 			rc = win_apply(win, o, bufs[i], win->post_hdrs[i].bytes,
 			    win->post_hdrs[i].nops, &replies[i], &rlen);
@@ -337,7 +339,7 @@ out_free:
 static bool
 sync_self_missing(MPI_Win win)
 {
-	return !win->expose_applied &&
+	return !win->expose_applied && !win->self_applied &&
 	    sync_in(win->expose, win->nexpose, win->comm->rank) &&
 	    !win->self_delivered;
 }
@@ -507,19 +509,23 @@ MPI_Win_complete(MPI_Win win)
 	me = win->comm->rank;
 	self = sync_in(win->access, win->naccess, me);
 	rc = sync_send(win, win->access, win->naccess, &a, &dropped);
+	/*
+	 * The own records to itself are applied here, at once: before any
+	 * other origin's of the same exposure epoch (those wait for this
+	 * rank's complete, sync_self_missing), so the order stays fixed, and
+	 * without waiting for them (the rank may have to send them
+	 * something between its complete and its wait).
+	 */
 	if (rc == MPI_SUCCESS && self) {
 		sync_hand_over(win);
-		/* Not exposed to itself (erroneous, but harmless): at once. */
-		if (!(win->expose_open && !win->expose_applied &&
-		    sync_in(win->expose, win->nexpose, me)))
-			rc = sync_apply_self(win);
+		rc = sync_apply_self(win);
+		win->self_applied = win->expose_open;
 	}
 	/*
 	 * Wait for the replies. While this rank's own exposure epoch is
 	 * open, serve it as soon as its headers are in: its origins may be
 	 * waiting in their own complete for replies from it (post, start,
-	 * get, complete, wait on every rank), and the own records wait for
-	 * it too.
+	 * get, complete, wait on every rank).
 	 */
 	while (rc == MPI_SUCCESS) {
 		bool serve = win->expose_open && !win->expose_applied;
@@ -534,7 +540,7 @@ MPI_Win_complete(MPI_Win win)
 		flag = 0;
 		rc = MPI_Testall(a.nsend + a.nreply, a.reqs, &flag,
 		    MPI_STATUSES_IGNORE);
-		if (rc == MPI_SUCCESS && flag && !win->self_delivered)
+		if (rc == MPI_SUCCESS && flag)
 			break;
 	}
 	if (rc == MPI_SUCCESS)

@@ -4,7 +4,9 @@
  * the left one (symmetric: every rank is origin and target at once, reads
  * included). Then the even ranks expose to the odd ranks only, which
  * accumulate into them; the even ranks poll with MPI_Win_test. A rank in
- * its own groups (a 1-rank job) works too. */
+ * its own groups (a 1-rank job) works too. Last, rank 0 exposes to all
+ * and accesses itself, and the others start only after a message rank 0
+ * sends between its complete and its wait. */
 #include "mpitest.h"
 
 #define N 6
@@ -88,6 +90,32 @@ int main(int argc, char **argv)
 			MPI_OK(MPI_Win_complete(win));
 		}
 	}
+	/* rank 0 exposes to every rank, itself included, and accesses only
+	   itself; its complete must not wait for the others, which start
+	   their access epoch only after a message it sends between its
+	   complete and its wait */
+	MPI_Group zero;
+	int z = 0, token = 0;
+	MPI_OK(MPI_Group_incl(world, 1, &z, &zero));
+	if (t_rank == 0) {
+		int v = 1000;
+		MPI_OK(MPI_Win_post(world, 0, win));
+		MPI_OK(MPI_Win_start(zero, 0, win));
+		MPI_OK(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+		MPI_OK(MPI_Win_complete(win));
+		CHECK_INT(buf[0], 1000, "own put visible after complete");
+		for (int r = 1; r < t_size; r++)
+			MPI_OK(MPI_Send(&token, 1, MPI_INT, r, 7, MPI_COMM_WORLD));
+		MPI_OK(MPI_Win_wait(win));
+		CHECK_INT(buf[0], 1000 + t_size * (t_size - 1) / 2, "accumulates after the token");
+		t_mix(buf, sizeof(int));
+	} else {
+		MPI_OK(MPI_Recv(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		MPI_OK(MPI_Win_start(zero, 0, win));
+		MPI_OK(MPI_Accumulate(&t_rank, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win));
+		MPI_OK(MPI_Win_complete(win));
+	}
+	MPI_OK(MPI_Group_free(&zero));
 	MPI_OK(MPI_Group_free(&nb));
 	MPI_OK(MPI_Group_free(&evens));
 	if (nod > 0)
