@@ -114,6 +114,20 @@ int main(int argc, char **argv)
 	rc = MPI_Rput(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq);
 	MPI_OK(MPI_Error_class(rc, &cls));
 	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Rput");
+	/* every passive-target and request-based call refuses the same way */
+	int rcs[] = {
+		MPI_Win_unlock(0, win), MPI_Win_lock_all(0, win),
+		MPI_Win_unlock_all(win), MPI_Win_flush(0, win),
+		MPI_Win_flush_all(win), MPI_Win_flush_local(0, win),
+		MPI_Win_flush_local_all(win), MPI_Win_sync(win),
+		MPI_Rget(v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq),
+		MPI_Raccumulate(v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win, &rq),
+		MPI_Rget_accumulate(v, 1, MPI_INT, v + 4, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_SUM, win, &rq),
+	};
+	for (size_t i = 0; i < sizeof rcs / sizeof rcs[0]; i++) {
+		MPI_OK(MPI_Error_class(rcs[i], &cls));
+		CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "passive-target call");
+	}
 	rc = MPI_Win_fence(1 << 20, win);
 	MPI_OK(MPI_Error_class(rc, &cls));
 	CHECK_INT(cls, MPI_ERR_ASSERT, "fence with an unknown assert");
