@@ -336,9 +336,10 @@ MPI_Win_free(MPI_Win *win)
 	if (win == NULL || win_check(*win) != MPI_SUCCESS)
 		return win_err(win ? *win : NULL, MPI_ERR_WIN, "MPI_Win_free");
 	w = *win;
-	if (w->access_open || w->expose_open) {
+	if (w->access_open || w->expose_open || w->self_lock) {
 		mpiv_err_detail("an epoch is still open (%s)", w->access_open ?
-		    "MPI_Win_start without MPI_Win_complete" :
+		    "MPI_Win_start without MPI_Win_complete" : w->self_lock ?
+		    "MPI_Win_lock without MPI_Win_unlock" :
 		    "MPI_Win_post without MPI_Win_wait");
 		return win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_free");
 	}

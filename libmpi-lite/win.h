@@ -114,6 +114,7 @@ struct mpiv_win {
 	bool self_delivered;
 	bool self_applied;	/* MPI_Win_complete applied the own records
 				   of the open exposure epoch */
+	bool self_lock;		/* MPI_Win_lock of the own rank */
 	struct win_batch *out;	/* per target (comm ranks) */
 };
 

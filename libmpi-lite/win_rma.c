@@ -217,10 +217,11 @@ rma_check(MPI_Win win, const struct rma_call *c)
 		return MPI_ERR_RANK;
 	}
 	if (!win->fence_open && !(win->access_open &&
-	    rma_in(win->access, win->naccess, c->target))) {
+	    rma_in(win->access, win->naccess, c->target)) &&
+	    !(win->self_lock && c->target == win->comm->rank)) {
 		mpiv_err_detail("no access epoch to rank %d: call MPI_Win_fence "
-		    "or MPI_Win_start first (passive-target MPI_Win_lock is "
-		    "not supported by mpiv)", c->target);
+		    "or MPI_Win_start first (passive-target MPI_Win_lock of "
+		    "another rank is not supported by mpiv)", c->target);
 		return MPI_ERR_RMA_SYNC;
 	}
 	if (c->tcount < 0 || c->ocount < 0 || c->rcount < 0)

@@ -15,8 +15,9 @@
  * program's own. A re-executed rank replays the same messages in the same
  * order and rebuilds the same window, bit for bit.
  *
- * Passive target (lock, flush, sync) is refused: its target would have to
- * serve requests at any moment, outside its program's calls.
+ * Passive target (lock, flush) is refused but on the own window: its
+ * target would have to serve requests at any moment, outside its
+ * program's calls.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -605,7 +606,15 @@ MPI_Win_test(MPI_Win win, int *flag)
 	return MPI_SUCCESS;
 }
 
-/* ---------------- passive target: refused ---------------- */
+/* ---------------- passive target ----------------
+ *
+ * Refused, except on the calling rank's own window: a lock of itself
+ * (to access its window locally in the separate model, or to apply its
+ * own operations at once) opens an access epoch to itself only; flush
+ * and unlock apply its records at once, at a point of its own program.
+ * A lock of another rank would need that rank to serve requests while
+ * its program runs outside MPI.
+ */
 
 static int
 sync_passive(MPI_Win win, const char *fn)
@@ -614,60 +623,138 @@ sync_passive(MPI_Win win, const char *fn)
 		return win_err(win, MPI_ERR_WIN, fn);
 	mpiv_err_detail("passive-target one-sided communication is not "
 	    "supported by mpiv (use MPI_Win_fence or post/start/complete/"
-	    "wait)");
+	    "wait; a rank may lock only its own window)");
 	return win_err(win, MPI_ERR_UNSUPPORTED_OPERATION, fn);
+}
+
+/* Applies the own records of the self-lock epoch. */
+static int
+sync_flush_self(MPI_Win win, const char *fn)
+{
+	int rc;
+
+	if (!win->self_lock) {
+		mpiv_err_detail("no MPI_Win_lock of the own rank before");
+		return win_err(win, MPI_ERR_RMA_SYNC, fn);
+	}
+	sync_hand_over(win);
+	rc = sync_apply_self(win);
+	return rc == MPI_SUCCESS ? rc : win_err(win, rc, fn);
+}
+
+static int
+sync_lock(int lock_type, int rank, int assert, MPI_Win win, const char *fn)
+{
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, fn);
+	if (lock_type != MPI_LOCK_EXCLUSIVE && lock_type != MPI_LOCK_SHARED)
+		return win_err(win, MPI_ERR_LOCKTYPE, fn);
+	if (assert & ~MPI_MODE_NOCHECK)
+		return win_err(win, MPI_ERR_ASSERT, fn);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank != win->comm->rank)
+		return sync_passive(win, fn);
+	if (win->self_lock || win->fence_open || win->access_open) {
+		mpiv_err_detail("an access epoch is already open");
+		return win_err(win, MPI_ERR_RMA_SYNC, fn);
+	}
+	win->self_lock = true;
+	return MPI_SUCCESS;
+}
+
+static int
+sync_unlock(int rank, MPI_Win win, const char *fn)
+{
+	int rc;
+
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, fn);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank != win->comm->rank)
+		return sync_passive(win, fn);
+	if ((rc = sync_flush_self(win, fn)) == MPI_SUCCESS)
+		win->self_lock = false;
+	return rc;
 }
 
 int
 MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-	return sync_passive(win, "MPI_Win_lock");
+	return sync_lock(lock_type, rank, assert, win, "MPI_Win_lock");
 }
 
 int
 MPI_Win_unlock(int rank, MPI_Win win)
 {
-	return sync_passive(win, "MPI_Win_unlock");
+	return sync_unlock(rank, win, "MPI_Win_unlock");
 }
 
+/* In a window of one rank, locking all is locking itself. */
 int
 MPI_Win_lock_all(int assert, MPI_Win win)
 {
+	if (win_check(win) == MPI_SUCCESS && win->comm->size == 1)
+		return sync_lock(MPI_LOCK_SHARED, 0, assert, win,
+		    "MPI_Win_lock_all");
 	return sync_passive(win, "MPI_Win_lock_all");
 }
 
 int
 MPI_Win_unlock_all(MPI_Win win)
 {
+	if (win_check(win) == MPI_SUCCESS && win->comm->size == 1)
+		return sync_unlock(0, win, "MPI_Win_unlock_all");
 	return sync_passive(win, "MPI_Win_unlock_all");
+}
+
+static int
+sync_flush(int rank, MPI_Win win, const char *fn)
+{
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, fn);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank != win->comm->rank)
+		return sync_passive(win, fn);
+	return sync_flush_self(win, fn);
 }
 
 int
 MPI_Win_flush(int rank, MPI_Win win)
 {
-	return sync_passive(win, "MPI_Win_flush");
-}
-
-int
-MPI_Win_flush_all(MPI_Win win)
-{
-	return sync_passive(win, "MPI_Win_flush_all");
+	return sync_flush(rank, win, "MPI_Win_flush");
 }
 
 int
 MPI_Win_flush_local(int rank, MPI_Win win)
 {
-	return sync_passive(win, "MPI_Win_flush_local");
+	return sync_flush(rank, win, "MPI_Win_flush_local");
+}
+
+/* Only the own rank can be locked: flushing all is flushing it. */
+int
+MPI_Win_flush_all(MPI_Win win)
+{
+	if (win_check(win) == MPI_SUCCESS && win->self_lock)
+		return sync_flush_self(win, "MPI_Win_flush_all");
+	return sync_passive(win, "MPI_Win_flush_all");
 }
 
 int
 MPI_Win_flush_local_all(MPI_Win win)
 {
+	if (win_check(win) == MPI_SUCCESS && win->self_lock)
+		return sync_flush_self(win, "MPI_Win_flush_local_all");
 	return sync_passive(win, "MPI_Win_flush_local_all");
 }
 
+/* The window's memory is its only copy: nothing to synchronize. */
 int
 MPI_Win_sync(MPI_Win win)
 {
-	return sync_passive(win, "MPI_Win_sync");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_sync");
+	return MPI_SUCCESS;
 }

@@ -17,12 +17,13 @@ int main(int argc, char **argv)
 #ifdef MPIV_MPI_LITE
 	MPI_OK(rc);
 	MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-	rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-	CHECK(rc != MPI_SUCCESS, "MPI_Win_lock succeeded");
+	MPI_Request rq0;
+	rc = MPI_Rput(base, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &rq0);
+	CHECK(rc != MPI_SUCCESS, "MPI_Rput succeeded");
 	MPI_OK(MPI_Error_class(rc, &cls));
-	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Win_lock error class");
+	CHECK_INT(cls, MPI_ERR_UNSUPPORTED_OPERATION, "Rput error class");
 	MPI_OK(MPI_Error_string(rc, s, &len));
-	CHECK(strstr(s, "not supported") != NULL, "Error_string of Win_lock's code: '%s'", s);
+	CHECK(strstr(s, "not supported") != NULL, "Error_string of Rput's code: '%s'", s);
 	MPI_OK(MPI_Error_string(MPI_ERR_UNSUPPORTED_OPERATION, s, &len));
 	CHECK(strstr(s, "not supported") != NULL, "Error_string(MPI_ERR_UNSUPPORTED_OPERATION): '%s'", s);
 	rc = MPI_Win_flush_all(win);
