@@ -57,6 +57,17 @@ static const char *const errh_strings[] = {
 	[MPI_ERR_PORT] = "invalid port name",
 	[MPI_ERR_NAME] = "invalid service name",
 	[MPI_ERR_SERVICE] = "invalid service name for MPI_Unpublish_name",
+	[MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+	[MPI_ERR_RMA_RANGE] = "target memory is not part of the window",
+	[MPI_ERR_RMA_ATTACH] = "memory cannot be attached to the window",
+	[MPI_ERR_RMA_FLAVOR] = "call not valid for this window flavor",
+	[MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
+	[MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+	[MPI_ERR_BASE] = "invalid base",
+	[MPI_ERR_SIZE] = "invalid size",
+	[MPI_ERR_DISP] = "invalid displacement",
+	[MPI_ERR_LOCKTYPE] = "invalid lock type",
+	[MPI_ERR_ASSERT] = "invalid assert argument",
 };
 
 /* What the failing call found out, beyond its code (mpiv_err_detail). */
@@ -94,7 +105,18 @@ errh_string(int code)
 int
 mpiv_err(MPI_Comm comm, int code, const char *fn)
 {
-	MPI_Errhandler eh;
+	if (code == MPI_SUCCESS) {
+		errh_detail[0] = '\0';
+		return code;
+	}
+	if (comm == MPI_COMM_NULL || comm->group == NULL)
+		comm = MPI_COMM_WORLD;
+	return mpiv_err_handler(comm->errh, &comm, code, fn);
+}
+
+int
+mpiv_err_handler(MPI_Errhandler eh, void *obj, int code, const char *fn)
+{
 	const char *s;
 	char line[512], detail[sizeof(errh_detail)];
 
@@ -103,9 +125,6 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 	errh_detail[0] = '\0';
 	if (code == MPI_SUCCESS)
 		return code;
-	if (comm == MPI_COMM_NULL || comm->group == NULL)
-		comm = MPI_COMM_WORLD;
-	eh = comm->errh;
 	if (eh == MPI_ERRHANDLER_NULL)
 		eh = MPI_ERRORS_ARE_FATAL;
 	switch (eh->kind) {
@@ -113,12 +132,15 @@ mpiv_err(MPI_Comm comm, int code, const char *fn)
 		return code;
 	case ERRH_USER:
 		if (eh->fortran_fn != NULL) {
-			MPI_Fint fc = MPI_Comm_c2f(comm), fe = code;
+			/* a Fortran handler (of communicators only: windows
+			   have no Fortran binding of their handlers) */
+			MPI_Fint fc = MPI_Comm_c2f(*(MPI_Comm *)obj), fe = code;
 			eh->fortran_fn(&fc, &fe);
 		} else if (eh->fn != NULL) {
-			MPI_Comm c = comm;
+			/* Same calling convention for a communicator's and a
+			   window's handler: a pointer to the handle. */
 			int e = code;
-			eh->fn(&c, &e);
+			eh->fn(obj, &e);
 		}
 		return code;
 	default:

@@ -4,8 +4,9 @@
  *   core (transport.c, p2p.c, request.c, nbc.c, init.c) owns the
  *   connections to the Channel Memories, requests and progress;
  *   upper (datatype.c, op.c, coll.c, coll_nbc.c, comm.c, group.c, topo.c,
- *   errh.c, info.c, attr.c, unsupported.c) owns objects and collectives,
- *   built on the internal point-to-point calls declared below.
+ *   errh.c, info.c, attr.c, win*.c, unsupported.c) owns objects,
+ *   collectives and one-sided communication, built on the internal
+ *   point-to-point calls declared below.
  *
  * The library never prints or exits on its own (except the MPI-mandated
  * MPI_ERRORS_ARE_FATAL handler); it returns MPI error codes.
@@ -360,6 +361,10 @@ int mpiv_coll_copy(const void *sbuf, int scount, MPI_Datatype sdt,
  * the job is aborted) and returns code for ERRORS_RETURN.
  */
 int mpiv_err(MPI_Comm comm, int code, const char *fn);
+/* The same with an explicit handler, for objects other than a
+   communicator (windows): obj is the handle's address given to a user
+   handler. */
+int mpiv_err_handler(MPI_Errhandler eh, void *obj, int code, const char *fn);
 /* One line on what the failing call found (the buffer, the size ...):
    the next mpiv_err() prints it after the code's text, then forgets it. */
 void mpiv_err_detail(const char *fmt, ...)

@@ -279,6 +279,17 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_ERR_PORT		49
 #define MPI_ERR_NAME		50
 #define MPI_ERR_SERVICE		51
+#define MPI_ERR_RMA_SYNC	29
+#define MPI_ERR_RMA_RANGE	30
+#define MPI_ERR_RMA_ATTACH	31
+#define MPI_ERR_RMA_FLAVOR	32
+#define MPI_ERR_RMA_CONFLICT	33
+#define MPI_ERR_RMA_SHARED	34
+#define MPI_ERR_BASE		35
+#define MPI_ERR_SIZE		36
+#define MPI_ERR_DISP		37
+#define MPI_ERR_LOCKTYPE	38
+#define MPI_ERR_ASSERT		39
 #define MPI_ERR_LASTCODE	64
 
 /* ---- user function types ---- */
@@ -803,7 +814,8 @@ MPI_Message MPI_Message_f2c(MPI_Fint message);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 
-/* ---- one-sided: linkable, not supported (MPI_ERR_UNSUPPORTED_OPERATION) ---- */
+/* ---- one-sided (docs/ONESIDED.md): active target; passive target fails
+   with MPI_ERR_UNSUPPORTED_OPERATION ---- */
 #define MPI_MODE_NOCHECK	1
 #define MPI_MODE_NOSTORE	2
 #define MPI_MODE_NOPUT		4
@@ -811,22 +823,59 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 #define MPI_MODE_NOSUCCEED	16
 #define MPI_LOCK_EXCLUSIVE	234
 #define MPI_LOCK_SHARED		235
+/* window attributes (MPI_Win_get_attr) */
+#define MPI_WIN_BASE		101
+#define MPI_WIN_SIZE		102
+#define MPI_WIN_DISP_UNIT	103
+#define MPI_WIN_CREATE_FLAVOR	104
+#define MPI_WIN_MODEL		105
+#define MPI_WIN_FLAVOR_CREATE	1
+#define MPI_WIN_FLAVOR_ALLOCATE	2
+#define MPI_WIN_FLAVOR_DYNAMIC	3
+#define MPI_WIN_FLAVOR_SHARED	4
+#define MPI_WIN_SEPARATE	1
+#define MPI_WIN_UNIFIED		2
+typedef void MPI_Win_errhandler_function(MPI_Win *, int *, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
     MPI_Comm comm, MPI_Win *win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info,
     MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
+    MPI_Comm comm, void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size,
+    int *disp_unit, void *baseptr);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
 int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val,
+    int *flag);
+int MPI_Win_set_name(MPI_Win win, const char *name);
+int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn,
+    MPI_Errhandler *errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
 int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
 int MPI_Win_unlock(int rank, MPI_Win win);
 int MPI_Win_lock_all(int assert, MPI_Win win);
 int MPI_Win_unlock_all(MPI_Win win);
 int MPI_Win_flush(int rank, MPI_Win win);
 int MPI_Win_flush_all(MPI_Win win);
-int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
-int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
-int MPI_Win_complete(MPI_Win win);
-int MPI_Win_wait(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
 int MPI_Put(const void *origin_addr, int origin_count,
     MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
     int target_count, MPI_Datatype target_datatype, MPI_Win win);
@@ -846,6 +895,23 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr,
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
     void *result_addr, MPI_Datatype datatype, int target_rank,
     MPI_Aint target_disp, MPI_Win win);
+int MPI_Rput(const void *origin_addr, int origin_count,
+    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+    int target_count, MPI_Datatype target_datatype, MPI_Win win,
+    MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count,
+    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+    int target_count, MPI_Datatype target_datatype, MPI_Win win,
+    MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count,
+    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+    int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+    MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
+    MPI_Datatype origin_datatype, void *result_addr, int result_count,
+    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+    int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+    MPI_Request *request);
 
 /* ---- non-blocking collectives ---- */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);

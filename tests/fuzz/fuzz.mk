@@ -27,7 +27,8 @@ LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/au
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
 	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta \
-	$(FB)/fuzz_jsonr
+	$(FB)/fuzz_jsonr \
+	$(FB)/fuzz_win_apply
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -91,3 +92,11 @@ $(FB)/fuzz_cs_delta: tests/fuzz/fuzz_cs_delta.c $(DELTA_SRCS) \
 # mpiv sweep's reader of run reports (cli/jsonr.c): plain bytes in.
 $(FB)/fuzz_jsonr: tests/fuzz/fuzz_jsonr.c cli/jsonr.c cli/jsonr.h
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_jsonr.c cli/jsonr.c
+
+# The target side of one-sided communication: a batch of RMA records
+# applied to a window (libmpi-lite/win_rma.c); MPIV_FUZZ_WRITE_SEEDS=
+# tests/fuzz/seeds/fuzz_win_apply $(FB)/fuzz_win_apply writes its seeds.
+$(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h libmpi-lite/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) \
+		-lprotobuf-c -lm
