@@ -16,6 +16,11 @@ int status_main(int argc, char **argv);
 int secret_main(int argc, char **argv);
 int sweep_main(int argc, char **argv);
 
+/* run.c: a duration as mpiv run's options take it ("2s", "500ms",
+   "1.5", "1m") in milliseconds, 1 .. 2^32-1; 0 or -1. */
+#include <stdint.h>
+int run_parse_ms(const char *s, uint32_t *out);
+
 /* kill.c: short client sessions with the dispatcher (kill, checkpoint,
    kill-node, status). Both print the reason of a failure themselves. */
 #include <stdint.h>

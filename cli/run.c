@@ -185,7 +185,7 @@ run_fix_np(int argc, char **argv)
 }
 
 /* "2s", "500ms", "1.5" (seconds), "1m": milliseconds, 1 .. 2^32-1. */
-static int
+int
 run_parse_ms(const char *s, uint32_t *out)
 {
 	double v, scale = 1000.;

@@ -108,32 +108,17 @@ sw_usage_error(const char *fmt, ...)
 	return 2;
 }
 
-/* A duration as mpiv run takes it, or "0": milliseconds, -1. */
+/* A duration as mpiv run takes it (run_parse_ms), or "0": ms, -1. */
 static int
 sw_parse_ms(const char *s, uint32_t *out)
 {
-	double v, scale = 1000.;
-	char *end;
-
 	if (strcmp(s, "0") == 0) {
 		*out = 0;
 		return 0;
 	}
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || *s == '-' || *s == '+' || *s == ' ')
+	if (*s == '-' || *s == '+' || *s == ' ')
 		return -1;
-	if (strcmp(end, "ms") == 0)
-		scale = 1.;
-	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-		scale = 60000.;
-	else if (*end != '\0' && strcmp(end, "s") != 0)
-		return -1;
-	v *= scale;
-	if (!isfinite(v) || v < 1. || v > 4294967295.)
-		return -1;
-	*out = (uint32_t)llround(v);
-	return 0;
+	return run_parse_ms(s, out);
 }
 
 /* A comma-separated list of durations into vals/ms (strdup'ed). */

@@ -1185,7 +1185,7 @@ coll_check_comm(MPI_Comm comm, const char *fn, int *err)
 }
 
 /* count and datatype of one buffer. */
-static int
+int
 coll_check_buf(int count, MPI_Datatype dt)
 {
 	if (count < 0)
@@ -1194,7 +1194,7 @@ coll_check_buf(int count, MPI_Datatype dt)
 }
 
 /* Reduction arguments: count, type, op defined on type. */
-static int
+int
 coll_check_red(int count, MPI_Datatype dt, MPI_Op op)
 {
 	int rc = coll_check_buf(count, dt);
@@ -1206,7 +1206,7 @@ coll_check_red(int count, MPI_Datatype dt, MPI_Op op)
 	return mpiv_op_apply(op, NULL, NULL, 0, dt);
 }
 
-static int
+int
 coll_check_counts(const int *counts, int n)
 {
 	if (counts == NULL)

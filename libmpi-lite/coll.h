@@ -87,4 +87,11 @@ int coll_group_gather(const struct coll_group *g, void *buf, int count,
 int coll_group_ring_rs(void *buf, void *tmp, const int *counts,
     const int *displs, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int tag);
 
+/* coll.c, for coll_nbc.c: the argument checks of the collectives (an
+   MPI code): one buffer's count and type; a reduction's, with op defined
+   on the type; an array of n counts, none negative. */
+int coll_check_buf(int count, MPI_Datatype dt);
+int coll_check_red(int count, MPI_Datatype dt, MPI_Op op);
+int coll_check_counts(const int *counts, int n);
+
 #endif

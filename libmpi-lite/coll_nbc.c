@@ -32,36 +32,7 @@
 
 /* ---------------- argument checks ---------------- */
 
-static int
-nbc_check_buf(int count, MPI_Datatype dt)
-{
-	if (count < 0)
-		return MPI_ERR_COUNT;
-	return mpiv_dt_check(dt);
-}
-
-static int
-nbc_check_red(int count, MPI_Datatype dt, MPI_Op op)
-{
-	int rc = nbc_check_buf(count, dt);
-
-	if (rc != MPI_SUCCESS)
-		return rc;
-	if (op == MPI_OP_NULL)
-		return MPI_ERR_OP;
-	return mpiv_op_apply(op, NULL, NULL, 0, dt);
-}
-
-static int
-nbc_check_counts(const int *counts, int n)
-{
-	if (counts == NULL)
-		return MPI_ERR_ARG;
-	for (int i = 0; i < n; i++)
-		if (counts[i] < 0)
-			return MPI_ERR_COUNT;
-	return MPI_SUCCESS;
-}
+/* the checks are coll.c's (coll_check_buf, _red, _counts) */
 
 static int
 nbc_root_ok(MPI_Comm comm, int root)
@@ -487,7 +458,7 @@ MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root,
 {
 	NBC_BEGIN("MPI_Ibcast");
 	NBC_CHECK(nbc_root_ok(comm, root));
-	NBC_CHECK(nbc_check_buf(count, datatype));
+	NBC_CHECK(coll_check_buf(count, datatype));
 	NBC_BUILD(nbc_bcast(s_, buffer, count, datatype, root, comm));
 }
 
@@ -499,12 +470,12 @@ MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	NBC_BEGIN("MPI_Igather");
 	NBC_CHECK(nbc_root_ok(comm, root));
 	if (comm->rank == root) {
-		NBC_CHECK(nbc_check_buf(recvcount, recvtype));
+		NBC_CHECK(coll_check_buf(recvcount, recvtype));
 		if (recvbuf == MPI_IN_PLACE)
 			NBC_CHECK(MPI_ERR_BUFFER);
 	}
 	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 	else if (comm->rank != root)
 		NBC_CHECK(MPI_ERR_BUFFER);
 	NBC_BUILD(nbc_gather(s_, sendbuf, sendcount, sendtype, recvbuf,
@@ -519,12 +490,12 @@ MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	NBC_BEGIN("MPI_Igatherv");
 	NBC_CHECK(nbc_root_ok(comm, root));
 	if (comm->rank == root) {
-		NBC_CHECK(nbc_check_counts(recvcounts, comm->size));
+		NBC_CHECK(coll_check_counts(recvcounts, comm->size));
 		NBC_CHECK(displs == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
 		NBC_CHECK(mpiv_dt_check(recvtype));
 	}
 	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 	else if (comm->rank != root)
 		NBC_CHECK(MPI_ERR_BUFFER);
 	NBC_BUILD(nbc_gather(s_, sendbuf, sendcount, sendtype, recvbuf, 0,
@@ -539,12 +510,12 @@ MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	NBC_BEGIN("MPI_Iscatter");
 	NBC_CHECK(nbc_root_ok(comm, root));
 	if (comm->rank == root) {
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 		if (sendbuf == MPI_IN_PLACE)
 			NBC_CHECK(MPI_ERR_BUFFER);
 	}
 	if (recvbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(recvcount, recvtype));
+		NBC_CHECK(coll_check_buf(recvcount, recvtype));
 	else if (comm->rank != root)
 		NBC_CHECK(MPI_ERR_BUFFER);
 	NBC_BUILD(nbc_scatter(s_, sendbuf, sendcount, NULL, NULL, sendtype,
@@ -559,12 +530,12 @@ MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
 	NBC_BEGIN("MPI_Iscatterv");
 	NBC_CHECK(nbc_root_ok(comm, root));
 	if (comm->rank == root) {
-		NBC_CHECK(nbc_check_counts(sendcounts, comm->size));
+		NBC_CHECK(coll_check_counts(sendcounts, comm->size));
 		NBC_CHECK(displs == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
 		NBC_CHECK(mpiv_dt_check(sendtype));
 	}
 	if (recvbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(recvcount, recvtype));
+		NBC_CHECK(coll_check_buf(recvcount, recvtype));
 	else if (comm->rank != root)
 		NBC_CHECK(MPI_ERR_BUFFER);
 	NBC_BUILD(nbc_scatter(s_, sendbuf, 0, sendcounts, displs, sendtype,
@@ -577,9 +548,9 @@ MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Iallgather");
-	NBC_CHECK(nbc_check_buf(recvcount, recvtype));
+	NBC_CHECK(coll_check_buf(recvcount, recvtype));
 	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 	NBC_BUILD(nbc_allgather(s_, sendbuf, sendcount, sendtype, recvbuf,
 	    recvcount, NULL, NULL, recvtype, comm));
 }
@@ -590,11 +561,11 @@ MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Iallgatherv");
-	NBC_CHECK(nbc_check_counts(recvcounts, comm->size));
+	NBC_CHECK(coll_check_counts(recvcounts, comm->size));
 	NBC_CHECK(displs == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
 	NBC_CHECK(mpiv_dt_check(recvtype));
 	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 	NBC_BUILD(nbc_allgather(s_, sendbuf, sendcount, sendtype, recvbuf, 0,
 	    recvcounts, displs, recvtype, comm));
 }
@@ -608,9 +579,9 @@ MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	struct nbc_blocks rb = { .count = recvcount, .dt = recvtype };
 
 	NBC_BEGIN("MPI_Ialltoall");
-	NBC_CHECK(nbc_check_buf(recvcount, recvtype));
+	NBC_CHECK(coll_check_buf(recvcount, recvtype));
 	if (sendbuf != MPI_IN_PLACE)
-		NBC_CHECK(nbc_check_buf(sendcount, sendtype));
+		NBC_CHECK(coll_check_buf(sendcount, sendtype));
 	NBC_BUILD(nbc_alltoall(s_, sendbuf, &sb, recvbuf, &rb, comm));
 }
 
@@ -626,11 +597,11 @@ MPI_Ialltoallv(const void *sendbuf, const int sendcounts[],
 	    .dt = recvtype };
 
 	NBC_BEGIN("MPI_Ialltoallv");
-	NBC_CHECK(nbc_check_counts(recvcounts, comm->size));
+	NBC_CHECK(coll_check_counts(recvcounts, comm->size));
 	NBC_CHECK(rdispls == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
 	NBC_CHECK(mpiv_dt_check(recvtype));
 	if (sendbuf != MPI_IN_PLACE) {
-		NBC_CHECK(nbc_check_counts(sendcounts, comm->size));
+		NBC_CHECK(coll_check_counts(sendcounts, comm->size));
 		NBC_CHECK(sdispls == NULL ? MPI_ERR_ARG : MPI_SUCCESS);
 		NBC_CHECK(mpiv_dt_check(sendtype));
 	}
@@ -642,7 +613,7 @@ static int
 nbc_check_w(const int *counts, const int *displs, const MPI_Datatype *types,
     int n)
 {
-	int rc = nbc_check_counts(counts, n);
+	int rc = coll_check_counts(counts, n);
 
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -741,7 +712,7 @@ MPI_Ireduce(const void *sendbuf, void *recvbuf, int count,
 
 	NBC_BEGIN("MPI_Ireduce");
 	NBC_CHECK(nbc_root_ok(comm, root));
-	NBC_CHECK(nbc_check_red(count, datatype, op));
+	NBC_CHECK(coll_check_red(count, datatype, op));
 	if (count > 0 && ((comm->rank != root && sendbuf == MPI_IN_PLACE) ||
 	    (comm->rank == root && sendbuf == recvbuf)))
 		NBC_CHECK(MPI_ERR_BUFFER);
@@ -754,7 +725,7 @@ MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Iallreduce");
-	NBC_CHECK(nbc_check_red(count, datatype, op));
+	NBC_CHECK(coll_check_red(count, datatype, op));
 	if (count > 0 && (sendbuf == recvbuf || recvbuf == MPI_IN_PLACE))
 		NBC_CHECK(MPI_ERR_BUFFER);
 	NBC_BUILD(nbc_allreduce(s_, sendbuf, recvbuf, count, datatype, op,
@@ -767,8 +738,8 @@ MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf,
     MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Ireduce_scatter");
-	NBC_CHECK(nbc_check_red(0, datatype, op));
-	NBC_CHECK(nbc_check_counts(recvcounts, comm->size));
+	NBC_CHECK(coll_check_red(0, datatype, op));
+	NBC_CHECK(coll_check_counts(recvcounts, comm->size));
 	NBC_BUILD(nbc_reduce_scatter(s_, sendbuf, recvbuf, 0, recvcounts,
 	    datatype, op, comm));
 }
@@ -778,7 +749,7 @@ MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Ireduce_scatter_block");
-	NBC_CHECK(nbc_check_red(recvcount, datatype, op));
+	NBC_CHECK(coll_check_red(recvcount, datatype, op));
 	NBC_BUILD(nbc_reduce_scatter(s_, sendbuf, recvbuf, recvcount, NULL,
 	    datatype, op, comm));
 }
@@ -788,7 +759,7 @@ MPI_Iscan(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Iscan");
-	NBC_CHECK(nbc_check_red(count, datatype, op));
+	NBC_CHECK(coll_check_red(count, datatype, op));
 	NBC_BUILD(nbc_scan(s_, sendbuf, recvbuf, count, datatype, op, comm,
 	    false));
 }
@@ -798,7 +769,7 @@ MPI_Iexscan(const void *sendbuf, void *recvbuf, int count,
     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	NBC_BEGIN("MPI_Iexscan");
-	NBC_CHECK(nbc_check_red(count, datatype, op));
+	NBC_CHECK(coll_check_red(count, datatype, op));
 	NBC_BUILD(nbc_scan(s_, sendbuf, recvbuf, count, datatype, op, comm,
 	    true));
 }
