@@ -14,7 +14,7 @@
 #   ckpt/SEED       the same with --ckpt-interval 0.3 (when CRIU works
 #                   here): over the seeds, checkpoints > 0 and a restart
 #                   from a checkpoint
-#   short/PROG/SEED the other Fortran test programs (f_p2p, f_coll_mpif,
+#   short/PROG/SEED the other Fortran test programs (f_p2p, f_coll_mpif, f_more,
 #                   f_misc, f08_basic: requests, Waitany, user ops,
 #                   handles made and freed, re-executed after a kill) on
 #                   4 ranks under --chaos 15ms: the failure-free output;
@@ -104,7 +104,7 @@ fi
 
 # The short programs (tens of ms): a tiny MTBF, kills counted over all.
 KILLS=0
-for p in f_p2p f_coll_mpif f_misc f08_basic; do
+for p in f_p2p f_coll_mpif f_misc f08_basic f_more; do
 	bin=$FLT_B/tests/fortran/$p
 	if [ ! -x "$bin" ]; then
 		flt_notok "tests/fortran/$p not built (make tests-build)"

@@ -1,0 +1,126 @@
+! tests/fortran/f_more.F90: the Fortran bindings of the non-blocking
+! collectives, Comm_idup, intercommunicators, matched probes,
+! neighbourhood collectives and error classes, through the `mpi` module
+! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
+! against its blocking twin or a known value; rank 0 prints a line per
+! family.
+program f_more
+#ifndef MPIV_MPIF
+  use mpi
+#endif
+  implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
+  integer :: ierr, rank, np, i, req, dupc, inter, merged, rsize, msg
+  integer :: sum1, sum2, cls, code, cart, half, src
+  integer :: buf(64), got(64), want(64), st(MPI_STATUS_SIZE)
+  integer :: reqs(3), dims(1)
+  logical :: flag, periods(1)
+  character(len=MPI_MAX_ERROR_STRING) :: estr
+  integer :: elen
+
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
+
+  ! non-blocking collectives against the blocking ones
+  buf(1) = rank + 1
+  call MPI_IREDUCE(buf, sum1, 1, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, reqs(1), ierr)
+  call MPI_IALLGATHER(buf, 1, MPI_INTEGER, got, 1, MPI_INTEGER, MPI_COMM_WORLD, reqs(2), ierr)
+  call MPI_ISCAN(buf, sum2, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, reqs(3), ierr)
+  call MPI_WAITALL(3, reqs, MPI_STATUSES_IGNORE, ierr)
+  if (rank == 0) call chk(sum1 == np * (np + 1) / 2, 'ireduce')
+  do i = 1, np
+    call chk(got(i) == i, 'iallgather')
+  end do
+  call chk(sum2 == (rank + 1) * (rank + 2) / 2, 'iscan')
+  call MPI_IBCAST(np, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, req, ierr)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_COMM_IDUP(MPI_COMM_WORLD, dupc, req, ierr)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_ALLREDUCE(buf, sum1, 1, MPI_INTEGER, MPI_SUM, dupc, ierr)
+  call chk(sum1 == np * (np + 1) / 2, 'comm_idup')
+  call MPI_COMM_FREE(dupc, ierr)
+  if (rank == 0) write (*, '(a)') 'nonblocking collectives: ok'
+
+  ! intercommunicator of the even and the odd ranks
+  if (np >= 2) then
+    call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr)
+    call MPI_INTERCOMM_CREATE(half, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 7, inter, ierr)
+    call MPI_COMM_REMOTE_SIZE(inter, rsize, ierr)
+    if (mod(rank, 2) == 0) then
+      call chk(rsize == np / 2, 'remote size (even)')
+    else
+      call chk(rsize == (np + 1) / 2, 'remote size (odd)')
+    end if
+    call MPI_COMM_TEST_INTER(inter, flag, ierr)
+    call chk(flag, 'test_inter')
+    call MPI_INTERCOMM_MERGE(inter, mod(rank, 2) == 1, merged, ierr)
+    call MPI_COMM_SIZE(merged, rsize, ierr)
+    call chk(rsize == np, 'merged size')
+    call MPI_COMM_FREE(merged, ierr)
+    call MPI_COMM_FREE(inter, ierr)
+    call MPI_COMM_FREE(half, ierr)
+  end if
+  if (rank == 0) write (*, '(a)') 'intercommunicators: ok'
+
+  ! matched probes: rank 0 takes one message from every other rank
+  if (rank == 0) then
+    want = 0
+    do i = 1, np - 1
+      call MPI_MPROBE(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, msg, st, ierr)
+      src = st(MPI_SOURCE)
+      call MPI_MRECV(got, 2, MPI_INTEGER, msg, st, ierr)
+      call chk(msg == MPI_MESSAGE_NULL, 'mrecv frees the message')
+      call chk(got(1) == src .and. got(2) == 10 * src, 'mrecv data')
+      want(src + 1) = want(src + 1) + 1
+    end do
+    do i = 2, np
+      call chk(want(i) == 1, 'one message from each rank')
+    end do
+    call MPI_IMPROBE(MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, flag, msg, st, ierr)
+    call chk(.not. flag, 'improbe finds nothing more')
+  else
+    buf(1) = rank
+    buf(2) = 10 * rank
+    call MPI_SEND(buf, 2, MPI_INTEGER, 0, 5, MPI_COMM_WORLD, ierr)
+  end if
+  if (rank == 0) write (*, '(a)') 'matched probes: ok'
+
+  ! neighbourhood allgather on a periodic ring
+  dims(1) = np
+  periods(1) = .true.
+  call MPI_CART_CREATE(MPI_COMM_WORLD, 1, dims, periods, .false., cart, ierr)
+  buf(1) = rank
+  call MPI_NEIGHBOR_ALLGATHER(buf, 1, MPI_INTEGER, got, 1, MPI_INTEGER, cart, ierr)
+  call chk(got(1) == mod(rank - 1 + np, np) .and. got(2) == mod(rank + 1, np), &
+      'neighbor_allgather')
+  call MPI_COMM_FREE(cart, ierr)
+  if (rank == 0) write (*, '(a)') 'neighbourhood collectives: ok'
+
+  ! an error class and code of our own, with its string
+  call MPI_ADD_ERROR_CLASS(cls, ierr)
+  call MPI_ADD_ERROR_CODE(cls, code, ierr)
+  call MPI_ADD_ERROR_STRING(code, 'f_more: our own error', ierr)
+  call MPI_ERROR_STRING(code, estr, elen, ierr)
+  call chk(estr(1:elen) == 'f_more: our own error', 'error string')
+  call MPI_ERROR_CLASS(code, i, ierr)
+  call chk(i == cls, 'error class')
+  if (rank == 0) write (*, '(a)') 'error classes: ok'
+
+  call MPI_FINALIZE(ierr)
+
+contains
+
+  subroutine chk(ok, what)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    integer :: e
+    if (.not. ok) then
+      write (0, '(a,a,a,i0)') 'FAIL: ', what, ' on rank ', rank
+      call MPI_ABORT(MPI_COMM_WORLD, 3, e)
+    end if
+  end subroutine chk
+
+end program f_more
