@@ -1,6 +1,7 @@
 ! tests/fortran/f_more.F90: the Fortran bindings of the non-blocking
 ! collectives, Comm_idup, intercommunicators, matched probes,
-! neighbourhood collectives and error classes, through the `mpi` module
+! neighbourhood collectives, error classes, subarray types and their
+! envelope, graph topologies and external32 packing, through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
 ! against its blocking twin or a known value; rank 0 prints a line per
 ! family.
@@ -19,6 +20,10 @@ program f_more
   logical :: flag, periods(1)
   character(len=MPI_MAX_ERROR_STRING) :: estr
   integer :: elen
+  integer :: a(4, 4), sizes(2), subs(2), starts(2), sub, packed(4), pos
+  integer :: ni, na, nd, comb, gsz, idx(64), edges(128), graph, nn, nbrs(8)
+  integer(kind=MPI_ADDRESS_KIND) :: xpos, xsize
+  character(len=8) :: ext
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -108,6 +113,45 @@ program f_more
   call MPI_ERROR_CLASS(code, i, ierr)
   call chk(i == cls, 'error class')
   if (rank == 0) write (*, '(a)') 'error classes: ok'
+
+  ! a subarray in Fortran order, its envelope, graphs, external32
+  do i = 1, 16
+    a(mod(i - 1, 4) + 1, (i - 1) / 4 + 1) = i
+  end do
+  sizes = 4
+  subs = 2
+  starts = 1
+  call MPI_TYPE_CREATE_SUBARRAY(2, sizes, subs, starts, MPI_ORDER_FORTRAN, &
+      MPI_INTEGER, sub, ierr)
+  call MPI_TYPE_COMMIT(sub, ierr)
+  pos = 0
+  call MPI_PACK(a, 1, sub, packed, 16, pos, MPI_COMM_SELF, ierr)
+  call chk(pos == 16 .and. packed(1) == a(2, 2) .and. packed(2) == a(3, 2) &
+      .and. packed(3) == a(2, 3) .and. packed(4) == a(3, 3), 'subarray')
+  call MPI_TYPE_GET_ENVELOPE(sub, ni, na, nd, comb, ierr)
+  call chk(comb == MPI_COMBINER_SUBARRAY .and. ni == 8 .and. nd == 1, 'envelope')
+  call MPI_TYPE_FREE(sub, ierr)
+  if (np >= 3) then
+    do i = 1, np
+      idx(i) = 2 * i
+      edges(2 * i - 1) = mod(i - 2 + np, np)
+      edges(2 * i) = mod(i, np)
+    end do
+    call MPI_GRAPH_CREATE(MPI_COMM_WORLD, np, idx, edges, .false., graph, ierr)
+    call MPI_GRAPHDIMS_GET(graph, nn, gsz, ierr)
+    call chk(nn == np .and. gsz == 2 * np, 'graphdims')
+    call MPI_GRAPH_NEIGHBORS_COUNT(graph, rank, nn, ierr)
+    call MPI_GRAPH_NEIGHBORS(graph, rank, 8, nbrs, ierr)
+    call chk(nn == 2 .and. nbrs(1) == mod(rank - 1 + np, np) .and. &
+        nbrs(2) == mod(rank + 1, np), 'graph neighbors')
+    call MPI_COMM_FREE(graph, ierr)
+  end if
+  xpos = 0
+  xsize = 8
+  call MPI_PACK_EXTERNAL('external32', 258, 1, MPI_INTEGER, ext, xsize, xpos, ierr)
+  call chk(xpos == 4 .and. ichar(ext(3:3)) == 1 .and. ichar(ext(4:4)) == 2, &
+      'pack_external')
+  if (rank == 0) write (*, '(a)') 'arrays, graphs, external32: ok'
 
   call MPI_FINALIZE(ierr)
 
