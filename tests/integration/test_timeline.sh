@@ -4,10 +4,11 @@
 # (mpiv run --timeline, mpiv report --html; cli/timeline.c), with faults
 # injected at known places:
 #   fault     MPIV_FAULT kills rank 1 at its 30th send and rank 2 at its
-#             40th (incarnation 1 each): the report has exactly those
-#             exits (signal 9), a launch and a start of incarnation 2 of
-#             both, every started rank's exit; checkpoints every 0.2 s
-#             when CRIU works: "ckpt" events with dump and upload times
+#             40th (incarnation 1 each; 30000 steps, over a second even on
+#             a quiet machine): the report has exactly those exits
+#             (signal 9), a launch and a start of incarnation 2 of both,
+#             every started rank's exit; checkpoints every 0.1 s when CRIU
+#             works: "ckpt" events with dump and upload times
 #   page      the page embeds exactly the report's events; every mark
 #             (data-ev) names an event of its kind and rank; mpiv report
 #             --html draws the same events from the saved report
@@ -25,7 +26,7 @@ timeout 120 "$B/bin/mpivcc" -O2 -o "$T/stencil" tests/fault/progs/flt_stencil.c 
 	{ notok "cannot compile flt_stencil"; exit 1; }
 CK=()
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
-timeout 60 "$CRIU" check > /dev/null 2>&1 && CK=(--ckpt-interval 0.2)
+timeout 60 "$CRIU" check > /dev/null 2>&1 && CK=(--ckpt-interval 0.1)
 
 # check.py REPORT PAGE [CHECKS...]: asserts on the events, prints what
 # it found; exit 1 with the reason on the first failure
@@ -96,7 +97,7 @@ EOF
 
 # --- fault ---
 MPIV_FAULT=send:30:1,send:40:2 timeout 120 "$MPIV" run -n 4 --timeout 90 "${CK[@]}" \
-    --report "$T/f.json" --timeline "$T/f.html" "$T/stencil" 3000 4000 > "$T/f.out" 2> "$T/f.err"
+    --report "$T/f.json" --timeline "$T/f.html" "$T/stencil" 30000 4000 > "$T/f.out" 2> "$T/f.err"
 rc=$?
 checks=(faults)
 [ "${#CK[@]}" -gt 0 ] && checks+=(ckpt)
