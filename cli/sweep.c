@@ -78,6 +78,8 @@ sweep_usage(FILE *f)
 	    "0)\n"
 	    "  --seeds N             runs per cell, --chaos-seed 1..N "
 	    "(default 3)\n"
+	    "  --chaos-max K         at most K kills per run (mpiv run "
+	    "--chaos-max)\n"
 	    "  --out DIR             results (default sweep-out); a sweep "
 	    "interrupted and\n"
 	    "                        started again with the same arguments "
@@ -255,7 +257,8 @@ sw_conf(const struct sweep *sw, char **mtbf, int nm, char **ckpt, int nc,
 	fprintf(f, "\nckpt-interval");
 	for (int i = 0; i < nc; i++)
 		fprintf(f, " %s", ckpt[i]);
-	fprintf(f, "\nseeds %d\nrun", sw->seeds);
+	fprintf(f, "\nseeds %d\nchaos-max %s\nrun", sw->seeds,
+	    sw->chaos_max != NULL ? sw->chaos_max : "-");
 	for (int i = 0; i < sw->nargs; i++)
 		fprintf(f, " %s", sw->args[i]);
 	fprintf(f, "\n");
@@ -364,6 +367,10 @@ sw_spawn(const struct sweep *sw, const struct sw_run *r,
 		argv[n++] = (char *)c->mtbf;
 		argv[n++] = "--chaos-seed";
 		argv[n++] = seed;
+		if (sw->chaos_max != NULL) {
+			argv[n++] = "--chaos-max";
+			argv[n++] = (char *)sw->chaos_max;
+		}
 	}
 	if (c->ckpt_ms > 0) {
 		argv[n++] = "--ckpt-interval";
@@ -638,7 +645,7 @@ sw_do_run(struct sweep *sw, struct sw_run *r, const char *timeout,
 	r->wall_s = wall;
 	if (sw_stop)
 		return -1;
-	if (rc == 124 || rc >= 128) {
+	if (rc == 124 || (rc >= 128 && sw_stop)) {
 		r->status = SW_TIMEOUT;
 		(void)sw_read_report(sw, r);
 	} else if (sw_read_report(sw, r) < 0) {
@@ -884,6 +891,7 @@ int
 sweep_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "chaos-max", required_argument, NULL, 'k' },
 		{ "ckpt-interval", required_argument, NULL, 'c' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -914,6 +922,14 @@ sweep_main(int argc, char **argv)
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 'k':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || v < 1 || v > INT_MAX)
+				return sw_usage_error("bad --chaos-max \"%s\"",
+				    optarg);
+			sw.chaos_max = optarg;
 			break;
 		case 'h':
 			sweep_usage(stdout);

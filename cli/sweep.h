@@ -14,7 +14,8 @@ enum sw_status {
 	SW_OK,			/* exit as the baseline, same output */
 	SW_WRONG,		/* exit as the baseline, other output */
 	SW_EXIT,		/* another exit code than the baseline's */
-	SW_TIMEOUT,		/* mpiv run timed out (124) or was killed */
+	SW_TIMEOUT,		/* mpiv run timed out (124), or stopped with
+				   the sweep */
 	SW_NOREPORT		/* no readable --report */
 };
 
@@ -42,6 +43,7 @@ struct sweep {
 	char **args;			/* mpiv run's arguments */
 	int nargs;
 	int seeds;
+	const char *chaos_max;		/* --chaos-max K of chaos cells, NULL */
 	struct sw_cell *cells;		/* cells[0]: the baseline */
 	int ncells;
 	struct sw_run *runs;		/* ncells * seeds, cell-major */
