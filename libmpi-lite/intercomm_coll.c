@@ -365,23 +365,6 @@ mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
 	    ITAG_ALLTOALL));
 }
 
-/* Copies count elements of dt from src to dst (same layout). */
-static int
-inter_copy(const void *src, int count, MPI_Datatype dt, void *dst)
-{
-	size_t bytes = mpiv_dt_packed_size(dt, count);
-	void *tmp;
-
-	if (bytes == 0)
-		return MPI_SUCCESS;
-	if ((tmp = malloc(bytes)) == NULL)
-		return MPI_ERR_NO_MEM;
-	mpiv_dt_pack(src, count, dt, tmp);
-	mpiv_dt_unpack(tmp, bytes, dst, count, dt);
-	free(tmp);
-	return MPI_SUCCESS;
-}
-
 /*
  * Reduce_scatter(_block): group A's vectors, reduced, are scattered over
  * group B and the other way round. Both groups' totals are equal (the
@@ -442,7 +425,7 @@ mpiv_inter_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
 		void *b = inter_at(theirs, (MPI_Aint)disp * dt->extent);
 		disp += c;
 		if (r == 0)
-			rc = inter_copy(b, c, dt, rbuf);
+			rc = mpiv_coll_copy(b, c, dt, rbuf, c, dt);
 		else if ((rc = mpiv_isend(b, c, dt, r, LTAG_RSCAT, ic->local,
 		    MPIV_COLL_CONTEXT(ic->local), MPIV_SEND_STANDARD,
 		    &reqs[k])) == MPI_SUCCESS)
