@@ -462,7 +462,7 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 		auth_key_set(&dp_peers[p].key, pi->pair_key.data,
 		    pi->pair_key.len);
 		dp_peers[p].have_key = true;
-		if ((why = auth_check_hello(&dp_peers[p].key, l->nonce_s, h,
+		if ((why = auth_check_hello(&dp_peers[p].key, l->nonce_s, &auth_no_offer, h,
 		    proof)) != NULL) {
 			dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, why,
 			    NULL);
@@ -563,7 +563,7 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 		memcpy(l->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
 		h.auth_nonce.data = l->nonce_c;
 		h.auth_nonce.len = sizeof(l->nonce_c);
-		auth_hello_proof(&pp->key, l->nonce_s, &h, l->proof);
+		auth_hello_proof(&pp->key, l->nonce_s, &auth_no_offer, &h, l->proof);
 		h.auth_proof.data = l->proof;
 		h.auth_proof.len = sizeof(l->proof);
 	}

@@ -107,6 +107,8 @@ auth_unhex(const char *hex, uint8_t *out, size_t n)
 
 /* ---------------- proofs ---------------- */
 
+const struct auth_offer auth_no_offer = { NULL, 0, 0 };
+
 static void
 auth_lp(struct auth_hmac *m, const void *p, size_t n)
 {
@@ -135,14 +137,18 @@ auth_u32(struct auth_hmac *m, uint32_t v)
 
 void
 auth_hello_proof(const struct auth_key *key,
-    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
-    uint8_t out[AUTH_HASH_LEN])
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const struct auth_offer *offer,
+    const Mpiv__Hello *h, uint8_t out[AUTH_HASH_LEN])
 {
 	struct auth_hmac m;
 
 	auth_hmac_init(&m, key->k, key->len);
-	auth_lps(&m, "mpiv-auth-v1 hello");
+	auth_lps(&m, "mpiv-auth-v2 hello");
 	auth_lp(&m, nonce_s, AUTH_NONCE_LEN);
+	auth_lp(&m, offer->kx_pub, offer->kx_pub_len);
+	auth_u32(&m, offer->ciphers);
+	auth_lp(&m, h->kx_pub.data, h->kx_pub.len);
+	auth_u32(&m, h->cipher);
 	auth_lp(&m, h->auth_nonce.data, h->auth_nonce.len);
 	auth_u32(&m, (uint32_t)h->role);
 	auth_lps(&m, h->job_id);
@@ -161,7 +167,7 @@ auth_reply_proof(const struct auth_key *key,
 	struct auth_hmac m;
 
 	auth_hmac_init(&m, key->k, key->len);
-	auth_lps(&m, "mpiv-auth-v1 reply");
+	auth_lps(&m, "mpiv-auth-v2 reply");
 	auth_lp(&m, nonce_s, AUTH_NONCE_LEN);
 	auth_lp(&m, nonce_c, AUTH_NONCE_LEN);
 	auth_lp(&m, client_proof, AUTH_HASH_LEN);
@@ -170,8 +176,8 @@ auth_reply_proof(const struct auth_key *key,
 
 const char *
 auth_check_hello(const struct auth_key *key,
-    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
-    uint8_t reply_proof[AUTH_HASH_LEN])
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const struct auth_offer *offer,
+    const Mpiv__Hello *h, uint8_t reply_proof[AUTH_HASH_LEN])
 {
 	uint8_t want[AUTH_HASH_LEN];
 	bool ok;
@@ -181,7 +187,7 @@ auth_check_hello(const struct auth_key *key,
 	if (h->auth_proof.len != AUTH_HASH_LEN ||
 	    h->auth_nonce.len != AUTH_NONCE_LEN)
 		return AUTH_ERR_FAILED;
-	auth_hello_proof(key, nonce_s, h, want);
+	auth_hello_proof(key, nonce_s, offer, h, want);
 	ok = auth_equal(want, h->auth_proof.data, AUTH_HASH_LEN);
 	auth_wipe(want, sizeof(want));
 	if (!ok)
@@ -275,7 +281,7 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 		}
 		h->auth_nonce.data = nonce_c;
 		h->auth_nonce.len = sizeof(nonce_c);
-		auth_hello_proof(key, nonce_s, h, proof);
+		auth_hello_proof(key, nonce_s, &auth_no_offer, h, proof);
 		h->auth_proof.data = proof;
 		h->auth_proof.len = sizeof(proof);
 	}

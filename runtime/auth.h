@@ -21,7 +21,7 @@
 
 #include "mpiv.pb-c.h"
 
-#define AUTH_VERSION	 1u	/* Challenge.version */
+#define AUTH_VERSION	 2u	/* Challenge.version (2: proofs cover the key exchange) */
 #define AUTH_HASH_LEN	 32u	/* SHA-256 output, proofs, derived keys */
 #define AUTH_NONCE_LEN	 32u
 #define AUTH_TOKEN_LEN	 32u	/* job token T */
@@ -148,18 +148,29 @@ int auth_node_key_file(const struct auth_keys *k, const char *path,
 
 /*
  * Handshake proofs. The dialler proves
- *   HMAC(key, lp("mpiv-auth-v1 hello") lp(nonce_s) lp(nonce_c) u32(role)
- *        lp(job) u32(rank) u32(incarnation) lp(name))
+ *   HMAC(key, lp("mpiv-auth-v2 hello") lp(nonce_s) lp(server kx_pub)
+ *        u32(server ciphers) lp(client kx_pub) u32(cipher picked)
+ *        lp(nonce_c) u32(role) lp(job) u32(rank) u32(incarnation) lp(name))
  * and the server answers
- *   HMAC(key, lp("mpiv-auth-v1 reply") lp(nonce_s) lp(nonce_c)
+ *   HMAC(key, lp("mpiv-auth-v2 reply") lp(nonce_s) lp(nonce_c)
  *        lp(client proof))
  * where lp(x) is a 4-byte big-endian length then x: no two field
  * layouts can give the same bytes, and the two labels keep a client
  * proof from passing for a server one.
  */
+/* What the server's Challenge offered for encryption (runtime/seal.h):
+   its ephemeral public key (kx_pub_len 0: none) and cipher mask. */
+struct auth_offer {
+	const uint8_t *kx_pub;
+	size_t kx_pub_len;
+	uint32_t ciphers;
+};
+/* A Challenge without encryption (kx_pub empty, no ciphers). */
+extern const struct auth_offer auth_no_offer;
+
 void auth_hello_proof(const struct auth_key *key,
-    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
-    uint8_t out[AUTH_HASH_LEN]);
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const struct auth_offer *offer,
+    const Mpiv__Hello *h, uint8_t out[AUTH_HASH_LEN]);
 void auth_reply_proof(const struct auth_key *key,
     const uint8_t nonce_s[AUTH_NONCE_LEN],
     const uint8_t nonce_c[AUTH_NONCE_LEN],
@@ -198,7 +209,8 @@ int auth_key_service_nodes(void *arg, const Mpiv__Hello *h,
  * when it proves key (and fills reply_proof), else the reason to refuse.
  */
 const char *auth_check_hello(const struct auth_key *key,
-    const uint8_t nonce_s[AUTH_NONCE_LEN], const Mpiv__Hello *h,
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const struct auth_offer *offer,
+    const Mpiv__Hello *h,
     uint8_t reply_proof[AUTH_HASH_LEN]);
 
 /* Texts every side uses, so that tests and users see one wording. */

@@ -121,7 +121,7 @@ conn_auth_release(struct conn *c)
 	}
 	h->auth_nonce.data = c->nonce_c;
 	h->auth_nonce.len = sizeof(c->nonce_c);
-	auth_hello_proof(&c->akey, c->nonce_s, h, c->proof_c);
+	auth_hello_proof(&c->akey, c->nonce_s, &auth_no_offer, h, c->proof_c);
 	h->auth_proof.data = c->proof_c;
 	h->auth_proof.len = sizeof(c->proof_c);
 	if ((wb = calloc(1, sizeof(*wb))) != NULL &&
@@ -263,7 +263,7 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 			conn_auth_refuse(c, hello, why);
 			return true;
 		}
-		why = auth_check_hello(&key, c->nonce_s, hello, c->proof_s);
+		why = auth_check_hello(&key, c->nonce_s, &auth_no_offer, hello, c->proof_s);
 		auth_wipe(&key, sizeof(key));
 		if (why != NULL) {
 			conn_auth_refuse(c, hello, why);

@@ -707,7 +707,7 @@ fz_send_hello(struct fz *z)
 			fz_pair_key(0, 2, &k);
 		h.auth_nonce.data = z->nonce_c;
 		h.auth_nonce.len = sizeof(z->nonce_c);
-		auth_hello_proof(&k, z->nonce_s, &h, z->cproof);
+		auth_hello_proof(&k, z->nonce_s, &auth_no_offer, &h, z->cproof);
 		h.auth_proof.data = z->cproof;
 		h.auth_proof.len = sizeof(z->cproof);
 	}
@@ -836,7 +836,7 @@ fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN])
 		FZ_FAIL("the rank's Hello names the wrong things");
 	if (!z->keyed)
 		return;
-	auth_hello_proof(&z->key, nonce_s, h, want);
+	auth_hello_proof(&z->key, nonce_s, &auth_no_offer, h, want);
 	if (h->auth_nonce.len != AUTH_NONCE_LEN ||
 	    h->auth_proof.len != AUTH_HASH_LEN ||
 	    memcmp(want, h->auth_proof.data, sizeof(want)) != 0)

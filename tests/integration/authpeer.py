@@ -105,7 +105,11 @@ def lp(b):
 
 
 def hello_proof(key, ns, nc, role, job, rank, inc, name):
-    m = (lp(b"mpiv-auth-v1 hello") + lp(ns) + lp(nc) +
+    # v2: the server's key-exchange offer and the dialler's pick come
+    # right after nonce_s; this peer offers no key and picks no cipher
+    # (a server that offered one sees a wrong proof).
+    m = (lp(b"mpiv-auth-v2 hello") + lp(ns) + lp(b"") + struct.pack(">I", 0) +
+         lp(b"") + struct.pack(">I", 0) + lp(nc) +
          struct.pack(">I", role) + lp(job.encode()) +
          struct.pack(">I", rank & 0xFFFFFFFF) + struct.pack(">I", inc) +
          lp(name.encode()))
@@ -113,7 +117,7 @@ def hello_proof(key, ns, nc, role, job, rank, inc, name):
 
 
 def reply_proof(key, ns, nc, cp):
-    m = lp(b"mpiv-auth-v1 reply") + lp(ns) + lp(nc) + lp(cp)
+    m = lp(b"mpiv-auth-v2 reply") + lp(ns) + lp(nc) + lp(cp)
     return hmac.new(key, m, hashlib.sha256).digest()
 
 

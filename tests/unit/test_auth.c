@@ -300,12 +300,12 @@ test_proofs(void **state)
 	auth_key_set(&k2, kr, sizeof(kr));
 
 	/* No proof at all. */
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp),
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp),
 	    AUTH_ERR_REQUIRED);
-	auth_hello_proof(&k1, ns, &h, p);
+	auth_hello_proof(&k1, ns, &auth_no_offer, &h, p);
 	h.auth_proof.data = p;
 	h.auth_proof.len = sizeof(p);
-	assert_null(auth_check_hello(&k1, ns, &h, rp));
+	assert_null(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp));
 	auth_reply_proof(&k1, ns, nc, p, want);
 	assert_memory_equal(rp, want, sizeof(rp));
 	/* The reply proof is not the hello proof (no reflection). */
@@ -313,30 +313,30 @@ test_proofs(void **state)
 
 	/* Rank 1's key claiming rank 2: the CM checks with K_rank(2). */
 	h.rank = 2;
-	assert_string_equal(auth_check_hello(&k2, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k2, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	/* Even with its own key, a changed identity breaks the proof. */
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	h.rank = 1;
 	h.job_id = "6";
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	h.job_id = "5";
 	h.incarnation = 2;
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	h.incarnation = 1;
 	/* A recorded Hello replayed against a fresh challenge. */
 	ns[0] ^= 1;
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	ns[0] ^= 1;
 	/* A proof of the wrong size. */
 	h.auth_proof.len = 31;
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 	h.auth_proof.len = sizeof(p);
-	assert_null(auth_check_hello(&k1, ns, &h, rp));
+	assert_null(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp));
 
 	/* Length prefixes: moving a byte between job and name changes it. */
 	h.job_id = "5h";
 	h.name = "ost";
-	assert_string_equal(auth_check_hello(&k1, ns, &h, rp), AUTH_ERR_FAILED);
+	assert_string_equal(auth_check_hello(&k1, ns, &auth_no_offer, &h, rp), AUTH_ERR_FAILED);
 
 	/* Service policy: nodes prove K_node, the rest S. */
 	{
