@@ -73,6 +73,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "mono.h"
 #include "proto.h"
 #include "transport.h"
@@ -232,6 +233,11 @@ ck_line_done(void)
 	ck_line[ck_linelen] = '\0';
 	if (strcmp(ck_line, "ckpt") == 0)
 		ck_requested = true;
+	else if (strncmp(ck_line, "key ", 4) == 0) {
+		/* a restored clone's new credential, just before "inc n" */
+		(void)mpiv_tp_set_key(ck_line + 4);
+		auth_wipe(ck_line, sizeof(ck_line));
+	}
 	else if (sscanf(ck_line, "%7s %llu", word, &v) == 2) {
 		if (strcmp(word, "go") == 0 && v > ck_go)
 			ck_go = v;
@@ -271,6 +277,7 @@ mpiv_ckpt_ctrl_input(void)
 				ck_line_skip = true;
 			}
 		}
+		auth_wipe(buf, (size_t)n);	/* it may have held a key */
 	}
 }
 
