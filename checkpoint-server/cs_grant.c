@@ -6,10 +6,12 @@
  * incarnation: Launch.image_key), and the connection may then upload
  * and download the images of that rank of that job only, while that
  * incarnation is the current one. The current incarnation of a rank is
- * the highest of what the dispatcher said (ImageGrant, sent as it
- * launches an incarnation) and of what a node proved: a proven key of
+ * what the dispatcher said last (ImageGrant, sent as it launches an
+ * incarnation, in order), raised by what a node proved: a proven key of
  * incarnation i shows the dispatcher launched i, so a grant that is
- * late changes nothing. A node holding only K_node, or the key of
+ * late changes nothing. The dispatcher's word replaces, so that a job
+ * id used again (a dispatcher started afresh numbers jobs from 1) starts
+ * over at its incarnation 1. A node holding only K_node, or the key of
  * another rank, job or an older incarnation, moves nothing.
  *
  * The table is in memory, bounded (CS_MAX_GRANTS, the oldest entry goes
@@ -60,8 +62,10 @@ cs_grant_current(struct cs *cs, const char *job, int32_t rank)
 	return e != NULL ? e->inc : 0;
 }
 
-void
-cs_grant_raise(struct cs *cs, const char *job, int32_t rank, uint32_t inc)
+/* Sets (exact) or raises the current incarnation of (job, rank). */
+static void
+cs_grant_put(struct cs *cs, const char *job, int32_t rank, uint32_t inc,
+    bool exact)
 {
 	struct cs_grants *g = cs->grants;
 	struct cs_grant *e;
@@ -73,7 +77,7 @@ cs_grant_raise(struct cs *cs, const char *job, int32_t rank, uint32_t inc)
 		return;
 	g->tick++;
 	if ((e = cs_grant_find(cs, job, rank)) != NULL) {
-		if (inc > e->inc) {
+		if (inc > e->inc || exact) {
 			e->inc = inc;
 			e->used = g->tick;
 		}
@@ -107,6 +111,12 @@ cs_grant_raise(struct cs *cs, const char *job, int32_t rank, uint32_t inc)
 }
 
 void
+cs_grant_raise(struct cs *cs, const char *job, int32_t rank, uint32_t inc)
+{
+	cs_grant_put(cs, job, rank, inc, false);
+}
+
+void
 cs_grant_free(struct cs *cs)
 {
 	if (cs->grants != NULL)
@@ -120,7 +130,7 @@ cs_grant_from_dispatcher(struct cs *cs, const Mpiv__ImageGrant *ig)
 {
 	log_debug("cs grant job=%s rank=%" PRId32 " incarnation=%" PRIu32,
 	    ig->job_id, ig->rank, ig->incarnation);
-	cs_grant_raise(cs, ig->job_id, ig->rank, ig->incarnation);
+	cs_grant_put(cs, ig->job_id, ig->rank, ig->incarnation, true);
 }
 
 /*

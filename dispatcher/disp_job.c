@@ -1413,7 +1413,8 @@ djob_peer_lost(struct dpeer *p)
  * A checkpoint server registered: if it listens where a job's lost CS
  * listened, it is that server restarted on its store (its committed
  * images survive a crash, docs/CHECKPOINT.md): the job uses it again for
- * new checkpoints and restores.
+ * new checkpoints and restores, and is told again the current
+ * incarnation of each rank whose images it keeps (it forgot them).
  */
 void
 djob_cs_returned(struct dpeer *p)
@@ -1426,6 +1427,10 @@ djob_cs_returned(struct dpeer *p)
 				p->njobs++;
 				log_info("dispatcher job=%s checkpoint server "
 				    "%s is back", j->id, p->addr);
+				for (int r = 0; r < j->nranks; r++)
+					if (j->ranks[r].cs == i &&
+					    j->ranks[r].launched)
+						djob_grant_images(j, r);
 			}
 }
 

@@ -565,6 +565,10 @@ node_restored(struct node *n, const Mpiv__PrivRestored *r)
 	t->out_count[1] = meta->err_base;
 	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
 	snprintf(t->cm, sizeof(t->cm), "%s", node_home_cm(l));
+	if (l->image_key.len == AUTH_HASH_LEN) {
+		memcpy(t->image_key, l->image_key.data, AUTH_HASH_LEN);
+		t->has_image_key = true;
+	}
 	task_stream_init(t, &t->out, op->pp[0][0], 1);
 	task_stream_init(t, &t->err, op->pp[1][0], 2);
 	op->pp[0][0] = op->pp[1][0] = op->pp[2][0] = op->pp[3][1] = -1;
