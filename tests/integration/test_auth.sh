@@ -12,10 +12,10 @@
 #   - raw connections (tests/integration/authpeer.py) sending garbage or
 #     a Hello with a made-up proof to the dispatcher, the CM and the CS
 #     are closed, and the daemons keep serving
-#   - a forged rank: with the key of rank 0 of job A it claims rank 1 of
-#     A, or rank 0 of job B: the CM refuses both (while a proof made with
-#     the right key passes authentication, to show the forgery is well
-#     formed)
+#   - a forged rank: with the credential of incarnation 1 of rank 0 of
+#     job A it claims rank 1 of A, rank 0 of job B, or incarnation 0 or 2
+#     of rank 0: the CM refuses each (test_cred.sh shows a proof made with
+#     the right credential passing authentication)
 #   - a daemon that has no secret is refused by clients that have one
 # Every wait is bounded.
 cd "$(dirname "$0")/../.." || exit 2
