@@ -38,8 +38,9 @@
  * in the --flip-dir direction (same choice of connections as --flip).
  *
  * --record FILE: the whole client->server stream of the first connection
- * (handshake included), written to FILE when that connection ends (FILE
- * appears whole, through a rename).
+ * (handshake included), written to FILE once the client's handshake has
+ * passed and again when that connection ends (FILE appears whole each
+ * time, through a rename).
  *
  * Replay: dials --to, waits for the server's first frame, sends the
  * recorded client's handshake (its first frame) verbatim, reads the
@@ -103,6 +104,7 @@ struct dir {
 	uint64_t body_left;
 	int last_type;
 	bool hs_done;
+	bool hs_end_seen;	/* --record: the handshake was saved */
 	uint64_t hs_end;
 	bool eof;		/* the source ended */
 	bool shut;		/* the end was passed on */
@@ -399,6 +401,24 @@ markers_scan(struct conn *c, int which, const uint8_t *p, size_t n)
 	}
 }
 
+/* The recorded stream so far into --record FILE, whole (a rename). */
+static int
+rec_save(struct conn *c)
+{
+	char tmp[4200];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", g.record);
+	if ((f = fopen(tmp, "w")) == NULL)
+		return -1;
+	fwrite(c->rec, 1, c->rec_len, f);
+	if (fclose(f) != 0 || rename(tmp, g.record) != 0)
+		return -1;
+	logf_("conn=%u recorded bytes=%zu file=%s", c->id, c->rec_len,
+	    g.record);
+	return 0;
+}
+
 static void
 rec_add(struct conn *c, const uint8_t *p, size_t n)
 {
@@ -447,8 +467,16 @@ process(struct conn *c, int which, size_t n)
 	markers_scan(c, which, p, n);
 	if (d->raw != NULL)
 		fwrite(p, 1, n, d->raw);
-	if (which == C2S && c->rec != NULL)
+	if (which == C2S && c->rec != NULL) {
+		bool before = d->hs_end_seen;
+
 		rec_add(c, p, n);
+		/* the handshake as soon as it is whole: a replay while the
+		   job it belongs to still runs */
+		d->hs_end_seen = d->hs_done;
+		if (d->hs_done && !before)
+			(void)rec_save(c);
+	}
 	d->pos += n;
 	if (!mine || !d->hs_done)
 		return n;
@@ -526,7 +554,9 @@ conn_new(int cfd, const struct sockaddr_storage *peer)
 		for (int w = 0; w < 2; w++) {
 			snprintf(path, sizeof(path), "%s.c%u.%s", g.log, c->id,
 			    dir_name[w]);
-			c->d[w].raw = fopen(path, "w");
+			/* unbuffered: a live connection's file is whole too */
+			if ((c->d[w].raw = fopen(path, "w")) != NULL)
+				setvbuf(c->d[w].raw, NULL, _IONBF, 0);
 		}
 	}
 	set_nonblock(cfd);
@@ -564,20 +594,8 @@ conn_free(struct conn *c)
 		if (c->d[w].raw != NULL)
 			fclose(c->d[w].raw);
 	}
-	if (c->rec != NULL && g.record != NULL && !g.recorded) {
-		char tmp[4200];
-		FILE *f;
-
-		snprintf(tmp, sizeof(tmp), "%s.tmp", g.record);
-		if ((f = fopen(tmp, "w")) != NULL) {
-			fwrite(c->rec, 1, c->rec_len, f);
-			if (fclose(f) == 0 && rename(tmp, g.record) == 0) {
-				g.recorded = true;
-				logf_("conn=%u recorded bytes=%zu file=%s",
-				    c->id, c->rec_len, g.record);
-			}
-		}
-	}
+	if (c->rec != NULL && !g.recorded && rec_save(c) == 0)
+		g.recorded = true;
 	free(c->rec);
 	free(c);
 }
