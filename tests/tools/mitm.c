@@ -721,7 +721,10 @@ relay(void)
 					if (c->d[w ^ 1].len > 0)
 						ev |= POLLOUT;
 				}
-				pf[np++] = (struct pollfd){ .fd = c->fd[w],
+				/* nothing wanted: left out, or an error or
+				   hang-up would wake the loop again and again */
+				pf[np++] = (struct pollfd){
+				    .fd = ev != 0 ? c->fd[w] : -1,
 				    .events = ev };
 			}
 		}
@@ -756,7 +759,8 @@ relay(void)
 			for (int w = 0; w < 2 && !c->dead; w++) {
 				short re = p[w].revents;
 
-				if ((re & POLLOUT) && c->d[w ^ 1].len > 0 &&
+				if ((re & (POLLOUT | POLLERR | POLLHUP)) &&
+				    c->d[w ^ 1].len > 0 &&
 				    dir_flush(c, w ^ 1) < 0)
 					c->dead = true;
 				else if ((re & (POLLIN | POLLHUP | POLLERR)) &&
