@@ -86,7 +86,7 @@ test_lookup(void **state)
 	assert_true(pi->found);
 	assert_string_equal(pi->addr, "10.1.2.3:4000");
 	assert_int_equal(pi->incarnation, 1);
-	auth_pair_key(token, sizeof(token), 0, 1, want);
+	auth_pair_inc_key(token, sizeof(token), 0, 1, 1, 1, want);
 	assert_int_equal(pi->pair_key.len, AUTH_HASH_LEN);
 	assert_memory_equal(pi->pair_key.data, want, AUTH_HASH_LEN);
 	frame_free_meta(&pi->base);
