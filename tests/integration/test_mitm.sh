@@ -272,7 +272,7 @@ flip() {
 		notok "flip/$dir: no flip happened" "$T/pc/log"
 	fi
 	outcome "flip-$dir" "flip/$dir"
-	if tail -n "+$((before_cm + 1))" "$T/cm.err" | cat - "$T/flip-$dir.err" "$T/node.err" |
+	if tail -n "+$((before_cm + 1))" "$T/cm.err" | cat - "$T/flip-$dir.err" "$T/node.err" "$T/d.err" |
 	    grep -Eq "$SEAL_ERR"; then
 		ok "flip/$dir: the connection ended with a clear error"
 	else
