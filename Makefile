@@ -40,7 +40,7 @@ GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 
 # Sources shared by the library and the daemons (framing, sockets).
 SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c runtime/auth_keys.c runtime/match.c \
-	runtime/sha256.c libmpi-lite/digest.c
+	runtime/seal.c runtime/auth_client.c runtime/sha256.c libmpi-lite/digest.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
 	dispatcher/*.c checkpoint-server/*.c node-agent/*.c cli/*.c))
 LIB_SRCS    := $(filter-out $(SHARED_SRCS),$(wildcard libmpi-lite/*.c))
@@ -86,7 +86,7 @@ FORTRAN_ALL   := $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
 FORTRAN_TESTS := $(FTEST_BINS)
 endif
 
-DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lm
+DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lsodium -lm
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -136,7 +136,7 @@ $(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) -o $@ \
 		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
-		-Wl,-Bdynamic -lm
+		-Wl,-Bdynamic -lsodium -lm
 
 # libmpi.a hides the same insides: one relocatable object of the library,
 # its shared parts and protobuf-c's members it uses, in which every

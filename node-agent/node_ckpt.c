@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cksum.h"
+#include "auth_client.h"
 #include "criu.h"
 #include "frame.h"
 #include "log.h"
@@ -246,6 +247,7 @@ ckpt_raw_size(const char *dir)
 
 struct ckpt_up {
 	int fd;
+	struct seal seal;
 	uint64_t bytes, sum;
 	uint8_t buf[CKPT_CHUNK];
 	size_t len;
@@ -258,8 +260,8 @@ ckpt_up_flush(struct ckpt_up *u)
 
 	if (u->len == 0)
 		return 0;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA, &d.base, u->buf,
-	    (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA,
+	    &d.base, u->buf, (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
 		return -1;
 	u->len = 0;
 	return 0;
@@ -289,8 +291,8 @@ ckpt_up_out(void *ctx, const void *buf, size_t len)
 
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */
 int
-ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
-    char *err, size_t n)
+ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n)
 {
 	struct frame_hdr h;
 	ProtobufCMessage *m;
@@ -298,7 +300,7 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
 	const char *e = NULL;
 
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
+		if (frame_read_s(s, fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
 		    &e) < 0) {
 			snprintf(err, n, "checkpoint server %s: %s", cs,
 			    e != NULL ? e : errno == ECONNRESET ?
@@ -325,7 +327,8 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
  * (the handshake is done before any image byte goes). fd or -1.
  */
 int
-ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
+ckpt_dial_cs(const char *cs, const char *name, struct seal *s, char *err,
+    size_t n)
 {
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
@@ -345,8 +348,8 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
 	h.name = (char *)name;
-	if (auth_client_hello(fd, ckpt_key, &h, CKPT_IO_TIMEOUT_MS, &hr, why,
-	    sizeof(why)) < 0) {
+	if (auth_client_hello(fd, ckpt_key, &h, s, CKPT_IO_TIMEOUT_MS, &hr,
+	    why, sizeof(why)) < 0) {
 		snprintf(err, n, "checkpoint server %s: %s", cs, why);
 		close(fd);
 		return -1;
@@ -355,6 +358,7 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 		snprintf(err, n, "checkpoint server %s refused us: %s", cs,
 		    hr->error);
 		frame_free_meta(&hr->base);
+		seal_end(s);
 		close(fd);
 		return -1;
 	}
@@ -392,7 +396,7 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		return -1;
 	}
 	u->sum = CKSUM_INIT;
-	if ((u->fd = ckpt_dial_cs(a->cs, "node", res->error,
+	if ((u->fd = ckpt_dial_cs(a->cs, "node", &u->seal, res->error,
 	    sizeof(res->error))) < 0)
 		goto out;
 	meta.job_id = (char *)a->job;
@@ -416,8 +420,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		meta.chain = img->chain;
 	}
 	put.meta = &meta;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT, &put.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT,
+	    &put.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
@@ -435,13 +439,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->raw_bytes = meta.raw_bytes;
 	end.bytes = u->bytes;
 	end.checksum = u->sum;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END, &end.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END,
+	    &end.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
+	if (ckpt_expect(&u->seal, u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
 	    res->error, sizeof(res->error)) < 0)
 		goto out;
 	ack = (Mpiv__ImageAck *)m;
@@ -455,12 +459,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->bytes = u->bytes;
 	if (rc == 0) {
 		Mpiv__Bye bye = MPIV__BYE__INIT;
-		(void)frame_write(u->fd, MPIV__MSG_TYPE__MSG_BYE, &bye.base,
-		    NULL, 0, 1000);
+		(void)frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_BYE,
+		    &bye.base, NULL, 0, 1000);
 	}
 out:
 	if (u->fd >= 0)
 		close(u->fd);
+	seal_end(&u->seal);
 	free(u);
 	return rc;
 }

@@ -192,11 +192,14 @@ int ckpt_mkdir(const char *kind, char *dir, size_t n);
 void ckpt_write_in(struct task *t, const char *line);
 void node_output_synced(struct node *n, const Mpiv__OutputSync *os);
 void task_drain(struct task *t);
-/* A CS connection, Hello'ed as a node. fd, or -1 (err). */
-int ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n);
-/* Reads frames until one of type want; Error or EOF fail (naming cs). */
-int ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
+/* A CS connection, Hello'ed as a node: fd, its session in s (off
+   before; seal_end it after closing), or -1 (err). */
+struct seal;
+int ckpt_dial_cs(const char *cs, const char *name, struct seal *s,
     char *err, size_t n);
+/* Reads frames until one of type want; Error or EOF fail (naming cs). */
+int ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n);
 void node_ckpt_sync(struct task *t, uint64_t k);
 void node_ckpt_clone(struct task *t, const char *args);
 void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);
