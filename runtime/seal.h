@@ -82,6 +82,9 @@ struct seal_dir {
 	enum seal_cipher cipher;
 	uint8_t key[SEAL_KEY_LEN];
 	uint64_t ctr;
+	/* AES-256-GCM's expanded key (seal_start makes it; NULL: the
+	   record functions expand the key per record) */
+	void *aes;
 };
 
 /*
@@ -92,8 +95,8 @@ struct seal_dir {
 struct seal {
 	bool on;
 	struct seal_dir tx, rx;
-	uint8_t *in;			/* ciphertext: at most one record */
-	size_t in_len, in_cap;
+	uint8_t *in;			/* ciphertext read, not yet opened */
+	size_t in_off, in_len, in_cap;	/* unopened: in[in_off, in_len) */
 	uint8_t *plain;			/* opened, not yet taken */
 	size_t plain_off, plain_len, plain_cap;
 	uint8_t *out;			/* sealed, not yet written */
