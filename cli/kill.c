@@ -148,6 +148,8 @@ kill_connect(const char *cmd, const char *disp)
 	}
 	frame_free_meta(&hr->base);
 	kill_seal_fd = fd;
+	auth_client_trace(name, disp, kill_seal.on ? kill_seal.tx.cipher :
+	    SEAL_NONE);
 	return fd;
 }
 

@@ -363,6 +363,7 @@ ckpt_dial_cs(const char *cs, const char *name, struct seal *s, char *err,
 		return -1;
 	}
 	frame_free_meta(&hr->base);
+	auth_client_trace("node", cs, s->on ? s->tx.cipher : SEAL_NONE);
 	return fd;
 }
 
