@@ -65,6 +65,7 @@ struct dp_link {
 	uint32_t peer_inc;
 	uint64_t peer_delivered;	/* from its Hello or HelloReply */
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_c[AUTH_NONCE_LEN];
+	size_t nonce_s_len;	/* 0: the Challenge had none (unkeyed) */
 	uint8_t proof[AUTH_HASH_LEN];	/* the dialler's, to check the reply */
 	/* The key exchange: our ephemeral pair, the acceptor's offer (its
 	   key and cipher mask, as sent), the cipher the dialler picked. */
@@ -472,8 +473,8 @@ dp_seal_on(struct dp_link *l, const uint8_t *peer_pub,
 	memcpy(peer, peer_pub, SEAL_PUB_LEN);
 	rc = seal_start(&c->seal, l->dialled, l->cipher, k != NULL ? k->k :
 	    NULL, k != NULL ? k->len : 0, &l->kx, peer, l->dialled ? own :
-	    peer, l->dialled ? peer : own, l->nonce_s, tp_keyed ?
-	    AUTH_NONCE_LEN : 0, nonce_c, nonce_c_len);
+	    peer, l->dialled ? peer : own, l->nonce_s, l->nonce_s_len,
+	    nonce_c, nonce_c_len);
 	if (rc < 0) {
 		dp_link_lost(c, "handshake", "degenerate key exchange key");
 		return -1;
@@ -502,9 +503,11 @@ dp_check_pick(struct dp_link *l, const Mpiv__Hello *h)
 		l->cipher = SEAL_NONE;
 		return NULL;
 	}
-	if (h->cipher >= 32 || (l->offered & (1u << h->cipher)) == 0 ||
-	    h->kx_pub.len != SEAL_PUB_LEN)
+	if (h->cipher >= 32 || (l->offered & (1u << h->cipher)) == 0)
 		return "a cipher we did not offer";
+	if (h->kx_pub.len != SEAL_PUB_LEN ||
+	    h->auth_nonce.len != AUTH_NONCE_LEN)
+		return "a cipher without its key exchange";
 	l->cipher = (enum seal_cipher)h->cipher;
 	return NULL;
 }
@@ -661,6 +664,18 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 		dp_link_lost(&l->c, "handshake", AUTH_ERR_PLAIN);
 		return;
 	}
+	/* Both nonces go into the keys whenever there is one of each. */
+	l->nonce_s_len = ch->nonce.len == AUTH_NONCE_LEN ? AUTH_NONCE_LEN : 0;
+	if (l->nonce_s_len > 0)
+		memcpy(l->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
+	if (l->cipher != SEAL_NONE && !tp_keyed) {
+		if (auth_random(l->nonce_c, sizeof(l->nonce_c)) < 0) {
+			dp_link_lost(&l->c, "handshake", "no random nonce");
+			return;
+		}
+		h.auth_nonce.data = l->nonce_c;
+		h.auth_nonce.len = sizeof(l->nonce_c);
+	}
 	if (tp_keyed) {
 		struct auth_offer offer = { ch->kx_pub.data, ch->kx_pub.len,
 		    ch->ciphers };
@@ -747,8 +762,7 @@ dp_got_reply(struct dp_link *l, const Mpiv__HelloReply *r)
 	}
 	l->peer_inc = r->incarnation;
 	l->peer_delivered = r->peer_delivered;
-	if (dp_seal_on(l, l->server_pub, l->nonce_c, tp_keyed ?
-	    AUTH_NONCE_LEN : 0) < 0)
+	if (dp_seal_on(l, l->server_pub, l->nonce_c, AUTH_NONCE_LEN) < 0)
 		return;
 	dp_link_up(l);
 }
@@ -864,6 +878,14 @@ dp_accept(void)
 		l->st = L_WAIT_HELLO;
 		ch.version = AUTH_VERSION;
 		ch.auth = tp_keyed;
+		/* a nonce with or without a token: it goes into the keys */
+		if (auth_random(l->nonce_s, sizeof(l->nonce_s)) < 0) {
+			dp_link_close(l);
+			continue;
+		}
+		l->nonce_s_len = sizeof(l->nonce_s);
+		ch.nonce.data = l->nonce_s;
+		ch.nonce.len = sizeof(l->nonce_s);
 		if ((l->offered = auth_client_serve_ciphers()) != 0) {
 			if (seal_kx_new(&l->kx) < 0) {
 				dp_link_close(l);
@@ -872,14 +894,6 @@ dp_accept(void)
 			ch.kx_pub.data = l->kx.pub;
 			ch.kx_pub.len = SEAL_PUB_LEN;
 			ch.ciphers = l->offered;
-		}
-		if (tp_keyed) {
-			if (auth_random(l->nonce_s, sizeof(l->nonce_s)) < 0) {
-				dp_link_close(l);
-				continue;
-			}
-			ch.nonce.data = l->nonce_s;
-			ch.nonce.len = sizeof(l->nonce_s);
 		}
 		if (tp_conn_send(&l->c, MPIV__MSG_TYPE__MSG_CHALLENGE,
 		    &ch.base, NULL, 0, NULL, NULL, false) != MPI_SUCCESS)

@@ -23,6 +23,7 @@
 #define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
 #define TP_HELLO_MS	  30000
 #define TP_PREAUTH_MAX	  4096		/* frame bytes before authentication */
+#define TP_SEAL_CHUNK	  (256u * 1024)	/* plaintext sealed per write */
 
 struct tp_frame {
 	struct tp_frame *next;

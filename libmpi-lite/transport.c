@@ -127,8 +127,26 @@ tp_sendv(struct tp_conn *c, struct iovec *iov, int n)
 {
 	struct msghdr mh;
 
-	if (c->seal.on)
-		return seal_writev(&c->seal, c->fd, iov, n);
+	if (c->seal.on) {
+		/* At most TP_SEAL_CHUNK bytes sealed per write, so that a
+		   big message's first records are on their way (and being
+		   opened) while the next ones are sealed. */
+		size_t total = 0;
+		int k;
+
+		for (k = 0; k < n && total < TP_SEAL_CHUNK; k++)
+			total += iov[k].iov_len;
+		if (total > TP_SEAL_CHUNK) {
+			struct iovec last = iov[k - 1];
+			ssize_t w;
+
+			iov[k - 1].iov_len -= total - TP_SEAL_CHUNK;
+			w = seal_writev(&c->seal, c->fd, iov, k);
+			iov[k - 1] = last;
+			return w;
+		}
+		return seal_writev(&c->seal, c->fd, iov, k);
+	}
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_iov = iov;
 	mh.msg_iovlen = (size_t)n;

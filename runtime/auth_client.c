@@ -141,6 +141,10 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 
 	*reply = NULL;
 	memset(&kx, 0, sizeof(kx));
+	if (s == NULL) {
+		snprintf(err, errlen, "no session to fill");
+		return -1;
+	}
 	if (auth_client_challenge(fd, key != NULL, timeout_ms, &o, err,
 	    errlen) < 0)
 		return -1;
@@ -164,16 +168,19 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 		snprintf(err, errlen, "%s", AUTH_ERR_PLAIN);
 		return -1;
 	}
-	if (key != NULL) {
+	/* Our nonce goes whenever it counts: in the proof, in the keys. */
+	if (key != NULL || cipher != SEAL_NONE) {
 		if (auth_random(nonce_c, sizeof(nonce_c)) < 0) {
 			snprintf(err, errlen, "getrandom: %s", strerror(errno));
 			goto fail;
 		}
+		h->auth_nonce.data = nonce_c;
+		h->auth_nonce.len = sizeof(nonce_c);
+	}
+	if (key != NULL) {
 		offer.kx_pub = o.kx_pub;
 		offer.kx_pub_len = o.kx_pub_len;
 		offer.ciphers = o.ciphers;
-		h->auth_nonce.data = nonce_c;
-		h->auth_nonce.len = sizeof(nonce_c);
 		auth_hello_proof(key, o.nonce_s, &offer, h, proof);
 		h->auth_proof.data = proof;
 		h->auth_proof.len = sizeof(proof);
@@ -212,8 +219,7 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 	if (hr->ok && cipher != SEAL_NONE && seal_start(s, true, cipher,
 	    key != NULL ? key->k : NULL, key != NULL ? key->len : 0, &kx,
 	    o.kx_pub, client_pub, o.kx_pub, o.nonce_s, o.nonce_s_len,
-	    key != NULL ? nonce_c : NULL, key != NULL ? sizeof(nonce_c) : 0) <
-	    0) {
+	    nonce_c, sizeof(nonce_c)) < 0) {
 		snprintf(err, errlen, "encryption: the server's key exchange "
 		    "key is degenerate");
 		goto fail;
