@@ -19,8 +19,10 @@
 #             clear error, and the job either ends with the failure-free
 #             output or fails; never exit 0 with other output
 #   direct/*  a direct job (rank to rank, which no relay can sit in: ranks
-#             learn each other's addresses from the CM) captured with
-#             tcpdump on lo: no marker, no key in the capture
+#             learn each other's addresses from the CM) whose ranks give
+#             their peers 127.0.0.7, captured with tcpdump on lo (host
+#             127.0.0.7: its links only, at least the payload's bytes):
+#             no marker, no key in the capture
 # Every wait is bounded.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
@@ -290,11 +292,14 @@ if ! command -v tcpdump > /dev/null; then
 	echo "ok - direct: skipped, no tcpdump (deploy/install-deps.sh installs it)"
 else
 	rm -f "$T"/keys/*
-	tcpdump -i lo -s 0 -U -w "$T/direct.pcap" tcp > /dev/null 2> "$T/tcpdump.err" &
+	# The ranks give their peers 127.0.0.7 (they listen on every
+	# address): the capture holds their links and nothing else.
+	tcpdump -i lo -s 0 -U -w "$T/direct.pcap" tcp and host 127.0.0.7 \
+	    > /dev/null 2> "$T/tcpdump.err" &
 	TD=$!
 	PIDS+=($TD)
 	wait_for 10 grep -q 'listening on' "$T/tcpdump.err"
-	job direct --protocol direct
+	job direct --protocol direct -x MPIV_LISTEN_HOST=127.0.0.7
 	sleep 0.5
 	kill -INT "$TD" 2> /dev/null
 	wait "$TD"
@@ -318,7 +323,7 @@ else
 	size=$(stat -c %s "$T/direct.pcap" 2> /dev/null || echo 0)
 	# 3 ranks each send 30 x 70000 + 270 x 256 payload bytes
 	if [ "$size" -gt 6000000 ] && ! grep -q '^found' "$T/found2"; then
-		ok "direct/secrets: no marker or rank key in the capture ($size bytes)"
+		ok "direct/secrets: no marker or rank key in the links' capture ($size bytes)"
 	else
 		notok "direct/secrets: capture of $size bytes, $(grep -c '^found' "$T/found2") hits" "$T/found2"
 	fi
