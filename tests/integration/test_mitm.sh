@@ -10,6 +10,8 @@
 #             cluster secret, the node key, a rank's key or the job token
 #             (tests/integration/mitm_search.py); the relays did carry
 #             the job (bytes, a durable checkpoint through the CS's relay)
+#             and the search does find what is in the clear (the node's
+#             name in its Hello: the control)
 #   replay/*  a client's recorded handshake, replayed verbatim as a new
 #             connection to the CM and to the dispatcher, is refused
 #             (the server's fresh nonce and ephemeral key), and the job
@@ -81,7 +83,10 @@ mitm_stop() {
 	wait "$pid"
 }
 
-mitm pd "@$T/d.addr" || { notok "relay start" "$T/pd.err"; exit 1; }
+# The node's name travels in its Hello, in the clear: the control that
+# the relays' logs and searches do see what is there (marker 1).
+NODE=mitm-node-n1
+mitm pd "@$T/d.addr" --marker "$(hex $NODE)" || { notok "relay start" "$T/pd.err"; exit 1; }
 PD=$(listening pd)
 mitm pc "@$T/cm.addr" --record "$T/pc.rec" || { notok "relay start" "$T/pc.err"; exit 1; }
 PC=$(listening pc)
@@ -104,7 +109,7 @@ PIDS+=($!)
 CSA=$(listening cs) || { notok "cs start" "$T/cs.err"; exit 1; }
 echo "$CSA" > "$T/cs.addr"
 "$MPIV" node --secret-file "$T/node.key" --dispatcher "$PD" --slots 4 \
-    --cache-dir "$T/cache" --name n1 > /dev/null 2> "$T/node.err" &
+    --cache-dir "$T/cache" --name $NODE > /dev/null 2> "$T/node.err" &
 PIDS+=($!)
 if wait_for 15 grep -q "dispatcher cm registered addr=$PC\$" "$T/d.err" &&
     wait_for 15 grep -q "dispatcher cs registered addr=$PS\$" "$T/d.err"; then
@@ -113,7 +118,7 @@ else
 	notok "deploy/advertise: CM and CS registered at $PC and $PS" "$T/d.err"
 	exit 1
 fi
-wait_for 15 grep -q 'dispatcher node registered .*name=n1 ' "$T/d.err" ||
+wait_for 15 grep -q "dispatcher node registered .*name=$NODE " "$T/d.err" ||
     { notok "deploy: the node registers through the relay" "$T/d.err" "$T/node.err"; exit 1; }
 
 # job NAME [RUN OPTS...]: the marker job through the deployment (program
@@ -197,6 +202,13 @@ for f in "$T"/keys/keys-*; do
 done
 $SEARCH "$T/needles" -- "$T"/pc/log.c* "$T"/ps/log.c* "$T"/pd/log.c* > "$T/found" 2>&1
 $SEARCH /dev/null "${TOK[@]}" -- "$T"/pd/log.c* > "$T/found-token" 2>&1
+echo "node-name $(hex $NODE)" > "$T/control"
+$SEARCH "$T/control" -- "$T"/pd/log.c*.c2s > "$T/found-control" 2>&1
+if grep -q '^found node-name' "$T/found-control" && grep -q ' marker=1 dir=c2s ' "$T/pd/log"; then
+	ok "marker/control: the relay's log and the search find what is in the clear (the node's name in its Hello)"
+else
+	notok "marker/control: the node's name was not seen" "$T/found-control" "$T/pd/log"
+fi
 if grep -q '^searched [1-9]' "$T/found" && ! grep -q '^found' "$T/found"; then
 	ok "marker/secrets: no marker, secret, node key or rank key in $(sed -n 's/^searched //p' "$T/found")"
 else
