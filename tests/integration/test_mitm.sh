@@ -48,6 +48,17 @@ hex() { printf '%s' "$1" | od -An -tx1 -v | tr -d ' \n'; }
     { echo "not ok - mpiv secret"; exit 1; }
 S=(--secret-file "$T/secret")
 mkdir -p -m 777 "$T/keys"
+nbad=0
+for bad in nonsense 127.0.0.1:0 127.0.0.1:99999 host:; do
+	timeout 10 "$MPIV" cm --listen 127.0.0.1:0 --advertise "$bad" > /dev/null 2> "$T/adv.err"
+	rc=$?
+	if [ "$rc" -ne 2 ] || ! grep -q "^mpiv cm: bad --advertise \"$bad\" (HOST:PORT)\$" "$T/adv.err"; then
+		notok "deploy/advertise: cm --advertise $bad: exit $rc" "$T/adv.err"
+	else
+		nbad=$((nbad + 1))
+	fi
+done
+[ "$nbad" -eq 4 ] && ok "deploy/advertise: 4 bad cm --advertise values exit 2 naming them"
 
 LONG=(1000 3000)	# the job a replay aims at: still running when it comes
 for a in ARGS LONG; do
