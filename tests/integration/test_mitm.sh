@@ -17,9 +17,10 @@
 #             (the server's fresh nonce and ephemeral key), and the job
 #             it was taken from still ends right
 #   flip/*    one byte inverted after the handshake of a rank's stream to
-#             the CM (c2s) or back (s2c) ends that connection with a
-#             clear error, and the job either ends with the failure-free
-#             output or fails; never exit 0 with other output
+#             the CM (c2s) or back (s2c), or of a node's image upload to
+#             the CS, ends that connection with a clear error, and the job
+#             either ends with the failure-free output or fails; never
+#             exit 0 with other output
 #   direct/*  a direct job (rank to rank, which no relay can sit in: ranks
 #             learn each other's addresses from the CM) whose ranks give
 #             their peers 127.0.0.7, captured with tcpdump on lo (host
@@ -284,31 +285,39 @@ else
 fi
 
 # ---------------- flip: one byte changed after the handshake
-# flip DIR OFFSET: the CM's relay inverts byte OFFSET after the handshake
-# of the first rank stream in direction DIR that gets that far.
+# flip RELAY DIR OFFSET [RUN OPTS...]: the relay RELAY (pc: the CM's, ps:
+# the CS's) inverts byte OFFSET after the handshake of the first stream
+# in direction DIR that gets that far (pc: a rank's, ps: a node's image
+# upload), during a job; its server's log is cm.err or cs.err.
 flip() {
-	local dir=$1 off=$2 before_cm line
-	mitm_stop pc
-	mitm pc "@$T/cm.addr" --flip "$off" --flip-dir "$dir" ||
-	    { notok "relay restart" "$T/pc.err"; return; }
-	before_cm=$(wc -l < "$T/cm.err")
-	job "flip-$dir" --protocol relay
-	if grep -q " flip dir=$dir " "$T/pc/log"; then
-		ok "flip/$dir: the relay inverted byte $off after the handshake"
+	local relay=$1 dir=$2 off=$3 srv name log before line
+	shift 3
+	case $relay in pc) srv=cm ;; *) srv=cs ;; esac
+	name=flip-$srv-$dir
+	log=$T/$srv.err
+	mitm_stop "$relay"
+	mitm "$relay" "@$T/$srv.addr" --flip "$off" --flip-dir "$dir" ||
+	    { notok "relay restart" "$T/$relay.err"; return; }
+	before=$(wc -l < "$log")
+	job "$name" --protocol relay "$@"
+	if grep -q " flip dir=$dir " "$T/$relay/log"; then
+		ok "flip/$srv-$dir: the relay inverted byte $off after the handshake"
 	else
-		notok "flip/$dir: no flip happened" "$T/pc/log"
+		notok "flip/$srv-$dir: no flip happened" "$T/$relay/log"
 	fi
-	outcome "flip-$dir" "flip/$dir"
-	line=$(tail -n "+$((before_cm + 1))" "$T/cm.err" |
-	    cat - "$T/flip-$dir.err" "$T/node.err" "$T/d.err" | grep -Em 1 "$SEAL_ERR")
+	outcome "$name" "flip/$srv-$dir"
+	line=$(tail -n "+$((before + 1))" "$log" |
+	    cat - "$T/$name.err" "$T/node.err" "$T/d.err" | grep -Em 1 "$SEAL_ERR")
 	if [ -n "$line" ]; then
-		ok "flip/$dir: the connection ended with a clear error: ${line#* info: }"
+		ok "flip/$srv-$dir: the connection ended with a clear error: ${line#* info: }"
 	else
-		notok "flip/$dir: no record error in the logs" "$T/cm.err" "$T/flip-$dir.err"
+		notok "flip/$srv-$dir: no record error in the logs" "$log" "$T/$name.err"
 	fi
 }
-flip c2s 3000
-flip s2c 3000
+flip pc c2s 3000
+flip pc s2c 3000
+PORT_ps=${PS##*:}
+flip ps c2s 20000 --ckpt-interval 0.3
 
 # ---------------- direct: rank to rank, captured on lo
 if ! command -v tcpdump > /dev/null; then
