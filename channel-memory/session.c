@@ -706,9 +706,9 @@ session_send_hello(struct session *s)
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CM;
 	h.rank = -1;
-	h.name = s->cm->bound;
+	h.name = s->cm->addr;
 	sr.role = MPIV__ROLE__ROLE_CM;
-	sr.addr = s->cm->bound;
+	sr.addr = s->cm->addr;
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER, &sr.base,
 	    NULL, 0);

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cksum.h"
+#include "auth_client.h"
 #include "criu.h"
 #include "frame.h"
 #include "log.h"
@@ -248,6 +249,7 @@ ckpt_raw_size(const char *dir)
 
 struct ckpt_up {
 	int fd;
+	struct seal seal;
 	uint64_t bytes, sum;
 	uint8_t buf[CKPT_CHUNK];
 	size_t len;
@@ -260,8 +262,8 @@ ckpt_up_flush(struct ckpt_up *u)
 
 	if (u->len == 0)
 		return 0;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA, &d.base, u->buf,
-	    (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA,
+	    &d.base, u->buf, (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
 		return -1;
 	u->len = 0;
 	return 0;
@@ -291,8 +293,8 @@ ckpt_up_out(void *ctx, const void *buf, size_t len)
 
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */
 int
-ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
-    char *err, size_t n)
+ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n)
 {
 	struct frame_hdr h;
 	ProtobufCMessage *m;
@@ -300,7 +302,7 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
 	const char *e = NULL;
 
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
+		if (frame_read_s(s, fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
 		    &e) < 0) {
 			snprintf(err, n, "checkpoint server %s: %s", cs,
 			    e != NULL ? e : errno == ECONNRESET ?
@@ -330,7 +332,7 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
  */
 int
 ckpt_dial_cs(const char *cs, const char *job, int32_t rank, uint32_t inc,
-    const uint8_t *image_key, char *err, size_t n)
+    const uint8_t *image_key, struct seal *s, char *err, size_t n)
 {
 	struct auth_key ik;
 	const struct auth_key *key = ckpt_key;
@@ -359,7 +361,7 @@ ckpt_dial_cs(const char *cs, const char *job, int32_t rank, uint32_t inc,
 		auth_key_set(&ik, image_key, AUTH_HASH_LEN);
 		key = &ik;
 	}
-	rc = auth_client_hello(fd, key, &h, CKPT_IO_TIMEOUT_MS, &hr, why,
+	rc = auth_client_hello(fd, key, &h, s, CKPT_IO_TIMEOUT_MS, &hr, why,
 	    sizeof(why));
 	if (key == &ik)
 		auth_wipe(&ik, sizeof(ik));
@@ -372,10 +374,12 @@ ckpt_dial_cs(const char *cs, const char *job, int32_t rank, uint32_t inc,
 		snprintf(err, n, "checkpoint server %s refused us: %s", cs,
 		    hr->error);
 		frame_free_meta(&hr->base);
+		seal_end(s);
 		close(fd);
 		return -1;
 	}
 	frame_free_meta(&hr->base);
+	auth_client_trace("node", cs, s->on ? s->tx.cipher : SEAL_NONE);
 	return fd;
 }
 
@@ -410,7 +414,7 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	}
 	u->sum = CKSUM_INIT;
 	if ((u->fd = ckpt_dial_cs(a->cs, a->job, a->rank, a->incarnation,
-	    a->has_image_key ? a->image_key : NULL, res->error,
+	    a->has_image_key ? a->image_key : NULL, &u->seal, res->error,
 	    sizeof(res->error))) < 0)
 		goto out;
 	meta.job_id = (char *)a->job;
@@ -434,8 +438,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		meta.chain = img->chain;
 	}
 	put.meta = &meta;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT, &put.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT,
+	    &put.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
@@ -453,13 +457,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->raw_bytes = meta.raw_bytes;
 	end.bytes = u->bytes;
 	end.checksum = u->sum;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END, &end.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END,
+	    &end.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
+	if (ckpt_expect(&u->seal, u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
 	    res->error, sizeof(res->error)) < 0)
 		goto out;
 	ack = (Mpiv__ImageAck *)m;
@@ -473,12 +477,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->bytes = u->bytes;
 	if (rc == 0) {
 		Mpiv__Bye bye = MPIV__BYE__INIT;
-		(void)frame_write(u->fd, MPIV__MSG_TYPE__MSG_BYE, &bye.base,
-		    NULL, 0, 1000);
+		(void)frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_BYE,
+		    &bye.base, NULL, 0, 1000);
 	}
 out:
 	if (u->fd >= 0)
 		close(u->fd);
+	seal_end(&u->seal);
 	free(u);
 	return rc;
 }

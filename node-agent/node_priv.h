@@ -199,12 +199,15 @@ void node_output_synced(struct node *n, const Mpiv__OutputSync *os);
 void task_drain(struct task *t);
 /* A CS connection, Hello'ed as a node: for the images of incarnation
    inc of rank of job, proving image_key (Launch.image_key), or, when
-   image_key is NULL, as any node (K_node). fd, or -1 (err). */
+   image_key is NULL, as any node (K_node). fd, its session in s (off
+   before; seal_end it after closing), or -1 (err). */
+struct seal;
 int ckpt_dial_cs(const char *cs, const char *job, int32_t rank,
-    uint32_t inc, const uint8_t *image_key, char *err, size_t n);
+    uint32_t inc, const uint8_t *image_key, struct seal *s, char *err,
+    size_t n);
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */
-int ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
-    char *err, size_t n);
+int ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n);
 void node_ckpt_sync(struct task *t, uint64_t k);
 void node_ckpt_clone(struct task *t, const char *args);
 void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);

@@ -35,6 +35,7 @@
 #include "node_priv.h"
 #include "pidns.h"
 #include "proc.h"
+#include "seal.h"
 
 #define RST_IO_TIMEOUT_MS	30000	/* per frame from a CS */
 #define RST_FETCH_TRIES		3	/* downloads of an image before giving up */
@@ -55,23 +56,24 @@ rst_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 	struct frame_hdr h;
 	uint8_t *payload;
 	const char *e = NULL;
+	struct seal s = { 0 };
 	int fd, rc = -1;
 
 	*metamsg = NULL;
 	if ((fd = ckpt_dial_cs(l->cs, l->job_id, l->rank, l->incarnation,
-	    l->image_key.len == AUTH_HASH_LEN ? l->image_key.data : NULL, err,
-	    n)) < 0)
+	    l->image_key.len == AUTH_HASH_LEN ? l->image_key.data : NULL, &s,
+	    err, n)) < 0)
 		return -1;
 	get.job_id = l->job_id;
 	get.rank = l->rank;
-	if (frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET, &get.base, NULL, 0,
-	    RST_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&s, fd, MPIV__MSG_TYPE__MSG_IMAGE_GET, &get.base,
+	    NULL, 0, RST_IO_TIMEOUT_MS) < 0) {
 		snprintf(err, n, "checkpoint server %s: %s", l->cs,
 		    strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(fd, l->cs, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err,
-	    n) < 0)
+	if (ckpt_expect(&s, fd, l->cs, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m,
+	    err, n) < 0)
 		goto out;
 	info = (Mpiv__ImageInfo *)m;
 	if (!info->found || info->meta == NULL) {
@@ -93,7 +95,7 @@ rst_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 		goto out;
 	}
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, RST_IO_TIMEOUT_MS,
+		if (frame_read_s(&s, fd, &h, &m, &payload, RST_IO_TIMEOUT_MS,
 		    &e) < 0) {
 			snprintf(err, n, "download from %s: %s", l->cs,
 			    e != NULL ? e : errno == ECONNRESET ?
@@ -157,6 +159,7 @@ out:
 	}
 	criu_unpack_stream_free(u);
 	close(fd);
+	seal_end(&s);
 	return rc;
 }
 

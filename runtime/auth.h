@@ -257,15 +257,6 @@ const char *auth_check_hello(const struct auth_key *key,
 #define AUTH_ERR_IMPOSTOR "authentication: the server could not prove it " \
 	"holds the secret (impostor or wrong secret?)"
 
-/*
- * Blocking dialler side, for tools and ranks: with key, waits for the
- * Challenge, sends h with its proof (h's auth fields are set; h must
- * stay the caller's), reads the HelloReply and checks the server's
- * proof; without key, sends h at once and skips the Challenge. Returns
- * 0 with *reply (ok or a refusal the caller reports), or -1 with a
- * one-line reason in err (I/O, timeout, or an authentication failure).
- */
-int auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
-    int timeout_ms, Mpiv__HelloReply **reply, char *err, size_t errlen);
+/* The blocking dialler of the handshake: runtime/auth_client.h. */
 
 #endif
