@@ -4,7 +4,8 @@
  * up: lost, it is redialled after a second; refused, after a delay that
  * doubles up to CS_DISP_MAX_BACKOFF (so a dispatcher that does not take
  * checkpoint servers is not hammered). A Heartbeat from the dispatcher
- * (its stall probe) is echoed; other frames are logged and ignored.
+ * (its stall probe) is echoed, a StoreStatsReq answered (cs_stats.c);
+ * other frames are logged and ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,9 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 		/* The dispatcher's probe: a CS that stops echoing is told
 		   to its jobs' clients as stalled (dispatcher/disp_warn.c). */
 		(void)conn_send(c, MPIV__MSG_TYPE__MSG_HEARTBEAT, m, NULL, 0);
+		return;
+	case MPIV__MSG_TYPE__MSG_STORE_STATS_REQ:
+		cs_stats_answer(cs, c, (Mpiv__StoreStatsReq *)m);
 		return;
 	default:
 		log_debug("cs ignoring %s from the dispatcher",

@@ -11,6 +11,8 @@
  *   cs_notify.c    CkptDurable to home CMs: one link per (CM, job), retries
  *   cs_chain.c     incremental images: checks of an upload's parent, the
  *                  rebuild of a full image from a chain for a download
+ *   cs_stats.c     what a job's images take (StoreStats, the dispatcher's
+ *                  samples)
  *
  * Store layout: STORE/JOB/RANK/{ckpt-K.img, ckpt-K.meta (packed ImageMeta),
  * ckpt-K.sum ("BYTES CHECKSUM"), current ("K"), tmp-*}. The rename of
@@ -140,6 +142,12 @@ int cs_chain_check(int rdfd, const Mpiv__ImageMeta *m, char *why,
  * as an unlinked temp file: fd, its size and checksum. -1 with why. */
 int cs_chain_rebuild(struct cs *cs, int rdfd, uint64_t k, uint64_t *bytes,
     uint64_t *sum, char *why, size_t whylen);
+
+/* cs_stats.c */
+int cs_stats_job(struct cs *cs, const char *job, uint64_t *images,
+    uint64_t *bytes);
+void cs_stats_answer(struct cs *cs, struct conn *c,
+    const Mpiv__StoreStatsReq *rq);
 
 /* cs_notify.c */
 void cs_notify_durable(struct cs *cs, const char *cm, const char *job,
