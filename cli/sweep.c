@@ -2,8 +2,8 @@
  * sweep.c: `mpiv sweep`, fault-injection experiments over a grid.
  *
  *   mpiv sweep [--mtbf LIST] [--ckpt-interval LIST] [--seeds N]
- *              [--out DIR] [--timeout DUR] [--quick] [--force]
- *              -- RUN-ARGS...
+ *              [--chaos-max K] [--chaos-nodes] [--out DIR]
+ *              [--timeout DUR] [--quick] [--force] -- RUN-ARGS...
  *
  * Runs `mpiv run RUN-ARGS` once per seed in every cell of the grid
  * MTBF x checkpoint interval (each a comma-separated list of durations,
@@ -85,6 +85,8 @@ sweep_usage(FILE *f)
 	    "(default 3)\n"
 	    "  --chaos-max K         at most K kills per run (mpiv run "
 	    "--chaos-max)\n"
+	    "  --chaos-nodes         kills take whole node agents (mpiv run "
+	    "--chaos-nodes)\n"
 	    "  --out DIR             results (default sweep-out); a sweep "
 	    "interrupted and\n"
 	    "                        started again with the same arguments "
@@ -262,8 +264,9 @@ sw_conf(const struct sweep *sw, char **mtbf, int nm, char **ckpt, int nc,
 	fprintf(f, "\nckpt-interval");
 	for (int i = 0; i < nc; i++)
 		fprintf(f, " %s", ckpt[i]);
-	fprintf(f, "\nseeds %d\nchaos-max %s\nrun", sw->seeds,
-	    sw->chaos_max != NULL ? sw->chaos_max : "-");
+	fprintf(f, "\nseeds %d\nchaos-max %s\n%srun", sw->seeds,
+	    sw->chaos_max != NULL ? sw->chaos_max : "-", sw->chaos_nodes ?
+	    "chaos-nodes\n" : "");
 	for (int i = 0; i < sw->nargs; i++)
 		fprintf(f, " %s", sw->args[i]);
 	fprintf(f, "\n");
@@ -376,6 +379,8 @@ sw_spawn(const struct sweep *sw, const struct sw_run *r,
 			argv[n++] = "--chaos-max";
 			argv[n++] = (char *)sw->chaos_max;
 		}
+		if (sw->chaos_nodes)
+			argv[n++] = "--chaos-nodes";
 	}
 	if (c->ckpt_ms > 0) {
 		argv[n++] = "--ckpt-interval";
@@ -1085,6 +1090,7 @@ sweep_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "chaos-max", required_argument, NULL, 'k' },
+		{ "chaos-nodes", no_argument, NULL, 'N' },
 		{ "ckpt-interval", required_argument, NULL, 'c' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1115,6 +1121,9 @@ sweep_main(int argc, char **argv)
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 'N':
+			sw.chaos_nodes = true;
 			break;
 		case 'k':
 			errno = 0;

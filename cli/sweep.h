@@ -64,6 +64,7 @@ struct sweep {
 	int nargs;
 	int seeds;
 	const char *chaos_max;		/* --chaos-max K of chaos cells, NULL */
+	bool chaos_nodes;		/* --chaos-nodes in the chaos cells */
 	struct sw_cell *cells;		/* cells[0]: the baseline */
 	int ncells;
 	struct sw_run *runs;		/* ncells * seeds, cell-major */
