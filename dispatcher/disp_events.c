@@ -66,9 +66,9 @@ devents_sizes(struct djob *j, bool partial)
 	for (int i = 0; i < j->nsamples; i++) {
 		const struct dsample *s = &j->samples[i];
 
-		if (s->p != NULL && s->p->role == DPEER_CM)
+		if (s->cm)
 			log += s->bytes;
-		else if (s->p != NULL)
+		else
 			store += s->bytes;
 	}
 	e.job_id = j->id;
@@ -127,6 +127,7 @@ devents_on_sample(struct ev_loop *loop, ev_timer *w, int revents)
 			continue;
 		old = devents_slot(j, p);
 		ns[n].p = p;
+		ns[n].cm = p->role == DPEER_CM;
 		ns[n].bytes = old != NULL ? old->bytes : 0;
 		ns[n].due = true;
 		n++;
@@ -136,7 +137,7 @@ devents_on_sample(struct ev_loop *loop, ev_timer *w, int revents)
 	j->nsamples = j->sample_due = n;
 	cq.job_id = sq.job_id = j->id;
 	for (int i = 0; i < n; i++)
-		if (ns[i].p->role == DPEER_CM)
+		if (ns[i].cm)
 			(void)conn_send(ns[i].p->c,
 			    MPIV__MSG_TYPE__MSG_CM_STATS_REQ, &cq.base, NULL, 0);
 		else

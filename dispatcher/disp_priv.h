@@ -243,6 +243,7 @@ struct djob {
 /* What one CM or CS of a job said last (disp_events.c). */
 struct dsample {
 	struct dpeer *p;	/* compared, never followed: it may be gone */
+	bool cm;		/* a CM (else a CS) */
 	uint64_t bytes;		/* CM: its logs of the job; CS: its images */
 	bool due;		/* asked this round, no answer yet */
 };
