@@ -21,21 +21,24 @@
 # build/tests/fortran/f_adi 3000 (the 9-rank ADI solver, which checks its
 # own answer; `make tests-build` builds it), NS_PROG overrides both.
 # Everything is left in OUT: the sweep's tables and page, and logs/ (the
-# daemons' logs). Exit: the sweep's (0: every run gave the failure-free
+# daemons' logs). MPIV_BUILD: the build to use (default build; a copy
+# keeps a long sweep safe from a rebuild: a sweep whose own binary was
+# replaced cannot start its runs). Exit: the sweep's (0: every run gave the failure-free
 # output); 77 when no test bed can be built here (not root, no netns,
 # no bridge or firewall tool), with the reason.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 B=${MPIV_BUILD:-build}
-MPIV=$ROOT/$B/bin/mpiv
+case $B in /*) ;; *) B=$ROOT/$B ;; esac
+MPIV=$B/bin/mpiv
 OUT=${1:-netns-sweep}
 TB="bash $ROOT/deploy/netns-testbed.sh"
 NODES=${NS_NODES:-3}
 SLOTS=${NS_SLOTS:-6}
 REBOOT=${NS_REBOOT:-1}
 read -r -a SWEEP <<< "${NS_SWEEP:---mtbf 0,4s,2s --ckpt-interval 0,2s --seeds 2 --chaos-max 6 --timeout 3m}"
-read -r -a PROG <<< "${NS_PROG:-$ROOT/$B/tests/fortran/f_adi 3000}"
+read -r -a PROG <<< "${NS_PROG:-$B/tests/fortran/f_adi 3000}"
 
 [ "$(id -u)" -eq 0 ] || { echo "netns_sweep: skip: needs root (network namespaces)"; exit 77; }
 [ -x "$MPIV" ] || { echo "netns_sweep: no $MPIV (make)"; exit 2; }
