@@ -362,6 +362,13 @@ sw_spawn(const struct sweep *sw, const struct sw_run *r,
 		return -1;
 	}
 	self[len] = '\0';
+	if (len > 10 && strcmp(self + len - 10, " (deleted)") == 0) {
+		/* rebuilt under us: each run would fail to start */
+		fprintf(stderr, "mpiv sweep: %.*s was replaced during the "
+		    "sweep (rebuilt?): start the sweep again to resume\n",
+		    (int)len - 10, self);
+		return -1;
+	}
 	argv[n++] = self;
 	argv[n++] = "run";
 	argv[n++] = "--report";
