@@ -82,6 +82,10 @@ wait_log() {
 
 rm -f "$L"/*.log "$L/stop"
 $TB up "$NODES" > "$L/testbed.log" 2>&1 || { cat "$L/testbed.log"; exit 1; }
+# a fresh store: job ids start over with the dispatcher, and images an
+# earlier deployment left under the same ids would be taken for theirs
+# ("stale checkpoint", every checkpoint of the job refused)
+rm -rf "$L/store"
 mkdir -p "$L/store"
 ip netns exec "$SRV" "$MPIV" dispatcher --listen "$DISP" --heartbeat-timeout 2 \
     < /dev/null > "$L/dispatcher.log" 2>&1 &
