@@ -405,6 +405,8 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			cs.bytes += j->bytes;
 			cs.log_entries += j->log_entries;
 			cs.log_bytes += j->log_bytes;
+			cs.spill_bytes += j->spill_bytes;
+			cs.meta_bytes += j->log_meta_bytes;
 			cs.duplicates += j->duplicates;
 		}
 		(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_CM_STATS, &cs.base,

@@ -5,7 +5,8 @@
  * doubles up to CS_DISP_MAX_BACKOFF (so a dispatcher that does not take
  * checkpoint servers is not hammered). A Heartbeat from the dispatcher
  * (its stall probe) is echoed; an ImageGrant (a rank's new current
- * incarnation) goes to cs_grant.c; other frames are logged and ignored.
+ * incarnation) goes to cs_grant.c, a StoreStatsReq is answered
+ * (cs_stats.c); other frames are logged and ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,9 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 		/* The dispatcher's probe: a CS that stops echoing is told
 		   to its jobs' clients as stalled (dispatcher/disp_warn.c). */
 		(void)conn_send(c, MPIV__MSG_TYPE__MSG_HEARTBEAT, m, NULL, 0);
+		return;
+	case MPIV__MSG_TYPE__MSG_STORE_STATS_REQ:
+		cs_stats_answer(cs, c, (Mpiv__StoreStatsReq *)m);
 		return;
 	default:
 		log_debug("cs ignoring %s from the dispatcher",

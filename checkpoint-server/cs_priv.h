@@ -13,6 +13,8 @@
  *                  rebuild of a full image from a chain for a download
  *   cs_grant.c     which node may move which images: image keys, the
  *                  current incarnation of each rank (ImageGrant)
+ *   cs_stats.c     what a job's images take (StoreStats, the dispatcher's
+ *                  samples)
  *
  * Store layout: STORE/JOB/RANK/{ckpt-K.img, ckpt-K.meta (packed ImageMeta),
  * ckpt-K.sum ("BYTES CHECKSUM"), current ("K"), tmp-*}. The rename of
@@ -156,6 +158,11 @@ void cs_grant_from_dispatcher(struct cs *cs, const Mpiv__ImageGrant *ig);
 bool cs_grant_allows(struct cs *cs, const char *pjob, int32_t prank,
     uint32_t pinc, const char *job, int32_t rank, char *why, size_t whylen);
 void cs_grant_free(struct cs *cs);
+/* cs_stats.c */
+int cs_stats_job(struct cs *cs, const char *job, uint64_t *images,
+    uint64_t *bytes);
+void cs_stats_answer(struct cs *cs, struct conn *c,
+    const Mpiv__StoreStatsReq *rq);
 
 /* cs_notify.c */
 void cs_notify_durable(struct cs *cs, const char *cm, const char *job,

@@ -28,6 +28,44 @@ report_copy(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%s", src != NULL ? src : "");
 }
 
+/*
+ * The report's "sizes" (timeline_sizes_json) back into s, as sampled:
+ * 0, or -1 when there are none or they do not hold together (then the
+ * page says they were not sampled).
+ */
+static int
+report_sizes(const struct jsonr *o, struct tl_sizes *s)
+{
+	const struct jsonr *t, *l, *st, *a, *b, *c;
+	double v;
+
+	if (o == NULL || o->type != JSONR_OBJ ||
+	    (t = jsonr_get(o, "t")) == NULL || t->type != JSONR_ARR ||
+	    (l = jsonr_get(o, "cm_log_bytes")) == NULL ||
+	    l->type != JSONR_ARR ||
+	    (st = jsonr_get(o, "store_bytes")) == NULL ||
+	    st->type != JSONR_ARR || l->nkids != t->nkids ||
+	    st->nkids != t->nkids || t->nkids > TL_SIZES_MAX)
+		return -1;
+	for (a = t->kids, b = l->kids, c = st->kids; a != NULL;
+	    a = a->next, b = b->next, c = c->next) {
+		if (a->type != JSONR_NUM || b->type != JSONR_NUM ||
+		    c->type != JSONR_NUM || !(b->num >= 0 && b->num < 1e19) ||
+		    !(c->num >= 0 && c->num < 1e19) ||
+		    timeline_sizes_add(s, a->num, (uint64_t)b->num,
+		    (uint64_t)c->num) < 0)
+			return -1;
+	}
+	v = jsonr_num(o, "samples", 0);
+	if (v > (double)s->seen && v < 1e15)
+		s->seen = (uint64_t)v;
+	v = jsonr_num(o, "stride", 1);
+	s->stride = v >= 1 && v < 1e9 ? (unsigned)v : 1;
+	v = jsonr_num(o, "partial", 0);
+	s->partial = v >= 0 && v < 1e15 ? (uint64_t)v : 0;
+	return 0;
+}
+
 int
 report_main(int argc, char **argv)
 {
@@ -41,6 +79,7 @@ report_main(int argc, char **argv)
 	struct jsonr *rep;
 	struct tl_event *ev = NULL;
 	struct tl_job tj = { 0 };
+	struct tl_sizes sz = { 0 };
 	char err[400];
 	size_t n = 0;
 	int ch, rc = 1;
@@ -109,12 +148,15 @@ report_main(int argc, char **argv)
 	tj.reason = jsonr_str(rep, "reason");
 	tj.ev = ev;
 	tj.nev = n;
+	if (report_sizes(jsonr_get(rep, "sizes"), &sz) == 0)
+		tj.sizes = &sz;
 	if (timeline_write_html(&tj, html) < 0) {
 		fprintf(stderr, "mpiv report: cannot write %s\n", html);
 		goto out;
 	}
 	rc = 0;
 out:
+	timeline_sizes_free(&sz);
 	free(ev);
 	jsonr_free(rep);
 	return rc;

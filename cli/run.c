@@ -738,6 +738,15 @@ run_event(struct run *r, const Mpiv__JobEvent *je)
 {
 	struct tl_event *e;
 
+	if (strcmp(je->kind, "sizes") == 0) {
+		if (timeline_sizes_add(&r->sizes, je->t, je->value,
+		    je->store_bytes) < 0)
+			r->events_dropped++;
+		if (strcmp(je->detail, "partial") == 0)
+			r->sizes.partial++;
+		run_progress_sizes(r, je->value, je->store_bytes);
+		return;
+	}
 	if (r->nevents == r->capevents) {
 		size_t cap = r->capevents ? r->capevents * 2 : 256;
 		struct tl_event *ne;
@@ -1046,6 +1055,8 @@ run_write_report(struct run *r, double wall)
 	timeline_events_json(&j, r->events, r->nevents);
 	json_key(&j, "events_dropped");
 	json_uint(&j, r->events_dropped);
+	json_key(&j, "sizes");
+	timeline_sizes_json(&j, &r->sizes);
 	json_key(&j, "per_rank");
 	json_arr_begin(&j);
 	for (int i = 0; i < r->nranks; i++) {
@@ -1083,7 +1094,7 @@ run_write_timeline(struct run *r, double wall)
 		.job = r->job, .protocol = r->protocol_run,
 		.nranks = r->nranks, .exit_code = r->exit_code,
 		.wall_s = wall, .reason = r->reason, .ev = r->events,
-		.nev = r->nevents,
+		.nev = r->nevents, .sizes = &r->sizes,
 	};
 
 	if (timeline_write_html(&tj, r->timeline) < 0) {
@@ -1290,6 +1301,7 @@ run_main(int argc, char **argv)
 	free(r.rlog);
 	free(r.warns);
 	free(r.events);
+	timeline_sizes_free(&r.sizes);
 	ev_loop_destroy(r.loop);
 	rc = r.exit_code;
 out_input:

@@ -164,10 +164,14 @@ struct run {
 	struct tl_event *events;
 	size_t nevents, capevents;
 	uint64_t events_dropped;
+	/* "sizes" events: the CMs' logs and CSs' images over time */
+	struct tl_sizes sizes;
 	/* the live status line (run_progress.c) */
 	ev_timer progress_w;
 	uint8_t *pstate;	/* per rank */
 	uint32_t pkills, prestarts, pckpts;
+	uint64_t plog, pstore;	/* the last "sizes" sample */
+	bool psized;		/* one came */
 	double pt0;
 	bool pshown;
 };
@@ -180,6 +184,7 @@ void run_stop(struct run *r, int code, const char *reason);
 /* run_progress.c */
 void run_progress_start(struct run *r);
 void run_progress_event(struct run *r, const struct tl_event *e);
+void run_progress_sizes(struct run *r, uint64_t log, uint64_t store);
 void run_progress_clear(struct run *r);
 void run_progress_stop(struct run *r);
 

@@ -5,14 +5,17 @@
  * or CI logs (--no-progress turns it off): one line on stderr, redrawn 4
  * times a second, cut to the terminal's width:
  *
- *   mpiv: 12.4 s | 4 ranks: 3 running, 1 replaying | 5 kills, 5 restarts | 12 checkpoints
+ *   mpiv: 12.4 s | 4 ranks: 3 running, 1 replaying | 5 kills, 5 restarts | 12 checkpoints | log 1.2 MB, store 3.4 MB
  *
  * The ranks' states come from the job's events (JobEvent, as the
  * timeline draws them): launched and not started yet ("starting", or
  * "restoring" a checkpoint), "replaying" from a relaunch's start to its
  * replay_done, "running", "down" from an exit by a kill to the next
  * launch, "done" once exited for good; "waiting" before the first
- * launch. Program output clears the line before it is written, so the
+ * launch. The log and store sizes are the last "sizes" sample, the
+ * one the timeline's panels are drawn from (the dispatcher asks the
+ * job's CMs and CSs a few times a second); absent until the first.
+ * Program output clears the line before it is written, so the
  * line never mixes with it; the job's end clears it for good.
  */
 #include <sys/ioctl.h>
@@ -65,6 +68,10 @@ run_progress_draw(struct run *r)
 		    r->pkills == 1 ? "" : "s", r->prestarts,
 		    r->prestarts == 1 ? "" : "s", r->pckpts,
 		    r->pckpts == 1 ? "" : "s");
+	if (r->psized && len < (int)sizeof(line))
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+		    " | log %.1f MB, store %.1f MB", r->plog / 1e6,
+		    r->pstore / 1e6);
 	if (len >= (int)sizeof(line))
 		len = (int)sizeof(line) - 1;
 	if (ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1)
@@ -156,4 +163,13 @@ run_progress_event(struct run *r, const struct tl_event *e)
 		    strcmp(e->detail, "signal 15") == 0 ||
 		    strcmp(e->detail, "node lost") == 0 ? PS_DOWN : PS_DONE;
 	}
+}
+
+/* A "sizes" sample: the line's log and store. */
+void
+run_progress_sizes(struct run *r, uint64_t log, uint64_t store)
+{
+	r->plog = log;
+	r->pstore = store;
+	r->psized = true;
 }

@@ -2,8 +2,8 @@
  * sweep.c: `mpiv sweep`, fault-injection experiments over a grid.
  *
  *   mpiv sweep [--mtbf LIST] [--ckpt-interval LIST] [--seeds N]
- *              [--out DIR] [--timeout DUR] [--quick] [--force]
- *              -- RUN-ARGS...
+ *              [--chaos-max K] [--chaos-nodes] [--out DIR]
+ *              [--timeout DUR] [--quick] [--force] -- RUN-ARGS...
  *
  * Runs `mpiv run RUN-ARGS` once per seed in every cell of the grid
  * MTBF x checkpoint interval (each a comma-separated list of durations,
@@ -60,6 +60,11 @@ const char *const sw_status_names[] = {
 	[SW_TIMEOUT] = "timeout", [SW_NOREPORT] = "no-report",
 };
 
+const char *const sw_times_names[SW_T_N] = {
+	[SW_T_RELAUNCH] = "relaunch", [SW_T_RESTORE] = "restore",
+	[SW_T_REPLAY] = "replay",
+};
+
 static void
 sweep_usage(FILE *f)
 {
@@ -80,6 +85,8 @@ sweep_usage(FILE *f)
 	    "(default 3)\n"
 	    "  --chaos-max K         at most K kills per run (mpiv run "
 	    "--chaos-max)\n"
+	    "  --chaos-nodes         kills take whole node agents (mpiv run "
+	    "--chaos-nodes)\n"
 	    "  --out DIR             results (default sweep-out); a sweep "
 	    "interrupted and\n"
 	    "                        started again with the same arguments "
@@ -257,8 +264,9 @@ sw_conf(const struct sweep *sw, char **mtbf, int nm, char **ckpt, int nc,
 	fprintf(f, "\nckpt-interval");
 	for (int i = 0; i < nc; i++)
 		fprintf(f, " %s", ckpt[i]);
-	fprintf(f, "\nseeds %d\nchaos-max %s\nrun", sw->seeds,
-	    sw->chaos_max != NULL ? sw->chaos_max : "-");
+	fprintf(f, "\nseeds %d\nchaos-max %s\n%srun", sw->seeds,
+	    sw->chaos_max != NULL ? sw->chaos_max : "-", sw->chaos_nodes ?
+	    "chaos-nodes\n" : "");
 	for (int i = 0; i < sw->nargs; i++)
 		fprintf(f, " %s", sw->args[i]);
 	fprintf(f, "\n");
@@ -354,6 +362,13 @@ sw_spawn(const struct sweep *sw, const struct sw_run *r,
 		return -1;
 	}
 	self[len] = '\0';
+	if (len > 10 && strcmp(self + len - 10, " (deleted)") == 0) {
+		/* rebuilt under us: each run would fail to start */
+		fprintf(stderr, "mpiv sweep: %.*s was replaced during the "
+		    "sweep (rebuilt?): start the sweep again to resume\n",
+		    (int)len - 10, self);
+		return -1;
+	}
 	argv[n++] = self;
 	argv[n++] = "run";
 	argv[n++] = "--report";
@@ -371,6 +386,8 @@ sw_spawn(const struct sweep *sw, const struct sw_run *r,
 			argv[n++] = "--chaos-max";
 			argv[n++] = (char *)sw->chaos_max;
 		}
+		if (sw->chaos_nodes)
+			argv[n++] = "--chaos-nodes";
 	}
 	if (c->ckpt_ms > 0) {
 		argv[n++] = "--ckpt-interval";
@@ -441,6 +458,86 @@ sw_median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static void
+sw_times_add(struct sw_times *t, double v)
+{
+	if (!(v >= 0))
+		return;
+	if (t->n == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 16;
+		double *nv = realloc(t->v, (size_t)cap * sizeof(*nv));
+
+		if (nv == NULL)
+			return;
+		t->v = nv;
+		t->cap = cap;
+	}
+	t->v[t->n++] = v;
+}
+
+static void
+sw_times_free(struct sw_run *r)
+{
+	for (int k = 0; k < SW_T_N; k++) {
+		free(r->rec[k].v);
+		memset(&r->rec[k], 0, sizeof(r->rec[k]));
+	}
+}
+
+/* The time of the first event kind of (rank, inc) from e on, or NAN. */
+static double
+sw_event_t(const struct jsonr *e, const char *kind, int rank, double inc)
+{
+	for (; e != NULL; e = e->next) {
+		const char *k = jsonr_str(e, "kind");
+
+		if (k != NULL && strcmp(k, kind) == 0 &&
+		    (int)jsonr_num(e, "rank", -2) == rank &&
+		    jsonr_num(e, "incarnation", -1) == inc)
+			return jsonr_num(e, "t", NAN);
+	}
+	return NAN;
+}
+
+/*
+ * The relaunch, restore and replay times of a run (sw_times) from the
+ * events of its report rep: each launch of an incarnation above 1 is a
+ * relaunch, measured against the kill of the incarnation before (its
+ * exit when nothing killed it: a node lost), its started and its
+ * replay_done. Events are in time order; a job that ended before a
+ * relaunched rank started adds nothing for it.
+ */
+static void
+sw_read_times(const struct jsonr *rep, struct sw_run *r)
+{
+	const struct jsonr *evs = jsonr_get(rep, "events");
+
+	sw_times_free(r);
+	if (evs == NULL || evs->type != JSONR_ARR)
+		return;
+	for (const struct jsonr *e = evs->kids; e != NULL; e = e->next) {
+		const char *k = jsonr_str(e, "kind");
+		int rank = (int)jsonr_num(e, "rank", -1);
+		double inc = jsonr_num(e, "incarnation", 0), t, down, run, up;
+
+		if (k == NULL || strcmp(k, "launch") != 0 || rank < 0 ||
+		    inc < 2)
+			continue;
+		t = jsonr_num(e, "t", NAN);
+		down = sw_event_t(evs->kids, "kill", rank, inc - 1);
+		if (isnan(down))
+			down = sw_event_t(evs->kids, "exit", rank, inc - 1);
+		run = sw_event_t(e, "started", rank, inc);
+		up = sw_event_t(e, "replay_done", rank, inc);
+		if (!isnan(run) && !isnan(down))
+			sw_times_add(&r->rec[SW_T_RELAUNCH], run - down);
+		if (!isnan(run) && jsonr_num(e, "value", 0) > 0)
+			sw_times_add(&r->rec[SW_T_RESTORE], run - t);
+		if (!isnan(run) && !isnan(up))
+			sw_times_add(&r->rec[SW_T_REPLAY], up - run);
+	}
+}
+
 /* The run's figures from its --report; -1 when there is none. */
 static int
 sw_read_report(const struct sweep *sw, struct sw_run *r)
@@ -475,6 +572,7 @@ sw_read_report(const struct sweep *sw, struct sw_run *r)
 				    0);
 		}
 	r->relaunch_ms = nrel > 0 ? sw_median(relaunch, nrel) : 0;
+	sw_read_times(j, r);
 	jsonr_free(j);
 	return 0;
 }
@@ -506,8 +604,9 @@ static bool
 sw_load_res(const struct sweep *sw, struct sw_run *r)
 {
 	FILE *f = fopen(sw_path(sw, "runs/%s.res", sw_run_id(sw, r)), "r");
-	char key[32], val[64];
+	char key[32], val[64], err[300];
 	int seen = 0, st = -1;
+	struct jsonr *rep;
 
 	if (f == NULL)
 		return false;
@@ -543,6 +642,12 @@ sw_load_res(const struct sweep *sw, struct sw_run *r)
 		return false;
 	r->status = (enum sw_status)st;
 	r->done = true;
+	/* the recovery times: from the report, kept beside the verdict */
+	if ((rep = jsonr_load(sw_path(sw, "runs/%s.json", sw_run_id(sw, r)),
+	    err, sizeof(err))) != NULL) {
+		sw_read_times(rep, r);
+		jsonr_free(rep);
+	}
 	return true;
 }
 
@@ -679,6 +784,68 @@ sw_do_run(struct sweep *sw, struct sw_run *r, const char *timeout,
 
 /* ---------------- results ---------------- */
 
+/* Mean and median of each recovery time over the cell's runs. */
+static void
+sw_aggregate_times(const struct sweep *sw, struct sw_cell *c, int ci)
+{
+	for (int k = 0; k < SW_T_N; k++) {
+		double *all = NULL, sum = 0;
+		int n = 0;
+
+		for (int s = 0; s < sw->seeds; s++)
+			n += sw->runs[ci * sw->seeds + s].rec[k].n;
+		c->rec_n[k] = n;
+		c->rec_mean[k] = c->rec_med[k] = NAN;
+		if (n == 0 || (all = malloc((size_t)n * sizeof(*all))) == NULL)
+			continue;
+		n = 0;
+		for (int s = 0; s < sw->seeds; s++) {
+			const struct sw_times *t =
+			    &sw->runs[ci * sw->seeds + s].rec[k];
+
+			for (int i = 0; i < t->n; i++) {
+				all[n++] = t->v[i];
+				sum += t->v[i];
+			}
+		}
+		c->rec_mean[k] = sum / n;
+		c->rec_med[k] = sw_median(all, n);
+		free(all);
+	}
+}
+
+/* The mean of a run's times of kind k, NAN if none. */
+static double
+sw_run_mean(const struct sw_run *r, int k)
+{
+	double sum = 0;
+
+	for (int i = 0; i < r->rec[k].n; i++)
+		sum += r->rec[k].v[i];
+	return r->rec[k].n > 0 ? sum / r->rec[k].n : NAN;
+}
+
+/* A figure for a CSV: empty when there is none. */
+static void
+sw_csv_num(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, ",%.4f", v);
+	else
+		fputc(',', f);
+}
+
+/* A figure for JSON: null when there is none. */
+static void
+sw_json_num(struct json *j, const char *key, double v)
+{
+	json_key(j, key);
+	if (isfinite(v))
+		json_double(j, v);
+	else
+		json_null(j);
+}
+
 static void
 sw_aggregate(struct sweep *sw)
 {
@@ -728,6 +895,7 @@ sw_aggregate(struct sweep *sw)
 		c->wall_med = sw_median(walls, nw);
 		if (ci == 0)
 			sw->base_wall = c->wall_med;
+		sw_aggregate_times(sw, c, ci);
 	}
 	for (int ci = 0; ci < sw->ncells; ci++) {
 		struct sw_cell *c = &sw->cells[ci];
@@ -755,7 +923,8 @@ sw_write_tables(const struct sweep *sw)
 		return -1;
 	fprintf(f, "mtbf_s,ckpt_interval_s,seed,status,exit_code,wall_s,"
 	    "slowdown,kills,restarts,checkpoints,ckpt_failures,restores,"
-	    "replayed_events,replay_s,relaunch_ms\n");
+	    "replayed_events,replay_s,relaunch_ms,recoveries,relaunch_mean_s,"
+	    "restore_mean_s,replay_mean_s\n");
 	for (int i = 0; i < sw->nruns; i++) {
 		const struct sw_run *r = &sw->runs[i];
 		const struct sw_cell *c = &sw->cells[r->cell];
@@ -763,11 +932,15 @@ sw_write_tables(const struct sweep *sw)
 		if (!r->done)
 			continue;
 		fprintf(f, "%g,%g,%d,%s,%d,%.3f,%.3f,%d,%d,%d,%d,%d,%.0f,%.3f,"
-		    "%.3f\n", sw_s(c->mtbf_ms), sw_s(c->ckpt_ms), r->seed,
+		    "%.3f", sw_s(c->mtbf_ms), sw_s(c->ckpt_ms), r->seed,
 		    sw_status_names[r->status], r->exit_code, r->wall_s,
 		    r->wall_s / sw->base_wall, r->kills, r->restarts,
 		    r->checkpoints, r->ckpt_failures, r->restores,
 		    r->replayed_events, r->replay_s, r->relaunch_ms);
+		fprintf(f, ",%d", r->rec[SW_T_RELAUNCH].n);
+		for (int k = 0; k < SW_T_N; k++)
+			sw_csv_num(f, sw_run_mean(r, k));
+		fputc('\n', f);
 	}
 	if (fclose(f) != 0)
 		return -1;
@@ -777,16 +950,24 @@ sw_write_tables(const struct sweep *sw)
 	fprintf(f, "mtbf_s,ckpt_interval_s,runs,ok,wrong_output,failed,"
 	    "wall_median_s,wall_min_s,wall_max_s,slowdown_median,"
 	    "slowdown_min,slowdown_max,kills_mean,restarts_mean,"
-	    "checkpoints_mean,replay_s_mean,restores_mean\n");
+	    "checkpoints_mean,replay_s_mean,restores_mean,recoveries,"
+	    "relaunch_mean_s,relaunch_median_s,restore_mean_s,"
+	    "restore_median_s,replay_mean_s,replay_median_s\n");
 	for (int i = 0; i < sw->ncells; i++) {
 		const struct sw_cell *c = &sw->cells[i];
 
 		fprintf(f, "%g,%g,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-		    "%.2f,%.2f,%.2f,%.3f,%.2f\n", sw_s(c->mtbf_ms),
+		    "%.2f,%.2f,%.2f,%.3f,%.2f", sw_s(c->mtbf_ms),
 		    sw_s(c->ckpt_ms), c->runs, c->ok, c->wrong, c->failed,
 		    c->wall_med, c->wall_min, c->wall_max, c->slow_med,
 		    c->slow_min, c->slow_max, c->kills, c->restarts,
 		    c->checkpoints, c->replay_s, c->restores);
+		fprintf(f, ",%d", c->rec_n[SW_T_RELAUNCH]);
+		for (int k = 0; k < SW_T_N; k++) {
+			sw_csv_num(f, c->rec_mean[k]);
+			sw_csv_num(f, c->rec_med[k]);
+		}
+		fputc('\n', f);
 	}
 	if (fclose(f) != 0)
 		return -1;
@@ -840,6 +1021,18 @@ sw_write_tables(const struct sweep *sw)
 		json_double(&j, c->replay_s);
 		json_key(&j, "restores_mean");
 		json_double(&j, c->restores);
+		json_key(&j, "recoveries");
+		json_int(&j, c->rec_n[SW_T_RELAUNCH]);
+		for (int k = 0; k < SW_T_N; k++) {
+			char key[40];
+
+			snprintf(key, sizeof(key), "%s_mean_s",
+			    sw_times_names[k]);
+			sw_json_num(&j, key, c->rec_mean[k]);
+			snprintf(key, sizeof(key), "%s_median_s",
+			    sw_times_names[k]);
+			sw_json_num(&j, key, c->rec_med[k]);
+		}
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -874,6 +1067,18 @@ sw_write_tables(const struct sweep *sw)
 		json_int(&j, r->restores);
 		json_key(&j, "replay_s");
 		json_double(&j, r->replay_s);
+		for (int k = 0; k < SW_T_N; k++) {
+			char key[40];
+
+			/* "replay_s" is the run's total above */
+			snprintf(key, sizeof(key), "%s_times_s",
+			    sw_times_names[k]);
+			json_key(&j, key);
+			json_arr_begin(&j);
+			for (int i = 0; i < r->rec[k].n; i++)
+				json_double(&j, r->rec[k].v[i]);
+			json_arr_end(&j);
+		}
 		json_key(&j, "report");
 		json_str(&j, sw_path(sw, "runs/%s.json", sw_run_id(sw, r)) +
 		    strlen(sw->out) + 1);
@@ -892,6 +1097,7 @@ sweep_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "chaos-max", required_argument, NULL, 'k' },
+		{ "chaos-nodes", no_argument, NULL, 'N' },
 		{ "ckpt-interval", required_argument, NULL, 'c' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
@@ -922,6 +1128,9 @@ sweep_main(int argc, char **argv)
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 'N':
+			sw.chaos_nodes = true;
 			break;
 		case 'k':
 			errno = 0;
@@ -1096,6 +1305,8 @@ sweep_main(int argc, char **argv)
 out:
 	free(ref);
 	free(sw.cells);
+	for (int i = 0; sw.runs != NULL && i < sw.nruns; i++)
+		sw_times_free(&sw.runs[i]);
 	free(sw.runs);
 	for (int i = 0; i < nm_all; i++)
 		free(mtbf[i]);

@@ -19,6 +19,20 @@ enum sw_status {
 	SW_NOREPORT		/* no readable --report */
 };
 
+/*
+ * How ranks came back, from a run's events (its report): per relaunch,
+ * relaunch: from the kill (or the exit, for a lost node) to the new
+ * incarnation's process running; restore: from its launch to running,
+ * for a launch from a checkpoint (image download and CRIU restore);
+ * replay: from running to its replay_done (re-execution caught up).
+ */
+enum { SW_T_RELAUNCH, SW_T_RESTORE, SW_T_REPLAY, SW_T_N };
+
+struct sw_times {
+	double *v;		/* seconds, one per relaunch that had it */
+	int n, cap;
+};
+
 struct sw_run {
 	int cell, seed;
 	bool done;
@@ -27,6 +41,7 @@ struct sw_run {
 	double wall_s;		/* the report's, else measured */
 	int kills, restarts, checkpoints, ckpt_failures, restores;
 	double replayed_events, replay_s, relaunch_ms;	/* sums, median */
+	struct sw_times rec[SW_T_N];
 };
 
 struct sw_cell {
@@ -36,7 +51,12 @@ struct sw_cell {
 	double wall_med, wall_min, wall_max;	/* of ok and wrong runs */
 	double slow_med, slow_min, slow_max;	/* over the baseline's */
 	double kills, restarts, checkpoints, replay_s, restores; /* means */
+	/* of every relaunch in its runs (pooled over seeds): NAN if none */
+	int rec_n[SW_T_N];
+	double rec_mean[SW_T_N], rec_med[SW_T_N];
 };
+
+extern const char *const sw_times_names[SW_T_N];
 
 struct sweep {
 	const char *out;		/* directory */
@@ -44,6 +64,7 @@ struct sweep {
 	int nargs;
 	int seeds;
 	const char *chaos_max;		/* --chaos-max K of chaos cells, NULL */
+	bool chaos_nodes;		/* --chaos-nodes in the chaos cells */
 	struct sw_cell *cells;		/* cells[0]: the baseline */
 	int ncells;
 	struct sw_run *runs;		/* ncells * seeds, cell-major */

@@ -3,7 +3,8 @@
  * self-contained file (inline SVG and CSS, no script): the grid's
  * slowdown against the fault rate, one line per checkpoint interval,
  * with each cell's spread over its seeds; the cost of checkpoints alone
- * (the cells without kills); and the table of every cell. Hovering a
+ * (the cells without kills); how killed ranks came back (relaunch,
+ * restore, replay times per cell); and the table of every cell. Hovering a
  * point or a bar shows its figures (SVG <title>). A cell with a wrong
  * output or a failed run is drawn as a red cross and marked in the
  * table.
@@ -258,6 +259,106 @@ sh_plot_ckpt(FILE *f, const struct sweep *sw)
 	fprintf(f, "</svg>\n");
 }
 
+/* A time for a title or a cell: "-" when there is none. */
+static void
+sh_secs(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%.3f", v);
+	else
+		fputs("-", f);
+}
+
+static double
+sh_z(double v)
+{
+	return isfinite(v) ? v : 0;
+}
+
+/*
+ * The cells with relaunches: a bar per cell from the kill to the rank
+ * live again (medians): down until its process runs (relaunch; the
+ * restore from a checkpoint is its end part, darker), then replaying
+ * until its re-execution caught up.
+ */
+static void
+sh_plot_recovery(FILE *f, const struct sweep *sw)
+{
+	const struct sw_cell *cs[256];
+	double xmax = 0;
+	int n = 0, rowh = 22, h;
+
+	for (int i = 0; i < sw->ncells && n < 256; i++) {
+		const struct sw_cell *c = &sw->cells[i];
+		double tot = sh_z(c->rec_med[SW_T_RELAUNCH]) +
+		    sh_z(c->rec_med[SW_T_REPLAY]);
+
+		if (c->rec_n[SW_T_RELAUNCH] == 0)
+			continue;
+		cs[n++] = c;
+		if (tot > xmax)
+			xmax = tot;
+	}
+	if (n == 0) {
+		fprintf(f, "<p class='note'>No rank was relaunched.</p>\n");
+		return;
+	}
+	xmax = sh_nice(xmax * 1.05);
+	h = MT + n * rowh + MB;
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' "
+	    "height='%d' class='plot' id='recovery'>\n", PW + 60, h);
+#define RX(v) (ML + 100 + (PW - ML - MR - 40) * (v) / xmax)
+	for (int i = 0; i <= 5; i++)
+		fprintf(f, "<line x1='%.1f' y1='%d' x2='%.1f' y2='%d' "
+		    "class='grid'/><text x='%.1f' y='%d' class='tick' "
+		    "text-anchor='middle'>%g</text>\n", RX(xmax * i / 5.), MT,
+		    RX(xmax * i / 5.), h - MB, RX(xmax * i / 5.), h - MB + 16,
+		    xmax * i / 5.);
+	for (int i = 0; i < n; i++) {
+		const struct sw_cell *c = cs[i];
+		double y = MT + i * rowh + 4, rel = sh_z(c->rec_med[SW_T_RELAUNCH]);
+		double rs = sh_z(c->rec_med[SW_T_RESTORE]);
+		double rp = sh_z(c->rec_med[SW_T_REPLAY]);
+
+		if (rs > rel)
+			rs = rel;
+		fprintf(f, "<text x='%.1f' y='%.1f' class='tick' "
+		    "text-anchor='end'>MTBF %s, ckpt %s</text>", RX(0) - 6,
+		    y + 11, c->mtbf, c->ckpt_ms ? c->ckpt : "never");
+		fprintf(f, "<g class='pt rec' data-cell='%d'><title>MTBF %s, "
+		    "checkpoints %s: %d relaunches; kill to running: median ",
+		    (int)(c - sw->cells), c->mtbf, c->ckpt_ms ? c->ckpt :
+		    "never", c->rec_n[SW_T_RELAUNCH]);
+		sh_secs(f, c->rec_med[SW_T_RELAUNCH]);
+		fputs(" s, mean ", f);
+		sh_secs(f, c->rec_mean[SW_T_RELAUNCH]);
+		fprintf(f, " s; restore (%d from a checkpoint): median ",
+		    c->rec_n[SW_T_RESTORE]);
+		sh_secs(f, c->rec_med[SW_T_RESTORE]);
+		fputs(" s, mean ", f);
+		sh_secs(f, c->rec_mean[SW_T_RESTORE]);
+		fprintf(f, " s; replay (%d): median ", c->rec_n[SW_T_REPLAY]);
+		sh_secs(f, c->rec_med[SW_T_REPLAY]);
+		fputs(" s, mean ", f);
+		sh_secs(f, c->rec_mean[SW_T_REPLAY]);
+		fprintf(f, " s</title><rect x='%.1f' y='%.1f' width='%.1f' "
+		    "height='14' fill='#b8c4cc'/><rect x='%.1f' y='%.1f' "
+		    "width='%.1f' height='14' fill='#8e6bbf'/><rect x='%.1f' "
+		    "y='%.1f' width='%.1f' height='14' fill='#f2a93b'/></g>\n",
+		    RX(0), y, RX(rel - rs) - RX(0), RX(rel - rs), y,
+		    RX(rel) - RX(rel - rs), RX(rel), y, RX(rel + rp) - RX(rel));
+	}
+	fprintf(f, "<text x='%.1f' y='%d' class='label' text-anchor='middle'>"
+	    "seconds from the kill (medians over the cell's relaunches)"
+	    "</text>\n", RX(xmax / 2), h - 12);
+#undef RX
+	fprintf(f, "</svg>\n<p class='legend'><span style='color:#7a8a94'>"
+	    "&#9632;</span> down until running again (relaunch) &nbsp; "
+	    "<span style='color:#8e6bbf'>&#9632;</span> of it: restore from a "
+	    "checkpoint (image download, CRIU restore) &nbsp; <span "
+	    "style='color:#f2a93b'>&#9632;</span> replay until caught up</p>\n");
+}
+
 int
 sweep_write_html(const struct sweep *sw, const char *path)
 {
@@ -301,24 +402,33 @@ sweep_write_html(const struct sweep *sw, const char *path)
 	sh_plot_rate(f, sw);
 	fprintf(f, "<h2>What checkpoints cost without faults</h2>\n");
 	sh_plot_ckpt(f, sw);
+	fprintf(f, "<h2>How killed ranks came back</h2>\n");
+	sh_plot_recovery(f, sw);
 	fprintf(f, "<h2>Cells</h2>\n<table id='cells'><tr><th>MTBF</th>"
 	    "<th>checkpoints</th><th>runs</th><th>ok</th><th>wrong</th>"
 	    "<th>failed</th><th>wall s (median)</th><th>slowdown</th>"
 	    "<th>min</th><th>max</th><th>kills</th><th>restarts</th>"
 	    "<th>checkpoints taken</th><th>restores</th>"
-	    "<th>replay s</th></tr>\n");
+	    "<th>replay s</th><th>relaunch s (median)</th>"
+	    "<th>restore s</th><th>replay s (median)</th></tr>\n");
 	for (int i = 0; i < sw->ncells; i++) {
 		const struct sw_cell *c = &sw->cells[i];
 
 		fprintf(f, "<tr%s><td>%s</td><td>%s</td><td>%d</td><td>%d</td>"
 		    "<td>%d</td><td>%d</td><td>%.3f</td><td>%.2f</td>"
 		    "<td>%.2f</td><td>%.2f</td><td>%.1f</td><td>%.1f</td>"
-		    "<td>%.1f</td><td>%.1f</td><td>%.2f</td></tr>\n",
+		    "<td>%.1f</td><td>%.1f</td><td>%.2f</td>",
 		    c->wrong || c->failed ? " class='bad'" : "",
 		    c->mtbf_ms ? c->mtbf : "none", c->ckpt_ms ? c->ckpt :
 		    "never", c->runs, c->ok, c->wrong, c->failed, c->wall_med,
 		    c->slow_med, c->slow_min, c->slow_max, c->kills,
 		    c->restarts, c->checkpoints, c->restores, c->replay_s);
+		for (int k = 0; k < SW_T_N; k++) {
+			fputs("<td>", f);
+			sh_secs(f, c->rec_med[k]);
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
 	}
 	fprintf(f, "</table>\n<p class='note'>Per-run figures: runs.csv; per "
 	    "cell: cells.csv; both: results.json; each run's output, "

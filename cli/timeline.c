@@ -3,8 +3,11 @@
  * (timeline.h): a row per rank over wall time with its states (starting,
  * restoring from a checkpoint, replaying, running, ended), each kill,
  * each checkpoint (dump and upload phases, durable mark; failures),
- * lost and killed nodes across all rows; under it the bytes of
- * checkpoint images uploaded so far. One self-contained HTML file:
+ * lost and killed nodes across all rows; under it, on the same time
+ * axis, the bytes of the job's logs at its Channel Memories and of its
+ * images at its checkpoint servers as sampled by the dispatcher ("sizes"
+ * events, struct tl_sizes), then the bytes of checkpoint images uploaded
+ * so far. One self-contained HTML file:
  * inline SVG and CSS, no script to run; the events themselves are
  * embedded as JSON (id "events") and every drawn mark names the event
  * it comes from (data-ev = its index), so a reader, or a test, can
@@ -140,9 +143,166 @@ timeline_events_json(struct json *j, const struct tl_event *ev, size_t n)
 	json_arr_end(j);
 }
 
-/* The events as JSON inside a <script> element: "</" cannot close it. */
+int
+timeline_sizes_add(struct tl_sizes *s, double t, uint64_t log,
+    uint64_t store)
+{
+	if (s->stride == 0)
+		s->stride = 1;
+	if (s->seen++ % s->stride != 0)
+		return 0;
+	if (s->n == TL_SIZES_MAX) {
+		/* keep every other one: the kept are every 2*stride-th */
+		for (size_t i = 0; i < s->n / 2; i++) {
+			s->t[i] = s->t[2 * i];
+			s->log[i] = s->log[2 * i];
+			s->store[i] = s->store[2 * i];
+		}
+		s->n /= 2;
+		s->stride *= 2;
+		if ((s->seen - 1) % s->stride != 0)
+			return 0;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		double *nt;
+		uint64_t *nl, *ns;
+
+		if (cap > TL_SIZES_MAX)
+			cap = TL_SIZES_MAX;
+		if ((nt = realloc(s->t, cap * sizeof(*nt))) == NULL)
+			return -1;
+		s->t = nt;
+		if ((nl = realloc(s->log, cap * sizeof(*nl))) == NULL)
+			return -1;
+		s->log = nl;
+		if ((ns = realloc(s->store, cap * sizeof(*ns))) == NULL)
+			return -1;
+		s->store = ns;
+		s->cap = cap;
+	}
+	s->t[s->n] = t;
+	s->log[s->n] = log;
+	s->store[s->n] = store;
+	s->n++;
+	return 0;
+}
+
+void
+timeline_sizes_free(struct tl_sizes *s)
+{
+	free(s->t);
+	free(s->log);
+	free(s->store);
+	memset(s, 0, sizeof(*s));
+}
+
+void
+timeline_sizes_json(struct json *j, const struct tl_sizes *s)
+{
+	json_obj_begin(j);
+	json_key(j, "samples");
+	json_uint(j, s->seen);
+	json_key(j, "stride");
+	json_uint(j, s->stride ? s->stride : 1);
+	json_key(j, "partial");
+	json_uint(j, s->partial);
+	json_key(j, "t");
+	json_arr_begin(j);
+	for (size_t i = 0; i < s->n; i++)
+		json_double(j, s->t[i]);
+	json_arr_end(j);
+	json_key(j, "cm_log_bytes");
+	json_arr_begin(j);
+	for (size_t i = 0; i < s->n; i++)
+		json_uint(j, s->log[i]);
+	json_arr_end(j);
+	json_key(j, "store_bytes");
+	json_arr_begin(j);
+	for (size_t i = 0; i < s->n; i++)
+		json_uint(j, s->store[i]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+/* Bytes as a person reads them. */
+static const char *
+tl_bytes(uint64_t b, char *buf, size_t n)
+{
+	if (b >= 10000000)
+		snprintf(buf, n, "%.1f MB", b / 1e6);
+	else if (b >= 10000)
+		snprintf(buf, n, "%.1f kB", b / 1e3);
+	else
+		snprintf(buf, n, "%llu B", (unsigned long long)b);
+	return buf;
+}
+
+/*
+ * One panel of sampled bytes (v: the log or the store series) on the
+ * rows' time axis: the area under the samples (a step held until the
+ * next one), a hover column per sample (class sample, data-i its index
+ * in the series), the checkpoints as ticks at its foot.
+ */
 static void
-tl_events_script(FILE *f, const struct tl_job *job)
+tl_sizes_panel(FILE *f, const struct tl_job *job, const char *id,
+    const char *what, const uint64_t *v, const char *color, double tmax)
+{
+	const struct tl_sizes *s = job->sizes;
+	uint64_t vmax = 0;
+	const double top = 12, bot = 102;
+	char b1[32];
+
+	for (size_t i = 0; i < s->n; i++)
+		if (v[i] > vmax)
+			vmax = v[i];
+	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' id='%s' "
+	    "class='sizes' data-max='%llu' width='%d' height='122'>\n"
+	    "<line class='axis' x1='%d' y1='%.0f' x2='%d' y2='%.0f'/>"
+	    "<text class='tick' x='%d' y='%.0f' text-anchor='end'>%s</text>"
+	    "<text class='tick' x='%d' y='%.0f' text-anchor='end'>0</text>\n",
+	    id, (unsigned long long)vmax, TW, TL, bot, TW - TR, bot, TL - 6,
+	    top + 4, tl_bytes(vmax, b1, sizeof(b1)), TL - 6, bot);
+	if (vmax > 0) {
+		fprintf(f, "<path fill='%s' fill-opacity='.35' stroke='%s' "
+		    "stroke-width='1.5' d='M%.1f %.1f", color, color,
+		    tl_x(s->t[0]), bot);
+		for (size_t i = 0; i < s->n; i++) {
+			double y = bot - (double)v[i] / (double)vmax *
+			    (bot - top);
+			double xn = i + 1 < s->n ? tl_x(s->t[i + 1]) :
+			    tl_x(tmax);
+
+			fprintf(f, "L%.1f %.1fL%.1f %.1f", tl_x(s->t[i]), y,
+			    xn, y);
+		}
+		fprintf(f, "L%.1f %.1fZ'/>\n", tl_x(tmax), bot);
+	}
+	for (size_t i = 0; i < job->nev; i++)
+		if (strcmp(job->ev[i].kind, "ckpt") == 0)
+			fprintf(f, "<line x1='%.1f' y1='%.0f' x2='%.1f' "
+			    "y2='%.0f' stroke='#1f5fa8' stroke-width='1'/>",
+			    tl_x(job->ev[i].t), bot, tl_x(job->ev[i].t),
+			    bot + 6);
+	fputc('\n', f);
+	for (size_t i = 0; i < s->n; i++) {
+		double x0 = tl_x(s->t[i]), x1 = i + 1 < s->n ?
+		    tl_x(s->t[i + 1]) : tl_x(tmax);
+
+		if (x1 - x0 < 1)
+			x1 = x0 + 1;
+		fprintf(f, "<rect class='sample' data-i='%zu' data-bytes="
+		    "'%llu' x='%.1f' y='%.0f' width='%.1f' height='%.0f' "
+		    "fill='transparent'><title>%.3f s: %s %s</title></rect>\n",
+		    i, (unsigned long long)v[i], x0, top, x1 - x0, bot - top,
+		    s->t[i], what, tl_bytes(v[i], b1, sizeof(b1)));
+	}
+	fprintf(f, "</svg>\n");
+}
+
+/* Some JSON inside a <script> element: "</" cannot close it. */
+static void
+tl_json_script(FILE *f, const struct tl_job *job, bool sizes)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -152,7 +312,10 @@ tl_events_script(FILE *f, const struct tl_job *job)
 	if (m == NULL)
 		return;
 	json_init(&j, m);
-	timeline_events_json(&j, job->ev, job->nev);
+	if (sizes)
+		timeline_sizes_json(&j, job->sizes);
+	else
+		timeline_events_json(&j, job->ev, job->nev);
 	if (fclose(m) != 0) {
 		free(buf);
 		return;
@@ -370,6 +533,25 @@ timeline_write_html(const struct tl_job *job, const char *path)
 	free(marks);
 	fprintf(f, "</svg>\n");
 
+	/* sampled sizes, on the same time axis */
+	fprintf(f, "<h2>Message logs at the Channel Memories (bytes)</h2>\n");
+	if (job->sizes != NULL && job->sizes->n > 0) {
+		fprintf(f, "<p class='note'>Sampled by the dispatcher (%llu "
+		    "samples%s): what the CMs hold to replay the ranks' "
+		    "receptions; a durable checkpoint of a rank frees its "
+		    "log up to the checkpoint (blue ticks: checkpoints).</p>\n",
+		    (unsigned long long)job->sizes->seen,
+		    job->sizes->stride > 1 ? ", thinned out to fit" : "");
+		tl_sizes_panel(f, job, "cmlog", "logs at the CMs",
+		    job->sizes->log, "#d9822b", tmax);
+		fprintf(f, "<h2>Checkpoint store (bytes)</h2>\n");
+		tl_sizes_panel(f, job, "store", "images at the CSs",
+		    job->sizes->store, "#1f5fa8", tmax);
+	} else {
+		fprintf(f, "<p>Not sampled (a report of an older mpiv, or a "
+		    "job shorter than a sample).</p>\n");
+	}
+
 	/* checkpoint bytes over time */
 	fprintf(f, "<h2>Checkpoint images uploaded (bytes, cumulative)</h2>\n");
 	if (bmax > 0) {
@@ -398,8 +580,14 @@ timeline_write_html(const struct tl_job *job, const char *path)
 		fprintf(f, "<p>No checkpoint was taken.</p>\n");
 	}
 	fprintf(f, "<script type='application/json' id='events'>");
-	tl_events_script(f, job);
-	fprintf(f, "</script>\n</body></html>\n");
+	tl_json_script(f, job, false);
+	fprintf(f, "</script>\n");
+	if (job->sizes != NULL) {
+		fprintf(f, "<script type='application/json' id='sizes'>");
+		tl_json_script(f, job, true);
+		fprintf(f, "</script>\n");
+	}
+	fprintf(f, "</body></html>\n");
 	free(rows);
 	return fclose(f) == 0 ? 0 : -1;
 }

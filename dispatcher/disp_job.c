@@ -75,6 +75,7 @@ djob_free(struct djob *j)
 	ev_timer_stop(j->d->loop, &j->grace_w);
 	ev_timer_stop(j->d->loop, &j->replay_w);
 	ev_timer_stop(j->d->loop, &j->chaos_w);
+	devents_sample_stop(j);
 	djob_regen_stop(j);
 	free(j->rlog);
 	djob_strvfree(j->argv);
@@ -643,6 +644,7 @@ djob_launch(struct djob *j)
 	djob_status(j, "running", msg);
 	djob_event(j, "running", -1, 0, (uint64_t)j->nranks, NULL, 0, 0,
 	    "%s", j->protocol);
+	devents_sample_start(j);
 	if (j->chaos_mtbf_ms > 0)
 		djob_chaos_arm(j);
 }

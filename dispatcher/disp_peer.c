@@ -165,7 +165,9 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 		dwarn_pressure(p, (Mpiv__CmPressure *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		return;
 	case MPIV__MSG_TYPE__MSG_CM_STATS:
+		devents_cm_stats(p, (Mpiv__CmStats *)m);
 		return;
 	default:
 		break;
@@ -188,6 +190,9 @@ dpeer_cs_frame(struct dpeer *p, const struct frame_hdr *h,
 		return;
 	}
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
+		return;
+	case MPIV__MSG_TYPE__MSG_STORE_STATS:
+		devents_store_stats(p, (Mpiv__StoreStats *)m);
 		return;
 	default:
 		break;

@@ -224,6 +224,10 @@ struct djob {
 	double pressure_at;	/* last CmPressure (0: none) */
 	char pressure_text[400];
 	uint32_t out_diverged;	/* re-executions that printed otherwise */
+	/* sizes sampled while it runs (disp_events.c) */
+	ev_timer sample_w;
+	struct dsample *samples;	/* one per CM and CS asked */
+	int nsamples, sample_due;	/* answers still due this round */
 	/* starting over after a lost CM (disp_regen.c) */
 	int regens;
 	double regen_t0;
@@ -234,6 +238,14 @@ struct djob {
 	struct dpeer *regen_asked;	/* the CM back at regen_addr, asked
 					   whether its store kept the job */
 	struct djob *prev, *next;
+};
+
+/* What one CM or CS of a job said last (disp_events.c). */
+struct dsample {
+	struct dpeer *p;	/* compared, never followed: it may be gone */
+	bool cm;		/* a CM (else a CS) */
+	uint64_t bytes;		/* CM: its logs of the job; CS: its images */
+	bool due;		/* asked this round, no answer yet */
 };
 
 /* A node declared dead, remembered so that it is told if it returns. */
@@ -296,6 +308,11 @@ void dbin_free(struct djob *j);
 void djob_event(struct djob *j, const char *kind, int rank, uint32_t inc,
     uint64_t value, const char *node, double span1, double span2,
     const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+
+void devents_sample_start(struct djob *j);
+void devents_sample_stop(struct djob *j);
+void devents_cm_stats(struct dpeer *cm, const Mpiv__CmStats *cs);
+void devents_store_stats(struct dpeer *cs, const Mpiv__StoreStats *ss);
 
 /* disp_job.c, for disp_regen.c, disp_chaos.c, disp_ckpt.c, disp_warn.c */
 void djob_kill_rank(struct djob *j, int r, int sig);

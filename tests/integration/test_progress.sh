@@ -10,6 +10,9 @@
 #   pipe      stderr to a file: no status line, no escape sequence
 #   flags     --no-progress on a terminal: none; --progress into a file:
 #             there
+#   sizes     a relay job: the line shows the log at the CMs and the
+#             store ("log X MB, store Y MB"), each value shown one of the
+#             report's "sizes" samples (the timeline's panels): one source
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init progress
@@ -103,5 +106,27 @@ if [ "$seen" = 0 ] && grep -q 'EXIT=0' "$T/np.rc"; then
 	ok "flags: --no-progress on a terminal: no line"
 else
 	notok "flags: --no-progress: line seen $seen, $(cat "$T/np.rc" 2> /dev/null)"
+fi
+
+# --- the log and store sizes: the report's samples ---
+timeout 60 "$MPIV" run -n 4 --protocol relay --progress --report "$T/sz.json" \
+    "$T/stencil" 12000 4000 > /dev/null 2> "$T/sz.err"
+rc=$?
+tr '\r' '\n' < "$T/sz.err" | grep -Eo 'log [0-9.]+ MB, store [0-9.]+ MB$' | sort -u > "$T/sz.shown"
+if [ "$rc" = 0 ] && [ -s "$T/sz.shown" ] && python3 - "$T/sz.json" "$T/sz.shown" > "$T/sz.chk" 2>&1 <<'EOF'
+import json, sys
+sz = json.load(open(sys.argv[1]))["sizes"]
+have = {"log %.1f MB, store %.1f MB" % (l / 1e6, s / 1e6) for l, s in zip(sz["cm_log_bytes"], sz["store_bytes"])}
+shown = [l.strip() for l in open(sys.argv[2]) if l.strip()]
+bad = [l for l in shown if l not in have]
+if bad or not any(not l.startswith("log 0.0 ") for l in shown):
+    print("FAIL: shown %s, not among the samples: %s" % (shown, bad))
+    sys.exit(1)
+print("%d distinct values shown, each a sample of the report" % len(shown))
+EOF
+then
+	ok "sizes: the line's log and store are the report's samples ($(cat "$T/sz.chk"))"
+else
+	notok "sizes: exit $rc; $(cat "$T/sz.chk" 2> /dev/null)" "$T/sz.err" "$T/sz.shown"
 fi
 [ "$fail" = 0 ]

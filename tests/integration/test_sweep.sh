@@ -6,7 +6,13 @@
 #              exit 0, one row per run and cell in runs.csv / cells.csv,
 #              kills in the chaos cells, results.json is JSON, the page has
 #              both plots and a table row per cell, no NaN anywhere
-#   resume     the same command again runs nothing ("done before" x 4)
+#   recovery   per cell, the relaunch (kill to running), restore (launch
+#              from a checkpoint to running) and replay (running to
+#              replay_done) times: cells.csv's means and medians are the
+#              ones the runs' reports' events give, the chaos cells have
+#              some, the page draws a bar per cell with relaunches
+#   resume     the same command again runs nothing ("done before" x 4),
+#              and writes the same cells.csv (times re-read from reports)
 #   interrupt  a 3-seed sweep stopped by SIGTERM once 2 runs were judged,
 #              then started again: those 2 are not run again, it ends ok
 #   other      another sweep into the same DIR: refused (exit 2) unless
@@ -67,7 +73,7 @@ else
 	fi
 	svgs=$(grep -c "<svg" "$W/index.html")
 	trs=$(grep -c "^<tr" "$W/index.html")
-	want_svgs=$([ "$CK" = 0 ] && echo 1 || echo 2)
+	want_svgs=$([ "$CK" = 0 ] && echo 2 || echo 3)
 	if [ "$svgs" = "$want_svgs" ] && [ "$trs" = "$ncells" ] &&
 	    grep -q "id='rate'" "$W/index.html" && ! grep -qiw 'nan' "$W/index.html" "$W/cells.csv" "$W/runs.csv"; then
 		ok "quick: index.html: $svgs plots, $ncells cell rows, no NaN"
@@ -76,8 +82,75 @@ else
 	fi
 fi
 
+# --- recovery times, from the reports' events ---
+cat > "$T/rec.py" <<'EOF'
+import csv, glob, json, os, re, statistics, sys
+d = sys.argv[1]
+def fail(m):
+    print("FAIL: " + m)
+    sys.exit(1)
+def times(rep):
+    ev = rep["events"]
+    out = {"relaunch": [], "restore": [], "replay": []}
+    def first(kind, r, inc, start=0):
+        for e in ev[start:]:
+            if e["kind"] == kind and e["rank"] == r and e["incarnation"] == inc:
+                return e["t"]
+        return None
+    for i, e in enumerate(ev):
+        if e["kind"] != "launch" or e["rank"] < 0 or e["incarnation"] < 2:
+            continue
+        r, inc = e["rank"], e["incarnation"]
+        down = first("kill", r, inc - 1)
+        if down is None:
+            down = first("exit", r, inc - 1)
+        run, up = first("started", r, inc, i), first("replay_done", r, inc, i)
+        if run is not None and down is not None:
+            out["relaunch"].append(run - down)
+        if run is not None and e["value"] > 0:
+            out["restore"].append(run - e["t"])
+        if run is not None and up is not None:
+            out["replay"].append(up - run)
+    return out
+cells = list(csv.DictReader(open(os.path.join(d, "cells.csv"))))
+chaos_with = 0
+for c in cells:
+    m, k = float(c["mtbf_s"]), float(c["ckpt_interval_s"])
+    pool = {"relaunch": [], "restore": [], "replay": []}
+    for f in glob.glob(os.path.join(d, "runs", "m%d-c%d-s*.json" % (round(m * 1000), round(k * 1000)))):
+        for key, v in times(json.load(open(f))).items():
+            pool[key] += v
+    if int(c["recoveries"]) != len(pool["relaunch"]):
+        fail("cell %s/%s: %s recoveries, the reports have %d" % (m, k, c["recoveries"], len(pool["relaunch"])))
+    for key, v in pool.items():
+        for stat, want in (("mean", statistics.mean(v) if v else None), ("median", statistics.median(v) if v else None)):
+            got = c["%s_%s_s" % (key, stat)]
+            if (want is None) != (got == "") or (want is not None and abs(float(got) - want) > 1e-3):
+                fail("cell %s/%s: %s_%s_s %r, the reports give %r" % (m, k, key, stat, got, want))
+    if m > 0 and pool["relaunch"]:
+        chaos_with += 1
+        if min(pool["relaunch"]) < 0 or float(c["relaunch_median_s"]) <= 0:
+            fail("cell %s/%s: relaunch times %s" % (m, k, pool["relaunch"]))
+page = open(os.path.join(d, "index.html")).read()
+bars = len(re.findall(r"<g class='pt rec'", page))
+if chaos_with == 0 or bars != chaos_with or "id='recovery'" not in page:
+    fail("%d chaos cells with relaunches, %d bars on the page" % (chaos_with, bars))
+print("%d chaos cells: relaunch/restore/replay means and medians are the reports' events', one bar each on the page" % chaos_with)
+EOF
+if [ -s "$W/cells.csv" ] && python3 "$T/rec.py" "$W" > "$T/rec.chk" 2>&1; then
+	ok "recovery: $(cat "$T/rec.chk")"
+else
+	notok "recovery: $(tail -n 1 "$T/rec.chk")" "$T/rec.chk" "$W/cells.csv"
+fi
+cp "$W/cells.csv" "$T/cells.before" 2> /dev/null
+
 # --- resume ---
 sweep "$T/r.log" --quick --mtbf 0,100ms,50ms --chaos-max 4 --ckpt-interval "$CK" --out "$W" -- "${JOB[@]}"
+if cmp -s "$W/cells.csv" "$T/cells.before"; then
+	ok "resume: the same cells.csv, recovery times included"
+else
+	notok "resume: cells.csv changed" "$T/cells.before" "$W/cells.csv"
+fi
 again=$(grep -c '(done before)' "$T/r.log")
 if [ "$RC" = 0 ] && [ "$again" = "$ncells" ]; then
 	ok "resume: the same command runs nothing again ($again done before)"

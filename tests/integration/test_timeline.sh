@@ -17,8 +17,17 @@
 #             launch, in that order
 #   errors    mpiv report on a missing file, on JSON that is no report,
 #             without --html: clear errors
+#   sizes     a relay job (the CMs hold the message log) with checkpoints
+#             every 0.3 s: the report's "sizes" samples come every ~0.2 s,
+#             the CMs' log grows and shrinks again (a durable checkpoint
+#             frees it), the store holds images after the first durable
+#             checkpoint; the same job without checkpoints: the log never
+#             shrinks, the store stays empty. The page embeds the same
+#             samples and draws both panels with a hover column per
+#             sample holding its value; mpiv report --html too
 #   browser   headless chromium (when installed) renders the page: its
-#             DOM has the rows' segments and the marks
+#             DOM has the rows' segments and the marks, and the sizes
+#             panels with their samples
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init timeline
@@ -93,6 +102,54 @@ for chk in sys.argv[3:]:
         if not x or not l or not (k[0] < x[0] < l[0]):
             fail("rank %d: kill %d, exit %s, launch %s: out of order" % (r, k[0], x, l))
         print("kill: rank %d incarnation %d killed by mpiv kill, exited, relaunched" % (r, inc))
+    elif name in ("sizes", "sizes-nockpt"):
+        sz = rep.get("sizes")
+        if not sz or len(sz["t"]) < 5:
+            fail("sizes: %s samples, want 5 or more" % (len(sz["t"]) if sz else None))
+        t, log, store = sz["t"], sz["cm_log_bytes"], sz["store_bytes"]
+        if not (len(t) == len(log) == len(store)) or sz["stride"] != 1 or sz["samples"] != len(t):
+            fail("sizes: ragged or thinned series %s" % {k: sz[k] for k in ("samples", "stride")})
+        gaps = sorted(b - a for a, b in zip(t, t[1:]))
+        if not (0.1 <= gaps[len(gaps) // 2] <= 0.6) or t != sorted(t):
+            fail("sizes: median gap %.3f s between samples, want about 0.2" % gaps[len(gaps) // 2])
+        if max(log) <= 0:
+            fail("sizes: the CMs' log stayed empty")
+        ups = [k for k in range(1, len(t)) if log[k] > log[k - 1]]
+        downs = [k for k in range(1, len(t)) if log[k] < log[k - 1]]
+        cks = [e["t"] for e in ev if e["kind"] == "ckpt"]
+        if name == "sizes-nockpt":
+            if downs or max(store) != 0 or cks:
+                fail("sizes without checkpoints: %d drops of the log, store max %d, %d checkpoints" % (len(downs), max(store), len(cks)))
+            print("sizes: without checkpoints the CMs' log only grows (%d samples, up to %d bytes), the store stays empty" % (len(t), max(log)))
+            continue
+        if not cks:
+            fail("sizes: no durable checkpoint")
+        # a drop after a rise, with a durable checkpoint told around it
+        freed = [k for k in downs if ups and ups[0] < k and
+                 any(t[k - 1] - 0.3 <= c <= t[k] + 0.6 for c in cks)]
+        if not freed:
+            fail("sizes: the log never shrank at a checkpoint (%d rises, %d drops, %d checkpoints)" % (len(ups), len(downs), len(cks)))
+        after = [s for tt, s in zip(t, store) if tt >= cks[0] + 0.5]
+        if not after or min(after) <= 0 or max(store) <= 0:
+            fail("sizes: the store is empty after the first durable checkpoint at %.3f s" % cks[0])
+        print("sizes: %d samples; the CMs' log grew and was freed %d times at checkpoints (up to %d bytes); store > 0 from the first durable checkpoint on (up to %d bytes)" % (len(t), len(freed), max(log), max(store)))
+    elif name == "page-sizes":
+        sz = rep["sizes"]
+        m = re.search(r"<script type='application/json' id='sizes'>(.*?)</script>", page, re.S)
+        if not m or json.loads(m.group(1)) != sz:
+            fail("page: the samples embedded differ from the report's")
+        for pid, key in (("cmlog", "cm_log_bytes"), ("store", "store_bytes")):
+            svg = re.search(r"<svg [^>]*id='%s'[^>]*data-max='(\d+)'.*?</svg>" % pid, page, re.S)
+            if not svg:
+                fail("page: no panel %s" % pid)
+            if int(svg.group(1)) != max(sz[key]):
+                fail("page: panel %s says max %s, the samples %d" % (pid, svg.group(1), max(sz[key])))
+            cols = [(int(a), int(b)) for a, b in re.findall(r"class='sample' data-i='(\d+)' data-bytes='(\d+)'", svg.group(0))]
+            if cols != list(enumerate(sz[key])):
+                fail("page: panel %s has %d hover columns, not one per sample with its value" % (pid, len(cols)))
+            if max(sz[key]) > 0 and "<path " not in svg.group(0):
+                fail("page: panel %s draws no area" % pid)
+        print("page: both panels drawn, one hover column per sample (%d) with its value" % len(sz["t"]))
 EOF
 
 # --- fault ---
@@ -116,6 +173,35 @@ if timeout 30 "$MPIV" report "$T/f.json" --html "$T/f2.html" 2> "$T/r.err" &&
 	ok "page: mpiv report --html draws the saved report's events"
 else
 	notok "mpiv report --html" "$T/r.err" "$T/r.chk"
+fi
+
+# --- sizes: the CMs' log and the store over time ---
+if [ "${#CK[@]}" -gt 0 ]; then
+	timeout 120 "$MPIV" run -n 4 --protocol relay --timeout 90 --ckpt-interval 0.3 \
+	    --report "$T/s.json" --timeline "$T/s.html" "$T/stencil" 30000 4000 > "$T/s.out" 2> "$T/s.err"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		notok "sizes: exit $rc" "$T/s.err"
+	elif python3 "$T/check.py" "$T/s.json" "$T/s.html" sizes page-sizes > "$T/s.chk" 2>&1 &&
+	    timeout 30 "$MPIV" report "$T/s.json" --html "$T/s2.html" 2>> "$T/s.chk" &&
+	    python3 "$T/check.py" "$T/s.json" "$T/s2.html" page-sizes >> "$T/s.chk" 2>&1; then
+		while read -r l; do ok "$l"; done < <(head -n 2 "$T/s.chk")
+		ok "page: mpiv report --html draws the same samples"
+	else
+		notok "sizes: $(tail -n 1 "$T/s.chk")" "$T/s.chk"
+	fi
+else
+	echo "# sizes with checkpoints: no working CRIU here, only the run without"
+fi
+timeout 120 "$MPIV" run -n 4 --protocol relay --timeout 90 --report "$T/n.json" \
+    --timeline "$T/n.html" "$T/stencil" 12000 4000 > "$T/n.out" 2> "$T/n.err"
+rc=$?
+if [ "$rc" != 0 ]; then
+	notok "sizes without checkpoints: exit $rc" "$T/n.err"
+elif python3 "$T/check.py" "$T/n.json" "$T/n.html" sizes-nockpt page-sizes > "$T/n.chk" 2>&1; then
+	ok "$(head -n 1 "$T/n.chk")"
+else
+	notok "sizes without checkpoints: $(tail -n 1 "$T/n.chk")" "$T/n.chk"
 fi
 
 # --- mpiv kill at a known moment ---
@@ -159,18 +245,24 @@ fi
 
 # --- the page in a real browser ---
 CH=$(command -v chromium || true)
-if [ -n "$CH" ] && [ -s "$T/f.html" ]; then
+PAGE=$T/f.html
+[ -s "$T/s.html" ] && PAGE=$T/s.html
+if [ -n "$CH" ] && [ -s "$PAGE" ]; then
 	flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
 	    --disable-background-networking --disable-component-update --disable-sync
 	    --user-data-dir="$T/chrome")
-	timeout 60 "$CH" "${flags[@]}" --dump-dom "file://$T/f.html" > "$T/dom.html" 2> "$T/chrome.err"
-	timeout 60 "$CH" "${flags[@]}" --window-size=1060,520 --screenshot="$T/shot.png" "file://$T/f.html" > /dev/null 2>> "$T/chrome.err"
+	timeout 60 "$CH" "${flags[@]}" --dump-dom "file://$PAGE" > "$T/dom.html" 2> "$T/chrome.err"
+	timeout 60 "$CH" "${flags[@]}" --window-size=1060,900 --screenshot="$T/shot.png" "file://$PAGE" > /dev/null 2>> "$T/chrome.err"
 	segs=$(grep -o "class=\"seg " "$T/dom.html" | wc -l)
 	marks=$(grep -o "class=\"mark " "$T/dom.html" | wc -l)
-	if [ "$segs" -ge 6 ] && [ "$marks" -ge 6 ] && [ -s "$T/shot.png" ]; then
-		ok "browser: chromium renders the timeline ($segs segments, $marks marks, screenshot $(stat -c %s "$T/shot.png") bytes)"
+	samples=$(grep -o "class=\"sample\"" "$T/dom.html" | wc -l)
+	want=0
+	[ "$PAGE" = "$T/s.html" ] && want=$(python3 -c 'import json,sys; print(2 * len(json.load(open(sys.argv[1]))["sizes"]["t"]))' "$T/s.json")
+	if [ "$segs" -ge 6 ] && [ "$marks" -ge 6 ] && [ -s "$T/shot.png" ] &&
+	    [ "$samples" = "$want" ] && { [ "$want" = 0 ] || grep -q 'id="cmlog"' "$T/dom.html"; }; then
+		ok "browser: chromium renders the timeline ($segs segments, $marks marks, $samples sample columns, screenshot $(stat -c %s "$T/shot.png") bytes)"
 	else
-		notok "browser: $segs segments, $marks marks in the DOM" "$T/chrome.err"
+		notok "browser: $segs segments, $marks marks, $samples of $want sample columns in the DOM" "$T/chrome.err"
 	fi
 else
 	echo "# browser: no chromium here (apt-get install chromium): page not rendered"
