@@ -324,6 +324,7 @@ node_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 int
 node_main(int argc, char **argv)
 {
+	static struct daemon_reload reload;
 	static const struct option opts[] = {
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "cache-dir", required_argument, NULL, 'c' },
@@ -462,6 +463,8 @@ node_main(int argc, char **argv)
 	ev_signal_init(&n.sigterm_w, node_on_signal, SIGTERM);
 	n.sigterm_w.data = &n;
 	ev_signal_start(n.loop, &n.sigterm_w);
+	/* SIGHUP: the secret file again (a rotated one). */
+	daemon_reload_start(n.loop, &reload, "node", secret, true, &n.keys);
 	node_link_start(&n, link_fd);
 	node_dial(&n);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "auth_rotate.h"
 #include "frame.h"
 
 /* ---------------- keys ---------------- */
@@ -64,7 +65,7 @@ auth_pair_key(const uint8_t *token, size_t tokenlen, int32_t a, int32_t b,
 }
 
 /* Reads a small secret file, refusing one others could read. */
-static int
+int
 auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
     char *err, size_t errlen)
 {
@@ -127,8 +128,8 @@ int
 auth_load(struct auth_keys *k, const char *path, char *err, size_t errlen)
 {
 	char buf[AUTH_MAX_FILE + 1];
-	uint8_t node[AUTH_HASH_LEN];
-	size_t n, tag = strlen(AUTH_NODE_KEY_TAG);
+	size_t n;
+	int rc;
 
 	memset(k, 0, sizeof(*k));
 	if (path == NULL && (path = getenv(AUTH_ENV_SECRET)) != NULL &&
@@ -138,35 +139,10 @@ auth_load(struct auth_keys *k, const char *path, char *err, size_t errlen)
 		return 0;
 	if (auth_read_file(path, buf, sizeof(buf), &n, err, errlen) < 0)
 		return -1;
-	if (n >= tag && memcmp(buf, AUTH_NODE_KEY_TAG, tag) == 0) {
-		if (auth_unhex(buf + tag, node, sizeof(node)) < 0) {
-			snprintf(err, errlen, "node key file %s is damaged "
-			    "(want \"%s\" and 64 hex digits)", path,
-			    AUTH_NODE_KEY_TAG);
-			auth_wipe(buf, sizeof(buf));
-			return -1;
-		}
-		auth_key_set(&k->node, node, sizeof(node));
-		k->enabled = true;
-		auth_wipe(node, sizeof(node));
-		auth_wipe(buf, sizeof(buf));
-		return 0;
-	}
-	if (n < AUTH_MIN_SECRET) {
-		snprintf(err, errlen, "secret in %s is too short (%zu bytes, "
-		    "want at least %u; mpiv secret new FILE makes one)", path,
-		    n, AUTH_MIN_SECRET);
-		auth_wipe(buf, sizeof(buf));
-		return -1;
-	}
-	auth_key_set(&k->secret, buf, n);
-	auth_node_key(&k->secret, node);
-	auth_key_set(&k->node, node, sizeof(node));
-	k->enabled = true;
-	k->cluster = true;
-	auth_wipe(node, sizeof(node));
+	/* Every format, the one-line ones and the multi-key one. */
+	rc = auth_parse_keys(k, buf, n, path, err, errlen);
 	auth_wipe(buf, sizeof(buf));
-	return 0;
+	return rc;
 }
 
 int

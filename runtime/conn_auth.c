@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_rotate.h"
 #include "conn_priv.h"
 #include "log.h"
 
@@ -263,7 +264,8 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 			conn_auth_refuse(c, hello, why);
 			return true;
 		}
-		why = auth_check_hello(&key, c->nonce_s, &auth_no_offer, hello, c->proof_s);
+		why = auth_check_hello_any(c->as->ring, &key, c->nonce_s,
+		    &auth_no_offer, hello, c->proof_s);
 		auth_wipe(&key, sizeof(key));
 		if (why != NULL) {
 			conn_auth_refuse(c, hello, why);

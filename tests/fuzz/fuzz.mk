@@ -23,6 +23,11 @@ DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
 	runtime/auth_keys.c runtime/sha256.c $(GEN_C)
+# Secret files of several keys (auth_keys.c reads every format through it).
+CM_SRCS += runtime/auth_rotate.c
+CS_SRCS += runtime/auth_rotate.c
+DISP_SRCS += runtime/auth_rotate.c
+LIB_SRCS += runtime/auth_rotate.c
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
