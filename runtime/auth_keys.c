@@ -69,9 +69,6 @@ int
 auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
     char *err, size_t errlen)
 {
-	struct stat st;
-	ssize_t r;
-	size_t n = 0;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
@@ -79,6 +76,17 @@ auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
 		    strerror(errno));
 		return -1;
 	}
+	return auth_read_fd(fd, path, buf, cap, len, err, errlen);
+}
+
+int
+auth_read_fd(int fd, const char *path, char *buf, size_t cap, size_t *len,
+    char *err, size_t errlen)
+{
+	struct stat st;
+	ssize_t r;
+	size_t n = 0;
+
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "secret file %s is not a regular file",
 		    path);

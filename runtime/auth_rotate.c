@@ -548,6 +548,22 @@ auth_parse_keys(struct auth_keys *k, const char *buf, size_t n,
 	return rc;
 }
 
+int
+auth_load_fd(struct auth_keys *k, int fd, const char *path, char *err,
+    size_t errlen)
+{
+	char buf[AUTH_MAX_FILE + 1];
+	size_t n;
+	int rc;
+
+	memset(k, 0, sizeof(*k));
+	if (auth_read_fd(fd, path, buf, sizeof(buf), &n, err, errlen) < 0)
+		return -1;
+	rc = auth_parse_keys(k, buf, n, path, err, errlen);
+	auth_wipe(buf, sizeof(buf));
+	return rc;
+}
+
 /* ---------------- writing ---------------- */
 
 static const char auth_file_note[] =

@@ -153,5 +153,12 @@ int auth_node_keys_file(const struct auth_keys *k, const char *path,
    file, at most cap - 1 bytes, trailing white space dropped, NUL added. */
 int auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
     char *err, size_t errlen);
+/* The same from fd, opened by someone else (closed here); path names it
+   in messages. */
+int auth_read_fd(int fd, const char *path, char *buf, size_t cap,
+    size_t *len, char *err, size_t errlen);
+/* auth_load of the file open at fd (closed here). */
+int auth_load_fd(struct auth_keys *k, int fd, const char *path, char *err,
+    size_t errlen);
 
 #endif

@@ -58,7 +58,7 @@ daemon_auth_load(const char *who, const char *path, bool node_key_ok,
 }
 
 int
-daemon_auth_reload(struct daemon_reload *r)
+daemon_auth_reload(struct daemon_reload *r, int fd)
 {
 	struct auth_keys nk;
 	const char *path = r->path != NULL ? r->path :
@@ -70,12 +70,19 @@ daemon_auth_reload(struct daemon_reload *r)
 		log_warnx("%s reload: started without a secret file: a reload "
 		    "cannot turn authentication on (restart with "
 		    "--secret-file)", r->who);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	if (r->node_key_ok)
-		rc = auth_load(&nk, path, err, sizeof(err));
+	if (fd >= 0)
+		rc = auth_load_fd(&nk, fd, path, err, sizeof(err));
 	else
-		rc = auth_load_cluster(&nk, path, err, sizeof(err));
+		rc = auth_load(&nk, path, err, sizeof(err));
+	if (rc == 0 && nk.enabled && !nk.cluster && !r->node_key_ok) {
+		snprintf(err, sizeof(err), "%s holds a node key: only node "
+		    "agents take one, this needs the cluster secret", path);
+		rc = -1;
+	}
 	if (rc == 0 && !nk.enabled) {
 		snprintf(err, sizeof(err), "no secret file any more "
 		    "(MPIV_SECRET_FILE unset)");
@@ -97,7 +104,7 @@ daemon_auth_reload(struct daemon_reload *r)
 static void
 daemon_on_hup(struct ev_loop *loop, ev_signal *w, int revents)
 {
-	(void)daemon_auth_reload(w->data);
+	(void)daemon_auth_reload(w->data, -1);
 }
 
 void

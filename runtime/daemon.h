@@ -47,8 +47,9 @@ struct daemon_reload {
 void daemon_reload_start(struct ev_loop *loop, struct daemon_reload *r,
     const char *who, const char *path, bool node_key_ok,
     struct auth_keys *k);
-/* What the SIGHUP handler does (tests call it). 0 or -1. */
-int daemon_auth_reload(struct daemon_reload *r);
+/* What the SIGHUP handler does; fd >= 0: the file opened by someone
+   else (a node agent's privileged helper), closed here. 0 or -1. */
+int daemon_auth_reload(struct daemon_reload *r, int fd);
 
 /*
  * A byte count: digits and an optional K, M, G or T (binary: 64K is
