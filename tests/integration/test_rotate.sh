@@ -199,7 +199,7 @@ old_refused() {
 	! timeout 10 "$MPIV" status "${OLD[@]}" --dispatcher "$DA" > /dev/null 2> "$T/st.err"
 }
 if wait_for 30 old_refused &&
-    grep -qx "mpiv: dispatcher $DA refused us: authentication failed: secret retired at $DLT" "$T/st.err"; then
+    grep -qx "mpiv status: dispatcher $DA refused us: authentication failed: secret retired at $DLT" "$T/st.err"; then
 	ok "after the deadline the old secret is refused: secret retired at $DLT"
 else
 	notok "after the deadline the old secret is refused" "$T/st.err"
