@@ -722,23 +722,25 @@ auth_rotate_file(const char *path, int64_t now, int64_t grace, bool stage,
 		g.e[g.n++] = (struct auth_entry){ AUTH_E_NEXT,
 		    AUTH_NO_DEADLINE, fresh, strlen(fresh) };
 	} else {
-		g.e[0] = inext > 0 ? f.e[inext] : (struct auth_entry){
+		struct auth_entry e[AUTH_MAX_KEYS + 1];
+		size_t ne = 2;
+
+		e[0] = inext > 0 ? f.e[inext] : (struct auth_entry){
 		    AUTH_E_CURRENT, AUTH_NO_DEADLINE, fresh, strlen(fresh) };
-		g.e[0].kind = AUTH_E_CURRENT;
-		g.e[1] = f.e[0];
-		g.e[1].kind = AUTH_E_ACCEPT;
-		g.e[1].until = now + grace;
-		g.n = 2;
+		e[0].kind = AUTH_E_CURRENT;
+		e[1] = f.e[0];
+		e[1].kind = AUTH_E_ACCEPT;
+		e[1].until = now + grace;
 		for (size_t i = 1; i < f.n; i++)
 			if (i != inext)
-				g.e[g.n++] = f.e[i];
-		/* Too many: the keys retired longest ago go first. */
-		while (g.n > AUTH_MAX_KEYS) {
+				e[ne++] = f.e[i];
+		/* Too many: the key retired longest ago goes. */
+		if (ne > AUTH_MAX_KEYS) {
 			size_t old = 0;
 
-			for (size_t i = 2; i < g.n; i++)
-				if (g.e[i].until <= now && (old == 0 ||
-				    g.e[i].until < g.e[old].until))
+			for (size_t i = 2; i < ne; i++)
+				if (e[i].until <= now && (old == 0 ||
+				    e[i].until < e[old].until))
 					old = i;
 			if (old == 0) {
 				snprintf(err, errlen, "%s holds %u keys still "
@@ -746,10 +748,12 @@ auth_rotate_file(const char *path, int64_t now, int64_t grace, bool stage,
 				    AUTH_MAX_KEYS - 1);
 				goto out;
 			}
-			memmove(&g.e[old], &g.e[old + 1],
-			    (g.n - old - 1) * sizeof(g.e[0]));
-			g.n--;
+			memmove(&e[old], &e[old + 1],
+			    (ne - old - 1) * sizeof(e[0]));
+			ne--;
 		}
+		memcpy(g.e, e, ne * sizeof(e[0]));
+		g.n = ne;
 	}
 	if (auth_file_text(&g, out, sizeof(out), err, errlen) < 0)
 		goto out;

@@ -131,8 +131,8 @@ int auth_replace_file(const char *path, const char *data, char *err,
  * `mpiv secret rotate`: the cluster secret file path gets a new current
  * secret (the staged next one if there is one, else 32 fresh random
  * bytes as hex); the previous current one is accepted until now + grace.
- * Keys already retired are dropped when the file would hold more than
- * AUTH_MAX_KEYS. stage: adds a fresh next secret instead, current
+ * The key retired longest ago is dropped when the file would hold more
+ * than AUTH_MAX_KEYS. stage: adds a fresh next secret instead, current
  * unchanged. Fills the fingerprints of the new key (next or current) and
  * of the one it replaces ("" when staging). 0, or -1 with a reason.
  */
