@@ -414,9 +414,10 @@ auth_parse_v1(struct auth_file *f, const char *buf, size_t n,
 			}
 			if (auth_parse_time(a, alen, &until) < 0) {
 				snprintf(err, errlen, "secret file %s line %u: "
-				    "bad time \"%.40s\" (want RFC 3339, e.g. "
+				    "bad time \"%.*s\" (want RFC 3339, e.g. "
 				    "2026-11-28T03:30:00Z, or seconds since the "
-				    "epoch)", path, lineno, a);
+				    "epoch)", path, lineno,
+				    (int)(alen > 40 ? 40 : alen), a);
 				return -1;
 			}
 			e->until = until;

@@ -33,7 +33,7 @@ LIB_SRCS += runtime/auth_rotate.c
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
 	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta \
 	$(FB)/fuzz_jsonr \
-	$(FB)/fuzz_win_apply
+	$(FB)/fuzz_win_apply $(FB)/fuzz_secret_file
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -105,3 +105,11 @@ $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) \
 		-lprotobuf-c -lm
+
+# Secret files in every format (runtime/auth_rotate.c): plain bytes in.
+ROT_SRCS := runtime/auth_rotate.c runtime/auth.c runtime/auth_keys.c \
+	runtime/sha256.c runtime/frame.c $(GEN_C)
+$(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \
+		-lprotobuf-c
