@@ -107,7 +107,7 @@ $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 		-lprotobuf-c -lm
 
 # Secret files in every format (runtime/auth_rotate.c): plain bytes in.
-ROT_SRCS := runtime/auth_rotate.c runtime/auth.c runtime/auth_keys.c \
+ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
 	runtime/sha256.c runtime/frame.c $(GEN_C)
 $(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h)
