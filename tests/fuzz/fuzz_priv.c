@@ -125,7 +125,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (h.type < MPIV__MSG_TYPE__MSG_PRIV_SPAWN ||
-	    h.type > MPIV__MSG_TYPE__MSG_PRIV_EXIT)
+	    h.type > MPIV__MSG_TYPE__MSG_PRIV_KEYS)
 		abort();
 	/* Unknown fields are kept and written back as they came, also ones
 	   protobuf-c reads but refuses to read twice (field number 0), in
