@@ -11,6 +11,8 @@
 #   - a staged next secret is accepted before it is used to dial
 #   - once the old secret's deadline passed (2 s, edited in the file),
 #     it is refused with "secret retired at TIME", the new one still works
+#   - rotate --grace 2s promotes the staged secret; the one it replaced
+#     retires 2 s later
 #   - a malformed file: a clear error at start; on SIGHUP the daemon logs
 #     it, keeps its keys and keeps serving
 # Every wait is bounded.
@@ -219,6 +221,23 @@ grep -q 'auth refused.*name="delta".*node key retired at' "$T/d.err" &&
     ok "the dispatcher logs the retired node key" ||
     notok "the dispatcher logs the retired node key" "$T/d.err"
 runs "after the deadline the new secret runs a job" "$T/secret"
+
+# ---- rotate --grace 2s: the staged secret becomes current ----
+printf '%s\n' "$(sed -n 's/^current //p' "$T/secret")" > "$T/s1.secret"
+chmod 600 "$T/s1.secret"
+"$MPIV" secret rotate --grace 2s "$T/secret" > "$T/rot2.out" 2>&1 &&
+    [ "$(fp "$T/secret" current)" = "$FPN" ] && hup 4 ||
+    notok "rotate --grace 2s and reload" "$T/rot2.out" "$T/d.err"
+s1_refused() {
+	! timeout 10 "$MPIV" status --secret-file "$T/s1.secret" --dispatcher "$DA" \
+	    > /dev/null 2> "$T/st1.err"
+}
+if wait_for 30 s1_refused && grep -q "refused us: authentication failed: secret retired at" "$T/st1.err" &&
+    status_has "$T/next.secret" alpha && status_has "$T/secret" alpha; then
+	ok "rotate --grace 2s: the previous secret retires, the promoted one works"
+else
+	notok "rotate --grace 2s" "$T/st1.err" "$T/rot2.out"
+fi
 
 # ---- malformed files ----
 cp -p "$T/secret" "$T/good.secret"
