@@ -40,7 +40,7 @@ GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 
 # Sources shared by the library and the daemons (framing, sockets).
 SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c runtime/auth_keys.c runtime/match.c \
-	runtime/sha256.c libmpi-lite/digest.c
+	runtime/seal.c runtime/auth_client.c runtime/sha256.c libmpi-lite/digest.c
 SHARED_SRCS += runtime/auth_rotate.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
 	dispatcher/*.c checkpoint-server/*.c node-agent/*.c cli/*.c))
@@ -87,12 +87,15 @@ FORTRAN_ALL   := $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
 FORTRAN_TESTS := $(FTEST_BINS)
 endif
 
-DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lm
+DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lsodium -lm
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 MPI_TEST_BINS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(MPI_TEST_SRCS))
+# test tools (tests/tools/*.c): stand-alone programs, libc only
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
 .PHONY: all test demo asan bench soak fuzz deps clean tests-build fortran-skip
 all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) $(MPIF_H) $(FORTRAN_ALL)
@@ -137,7 +140,7 @@ $(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) -o $@ \
 		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
-		-Wl,-Bdynamic -lm
+		-Wl,-Bdynamic -lsodium -lm
 
 # libmpi.a hides the same insides: one relocatable object of the library,
 # its shared parts and protobuf-c's members it uses, in which every
@@ -252,7 +255,11 @@ $(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -Wall -o $@ $<
 
-tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS)
+$(BUILD)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS) $(TOOL_BINS)
 
 deps:
 	@sh deploy/install-deps.sh --if-missing

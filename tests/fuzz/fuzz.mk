@@ -11,18 +11,18 @@ FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 
 GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
-FRAME_SRCS := runtime/frame.c $(GEN_C)
+FRAME_SRCS := runtime/frame.c runtime/seal.c $(GEN_C)
 CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
 	node-agent/criu_delta.c $(GEN_C)
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
-	runtime/auth_keys.c runtime/sha256.c $(GEN_C)
+	runtime/auth_keys.c runtime/seal.c runtime/auth_client.c runtime/sha256.c $(GEN_C)
 # Secret files of several keys (auth_keys.c reads every format through it).
 CM_SRCS += runtime/auth_rotate.c
 CS_SRCS += runtime/auth_rotate.c
@@ -33,41 +33,41 @@ LIB_SRCS += runtime/auth_rotate.c
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
 	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta \
 	$(FB)/fuzz_jsonr \
-	$(FB)/fuzz_win_apply $(FB)/fuzz_secret_file
+	$(FB)/fuzz_win_apply $(FB)/fuzz_seal $(FB)/fuzz_secret_file
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
 	protoc-c --c_out=$(FB)/gen -Iruntime/proto runtime/proto/mpiv.proto
 
 $(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
-	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c -lsodium
 
 $(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) \
-		-lev -lprotobuf-c
+		-lev -lprotobuf-c -lsodium
 
 $(FB)/fuzz_cm_store: tests/fuzz/fuzz_cm_store.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_store.c $(CM_SRCS) \
-		-lev -lprotobuf-c
+		-lev -lprotobuf-c -lsodium
 
 $(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h checkpoint-server/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) \
-		-lev -lprotobuf-c -lzstd
+		-lev -lprotobuf-c -lsodium -lzstd
 
 $(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h dispatcher/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) \
-		-lev -lprotobuf-c -lm
+		-lev -lprotobuf-c -lsodium -lm
 
 # MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_tp_read $(FB)/fuzz_tp_read
 # writes its seeds again (valid frames of every type a rank receives).
 $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) \
-		-lprotobuf-c -lm
+		-lprotobuf-c -lsodium -lm
 
 # The rank's reader of its links to peer ranks (direct protocol), over
 # loopback TCP; MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_dp_read
@@ -75,15 +75,15 @@ $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 $(FB)/fuzz_dp_read: tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) \
-		-lprotobuf-c -lm
+		-lprotobuf-c -lsodium -lm
 
 # The node agent's privileged helper: its packet decoder.
 PRIV_SRCS := node-agent/helper_io.c \
-	runtime/frame.c $(GEN_C)
+	runtime/frame.c runtime/seal.c $(GEN_C)
 $(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
-		-lev -lprotobuf-c -lzstd
+		-lev -lprotobuf-c -lsodium -lzstd
 
 # What a checkpoint server decodes of an incremental image (and of a
 # stored full one) when it rebuilds a chain; MPIV_FUZZ_WRITE_SEEDS=
@@ -104,7 +104,11 @@ $(FB)/fuzz_jsonr: tests/fuzz/fuzz_jsonr.c cli/jsonr.c cli/jsonr.h
 $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) \
-		-lprotobuf-c -lm
+		-lprotobuf-c -lsodium -lm
+
+# The record layer's reader (runtime/seal.c): arbitrary ciphertext in.
+$(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium
 
 # Secret files in every format (runtime/auth_rotate.c): plain bytes in.
 ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
@@ -112,4 +116,4 @@ ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c run
 $(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \
-		-lprotobuf-c
+		-lprotobuf-c -lsodium
