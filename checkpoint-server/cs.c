@@ -244,6 +244,7 @@ cs_main(int argc, char **argv)
 	cs.as.key = cs_grant_auth_key;
 	cs.as.arg = &cs;
 	cs.as.ring = &cs.keys;
+	cs.as.derive = cs_grant_derive;
 	if ((cs.as.gate = conn_gate_new("cs", &lim)) == NULL) {
 		log_errorx("cs out of memory");
 		return 1;

@@ -249,6 +249,12 @@ struct auth_server {
 	   the current S or K_node the key function picks
 	   (auth_check_hello_any); NULL: only the picked key. */
 	const struct auth_keys *ring;
+	/* When key derives the picked key from S (a CS's image keys): the
+	   same derivation from another S (out->len 0: none for this
+	   Hello), so that keys derived from ring's accepted secrets pass
+	   too. NULL: no derived keys. */
+	void (*derive)(void *arg, const struct auth_key *s,
+	    const Mpiv__Hello *h, struct auth_key *out);
 };
 
 /*

@@ -562,17 +562,37 @@ auth_load_fd(struct auth_keys *k, int fd, const char *path, char *err,
 
 /* ---------------- checking ---------------- */
 
+enum auth_kind { AUTH_K_SECRET, AUTH_K_NODE, AUTH_K_DERIVED };
+
+/* The key of kind of accepted secret i (i -1: the current one). */
+static void
+auth_kind_key(const struct auth_server *as, enum auth_kind kind, int i,
+    const Mpiv__Hello *h, struct auth_key *out)
+{
+	const struct auth_keys *ring = as->ring;
+	const struct auth_key *s = i < 0 ? &ring->secret :
+	    &ring->accept[i].secret;
+
+	if (kind == AUTH_K_SECRET)
+		*out = *s;
+	else if (kind == AUTH_K_NODE)
+		*out = i < 0 ? ring->node : ring->accept[i].node;
+	else
+		as->derive(as->arg, s, h, out);
+}
+
 const char *
-auth_check_hello_any(const struct auth_keys *ring, struct auth_key *key,
+auth_check_hello_any(const struct auth_server *as, struct auth_key *key,
     const uint8_t nonce_s[AUTH_NONCE_LEN], const struct auth_offer *offer,
     const Mpiv__Hello *h, uint8_t reply_proof[AUTH_HASH_LEN])
 {
 	static __thread char why[128];
-	const struct auth_key *cand;
+	const struct auth_keys *ring = as != NULL ? as->ring : NULL;
+	struct auth_key cand;
+	enum auth_kind kind;
 	const char *r;
 	char t[AUTH_TIME_LEN];
 	int64_t now;
-	bool node;
 
 	r = auth_check_hello(key, nonce_s, offer, h, reply_proof);
 	if (r == NULL || ring == NULL || !ring->enabled ||
@@ -580,28 +600,38 @@ auth_check_hello_any(const struct auth_keys *ring, struct auth_key *key,
 	    h->auth_proof.len != AUTH_HASH_LEN)
 		return r;
 	if (ring->cluster && auth_key_equal(key, &ring->secret))
-		node = false;
+		kind = AUTH_K_SECRET;
 	else if (auth_key_equal(key, &ring->node))
-		node = true;
-	else
+		kind = AUTH_K_NODE;
+	else if (ring->cluster && as->derive != NULL) {
+		auth_kind_key(as, AUTH_K_DERIVED, -1, h, &cand);
+		if (cand.len == 0 || !auth_key_equal(key, &cand)) {
+			auth_wipe(&cand, sizeof(cand));
+			return r;
+		}
+		kind = AUTH_K_DERIVED;
+	} else
 		return r;
 	now = (int64_t)time(NULL);
 	for (size_t i = 0; i < ring->naccept && i < AUTH_MAX_KEYS - 1; i++) {
-		cand = node ? &ring->accept[i].node : &ring->accept[i].secret;
-		if (auth_check_hello(cand, nonce_s, offer, h, reply_proof) !=
-		    NULL)
+		auth_kind_key(as, kind, (int)i, h, &cand);
+		if (cand.len == 0 || auth_check_hello(&cand, nonce_s, offer, h,
+		    reply_proof) != NULL)
 			continue;
 		if (now >= ring->accept[i].until) {
+			auth_wipe(&cand, sizeof(cand));
 			auth_wipe(reply_proof, AUTH_HASH_LEN);
 			auth_format_time(ring->accept[i].until, t, sizeof(t));
 			snprintf(why, sizeof(why), "authentication failed: "
-			    "%s retired at %s", node ? "node key" : "secret",
-			    t);
+			    "%s retired at %s", kind == AUTH_K_NODE ?
+			    "node key" : "secret", t);
 			return why;
 		}
-		*key = *cand;
+		*key = cand;
+		auth_wipe(&cand, sizeof(cand));
 		return NULL;
 	}
+	auth_wipe(&cand, sizeof(cand));
 	return r;
 }
 

@@ -99,15 +99,17 @@ bool auth_key_equal(const struct auth_key *a, const struct auth_key *b);
 /*
  * The server's check of a Hello when keys rotate. *key is the key the
  * server's key function picked; when the Hello does not prove it and it
- * is ring's current S (or K_node), the keys ring still accepts of that
- * kind are tried too. Returns NULL when a key fits, with *key set to the
- * key that did (the session goes on with it) and reply_proof filled;
- * else the reason to refuse: "authentication failed: secret retired at
- * TIME" (or "node key retired at") for a key whose deadline has passed.
- * ring NULL: auth_check_hello with *key. The reason may be a static
- * buffer, good until the next call.
+ * is as->ring's current S (or K_node, or the key as->derive makes from
+ * S), the keys the ring still accepts of that kind are tried too (for a
+ * derived key: derived from each accepted S). Returns NULL when a key
+ * fits, with *key set to the key that did (the session goes on with it)
+ * and reply_proof filled; else the reason to refuse: "authentication
+ * failed: secret retired at TIME" (or "node key retired at") for a key
+ * whose deadline has passed. as NULL or without a ring: auth_check_hello
+ * with *key. The reason may be a static buffer, good until the next
+ * call.
  */
-const char *auth_check_hello_any(const struct auth_keys *ring,
+const char *auth_check_hello_any(const struct auth_server *as,
     struct auth_key *key, const uint8_t nonce_s[AUTH_NONCE_LEN],
     const struct auth_offer *offer, const Mpiv__Hello *h,
     uint8_t reply_proof[AUTH_HASH_LEN]);

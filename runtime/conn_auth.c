@@ -328,13 +328,13 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 	if (why == NULL && keyed) {
 		/* Any key the server still accepts (a secret being
 		   rotated); key becomes the one that fits. */
-		why = auth_check_hello_any(c->as->ring, &key, c->nonce_s,
+		why = auth_check_hello_any(c->as, &key, c->nonce_s,
 		    &offer, hello, c->proof_s);
 		/* TRANSITION: a dialler not converted yet proves over no
 		   offer at all (goes with seal_allow_plain) */
 		if (why != NULL && ci == SEAL_NONE && seal_allow_plain() &&
 		    strcmp(why, AUTH_ERR_FAILED) == 0)
-			why = auth_check_hello_any(c->as->ring, &key,
+			why = auth_check_hello_any(c->as, &key,
 			    c->nonce_s, &auth_no_offer, hello, c->proof_s);
 	}
 	if (why == NULL && ci != SEAL_NONE) {

@@ -293,10 +293,25 @@ hello_with(Mpiv__Hello *h, uint8_t *nonce_c, uint8_t *proof,
 	h->auth_proof.len = AUTH_HASH_LEN;
 }
 
+/* A derivation from S like a CS's image keys, for node Hellos only. */
+static void
+test_derive(void *arg, const struct auth_key *s, const Mpiv__Hello *h,
+    struct auth_key *out)
+{
+	uint8_t k[AUTH_HASH_LEN];
+
+	out->len = 0;
+	if (h->role != MPIV__ROLE__ROLE_NODE)
+		return;
+	auth_hmac_sha256(s->k, s->len, "image", 5, k);
+	auth_key_set(out, k, sizeof(k));
+}
+
 static void
 test_check_any(void **state)
 {
 	struct auth_keys ring;
+	struct auth_server as = { .ring = &ring };
 	struct auth_key key, other;
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_c[AUTH_NONCE_LEN];
 	uint8_t proof[AUTH_HASH_LEN], reply[AUTH_HASH_LEN], want[AUTH_HASH_LEN];
@@ -316,7 +331,7 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.secret, nonce_s,
 	    MPIV__ROLE__ROLE_CLIENT);
 	key = ring.secret;
-	assert_null(auth_check_hello_any(&ring, &key, nonce_s, &auth_no_offer,
+	assert_null(auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer,
 	    &h, reply));
 	assert_true(auth_key_equal(&key, &ring.secret));
 
@@ -325,7 +340,7 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.accept[0].secret, nonce_s,
 	    MPIV__ROLE__ROLE_CLIENT);
 	key = ring.secret;
-	assert_null(auth_check_hello_any(&ring, &key, nonce_s, &auth_no_offer,
+	assert_null(auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer,
 	    &h, reply));
 	assert_true(auth_key_equal(&key, &ring.accept[0].secret));
 	auth_reply_proof(&ring.accept[0].secret, nonce_s, nonce_c, proof,
@@ -340,7 +355,7 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.accept[1].secret, nonce_s,
 	    MPIV__ROLE__ROLE_CLIENT);
 	key = ring.secret;
-	why = auth_check_hello_any(&ring, &key, nonce_s, &auth_no_offer, &h,
+	why = auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer, &h,
 	    reply);
 	assert_non_null(why);
 	assert_non_null(strstr(why, "authentication failed: secret retired "
@@ -351,13 +366,13 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.accept[0].node, nonce_s,
 	    MPIV__ROLE__ROLE_NODE);
 	key = ring.node;
-	assert_null(auth_check_hello_any(&ring, &key, nonce_s, &auth_no_offer,
+	assert_null(auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer,
 	    &h, reply));
 	assert_true(auth_key_equal(&key, &ring.accept[0].node));
 	hello_with(&h, nonce_c, proof, &ring.accept[1].node, nonce_s,
 	    MPIV__ROLE__ROLE_NODE);
 	key = ring.node;
-	why = auth_check_hello_any(&ring, &key, nonce_s, &auth_no_offer, &h,
+	why = auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer, &h,
 	    reply);
 	assert_non_null(why);
 	assert_non_null(strstr(why, "node key retired at"));
@@ -365,7 +380,7 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.accept[0].node, nonce_s,
 	    MPIV__ROLE__ROLE_CLIENT);
 	key = ring.secret;
-	assert_string_equal(auth_check_hello_any(&ring, &key, nonce_s,
+	assert_string_equal(auth_check_hello_any(&as, &key, nonce_s,
 	    &auth_no_offer, &h, reply), AUTH_ERR_FAILED);
 
 	/* A key the ring does not hold (a rank key): no older ones tried. */
@@ -373,12 +388,41 @@ test_check_any(void **state)
 	hello_with(&h, nonce_c, proof, &ring.accept[0].secret, nonce_s,
 	    MPIV__ROLE__ROLE_RANK);
 	key = other;
-	assert_string_equal(auth_check_hello_any(&ring, &key, nonce_s,
+	assert_string_equal(auth_check_hello_any(&as, &key, nonce_s,
 	    &auth_no_offer, &h, reply), AUTH_ERR_FAILED);
+	/* A key the server derives from S (a CS's image keys): derived
+	   from an accepted S passes, from a retired one is refused, and a
+	   Hello the derivation does not cover tries nothing more. */
+	as.derive = test_derive;
+	test_derive(NULL, &ring.secret, &h, &key);
+	hello_with(&h, nonce_c, proof, &key, nonce_s, MPIV__ROLE__ROLE_NODE);
+	assert_null(auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer,
+	    &h, reply));
+	test_derive(NULL, &ring.accept[0].secret, &h, &other);
+	hello_with(&h, nonce_c, proof, &other, nonce_s, MPIV__ROLE__ROLE_NODE);
+	test_derive(NULL, &ring.secret, &h, &key);
+	assert_null(auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer,
+	    &h, reply));
+	assert_true(auth_key_equal(&key, &other));
+	test_derive(NULL, &ring.accept[1].secret, &h, &other);
+	hello_with(&h, nonce_c, proof, &other, nonce_s, MPIV__ROLE__ROLE_NODE);
+	test_derive(NULL, &ring.secret, &h, &key);
+	why = auth_check_hello_any(&as, &key, nonce_s, &auth_no_offer, &h,
+	    reply);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "secret retired at"));
+	test_derive(NULL, &ring.accept[0].secret, &h, &other);
+	test_derive(NULL, &ring.secret, &h, &key);
+	hello_with(&h, nonce_c, proof, &other, nonce_s,
+	    MPIV__ROLE__ROLE_CLIENT);	/* test_derive covers no client */
+	assert_string_equal(auth_check_hello_any(&as, &key, nonce_s,
+	    &auth_no_offer, &h, reply), AUTH_ERR_FAILED);
+	as.derive = NULL;
+
 	/* No proof at all: the usual words. */
 	h.auth_proof.len = 0;
 	key = ring.secret;
-	assert_string_equal(auth_check_hello_any(&ring, &key, nonce_s,
+	assert_string_equal(auth_check_hello_any(&as, &key, nonce_s,
 	    &auth_no_offer, &h, reply), AUTH_ERR_REQUIRED);
 }
 
