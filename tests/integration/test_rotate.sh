@@ -5,7 +5,9 @@
 #   - mpiv secret rotate, node-key --replace, SIGHUP to every daemon: each
 #     logs what it now accepts (the old secret's fingerprint among them)
 #   - a rank of the running job is killed (with the new secret) and
-#     replayed; the job finishes with the output of a run without kill
+#     replayed; the job finishes with the output of a run without kill;
+#     its other rank, launched before the rotation, still checkpoints
+#     (its image key derives from the old secret)
 #   - during the grace period clients and node agents with the old secret
 #     (or old node key) work, and so do new ones
 #   - a staged next secret is accepted before it is used to dial
@@ -64,6 +66,8 @@ main(int argc, char **argv)
 		snprintf(p, sizeof(p), "%s/go", argv[1]);
 		for (int w = 0; i == 10 && w < 1200 && access(p, F_OK) != 0; w++)
 			usleep(100000);
+		if (i > 10)	/* time for checkpoints after the go */
+			usleep(100000);
 	}
 	if (rank == 0)
 		printf("rot size=%d acc=%ld\n", size, acc);
@@ -101,7 +105,7 @@ wait_for 20 status_has "$T/secret" alpha || { notok "node registers" "$T/node.er
 
 # ---- a job runs across the rotation ----
 mkdir -p -m 777 "$T/j"
-timeout 180 "$MPIV" run "${S[@]}" --dispatcher "$DA" -n 2 "$T/rot" "$T/j" \
+timeout 180 "$MPIV" run "${S[@]}" --dispatcher "$DA" -n 2 --ckpt-interval 0.3 "$T/rot" "$T/j" \
     > "$T/job.out" 2> "$T/job.err" &
 JOB_PID=$!
 both_up() { [ "$(ls "$T/j" | grep -c '^up-')" -ge 2 ]; }
@@ -151,6 +155,18 @@ if wait "$JOB_PID" && [ "$(cat "$T/job.out")" = "rot size=2 acc=250" ]; then
 	ok "the job running across the rotation and the kill: right output"
 else
 	notok "the job running across the rotation: output '$(cat "$T/job.out")'" "$T/job.err"
+fi
+# Rank 0 was launched before the rotation: its image key derives from
+# the old secret, which the reloaded CS still accepts.
+rl=$(grep -n 'cs reloaded secret file' "$T/cs.err" | head -n 1 | cut -d: -f1)
+if ! grep -q 'node registered.*criu=1' "$T/d.err"; then
+	ok "# skip checkpoints across the rotation: no CRIU here"
+elif tail -n +"${rl:-1}" "$T/cs.err" |
+    grep -q "cs image durable job=$JOB rank=0 ckpt=[0-9]* incarnation=1 " &&
+    ! grep -q 'auth refused.*role=2' "$T/cs.err"; then
+	ok "a rank launched before the rotation checkpoints after the CS reloaded"
+else
+	notok "checkpoints across the rotation" "$T/cs.err"
 fi
 
 # ---- grace period: old and new keys both work ----
