@@ -112,7 +112,7 @@ $(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
 
 # Secret files in every format (runtime/auth_rotate.c): plain bytes in.
 ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
-	runtime/sha256.c runtime/frame.c $(GEN_C)
+	runtime/sha256.c runtime/frame.c runtime/seal.c $(GEN_C)
 $(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \
