@@ -313,6 +313,7 @@ cm_run(struct cm *cm)
 int
 cm_main(int argc, char **argv)
 {
+	static struct daemon_reload reload;
 	static const struct option opts[] = {
 		{ "advertise", required_argument, NULL, 'a' },
 		{ "dispatcher", required_argument, NULL, 'd' },
@@ -459,6 +460,7 @@ cm_main(int argc, char **argv)
 	cm.as.enabled = cm.keys.enabled;
 	cm.as.key = session_auth_key;
 	cm.as.arg = &cm;
+	cm.as.ring = &cm.keys;
 	if ((cm.as.gate = conn_gate_new("cm", &lim)) == NULL) {
 		log_errorx("cm out of memory");
 		return 1;
@@ -504,6 +506,8 @@ cm_main(int argc, char **argv)
 	ev_signal_init(&cm.sigterm_w, cm_on_signal, SIGTERM);
 	cm.sigterm_w.data = &cm;
 	ev_signal_start(cm.loop, &cm.sigterm_w);
+	/* SIGHUP: the secret file again (a rotated one). */
+	daemon_reload_start(cm.loop, &reload, "cm", secret, false, &cm.keys);
 	ev_timer_init(&cm.redial_w, cm_on_redial, CM_REDIAL_SECONDS, 0.);
 	cm.redial_w.data = &cm;
 	if (cm.dispatcher != NULL)

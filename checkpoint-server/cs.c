@@ -217,6 +217,7 @@ cs_parse_args(struct cs *cs, int argc, char **argv, const char **listen_addr,
 int
 cs_main(int argc, char **argv)
 {
+	static struct daemon_reload reload;
 	struct cs cs = {
 		.lfd = -1, .store_fd = -1, .keep = CS_DEFAULT_KEEP,
 		.max_image = CS_DEFAULT_MAX_IMAGE,
@@ -242,6 +243,8 @@ cs_main(int argc, char **argv)
 	cs.as.enabled = cs.keys.enabled;
 	cs.as.key = cs_grant_auth_key;
 	cs.as.arg = &cs;
+	cs.as.ring = &cs.keys;
+	cs.as.derive = cs_grant_derive;
 	if ((cs.as.gate = conn_gate_new("cs", &lim)) == NULL) {
 		log_errorx("cs out of memory");
 		return 1;
@@ -277,6 +280,8 @@ cs_main(int argc, char **argv)
 	ev_signal_init(&cs.sigterm_w, cs_on_signal, SIGTERM);
 	cs.sigterm_w.data = &cs;
 	ev_signal_start(cs.loop, &cs.sigterm_w);
+	/* SIGHUP: the secret file again (a rotated one). */
+	daemon_reload_start(cs.loop, &reload, "cs", cs.secret_file, false, &cs.keys);
 	ev_prepare_init(&cs.pump_w, cs_on_prepare);
 	cs.pump_w.data = &cs;
 	ev_prepare_start(cs.loop, &cs.pump_w);

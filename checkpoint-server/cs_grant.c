@@ -162,6 +162,30 @@ cs_grant_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
 }
 
 /*
+ * The image key cs_grant_auth_key picks, derived from another cluster
+ * secret s (auth_server.derive): while the secret rotates, a node holding
+ * an image key made from a secret still accepted gets in. out->len 0
+ * when the Hello proves no image key.
+ */
+void
+cs_grant_derive(void *arg, const struct auth_key *s, const Mpiv__Hello *h,
+    struct auth_key *out)
+{
+	struct cs *cs = arg;
+	uint8_t k[AUTH_HASH_LEN];
+
+	out->len = 0;
+	if (h->role != MPIV__ROLE__ROLE_NODE || *h->job_id == '\0' ||
+	    !cs->keys.cluster || !cs_store_name_ok(h->job_id) ||
+	    strlen(h->job_id) > CS_MAX_NAME || h->rank < 0 ||
+	    h->rank > CS_MAX_RANK)
+		return;
+	auth_image_key(s, h->job_id, h->rank, h->incarnation, k);
+	auth_key_set(out, k, sizeof(k));
+	auth_wipe(k, sizeof(k));
+}
+
+/*
  * May a connection proven for (pjob, prank, pinc) (pjob NULL: a node
  * key, nothing proven) move an image of (job, rank)? Without a secret,
  * anyone may. true, or false with why.

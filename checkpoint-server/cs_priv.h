@@ -150,6 +150,10 @@ int cs_chain_rebuild(struct cs *cs, int rdfd, uint64_t k, uint64_t *bytes,
 /* cs_grant.c */
 int cs_grant_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
     const char **why);
+/* The same image key derived from another secret s (auth_server.derive:
+   secrets being rotated); out->len 0 when the Hello proves none. */
+void cs_grant_derive(void *arg, const struct auth_key *s,
+    const Mpiv__Hello *h, struct auth_key *out);
 uint32_t cs_grant_current(struct cs *cs, const char *job, int32_t rank);
 /* The current incarnation of (job, rank) is at least inc. */
 void cs_grant_raise(struct cs *cs, const char *job, int32_t rank,

@@ -95,6 +95,7 @@ disp_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 int
 dispatcher_main(int argc, char **argv)
 {
+	static struct daemon_reload reload;
 	static const struct option opts[] = {
 		{ "heartbeat-timeout", required_argument, NULL, 't' },
 		{ "state-dir", required_argument, NULL, 's' },
@@ -184,6 +185,7 @@ dispatcher_main(int argc, char **argv)
 	d.as.enabled = d.keys.enabled;
 	d.as.key = auth_key_service_nodes;
 	d.as.arg = &d.keys;
+	d.as.ring = &d.keys;
 	if ((d.as.gate = conn_gate_new("dispatcher", &lim)) == NULL) {
 		log_errorx("dispatcher out of memory");
 		return 1;
@@ -208,6 +210,8 @@ dispatcher_main(int argc, char **argv)
 	ev_signal_init(&d.sigterm_w, disp_on_signal, SIGTERM);
 	d.sigterm_w.data = &d;
 	ev_signal_start(d.loop, &d.sigterm_w);
+	/* SIGHUP: the secret file again (a rotated one). */
+	daemon_reload_start(d.loop, &reload, "dispatcher", secret, false, &d.keys);
 
 	ev_init(&d.bp_w, dpeer_on_backpressure);
 	d.bp_w.repeat = 0.05;

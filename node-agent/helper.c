@@ -349,6 +349,36 @@ helper_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)kill(hp->agent, w->signum);	/* the agent stops cleanly */
 }
 
+/*
+ * SIGHUP: the node's secret file again. The agent's account may not read
+ * it: we open it and pass the descriptor (PrivKeys); the agent reloads.
+ * Without a secret file the agent gets the signal and says so.
+ */
+static void
+helper_on_hup(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	Mpiv__PrivKeys pk = MPIV__PRIV_KEYS__INIT;
+	struct helper *hp = w->data;
+	const char *path = hp->conf->secret_path;
+	int fd;
+
+	if (path == NULL && ((path = getenv(AUTH_ENV_SECRET)) == NULL ||
+	    *path == '\0')) {
+		(void)kill(hp->agent, SIGHUP);
+		return;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		log_warn("node reload failed, keeping the previous keys: "
+		    "cannot open secret file %s", path);
+		return;
+	}
+	pk.path = (char *)path;
+	if (helper_send(hp->fd, MPIV__MSG_TYPE__MSG_PRIV_KEYS, &pk.base, &fd,
+	    1) < 0)
+		log_warn("helper cannot pass the secret file to the agent");
+	close(fd);
+}
+
 static void __attribute__((noreturn))
 helper_run(const struct helper_conf *c, int fd, pid_t agent)
 {
@@ -375,6 +405,10 @@ helper_run(const struct helper_conf *c, int fd, pid_t agent)
 	ev_signal_init(&hp.sigterm_w, helper_on_signal, SIGTERM);
 	hp.sigterm_w.data = &hp;
 	ev_signal_start(hp.loop, &hp.sigterm_w);
+	ev_signal_init(&hp.sighup_w, helper_on_hup, SIGHUP);
+	hp.sighup_w.data = &hp;
+	ev_signal_start(hp.loop, &hp.sighup_w);
+	ev_unref(hp.loop);	/* the helper ends with the agent */
 	ev_run(hp.loop, 0);
 	_exit(1);	/* helper_end exits */
 }

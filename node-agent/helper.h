@@ -44,6 +44,7 @@ struct helper_conf {
 	const char *user;	/* its name, for messages */
 	bool criu;		/* criu_probe said yes */
 	bool pidns;		/* pidns_available said yes */
+	const char *secret_path;	/* --secret-file (NULL: $MPIV_SECRET_FILE) */
 };
 
 /*

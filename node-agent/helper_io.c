@@ -79,7 +79,7 @@ helper_decode(const uint8_t *buf, size_t len, struct frame_hdr *h,
 		return -1;
 	}
 	if (h->type < MPIV__MSG_TYPE__MSG_PRIV_SPAWN ||
-	    h->type > MPIV__MSG_TYPE__MSG_PRIV_EXIT) {
+	    h->type > MPIV__MSG_TYPE__MSG_PRIV_KEYS) {
 		*err = "not a message between the node agent's halves";
 		return -1;
 	}

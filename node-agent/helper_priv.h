@@ -52,7 +52,7 @@ struct helper {
 	pid_t agent;
 	ev_io io_w;
 	ev_child child_w;
-	ev_signal sigint_w, sigterm_w;
+	ev_signal sigint_w, sigterm_w, sighup_w;
 	struct htask *tasks;
 	struct hdump *dumps;
 };

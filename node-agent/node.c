@@ -321,6 +321,15 @@ node_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	node_stop(n);
 }
 
+/* SIGHUP: the secret file again (runtime/daemon.h). */
+static struct daemon_reload node_reload;
+
+void
+node_keys_reload(struct node *n, int fd)
+{
+	(void)daemon_auth_reload(&node_reload, fd);
+}
+
 int
 node_main(int argc, char **argv)
 {
@@ -430,6 +439,7 @@ node_main(int argc, char **argv)
 	node_pidns_init(&n);
 	if (node_bin_prepare(&n) < 0)
 		return 1;
+	n.priv.secret_path = secret;
 	n.priv.criu = n.criu;
 	n.priv.pidns = n.pidns;
 	if (helper_start(&n.priv, &link_fd) < 0) {
@@ -462,6 +472,9 @@ node_main(int argc, char **argv)
 	ev_signal_init(&n.sigterm_w, node_on_signal, SIGTERM);
 	n.sigterm_w.data = &n;
 	ev_signal_start(n.loop, &n.sigterm_w);
+	/* SIGHUP: the secret file again (a rotated one). */
+	daemon_reload_start(n.loop, &node_reload, "node", secret, true,
+	    &n.keys);
 	node_link_start(&n, link_fd);
 	node_dial(&n);
 

@@ -79,6 +79,12 @@ node_link_on_read(struct ev_loop *loop, ev_io *w, int revents)
 		case MPIV__MSG_TYPE__MSG_PRIV_RESTORED:
 			node_restored(n, (Mpiv__PrivRestored *)m);
 			break;
+		case MPIV__MSG_TYPE__MSG_PRIV_KEYS:
+			if (nfds == 1) {
+				node_keys_reload(n, fds[0]);
+				fds[0] = -1;
+			}
+			break;
 		default:
 			log_warnx("node unexpected %s from the helper",
 			    frame_type_name(h.type));

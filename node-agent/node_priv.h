@@ -171,6 +171,9 @@ int node_link_send(struct node *n, uint16_t type, const ProtobufCMessage *m);
 int node_link_send_fds(struct node *n, uint16_t type,
     const ProtobufCMessage *m, const int *fds, int nfds);
 void node_link_signal(struct node *n, pid_t pid, int sig, int how);
+/* node.c: reload the keys from the secret file the helper opened (fd,
+   closed here; runtime/daemon.h, daemon_auth_reload). */
+void node_keys_reload(struct node *n, int fd);
 
 /* node_bin.c */
 void node_bin_default_dir(char *out, size_t n);

@@ -88,6 +88,17 @@ struct auth_key {
 
 void auth_key_set(struct auth_key *k, const void *p, size_t n);
 
+#define AUTH_MAX_KEYS	 8u	/* keys of one secret file (runtime/auth_rotate.h) */
+#define AUTH_NO_DEADLINE INT64_MAX	/* auth_accept.until of a staged key */
+
+/* A key still accepted besides the one used to dial: an older one until
+   its deadline, or a staged next one (until AUTH_NO_DEADLINE). */
+struct auth_accept {
+	struct auth_key secret;		/* that S, when cluster */
+	struct auth_key node;		/* its K_node */
+	int64_t until;			/* accepted while time() < until */
+};
+
 /*
  * The keys a process holds. enabled false: no secret was given, the
  * process runs unauthenticated. cluster: it holds S (services, clients);
@@ -98,15 +109,21 @@ struct auth_keys {
 	bool cluster;
 	struct auth_key secret;		/* S, when cluster */
 	struct auth_key node;		/* K_node, whenever enabled */
+	/* Other keys of a multi-key file, accepted from peers, never used
+	   to dial (runtime/auth_rotate.h). */
+	size_t naccept;
+	struct auth_accept accept[AUTH_MAX_KEYS - 1];
 };
 
 /*
  * Loads keys from path, or from $MPIV_SECRET_FILE when path is NULL; with
  * neither, keys stay disabled and 0 is returned. The file must be a
  * regular file, not readable or writable by group or others, and not
- * empty. A file starting with AUTH_NODE_KEY_TAG holds K_node (hex);
- * anything else is the cluster secret S (trailing white space dropped,
- * at least AUTH_MIN_SECRET bytes). 0, or -1 with a one-line reason.
+ * empty. A file starting with AUTH_NODE_KEY_TAG holds K_node (hex); one
+ * starting with "mpiv-secrets v" or "mpiv-node-keys v" several keys
+ * (auth_parse_keys, runtime/auth_rotate.h); anything else is the cluster
+ * secret S (trailing white space dropped, at least AUTH_MIN_SECRET
+ * bytes). 0, or -1 with a one-line reason.
  */
 int auth_load(struct auth_keys *k, const char *path, char *err,
     size_t errlen);
@@ -228,6 +245,16 @@ struct auth_server {
 	/* Daemons: conns given to conn_auth_server count against this gate
 	   (connection caps, runtime/conn.h) until they close; NULL: none. */
 	struct conn_gate *gate;
+	/* The keys whose accepted older ones a Hello may prove instead of
+	   the current S or K_node the key function picks
+	   (auth_check_hello_any); NULL: only the picked key. */
+	const struct auth_keys *ring;
+	/* When key derives the picked key from S (a CS's image keys): the
+	   same derivation from another S (out->len 0: none for this
+	   Hello), so that keys derived from ring's accepted secrets pass
+	   too. NULL: no derived keys. */
+	void (*derive)(void *arg, const struct auth_key *s,
+	    const Mpiv__Hello *h, struct auth_key *out);
 };
 
 /*

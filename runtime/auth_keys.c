@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "auth_rotate.h"
 #include "frame.h"
 
 /* ---------------- keys ---------------- */
@@ -126,13 +127,10 @@ auth_image_key(const struct auth_key *s, const char *job, int32_t r,
 }
 
 /* Reads a small secret file, refusing one others could read. */
-static int
+int
 auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
     char *err, size_t errlen)
 {
-	struct stat st;
-	ssize_t r;
-	size_t n = 0;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
@@ -140,6 +138,17 @@ auth_read_file(const char *path, char *buf, size_t cap, size_t *len,
 		    strerror(errno));
 		return -1;
 	}
+	return auth_read_fd(fd, path, buf, cap, len, err, errlen);
+}
+
+int
+auth_read_fd(int fd, const char *path, char *buf, size_t cap, size_t *len,
+    char *err, size_t errlen)
+{
+	struct stat st;
+	ssize_t r;
+	size_t n = 0;
+
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "secret file %s is not a regular file",
 		    path);
@@ -189,8 +198,8 @@ int
 auth_load(struct auth_keys *k, const char *path, char *err, size_t errlen)
 {
 	char buf[AUTH_MAX_FILE + 1];
-	uint8_t node[AUTH_HASH_LEN];
-	size_t n, tag = strlen(AUTH_NODE_KEY_TAG);
+	size_t n;
+	int rc;
 
 	memset(k, 0, sizeof(*k));
 	if (path == NULL && (path = getenv(AUTH_ENV_SECRET)) != NULL &&
@@ -200,35 +209,10 @@ auth_load(struct auth_keys *k, const char *path, char *err, size_t errlen)
 		return 0;
 	if (auth_read_file(path, buf, sizeof(buf), &n, err, errlen) < 0)
 		return -1;
-	if (n >= tag && memcmp(buf, AUTH_NODE_KEY_TAG, tag) == 0) {
-		if (auth_unhex(buf + tag, node, sizeof(node)) < 0) {
-			snprintf(err, errlen, "node key file %s is damaged "
-			    "(want \"%s\" and 64 hex digits)", path,
-			    AUTH_NODE_KEY_TAG);
-			auth_wipe(buf, sizeof(buf));
-			return -1;
-		}
-		auth_key_set(&k->node, node, sizeof(node));
-		k->enabled = true;
-		auth_wipe(node, sizeof(node));
-		auth_wipe(buf, sizeof(buf));
-		return 0;
-	}
-	if (n < AUTH_MIN_SECRET) {
-		snprintf(err, errlen, "secret in %s is too short (%zu bytes, "
-		    "want at least %u; mpiv secret new FILE makes one)", path,
-		    n, AUTH_MIN_SECRET);
-		auth_wipe(buf, sizeof(buf));
-		return -1;
-	}
-	auth_key_set(&k->secret, buf, n);
-	auth_node_key(&k->secret, node);
-	auth_key_set(&k->node, node, sizeof(node));
-	k->enabled = true;
-	k->cluster = true;
-	auth_wipe(node, sizeof(node));
+	/* Every format, the one-line ones and the multi-key one. */
+	rc = auth_parse_keys(k, buf, n, path, err, errlen);
 	auth_wipe(buf, sizeof(buf));
-	return 0;
+	return rc;
 }
 
 int

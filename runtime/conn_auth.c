@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "auth_rotate.h"
 #include "conn_priv.h"
 #include "log.h"
 
@@ -325,13 +326,16 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 		why = "encryption: the Hello lacks its key exchange";
 	}
 	if (why == NULL && keyed) {
-		why = auth_check_hello(&key, c->nonce_s, &offer, hello,
-		    c->proof_s);
+		/* Any key the server still accepts (a secret being
+		   rotated); key becomes the one that fits. */
+		why = auth_check_hello_any(c->as, &key, c->nonce_s,
+		    &offer, hello, c->proof_s);
 		/* TRANSITION: a dialler not converted yet proves over no
 		   offer at all (goes with seal_allow_plain) */
-		if (why != NULL && ci == SEAL_NONE && seal_allow_plain())
-			why = auth_check_hello(&key, c->nonce_s,
-			    &auth_no_offer, hello, c->proof_s);
+		if (why != NULL && ci == SEAL_NONE && seal_allow_plain() &&
+		    strcmp(why, AUTH_ERR_FAILED) == 0)
+			why = auth_check_hello_any(c->as, &key,
+			    c->nonce_s, &auth_no_offer, hello, c->proof_s);
 	}
 	if (why == NULL && ci != SEAL_NONE) {
 		memcpy(mine, c->kx.pub, sizeof(mine));

@@ -3,12 +3,15 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auth.h"
+#include "auth_rotate.h"
 #include "conn.h"
 #include "daemon.h"
 #include "log.h"
@@ -52,6 +55,77 @@ daemon_auth_load(const char *who, const char *path, bool node_key_ok,
 		log_warnx("%s: no --secret-file: connections are not "
 		    "authenticated", who);
 	return 0;
+}
+
+int
+daemon_auth_reload(struct daemon_reload *r, int fd)
+{
+	struct auth_keys nk;
+	const char *path = r->path != NULL ? r->path :
+	    getenv(AUTH_ENV_SECRET);
+	char err[512], what[1024];
+	int rc;
+
+	if (!r->keys->enabled) {
+		log_warnx("%s reload: started without a secret file: a reload "
+		    "cannot turn authentication on (restart with "
+		    "--secret-file)", r->who);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		rc = auth_load_fd(&nk, fd, path, err, sizeof(err));
+	else
+		rc = auth_load(&nk, path, err, sizeof(err));
+	if (rc == 0 && nk.enabled && !nk.cluster && !r->node_key_ok) {
+		snprintf(err, sizeof(err), "%s holds a node key: only node "
+		    "agents take one, this needs the cluster secret", path);
+		rc = -1;
+	}
+	if (rc == 0 && !nk.enabled) {
+		snprintf(err, sizeof(err), "no secret file any more "
+		    "(MPIV_SECRET_FILE unset)");
+		rc = -1;
+	}
+	if (rc < 0) {
+		log_warnx("%s reload failed, keeping the previous keys: %s",
+		    r->who, err);
+		auth_wipe(&nk, sizeof(nk));
+		return -1;
+	}
+	*r->keys = nk;
+	auth_wipe(&nk, sizeof(nk));
+	auth_keys_describe(r->keys, (int64_t)time(NULL), what, sizeof(what));
+	log_info("%s reloaded secret file %s: %s", r->who, path, what);
+	return 0;
+}
+
+static void
+daemon_on_hup(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)daemon_auth_reload(w->data, -1);
+}
+
+void
+daemon_reload_start(struct ev_loop *loop, struct daemon_reload *r,
+    const char *who, const char *path, bool node_key_ok,
+    struct auth_keys *k)
+{
+	char what[1024];
+
+	r->who = who;
+	r->path = path;
+	r->node_key_ok = node_key_ok;
+	r->keys = k;
+	ev_signal_init(&r->w, daemon_on_hup, SIGHUP);
+	r->w.data = r;
+	ev_signal_start(loop, &r->w);
+	ev_unref(loop);		/* a daemon stops when its work is done */
+	if (k->enabled && k->naccept > 0) {
+		auth_keys_describe(k, (int64_t)time(NULL), what, sizeof(what));
+		log_info("%s keys: %s", who, what);
+	}
 }
 
 int

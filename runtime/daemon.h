@@ -30,6 +30,28 @@ int daemon_auth_load(const char *who, const char *path, bool node_key_ok,
     struct auth_keys *k);
 
 /*
+ * SIGHUP re-reads the secret file daemon_auth_load read (path as given
+ * to it; NULL: $MPIV_SECRET_FILE) into *k, in place: from then on peers
+ * prove, and the daemon dials with, the keys it now holds; connections
+ * up stay as they are. Logs what it now accepts, by fingerprint. A file
+ * that does not load, or a daemon started without a secret, keeps *k as
+ * it was, with a warning. r lives as long as the loop; the watcher does
+ * not keep the loop running.
+ */
+struct daemon_reload {
+	ev_signal w;
+	const char *who, *path;
+	bool node_key_ok;
+	struct auth_keys *keys;
+};
+void daemon_reload_start(struct ev_loop *loop, struct daemon_reload *r,
+    const char *who, const char *path, bool node_key_ok,
+    struct auth_keys *k);
+/* What the SIGHUP handler does; fd >= 0: the file opened by someone
+   else (a node agent's privileged helper), closed here. 0 or -1. */
+int daemon_auth_reload(struct daemon_reload *r, int fd);
+
+/*
  * A byte count: digits and an optional K, M, G or T (binary: 64K is
  * 65536), above 0 and within 64 bits; no sign. 0, or -1 (the caller
  * names the option).

@@ -80,6 +80,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_PRIV_RESTORE, "priv_restore", &mpiv__priv_restore__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_RESTORED, "priv_restored", &mpiv__priv_restored__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_EXIT, "priv_exit", &mpiv__priv_exit__descriptor },
+	{ MPIV__MSG_TYPE__MSG_PRIV_KEYS, "priv_keys", &mpiv__priv_keys__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DSEND, "dsend", &mpiv__dsend__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DSYNC_ACK, "dsync_ack", &mpiv__dsync_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DBYE, "dbye", &mpiv__dbye__descriptor },

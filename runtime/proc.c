@@ -247,6 +247,7 @@ proc_worker_init(void)
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	(void)setpgid(0, 0);
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);

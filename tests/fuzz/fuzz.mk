@@ -23,12 +23,17 @@ DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
 	runtime/auth_keys.c runtime/seal.c runtime/auth_client.c runtime/sha256.c $(GEN_C)
+# Secret files of several keys (auth_keys.c reads every format through it).
+CM_SRCS += runtime/auth_rotate.c
+CS_SRCS += runtime/auth_rotate.c
+DISP_SRCS += runtime/auth_rotate.c
+LIB_SRCS += runtime/auth_rotate.c
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
 	$(FB)/fuzz_tp_read $(FB)/fuzz_dp_read $(FB)/fuzz_priv $(FB)/fuzz_cs_delta \
 	$(FB)/fuzz_jsonr \
-	$(FB)/fuzz_win_apply $(FB)/fuzz_seal
+	$(FB)/fuzz_win_apply $(FB)/fuzz_seal $(FB)/fuzz_secret_file
 
 $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	@mkdir -p $(FB)/gen
@@ -104,3 +109,11 @@ $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 # The record layer's reader (runtime/seal.c): arbitrary ciphertext in.
 $(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium
+
+# Secret files in every format (runtime/auth_rotate.c): plain bytes in.
+ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
+	runtime/sha256.c runtime/frame.c runtime/seal.c $(GEN_C)
+$(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
+		$(wildcard runtime/*.h)
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \
+		-lprotobuf-c -lsodium

@@ -46,6 +46,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	Mpiv__PrivRestore rs = MPIV__PRIV_RESTORE__INIT;
 	Mpiv__PrivRestored rd = MPIV__PRIV_RESTORED__INIT;
 	Mpiv__PrivExit ex = MPIV__PRIV_EXIT__INIT;
+	Mpiv__PrivKeys pk = MPIV__PRIV_KEYS__INIT;
 	Mpiv__PipeInode pi = MPIV__PIPE_INODE__INIT, *pp[1] = { &pi };
 
 	if (dir == NULL)
@@ -73,6 +74,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_seed(dir, "restored", MPIV__MSG_TYPE__MSG_PRIV_RESTORED, &rd.base);
 	ex.pid = 100; ex.status = 9;
 	fuzz_seed(dir, "exit", MPIV__MSG_TYPE__MSG_PRIV_EXIT, &ex.base);
+	pk.path = "/etc/mpiv/node.key";
+	fuzz_seed(dir, "keys", MPIV__MSG_TYPE__MSG_PRIV_KEYS, &pk.base);
 	exit(0);
 }
 
@@ -125,7 +128,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (h.type < MPIV__MSG_TYPE__MSG_PRIV_SPAWN ||
-	    h.type > MPIV__MSG_TYPE__MSG_PRIV_EXIT)
+	    h.type > MPIV__MSG_TYPE__MSG_PRIV_KEYS)
 		abort();
 	/* Unknown fields are kept and written back as they came, also ones
 	   protobuf-c reads but refuses to read twice (field number 0), in

@@ -17,7 +17,8 @@ export MPIV_MAX_PAYLOAD=${MPIV_MAX_PAYLOAD:-1073741824}
 
 status=0
 for t in fuzz_frame fuzz_cm_conn fuzz_cm_store fuzz_cs_conn fuzz_disp_conn \
-    fuzz_tp_read fuzz_dp_read fuzz_priv fuzz_cs_delta fuzz_jsonr fuzz_win_apply fuzz_seal; do
+    fuzz_tp_read fuzz_dp_read fuzz_priv fuzz_cs_delta fuzz_jsonr fuzz_win_apply fuzz_seal \
+    fuzz_secret_file; do
 	mkdir -p "$FB/corpus/$t" "$FB/crashes"
 	echo "== $t ($SECS s)"
 	if ! "$FB/$t" -max_total_time="$SECS" -max_len=4096 -timeout=10 \
