@@ -40,6 +40,7 @@
 #define CONN_FLUSH_TMO	  2.0	/* seconds a flushing close may take */
 
 static void conn_flush(struct conn *c);
+static bool conn_seal_pending(const struct conn *c);
 static void conn_schedule(struct conn *c);
 
 /*
@@ -294,6 +295,8 @@ conn_destroy(struct conn *c)
 	frame_free_meta(c->meta);
 	frame_free_meta(c->hello ? &c->hello->base : NULL);
 	auth_wipe(&c->akey, sizeof(c->akey));
+	seal_kx_wipe(&c->kx);
+	seal_end(&c->seal);
 	free(c->mbuf);
 	if (c->payload_owned)
 		free(c->payload);
@@ -327,7 +330,7 @@ conn_close(struct conn *c, const char *reason, bool flush)
 	snprintf(c->reason, sizeof(c->reason), "%s",
 	    reason != NULL ? reason : "closed");
 	ev_io_stop(c->loop, &c->rio);
-	if (flush && c->wq_head != NULL) {
+	if (flush && (c->wq_head != NULL || conn_seal_pending(c))) {
 		c->flushing = true;
 		ev_timer_start(c->loop, &c->flush_tmr);
 		return;
@@ -347,6 +350,7 @@ conn_on_flush_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 }
 
 static void conn_drain(struct conn *c);
+static void conn_read_some(struct conn *c);
 
 static void
 conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents)
@@ -355,9 +359,14 @@ conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 
 	ev_idle_stop(loop, w);
 	if (c->closing) {
-		if (!c->flushing || c->wq_head == NULL)
+		if (!c->flushing || (c->wq_head == NULL &&
+		    !conn_seal_pending(c)))
 			conn_destroy(c);
 		return;
+	}
+	if (c->seal_more && !c->paused) {
+		c->seal_more = false;
+		conn_read_some(c);
 	}
 	if (c->resume_pending && !c->paused) {
 		c->resume_pending = false;
@@ -366,6 +375,9 @@ conn_on_idle(struct ev_loop *loop, ev_idle *w, int revents)
 		conn_batch_end();
 		if (!c->closing && !c->paused)
 			ev_io_start(loop, &c->rio);
+		if (!c->closing && !c->paused && c->seal_rd &&
+		    seal_readable(&c->seal))
+			conn_read_some(c);	/* opened plaintext waits */
 	}
 }
 
@@ -568,6 +580,34 @@ conn_grow_rbuf(struct conn *c)
  * payload is being read, else into the read buffer. Returns bytes read,
  * 0 when nothing more for now, -1 when the connection is closing.
  */
+/* read(2), or seal_read once the peer writes sealed. */
+static ssize_t
+conn_read_fd(struct conn *c, void *buf, size_t n)
+{
+	if (c->seal_rd)
+		return seal_read(&c->seal, c->fd, buf, n);
+	return read(c->fd, buf, n);
+}
+
+/*
+ * The handshake's last plaintext frame came in: what the read buffer
+ * holds past it is the first ciphertext, and every read from now on
+ * goes through the seal.
+ */
+void
+conn_seal_rd_start(struct conn *c)
+{
+	if (seal_feed(&c->seal, c->rbuf + c->r_off, c->r_len - c->r_off) < 0) {
+		conn_fail(c, "decrypt", "out of memory");
+		return;
+	}
+	c->r_off = c->r_len;
+	c->seal_rd = true;
+	/* bytes fed may hold whole records: read on from the loop */
+	c->seal_more = true;
+	conn_schedule(c);
+}
+
 static ssize_t
 conn_read_once(struct conn *c, bool *drained)
 {
@@ -580,11 +620,11 @@ conn_read_once(struct conn *c, bool *drained)
 		want = c->h.payload_len - c->p_have;
 		if (want > CONN_PAYLOAD_CHUNK)
 			want = CONN_PAYLOAD_CHUNK;
-		n = read(c->fd, c->payload + c->p_have, want);
+		n = conn_read_fd(c, c->payload + c->p_have, want);
 	} else {
 		conn_grow_rbuf(c);
 		want = c->rcap;
-		n = read(c->fd, c->rbuf, want);
+		n = conn_read_fd(c, c->rbuf, want);
 	}
 	if (n == 0) {
 		if (c->rstate == CONN_R_HDR && c->hdr_have == 0)
@@ -596,12 +636,18 @@ conn_read_once(struct conn *c, bool *drained)
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return 0;
-		conn_fail(c, "read", strerror(errno));
+		if (errno == EBADMSG)
+			conn_fail(c, "decrypt", "a record failed to open "
+			    "(altered, replayed or not from the peer)");
+		else
+			conn_fail(c, "read", strerror(errno));
 		return -1;
 	}
 	/* A short read emptied the socket: the read that would say EAGAIN
-	   is saved (level-triggered, the loop calls again when more comes). */
-	*drained = (size_t)n < want;
+	   is saved (level-triggered, the loop calls again when more comes).
+	   Not so while opened plaintext waits in the seal. */
+	*drained = (size_t)n < want &&
+	    !(c->seal_rd && seal_readable(&c->seal));
 	if (direct) {
 		conn_payload_got(c, (size_t)n);
 	} else {
@@ -612,16 +658,18 @@ conn_read_once(struct conn *c, bool *drained)
 	return c->closing ? -1 : n;
 }
 
+/*
+ * A bounded number of reads so one busy peer cannot starve others.
+ * What each read made us send leaves before the next read. Plaintext
+ * the seal opened but we did not take yet is invisible to the loop's
+ * read watcher: the idle watcher comes back for it.
+ */
 static void
-conn_on_read(struct ev_loop *loop, ev_io *w, int revents)
+conn_read_some(struct conn *c)
 {
-	struct conn *c = w->data;
-
 	ssize_t n;
 	bool drained;
 
-	/* A bounded number of reads so one busy peer cannot starve others.
-	   What each read made us send leaves before the next read. */
 	for (int i = 0; i < CONN_READS_PER_CB; i++) {
 		if (c->closing || c->paused)
 			return;
@@ -629,8 +677,19 @@ conn_on_read(struct ev_loop *loop, ev_io *w, int revents)
 		n = conn_read_once(c, &drained);
 		conn_batch_end();
 		if (n <= 0 || drained)
-			return;
+			break;
 	}
+	if (!c->closing && !c->paused && c->seal_rd &&
+	    seal_readable(&c->seal)) {
+		c->seal_more = true;
+		conn_schedule(c);
+	}
+}
+
+static void
+conn_on_read(struct ev_loop *loop, ev_io *w, int revents)
+{
+	conn_read_some(w->data);
 }
 
 /* ---------------- writing ---------------- */
@@ -653,6 +712,7 @@ conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
 {
 	struct conn_wbuf *wb;
 	size_t mlen, cap;
+	bool seal_after = false;
 
 	Mpiv__HelloReply hr;
 
@@ -669,11 +729,15 @@ conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
 		return conn_auth_hold_hello(c, meta);
 	if (type == MPIV__MSG_TYPE__MSG_HELLO_REPLY &&
 	    c->astate == CONN_A_S_REPLY) {
-		/* The first reply to a proven Hello proves us in turn. */
-		hr = *(const Mpiv__HelloReply *)meta;
-		hr.auth_proof.data = c->proof_s;
-		hr.auth_proof.len = sizeof(c->proof_s);
-		meta = &hr.base;
+		/* The first reply to a proven Hello proves us in turn, and
+		   is our last plaintext frame. */
+		if (c->as != NULL && c->as->enabled) {
+			hr = *(const Mpiv__HelloReply *)meta;
+			hr.auth_proof.data = c->proof_s;
+			hr.auth_proof.len = sizeof(c->proof_s);
+			meta = &hr.base;
+		}
+		seal_after = c->seal.on;
 		conn_auth_set(c, CONN_A_DONE);
 	}
 	mlen = protobuf_c_message_get_packed_size(meta);
@@ -697,6 +761,7 @@ conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
 	if (payload_len > 0)
 		memcpy(wb->buf + wb->len, payload, payload_len);
 	wb->len += payload_len;
+	wb->seal_after = seal_after;
 	conn_enqueue(c, wb);
 	return 0;
 }
@@ -721,6 +786,23 @@ conn_send_pbuf(struct conn *c, uint16_t type, const ProtobufCMessage *meta,
 	wb->pb = pb;
 	conn_enqueue(c, wb);
 	return 0;
+}
+
+static bool
+conn_seal_pending(const struct conn *c)
+{
+	return c->seal_wr && seal_pending(&c->seal) > 0;
+}
+
+static void
+conn_write_failed(struct conn *c)
+{
+	int err = errno;
+
+	ev_io_stop(c->loop, &c->wio);
+	c->flushing = false;
+	conn_fail(c, "write", strerror(err));
+	conn_schedule(c);
 }
 
 static ssize_t
@@ -760,6 +842,8 @@ conn_advance(struct conn *c, size_t n)
 		c->wq_head = wb->next;
 		if (c->wq_head == NULL)
 			c->wq_tail = &c->wq_head;
+		if (wb->seal_after)
+			c->seal_wr = true;	/* our last plaintext frame is out */
 		pbuf_unref(wb->pb);
 		free(wb->buf);
 		free(wb);
@@ -784,7 +868,18 @@ conn_flush(struct conn *c)
 	if (c->astate == CONN_A_C_CHALLENGE)
 		return;		/* nothing leaves before our Hello */
 	pbuf_wait_del(c);
-	while (c->wq_head != NULL) {
+	while (c->wq_head != NULL || conn_seal_pending(c)) {
+		/* ciphertext sealed earlier leaves before anything new */
+		if (conn_seal_pending(c) && seal_flush(&c->seal, c->fd) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				ev_io_start(c->loop, &c->wio);
+				return;
+			}
+			conn_write_failed(c);
+			return;
+		}
+		if (c->wq_head == NULL)
+			break;
 		n = 0;
 		blocked = NULL;
 		for (wb = c->wq_head; wb != NULL && n < CONN_IOV_MAX - 1;
@@ -793,6 +888,8 @@ conn_flush(struct conn *c)
 				iov[n].iov_base = wb->buf + wb->off;
 				iov[n++].iov_len = wb->len - wb->off;
 			}
+			if (wb->seal_after && !c->seal_wr)
+				break;	/* what follows goes out sealed */
 			if (wb->pb == NULL)
 				continue;
 			if (wb->poff < wb->pb->avail) {
@@ -817,7 +914,10 @@ conn_flush(struct conn *c)
 			pbuf_wait_add(blocked, c);
 			return;
 		}
-		w = conn_writev(c, iov, n);
+		if (c->seal_wr)
+			w = seal_writev(&c->seal, c->fd, iov, n);
+		else
+			w = conn_writev(c, iov, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -825,10 +925,7 @@ conn_flush(struct conn *c)
 				ev_io_start(c->loop, &c->wio);
 				return;
 			}
-			ev_io_stop(c->loop, &c->wio);
-			c->flushing = false;
-			conn_fail(c, "write", strerror(errno));
-			conn_schedule(c);
+			conn_write_failed(c);
 			return;
 		}
 		conn_advance(c, (size_t)w);

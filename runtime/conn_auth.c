@@ -47,15 +47,27 @@ conn_auth_server(struct conn *c, const struct auth_server *as)
 
 	c->as = as;
 	ch.version = AUTH_VERSION;
-	if (as != NULL && as->enabled) {
-		if (auth_random(c->nonce_s, sizeof(c->nonce_s)) < 0) {
-			log_warn("conn peer=%s getrandom", c->peer);
-			conn_close(c, "no random nonce", false);
+	/* the nonce and the key exchange go out with or without a secret:
+	   a connection without one is encrypted, not authenticated */
+	if (auth_random(c->nonce_s, sizeof(c->nonce_s)) < 0) {
+		log_warn("conn peer=%s getrandom", c->peer);
+		conn_close(c, "no random nonce", false);
+		return;
+	}
+	ch.nonce.data = c->nonce_s;
+	ch.nonce.len = sizeof(c->nonce_s);
+	ch.auth = as != NULL && as->enabled;
+	c->offer = seal_ciphers();
+	if (c->offer != 0) {
+		if (seal_kx_new(&c->kx) < 0) {
+			log_warnx("conn peer=%s: no key exchange (libsodium)",
+			    c->peer);
+			conn_close(c, "no key exchange", false);
 			return;
 		}
-		ch.auth = true;
-		ch.nonce.data = c->nonce_s;
-		ch.nonce.len = sizeof(c->nonce_s);
+		ch.kx_pub.data = c->kx.pub;
+		ch.kx_pub.len = sizeof(c->kx.pub);
+		ch.ciphers = c->offer;
 	}
 	conn_auth_set(c, CONN_A_S_HELLO);
 	if (as != NULL && as->gate != NULL)
@@ -63,14 +75,17 @@ conn_auth_server(struct conn *c, const struct auth_server *as)
 	(void)conn_send(c, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, NULL, 0);
 }
 
+/*
+ * A dialler, with a key or without (then it proves nothing but still
+ * waits for the Challenge: the key exchange is in it).
+ */
 void
 conn_auth_client(struct conn *c, const struct auth_key *key)
 {
-	if (key == NULL) {
-		conn_auth_set(c, CONN_A_C_SKIP);
-		return;
-	}
-	c->akey = *key;
+	if (key != NULL)
+		c->akey = *key;
+	else
+		memset(&c->akey, 0, sizeof(c->akey));
 	conn_auth_set(c, CONN_A_C_CHALLENGE);
 }
 
@@ -106,11 +121,20 @@ conn_auth_fail(struct conn *c, const char *why)
  * Sends the held Hello with its proof, ahead of whatever was queued
  * behind it, once both it and the Challenge are there.
  */
+/*
+ * Sends the held Hello with its proof, ahead of whatever was queued
+ * behind it, once both it and the Challenge are there. The Hello carries
+ * our key exchange and cipher pick; once it is out, we write sealed.
+ */
 static void
 conn_auth_release(struct conn *c)
 {
+	struct auth_offer offer = { c->kx_peer, c->offer ? SEAL_PUB_LEN : 0,
+	    c->offer };
 	struct conn_wbuf *wb;
 	Mpiv__Hello *h = c->hello;
+	enum seal_cipher ci;
+	uint8_t mine[SEAL_PUB_LEN];
 
 	if (h == NULL || !c->have_challenge)
 		return;
@@ -119,11 +143,32 @@ conn_auth_release(struct conn *c)
 		conn_auth_fail(c, "authentication: no random nonce");
 		return;
 	}
+	ci = seal_pick(c->offer);
+	if (ci == SEAL_NONE && !seal_plaintext() && !seal_allow_plain()) {
+		log_warnx("conn peer=%s: %s", c->peer, c->offer ?
+		    "encryption: no cipher in common with the server" :
+		    SEAL_ERR_PLAIN_SERVER);
+		conn_auth_fail(c, c->offer ? "encryption: no cipher in common "
+		    "with the server" : SEAL_ERR_PLAIN_SERVER);
+		return;
+	}
+	if (ci != SEAL_NONE && seal_kx_new(&c->kx) < 0) {
+		conn_auth_fail(c, "encryption: no key exchange (libsodium)");
+		return;
+	}
 	h->auth_nonce.data = c->nonce_c;
 	h->auth_nonce.len = sizeof(c->nonce_c);
-	auth_hello_proof(&c->akey, c->nonce_s, &auth_no_offer, h, c->proof_c);
-	h->auth_proof.data = c->proof_c;
-	h->auth_proof.len = sizeof(c->proof_c);
+	h->cipher = ci;
+	if (ci != SEAL_NONE) {
+		memcpy(mine, c->kx.pub, sizeof(mine));
+		h->kx_pub.data = mine;
+		h->kx_pub.len = sizeof(mine);
+	}
+	if (c->akey.len > 0) {
+		auth_hello_proof(&c->akey, c->nonce_s, &offer, h, c->proof_c);
+		h->auth_proof.data = c->proof_c;
+		h->auth_proof.len = sizeof(c->proof_c);
+	}
 	if ((wb = calloc(1, sizeof(*wb))) != NULL &&
 	    (wb->buf = frame_encode(MPIV__MSG_TYPE__MSG_HELLO, &h->base, 0,
 	    &wb->len)) == NULL) {
@@ -131,13 +176,25 @@ conn_auth_release(struct conn *c)
 		wb = NULL;
 	}
 	/* Ours, not the unpacker's: never freed as part of h. */
-	h->auth_nonce.data = h->auth_proof.data = NULL;
-	h->auth_nonce.len = h->auth_proof.len = 0;
+	h->auth_nonce.data = h->auth_proof.data = h->kx_pub.data = NULL;
+	h->auth_nonce.len = h->auth_proof.len = h->kx_pub.len = 0;
 	frame_free_meta(&h->base);
 	c->hello = NULL;
 	if (wb == NULL) {
 		conn_auth_fail(c, "authentication: out of memory");
 		return;
+	}
+	if (ci != SEAL_NONE) {
+		if (seal_start(&c->seal, true, ci, c->akey.k, c->akey.len,
+		    &c->kx, c->kx_peer, mine, c->kx_peer, c->nonce_s,
+		    sizeof(c->nonce_s), c->nonce_c, sizeof(c->nonce_c)) < 0) {
+			free(wb->buf);
+			free(wb);
+			conn_auth_fail(c, "encryption: the server's key "
+			    "exchange is degenerate");
+			return;
+		}
+		wb->seal_after = true;
 	}
 	wb->next = c->wq_head;
 	c->wq_head = wb;
@@ -231,6 +288,83 @@ conn_auth_header(struct conn *c)
 }
 
 /*
+ * Server: the Hello, checked against our Challenge (the proof when we
+ * have a secret, the cipher pick and key exchange always). A proven
+ * Hello turns our reading sealed at once (what follows it is
+ * ciphertext) and our writing after the HelloReply. Returns true when
+ * it was refused (consumed), false to hand it to on_frame.
+ */
+static bool
+conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
+{
+	struct auth_offer offer = { c->kx.pub, c->offer ? SEAL_PUB_LEN : 0,
+	    c->offer };
+	bool keyed = c->as != NULL && c->as->enabled;
+	struct auth_key key = { .len = 0 };
+	uint8_t mine[SEAL_PUB_LEN];
+	const char *why = NULL;
+	uint32_t ci = hello->cipher;
+
+	if (keyed) {
+		if (hello->auth_proof.len == 0) {
+			conn_auth_refuse(c, hello, AUTH_ERR_REQUIRED);
+			return true;
+		}
+		if (c->as->key(c->as->arg, hello, &key, &why) < 0) {
+			conn_auth_refuse(c, hello, why);
+			return true;
+		}
+	}
+	if (ci == SEAL_NONE) {
+		if (c->offer != 0 && !seal_allow_plain())
+			why = SEAL_ERR_PLAIN_PEER;
+	} else if (ci > 31 || !(c->offer & (1u << ci))) {
+		why = "encryption: the Hello picked a cipher we did not offer";
+	} else if (hello->kx_pub.len != SEAL_PUB_LEN ||
+	    hello->auth_nonce.len != AUTH_NONCE_LEN) {
+		why = "encryption: the Hello lacks its key exchange";
+	}
+	if (why == NULL && keyed) {
+		why = auth_check_hello(&key, c->nonce_s, &offer, hello,
+		    c->proof_s);
+		/* TRANSITION: a dialler not converted yet proves over no
+		   offer at all (goes with seal_allow_plain) */
+		if (why != NULL && ci == SEAL_NONE && seal_allow_plain())
+			why = auth_check_hello(&key, c->nonce_s,
+			    &auth_no_offer, hello, c->proof_s);
+	}
+	if (why == NULL && ci != SEAL_NONE) {
+		memcpy(mine, c->kx.pub, sizeof(mine));
+		if (seal_start(&c->seal, false, ci, key.k, key.len, &c->kx,
+		    hello->kx_pub.data, hello->kx_pub.data, mine, c->nonce_s,
+		    sizeof(c->nonce_s), hello->auth_nonce.data,
+		    hello->auth_nonce.len) < 0)
+			why = "encryption: the Hello's key exchange is "
+			    "degenerate";
+	}
+	auth_wipe(&key, sizeof(key));
+	seal_kx_wipe(&c->kx);
+	if (why != NULL) {
+		conn_auth_refuse(c, hello, why);
+		return true;
+	}
+	log_debug("auth ok peer=%s role=%d job=%s rank=%d", c->peer,
+	    (int)hello->role, hello->job_id, hello->rank);
+	if (c->seal.on) {
+		conn_seal_rd_start(c);
+		log_info("conn peer=%s sealed %s role=%d rank=%d", c->peer,
+		    seal_cipher_name(c->seal.rx.cipher), (int)hello->role,
+		    hello->rank);
+	} else if (c->offer != 0) {
+		log_debug("conn peer=%s role=%d: plaintext (transition: "
+		    "MPIV_SEAL_ALLOW_PLAIN=1)", c->peer, (int)hello->role);
+	}
+	conn_auth_set(c, CONN_A_S_REPLY);
+	conn_gate_authed(c);
+	return false;
+}
+
+/*
  * A whole frame during the handshake. Returns true when conn consumed it
  * (a Challenge, or a frame that failed the handshake), false to hand it
  * to on_frame.
@@ -241,45 +375,18 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 {
 	const Mpiv__Challenge *ch;
 	const Mpiv__HelloReply *hr;
-	const Mpiv__Hello *hello;
-	struct auth_key key;
 	uint8_t want[AUTH_HASH_LEN];
-	const char *why = NULL;
 	bool ok;
 
 	switch (c->astate) {
 	case CONN_A_S_HELLO:
-		hello = (const Mpiv__Hello *)meta;
-		if (c->as == NULL || !c->as->enabled) {
-			conn_auth_set(c, CONN_A_DONE);
-			conn_gate_authed(c);
-			return false;
-		}
-		if (hello->auth_proof.len == 0) {
-			conn_auth_refuse(c, hello, AUTH_ERR_REQUIRED);
-			return true;
-		}
-		if (c->as->key(c->as->arg, hello, &key, &why) < 0) {
-			conn_auth_refuse(c, hello, why);
-			return true;
-		}
-		why = auth_check_hello(&key, c->nonce_s, &auth_no_offer, hello, c->proof_s);
-		auth_wipe(&key, sizeof(key));
-		if (why != NULL) {
-			conn_auth_refuse(c, hello, why);
-			return true;
-		}
-		log_debug("auth ok peer=%s role=%d job=%s rank=%d", c->peer,
-		    (int)hello->role, hello->job_id, hello->rank);
-		conn_auth_set(c, CONN_A_S_REPLY);
-		conn_gate_authed(c);
-		return false;
+		return conn_auth_hello(c, (const Mpiv__Hello *)meta);
 	case CONN_A_C_SKIP:
 		conn_auth_set(c, CONN_A_DONE);
 		return h->type == MPIV__MSG_TYPE__MSG_CHALLENGE;
 	case CONN_A_C_CHALLENGE:
 		ch = (const Mpiv__Challenge *)meta;
-		if (!ch->auth) {
+		if (!ch->auth && c->akey.len > 0) {
 			conn_auth_fail(c, AUTH_ERR_NOAUTH);
 			return true;
 		}
@@ -289,7 +396,15 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 			    "another version of the handshake");
 			return true;
 		}
+		if (ch->ciphers != 0 && ch->kx_pub.len != SEAL_PUB_LEN) {
+			conn_auth_fail(c, "encryption: the Challenge offers "
+			    "ciphers without a key exchange");
+			return true;
+		}
 		memcpy(c->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
+		if (ch->ciphers != 0)
+			memcpy(c->kx_peer, ch->kx_pub.data, SEAL_PUB_LEN);
+		c->offer = ch->ciphers;
 		c->have_challenge = true;
 		conn_auth_release(c);
 		return true;
@@ -298,15 +413,23 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 		conn_auth_set(c, CONN_A_DONE);
 		if (!hr->ok)
 			return false;	/* a refusal: the daemon reports it */
-		auth_reply_proof(&c->akey, c->nonce_s, c->nonce_c, c->proof_c,
-		    want);
-		ok = hr->auth_proof.len == AUTH_HASH_LEN &&
-		    auth_equal(want, hr->auth_proof.data, AUTH_HASH_LEN);
-		if (!ok) {
-			log_warnx("auth peer=%s: %s", c->peer,
-			    AUTH_ERR_IMPOSTOR);
-			conn_auth_fail(c, AUTH_ERR_IMPOSTOR);
-			return true;
+		if (c->akey.len > 0) {
+			auth_reply_proof(&c->akey, c->nonce_s, c->nonce_c,
+			    c->proof_c, want);
+			ok = hr->auth_proof.len == AUTH_HASH_LEN &&
+			    auth_equal(want, hr->auth_proof.data,
+			    AUTH_HASH_LEN);
+			if (!ok) {
+				log_warnx("auth peer=%s: %s", c->peer,
+				    AUTH_ERR_IMPOSTOR);
+				conn_auth_fail(c, AUTH_ERR_IMPOSTOR);
+				return true;
+			}
+		}
+		if (c->seal.on) {
+			conn_seal_rd_start(c);
+			log_info("conn peer=%s sealed %s", c->peer,
+			    seal_cipher_name(c->seal.rx.cipher));
 		}
 		return false;
 	default:

@@ -18,6 +18,7 @@
 
 #include "auth.h"
 #include "conn.h"
+#include "seal.h"
 
 /* Read buffer of a conn not yet authenticated (inside struct conn): a
    Hello fits, anything longer goes through mbuf, capped by
@@ -43,6 +44,7 @@ struct conn_wbuf {
 	size_t off;
 	struct pbuf *pb;	/* payload by reference, or NULL */
 	uint32_t poff;
+	bool seal_after;	/* the last plaintext frame: seal what follows */
 };
 
 enum conn_rstate { CONN_R_HDR, CONN_R_META, CONN_R_PAYLOAD };
@@ -116,6 +118,15 @@ struct conn {
 	uint8_t proof_c[AUTH_HASH_LEN];
 	uint8_t proof_s[AUTH_HASH_LEN];
 
+	/* encryption (runtime/seal.h): keys once the handshake agreed on a
+	   cipher; each direction switches at its last plaintext frame */
+	struct seal seal;
+	struct seal_kx kx;		/* our ephemeral key until seal_start */
+	uint8_t kx_peer[SEAL_PUB_LEN];	/* client: the server's (Challenge) */
+	uint32_t offer;			/* the Challenge's cipher mask */
+	bool seal_rd, seal_wr;		/* reads / writes go through seal */
+	bool seal_more;			/* opened plaintext waits: read on */
+
 	/* admission (conn_gate) */
 	struct conn_gate *gate;
 	struct gate_host *ghost;	/* while counted as unauthenticated */
@@ -135,6 +146,7 @@ int conn_auth_header(struct conn *c);
 bool conn_auth_frame(struct conn *c, const struct frame_hdr *h,
     ProtobufCMessage *meta);
 int conn_auth_hold_hello(struct conn *c, const ProtobufCMessage *meta);
+void conn_seal_rd_start(struct conn *c);
 
 /* conn_gate.c */
 void conn_gate_join(struct conn_gate *g, struct conn *c);

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -59,13 +60,49 @@ seal_init(void)
 	return sodium_init() < 0 ? -1 : 0;
 }
 
+static bool seal_insecure;
+
+/* Also in the environment: the processes we start (ranks, daemons of
+   an embedded deployment) run plaintext too. */
+void
+seal_set_plaintext(bool on)
+{
+	seal_insecure = on;
+	if (on)
+		setenv(SEAL_ENV_PLAINTEXT, "1", 1);
+	else
+		unsetenv(SEAL_ENV_PLAINTEXT);
+}
+
+bool
+seal_plaintext(void)
+{
+	const char *e = getenv(SEAL_ENV_PLAINTEXT);
+
+	return seal_insecure || (e != NULL && strcmp(e, "1") == 0);
+}
+
+/*
+ * TRANSITION (remove once every transport seals): a peer that speaks
+ * plaintext (cipher 0 offered or picked) is let through while
+ * MPIV_SEAL_ALLOW_PLAIN=1, so that transports not converted yet still
+ * work. Flip to `return false;` to make encryption mandatory.
+ */
+bool
+seal_allow_plain(void)
+{
+	const char *e = getenv("MPIV_SEAL_ALLOW_PLAIN");
+
+	return e != NULL && strcmp(e, "1") == 0;
+}
+
 uint32_t
 seal_ciphers(void)
 {
 	const char *no_aes = getenv("MPIV_SEAL_NO_AES");
 	uint32_t mask;
 
-	if (seal_init() < 0)
+	if (seal_plaintext() || seal_init() < 0)
 		return 0;
 	mask = 1u << SEAL_CHACHA20POLY1305;
 	if (crypto_aead_aes256gcm_is_available() &&
@@ -497,8 +534,13 @@ int
 seal_flush(struct seal *s, int fd)
 {
 	while (s->out_off < s->out_len) {
-		ssize_t w = write(fd, s->out + s->out_off,
-		    s->out_len - s->out_off);
+		/* send: no SIGPIPE from a peer gone; write for non-sockets */
+		ssize_t w = send(fd, s->out + s->out_off,
+		    s->out_len - s->out_off, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(fd, s->out + s->out_off,
+			    s->out_len - s->out_off);
 
 		if (w < 0) {
 			if (errno == EINTR)

@@ -70,6 +70,23 @@ uint32_t seal_ciphers(void);
 enum seal_cipher seal_pick(uint32_t server_mask);
 const char *seal_cipher_name(enum seal_cipher c);
 
+/*
+ * --insecure-plaintext (benchmarks only): this process offers and picks
+ * no cipher. Set by the daemons' and `mpiv run`'s flag, or by the
+ * environment (SEAL_ENV_PLAINTEXT=1).
+ */
+#define SEAL_ENV_PLAINTEXT	"MPIV_INSECURE_PLAINTEXT"
+void seal_set_plaintext(bool on);
+bool seal_plaintext(void);
+/* TRANSITION: a plaintext peer is let through (MPIV_SEAL_ALLOW_PLAIN=1)
+   while not every transport seals yet; seal.c says how to end it. */
+bool seal_allow_plain(void);
+#define SEAL_ERR_PLAIN_PEER "encryption required; the peer is an old " \
+	"build or runs --insecure-plaintext"
+#define SEAL_ERR_PLAIN_SERVER "encryption required; the server is an " \
+	"old build or runs --insecure-plaintext (give --insecure-plaintext " \
+	"here too to talk to it)"
+
 /* An ephemeral key pair, made per connection, wiped when the keys are. */
 struct seal_kx {
 	uint8_t pub[SEAL_PUB_LEN];
