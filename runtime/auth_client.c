@@ -175,6 +175,9 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 	if (key != NULL || cipher != SEAL_NONE) {
 		if (auth_random(nonce_c, sizeof(nonce_c)) < 0) {
 			snprintf(err, errlen, "getrandom: %s", strerror(errno));
+			h->kx_pub.data = NULL;
+			h->kx_pub.len = 0;
+			h->cipher = 0;
 			goto fail;
 		}
 		h->auth_nonce.data = nonce_c;
