@@ -1133,6 +1133,9 @@ dp_links_restart(uint32_t inc)
 		pp->backoff_ms = 0;
 		pp->bye = false;
 		pp->want = p != dp_rank;
+		/* the image's pair keys were bound to its old incarnation */
+		auth_wipe(&pp->key, sizeof(pp->key));
+		pp->have_key = false;
 	}
 	return dp_listen_open(dp_cms);
 }

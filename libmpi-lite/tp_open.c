@@ -232,7 +232,11 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 		auth_key_set(&tp_key, k, sizeof(k));
 		auth_wipe(k, sizeof(k));
 		tp_keyed = true;
-		/* Programs the rank starts have no business with it. */
+		/* Programs the rank starts have no business with it, and
+		   its checkpoint images keep no copy: the string is wiped
+		   where it lies (the initial environment, which
+		   unsetenv leaves in memory). */
+		auth_wipe((char *)key, strlen(key));
 		(void)unsetenv(AUTH_ENV_RANK);
 	}
 	free(tp_job);
@@ -419,6 +423,20 @@ tp_reset_conn(struct tp_conn *c)
 	c->nurgent = 0;
 	c->dead = false;
 	seal_end(&c->seal);	/* a new handshake makes a new session */
+}
+
+int
+mpiv_tp_set_key(const char *hex)
+{
+	uint8_t k[AUTH_HASH_LEN];
+
+	if (strlen(hex) != 2 * AUTH_HASH_LEN ||
+	    auth_unhex(hex, k, sizeof(k)) < 0)
+		return -1;
+	auth_key_set(&tp_key, k, sizeof(k));	/* clears the old one first */
+	auth_wipe(k, sizeof(k));
+	tp_keyed = true;
+	return 0;
 }
 
 int

@@ -91,8 +91,9 @@ extern uint32_t tp_incarnation;	/* of this process (MPIV_INCARNATION) */
 extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 extern uint64_t tp_log_events;	/* HelloReply: logged decisions to replay */
 extern uint64_t tp_last_event;		/* last event fully received */
-/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
-   Kept in memory, so a restored image reconnects with it. */
+/* K_{r,i} from MPIV_RANK_KEY: proves this incarnation of this rank of
+   this job to every CM. A restored image is given its new incarnation's
+   on its ctrl-in pipe (mpiv_tp_set_key), which overwrites the old. */
 extern struct auth_key tp_key;
 extern bool tp_keyed;
 /*

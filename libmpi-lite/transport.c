@@ -57,8 +57,9 @@ uint32_t tp_incarnation;
 uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 uint64_t tp_log_events;		/* HelloReply: logged decisions to replay */
 uint64_t tp_last_event;		/* last event fully received */
-/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
-   Kept in memory, so a restored image reconnects with it. */
+/* K_{r,i} from MPIV_RANK_KEY: proves this incarnation of this rank of
+   this job to every CM. A restored image is given its new incarnation's
+   on its ctrl-in pipe (mpiv_tp_set_key), which overwrites the old. */
 struct auth_key tp_key;
 bool tp_keyed;
 void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
@@ -66,6 +67,7 @@ void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
 /* The code tp_send returns once a write failed (a local error sets it). */
 static int tp_local_code = MPI_ERR_PROC_FAILED;
 static void tp_local_error(struct tp_conn *c, int e);
+static void tp_say_altered(const struct tp_conn *c);
 
 /* ---------------- frames ---------------- */
 
@@ -754,7 +756,10 @@ tp_read(struct tp_conn *c)
 		}
 		if (n < 0 && errno == EBADMSG) {
 			/* Altered on the way, or not our peer's keys: the
-			   connection cannot go on. */
+			   connection cannot go on. Said on stderr too, as
+			   fencing is: a logging rank kills itself next, and
+			   an attack must not pass for a plain crash. */
+			tp_say_altered(c);
 			tp_lost(c, "read", "a sealed record failed to open "
 			    "(altered on the way?)");
 			return -1;
@@ -900,6 +905,23 @@ mpiv_tp_set_error(const char *fmt, ...)
 	vsnprintf(tp_errbuf, sizeof(tp_errbuf), fmt, ap);
 	va_end(ap);
 	tp_err = tp_errbuf;
+}
+
+/* One line on stderr: a record from c failed to open. */
+static void
+tp_say_altered(const struct tp_conn *c)
+{
+	char line[600];
+	int n;
+
+	n = snprintf(line, sizeof(line), "mpiv: rank %d: %s %d (%s): a sealed "
+	    "record failed to open (altered on the way?); dropping the "
+	    "connection\n", mpiv_state.world_rank, c->is_peer ? "rank" :
+	    "Channel Memory", c->is_peer ? c->peer : c->index, c->addr);
+	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
+	    sizeof(line) - 1) < 0) {
+		/* nothing more to do */
+	}
 }
 
 /*

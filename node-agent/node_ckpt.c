@@ -73,6 +73,8 @@ struct ckpt_args {
 	uint64_t k, event, nd, post;
 	uint64_t out_base, err_base;
 	char cs[128], cm[128];
+	uint8_t image_key[AUTH_HASH_LEN];	/* the task's, if has_image_key */
+	bool has_image_key;
 	char dir[64];		/* the dump, made by the helper */
 	Mpiv__PipeInode pipes[CKPT_NFDS];
 	size_t npipes;
@@ -323,17 +325,21 @@ ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
 }
 
 /*
- * Dials a CS and says Hello as a node, proving K_node when we have it
- * (the handshake is done before any image byte goes). fd or -1.
+ * Dials a CS and says Hello as a node (the handshake is done before any
+ * image byte goes): with image_key, as the node of incarnation inc of
+ * rank of job, proving that key, so that the CS serves this connection
+ * that rank's images; without, proving K_node when we have it. fd or -1.
  */
 int
-ckpt_dial_cs(const char *cs, const char *name, struct seal *s, char *err,
-    size_t n)
+ckpt_dial_cs(const char *cs, const char *job, int32_t rank, uint32_t inc,
+    const uint8_t *image_key, struct seal *s, char *err, size_t n)
 {
+	struct auth_key ik;
+	const struct auth_key *key = ckpt_key;
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
 	char why[256];
-	int fd;
+	int fd, rc;
 
 	if (*cs == '\0') {
 		snprintf(err, n, "no checkpoint server for this rank");
@@ -347,9 +353,19 @@ ckpt_dial_cs(const char *cs, const char *name, struct seal *s, char *err,
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
-	h.name = (char *)name;
-	if (auth_client_hello(fd, ckpt_key, &h, s, CKPT_IO_TIMEOUT_MS, &hr,
-	    why, sizeof(why)) < 0) {
+	h.name = "node";
+	if (image_key != NULL && ckpt_key != NULL) {
+		h.job_id = (char *)job;
+		h.rank = rank;
+		h.incarnation = inc;
+		auth_key_set(&ik, image_key, AUTH_HASH_LEN);
+		key = &ik;
+	}
+	rc = auth_client_hello(fd, key, &h, s, CKPT_IO_TIMEOUT_MS, &hr, why,
+	    sizeof(why));
+	if (key == &ik)
+		auth_wipe(&ik, sizeof(ik));
+	if (rc < 0) {
 		snprintf(err, n, "checkpoint server %s: %s", cs, why);
 		close(fd);
 		return -1;
@@ -397,7 +413,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		return -1;
 	}
 	u->sum = CKSUM_INIT;
-	if ((u->fd = ckpt_dial_cs(a->cs, "node", &u->seal, res->error,
+	if ((u->fd = ckpt_dial_cs(a->cs, a->job, a->rank, a->incarnation,
+	    a->has_image_key ? a->image_key : NULL, &u->seal, res->error,
 	    sizeof(res->error))) < 0)
 		goto out;
 	meta.job_id = (char *)a->job;
@@ -698,6 +715,7 @@ ckpt_op_free(struct ckpt_op *op)
 	/* The worker removes it when it finishes; not when it was killed. */
 	if (op->dir[0] != '\0')
 		proc_rmtree(op->dir);
+	auth_wipe(op->a.image_key, sizeof(op->a.image_key));
 	free(op);
 }
 
@@ -933,6 +951,8 @@ node_ckpt_clone(struct task *t, const char *args)
 	op->a.out_base = t->sync_k == k ? t->sync_base[0] : t->out_count[0];
 	op->a.err_base = t->sync_k == k ? t->sync_base[1] : t->out_count[1];
 	snprintf(op->a.cs, sizeof(op->a.cs), "%s", t->cs);
+	memcpy(op->a.image_key, t->image_key, sizeof(op->a.image_key));
+	op->a.has_image_key = t->has_image_key;
 	snprintf(op->a.cm, sizeof(op->a.cm), "%s", t->cm);
 	log_info("node ckpt-clone job=%s rank=%d incarnation=%u k=%llu "
 	    "clone_getpid=%d event=%llu nd=%llu post=%llu out_base=%"
@@ -950,6 +970,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		snprintf(res.error, sizeof(res.error), "the node's privileged "
 		    "helper is gone");
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
+		auth_wipe(op->a.image_key, sizeof(op->a.image_key));
 		free(op);
 		return;
 	}

@@ -71,6 +71,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_IMAGE_ACK, "image_ack", &mpiv__image_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_GET, "image_get", &mpiv__image_get__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_INFO, "image_info", &mpiv__image_info__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_GRANT, "image_grant", &mpiv__image_grant__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SPAWN, "priv_spawn", &mpiv__priv_spawn__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SPAWNED, "priv_spawned", &mpiv__priv_spawned__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SIGNAL, "priv_signal", &mpiv__priv_signal__descriptor },
