@@ -498,8 +498,7 @@ dp_check_pick(struct dp_link *l, const Mpiv__Hello *h)
 {
 	if (h->cipher == SEAL_NONE) {
 		if (l->offered != 0 && !auth_client_plain_ok())
-			return "encryption required; the peer is an old build "
-			    "or runs --insecure-plaintext";
+			return SEAL_ERR_PLAIN_PEER;
 		l->cipher = SEAL_NONE;
 		return NULL;
 	}
@@ -647,11 +646,10 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 	l->peer_delivered = 0;
 	/* The key exchange: our ephemeral key and the cipher we pick. */
 	l->offered = ch->ciphers;
-	l->cipher = SEAL_NONE;
-	if (ch->ciphers != 0) {
-		if (ch->kx_pub.len != SEAL_PUB_LEN || seal_init() < 0 ||
-		    (l->cipher = seal_pick(ch->ciphers)) == SEAL_NONE ||
-		    seal_kx_new(&l->kx) < 0) {
+	l->cipher = ch->ciphers != 0 && seal_init() == 0 ?
+	    seal_pick(ch->ciphers) : SEAL_NONE;
+	if (l->cipher != SEAL_NONE) {
+		if (ch->kx_pub.len != SEAL_PUB_LEN || seal_kx_new(&l->kx) < 0) {
 			dp_link_lost(&l->c, "handshake", "no usable key "
 			    "exchange offer");
 			return;
@@ -660,8 +658,12 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 		h.kx_pub.data = l->kx.pub;
 		h.kx_pub.len = SEAL_PUB_LEN;
 		h.cipher = (uint32_t)l->cipher;
-	} else if (!auth_client_plain_ok()) {
-		dp_link_lost(&l->c, "handshake", AUTH_ERR_PLAIN);
+	} else if (ch->ciphers != 0 ? !seal_plaintext() :
+	    !auth_client_plain_ok()) {
+		/* (we pick none when we run --insecure-plaintext: the
+		   acceptor says whether it talks plaintext) */
+		dp_link_lost(&l->c, "handshake", ch->ciphers != 0 ?
+		    "no cipher in common with the peer" : AUTH_ERR_PLAIN);
 		return;
 	}
 	/* Both nonces go into the keys whenever there is one of each. */

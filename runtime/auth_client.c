@@ -6,6 +6,7 @@
  * dialling ranks is libmpi-lite/dp_conn.c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,45 +15,45 @@
 #include "auth_client.h"
 #include "frame.h"
 
-static bool
-auth_client_env_on(const char *name)
-{
-	const char *e = getenv(name);
-
-	return e != NULL && strcmp(e, "1") == 0;
-}
-
 bool
 auth_client_plain_ok(void)
 {
-	/* TRANSITION: MPIV_SEAL_ALLOW_PLAIN goes once every build seals. */
-	return auth_client_env_on("MPIV_INSECURE_PLAINTEXT") ||
-	    auth_client_env_on("MPIV_SEAL_ALLOW_PLAIN");
+	return seal_plaintext() || seal_allow_plain();
 }
 
 uint32_t
 auth_client_serve_ciphers(void)
 {
-	if (auth_client_env_on("MPIV_INSECURE_PLAINTEXT") || seal_init() < 0)
-		return 0;
-	return seal_ciphers();
+	return seal_ciphers();	/* 0 under --insecure-plaintext */
 }
 
 void
 auth_client_trace(const char *who, const char *peer, enum seal_cipher c)
 {
+	const char *e = getenv("MPIV_SEAL_DEBUG");
 	char line[320];
-	int n;
+	int n, fd = 2;
 
-	if (getenv("MPIV_SEAL_DEBUG") == NULL)
+	if (e == NULL || *e == '\0')
 		return;
 	n = snprintf(line, sizeof(line), "mpiv-seal: %s to %s %s%s\n", who,
 	    peer, c != SEAL_NONE ? "sealed " : "plaintext",
 	    c != SEAL_NONE ? seal_cipher_name(c) : "");
-	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
-	    sizeof(line) - 1) < 0) {
+	if (n <= 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	/* A path: appended there (one write, O_APPEND: whole lines from
+	   every process), away from a rank's stderr, which is the
+	   program's output. */
+	if (*e == '/' && (fd = open(e, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0600)) < 0)
+		return;
+	if (write(fd, line, (size_t)n) < 0) {
 		/* a debugging aid only */
 	}
+	if (fd != 2)
+		close(fd);
 }
 
 /* The Challenge's offer, copied out of its frame. */
@@ -148,14 +149,16 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 	if (auth_client_challenge(fd, key != NULL, timeout_ms, &o, err,
 	    errlen) < 0)
 		return -1;
-	if (o.ciphers != 0) {
-		if (seal_init() < 0 || (cipher = seal_pick(o.ciphers)) ==
-		    SEAL_NONE) {
-			snprintf(err, errlen, "encryption: no cipher in "
-			    "common with the server (it offers mask 0x%x)",
-			    o.ciphers);
-			return -1;
-		}
+	/* We pick none when we run --insecure-plaintext: a server that
+	   offers ciphers then says whether it talks plaintext. */
+	if (o.ciphers != 0 && seal_init() == 0)
+		cipher = seal_pick(o.ciphers);
+	if (o.ciphers != 0 && cipher == SEAL_NONE && !seal_plaintext()) {
+		snprintf(err, errlen, "encryption: no cipher in common with "
+		    "the server (it offers mask 0x%x)", o.ciphers);
+		return -1;
+	}
+	if (cipher != SEAL_NONE) {
 		if (seal_kx_new(&kx) < 0) {
 			snprintf(err, errlen, "encryption: no key pair");
 			return -1;
@@ -164,7 +167,7 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 		h->kx_pub.data = client_pub;
 		h->kx_pub.len = SEAL_PUB_LEN;
 		h->cipher = (uint32_t)cipher;
-	} else if (!auth_client_plain_ok()) {
+	} else if (o.ciphers == 0 && !auth_client_plain_ok()) {
 		snprintf(err, errlen, "%s", AUTH_ERR_PLAIN);
 		return -1;
 	}
@@ -172,6 +175,9 @@ auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 	if (key != NULL || cipher != SEAL_NONE) {
 		if (auth_random(nonce_c, sizeof(nonce_c)) < 0) {
 			snprintf(err, errlen, "getrandom: %s", strerror(errno));
+			h->kx_pub.data = NULL;
+			h->kx_pub.len = 0;
+			h->cipher = 0;
 			goto fail;
 		}
 		h->auth_nonce.data = nonce_c;

@@ -33,9 +33,8 @@ int auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 
 /*
  * Whether this process may talk plaintext to a server (or a peer rank)
- * offering no cipher: MPIV_INSECURE_PLAINTEXT=1 (the process runs
- * --insecure-plaintext itself), or the transition switch
- * MPIV_SEAL_ALLOW_PLAIN=1.
+ * offering no cipher: it runs --insecure-plaintext itself
+ * (seal_plaintext), or the transition switch is on (seal_allow_plain).
  */
 bool auth_client_plain_ok(void);
 
@@ -44,15 +43,15 @@ bool auth_client_plain_ok(void);
 uint32_t auth_client_serve_ciphers(void);
 
 /*
- * Debugging (MPIV_SEAL_DEBUG set): one line on stderr per connection
- * whose handshake ended, "mpiv-seal: WHO sealed CIPHER" or "... plaintext",
- * so that tests can count the sealed connections of a job.
+ * Debugging (MPIV_SEAL_DEBUG set): one line per connection whose
+ * handshake ended, "mpiv-seal: WHO to PEER sealed CIPHER" or "...
+ * plaintext", so that tests can count the sealed connections of a job;
+ * appended to the file MPIV_SEAL_DEBUG names when it is an absolute
+ * path (a rank's stderr is its program's output), else on stderr.
  */
 void auth_client_trace(const char *who, const char *peer,
     enum seal_cipher c);
 
-#define AUTH_ERR_PLAIN "encryption: the server offers none (it runs " \
-	"--insecure-plaintext, or is an old build): refusing to talk " \
-	"plaintext (set MPIV_INSECURE_PLAINTEXT=1 to allow it)"
+#define AUTH_ERR_PLAIN SEAL_ERR_PLAIN_SERVER
 
 #endif

@@ -189,6 +189,7 @@ struct fz_model {
 	uint8_t chal_kx[SEAL_PUB_LEN];
 	size_t chal_kx_len;
 	uint32_t chal_ciphers;
+	enum seal_cipher chal_pick;	/* none: we run plaintext */
 	bool bye, acked1;
 	uint64_t last;		/* the last seq delivered */
 	uint64_t peer_has;	/* of our seqs, the peer holds up to this */
@@ -852,11 +853,10 @@ fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN],
 		offer.kx_pub_len = md->chal_kx_len;
 		offer.ciphers = md->chal_ciphers;
 	}
-	/* a cipher and our key when offered one, else neither */
-	if ((h->cipher != SEAL_NONE) != (offer.ciphers != 0) ||
-	    h->kx_pub.len != (offer.ciphers != 0 ? SEAL_PUB_LEN : 0) ||
-	    (h->cipher != SEAL_NONE && (h->cipher >= 32 ||
-	    (offer.ciphers & (1u << h->cipher)) == 0)))
+	/* the cipher seal_pick takes from the offer (none here: the
+	   rank runs plaintext), with our key when one */
+	if (h->cipher != (uint32_t)seal_pick(offer.ciphers) ||
+	    h->kx_pub.len != (h->cipher != SEAL_NONE ? SEAL_PUB_LEN : 0))
 		FZ_FAIL("the rank's Hello picks cipher %u from mask 0x%x",
 		    h->cipher, offer.ciphers);
 
@@ -1010,6 +1010,7 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 	md->closed = md->exit = md->any_frame = md->chal = false;
 	md->chal_ciphers = 0;
 	md->chal_kx_len = 0;
+	md->chal_pick = SEAL_NONE;
 	md->reply = z->mode == M_ACC_HELLO ? FZ_R_NONE : FZ_R_ANY;
 	md->bye = md->acked1 = false;
 	md->last = 0;
@@ -1070,8 +1071,8 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 			    c->nonce.len != AUTH_NONCE_LEN))) {
 				md->closed = true;
 			} else if (c->ciphers != 0 &&
-			    (c->kx_pub.len != SEAL_PUB_LEN ||
-			    seal_pick(c->ciphers) == SEAL_NONE)) {
+			    (seal_pick(c->ciphers) != SEAL_NONE ?
+			    c->kx_pub.len != SEAL_PUB_LEN : !seal_plaintext())) {
 				md->closed = true;	/* no usable offer */
 			} else {
 				md->chal = true;
@@ -1079,6 +1080,7 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 					memcpy(md->chal_nonce, c->nonce.data,
 					    AUTH_NONCE_LEN);
 				md->chal_ciphers = c->ciphers;
+				md->chal_pick = seal_pick(c->ciphers);
 				md->chal_kx_len = c->kx_pub.len;
 				if (c->kx_pub.len > 0)
 					memcpy(md->chal_kx, c->kx_pub.data,
@@ -1108,7 +1110,7 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 					md->closed = true;
 			} else if (!proven || r->incarnation < z->pinc) {
 				md->closed = true;
-			} else if (md->chal_ciphers != 0) {
+			} else if (md->chal_pick != SEAL_NONE) {
 				/* sealed from here on, with keys of the rank's
 				   ephemeral secret: the bytes after the reply
 				   cannot be records, and a degenerate key of
@@ -1716,10 +1718,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_strict_context = strict != NULL && strcmp(strict, "1") == 0;
 	signal(SIGPIPE, SIG_IGN);
 	setenv("MPIV_LISTEN_HOST", "127.0.0.1", 1);
-	/* The plaintext reader and handshake are what is fuzzed: the rank
-	   offers no cipher and takes a Challenge that offers none (a
-	   Challenge of the bytes that offers one is followed as far as
-	   the model can: its Hello and proof). */
+	/* The plaintext reader and handshake are what is fuzzed (the
+	   sealed one is fuzz_seal's): the rank runs --insecure-plaintext,
+	   offers no cipher and picks none; a Challenge of the bytes that
+	   offers some still gets a Hello proven over that offer. Should a
+	   rank pick one (a model change), its sealed link is followed up
+	   to the reply (rank_sealed, chal_pick). */
 	setenv("MPIV_INSECURE_PLAINTEXT", "1", 1);
 	for (size_t i = 0; i < sizeof(fz_token); i++)
 		fz_token[i] = (uint8_t)(i * 13 + 7);

@@ -27,6 +27,10 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init trunc
 need_criu
+# The relay reads the node's frames to tell a download from an upload,
+# which a sealed connection hides: this test runs plaintext (a cut of a
+# sealed stream ends it the same way, a record cut short: EBADMSG).
+export MPIV_INSECURE_PLAINTEXT=1
 SEED=${MPIV_TRUNC_SEED:-$(date +%s)}
 echo "# seed $SEED (MPIV_TRUNC_SEED=$SEED repeats these cut points)"
 RANDOM=$SEED

@@ -8,9 +8,9 @@
 # Every process runs without the plaintext switches (MPIV_SEAL_ALLOW_PLAIN,
 # MPIV_INSECURE_PLAINTEXT unset: a server refuses a dialler that picks no
 # cipher, a dialler refuses a server that offers none) and with
-# MPIV_SEAL_DEBUG=1, which makes every dialler (and every rank accepting a
-# peer) say "mpiv-seal: WHO to PEER sealed CIPHER" once its handshake
-# ended, or "... plaintext".
+# MPIV_SEAL_DEBUG=FILE, which makes every dialler (and every rank
+# accepting a peer) append "mpiv-seal: WHO to PEER sealed CIPHER" to FILE
+# once its handshake ended, or "... plaintext".
 #
 #   relay/ref, direct/ref     flt_ckpt failure-free: 0 plaintext lines,
 #                             a sealed line per rank and CM; direct: one
@@ -28,7 +28,6 @@
 
 flt_need_chaos
 unset MPIV_SEAL_ALLOW_PLAIN MPIV_INSECURE_PLAINTEXT
-export MPIV_SEAL_DEBUG=1
 BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot build flt_ckpt"; flt_finish; }
 NP=3
 CK=()
@@ -41,6 +40,7 @@ fi
 
 # lines FILE REGEX: how many mpiv-seal lines of FILE match REGEX
 lines() {
+	[ -f "$1" ] || { echo 0; return; }
 	grep -E "mpiv-seal: " "$1" | grep -cE "$2"
 }
 
@@ -48,24 +48,26 @@ for proto in relay direct; do
 	args=(12000 8 2000)	# about 2 s here
 	[ "$proto" = direct ] && args=(36000 8 2000)
 	r=$FLT_TMP/ref.$proto
+	export MPIV_SEAL_DEBUG=$r.seal
 	flt_job "$r" 120 -n "$NP" --protocol "$proto" "$BIN" "${args[@]}"
 	if [ "$FLT_RC" != 0 ] || [ ! -s "$r.out" ] || grep -q FLT-FAIL "$r.err"; then
 		flt_notok "$proto/ref: the failure-free run failed (exit $FLT_RC)" "$r.err"
 		continue
 	fi
-	plain=$(lines "$r.err" ' plaintext$')
-	cms=$(lines "$r.err" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
-	links=$(lines "$r.err" 'mpiv-seal: rank [0-9]+ to rank [0-9]+.* sealed ')
+	plain=$(lines "$r.seal" ' plaintext$')
+	cms=$(lines "$r.seal" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
+	links=$(lines "$r.seal" 'mpiv-seal: rank [0-9]+ to rank [0-9]+.* sealed ')
 	want_links=0
 	[ "$proto" = direct ] && want_links=$((NP * (NP - 1)))
 	if [ "$plain" = 0 ] && [ "$cms" -ge "$NP" ] &&
 	    [ "$links" -ge "$want_links" ]; then
 		flt_ok "$proto/ref: sealed: $cms rank-CM connections, $links link ends, 0 plaintext"
 	else
-		flt_notok "$proto/ref: $plain plaintext, $cms rank-CM connections sealed (want >= $NP), $links link ends (want >= $want_links)" "$r.err"
+		flt_notok "$proto/ref: $plain plaintext, $cms rank-CM connections sealed (want >= $NP), $links link ends (want >= $want_links)" "$r.seal" "$r.err"
 	fi
 
 	o=$FLT_TMP/chaos.$proto
+	export MPIV_SEAL_DEBUG=$o.seal
 	what="$proto/chaos (--chaos 700ms --chaos-max 3 ${CK[*]})"
 	flt_job "$o" 120 -n "$NP" --protocol "$proto" --chaos 700ms \
 		--chaos-seed 5 --chaos-max 3 "${CK[@]}" "$BIN" "${args[@]}"
@@ -77,21 +79,21 @@ for proto in relay direct; do
 	kills=$(flt_report "$o.json" kills)
 	restarts=$(flt_report "$o.json" restarts)
 	ckpts=$(flt_report "$o.json" checkpoints)
-	plain=$(lines "$o.err" ' plaintext$')
-	cms=$(lines "$o.err" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
-	ups=$(lines "$o.err" 'mpiv-seal: node to [^ ]+ sealed ')
+	plain=$(lines "$o.seal" ' plaintext$')
+	cms=$(lines "$o.seal" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
+	ups=$(lines "$o.seal" 'mpiv-seal: node to [^ ]+ sealed ')
 	echo "# $what: kills ${kills:-?} restarts ${restarts:-?} checkpoints ${ckpts:-?}; sealed: $cms rank-CM, $ups node-CS"
 	if [ "${kills:-0}" -gt 0 ] && [ "${restarts:-0}" -gt 0 ] &&
 	    [ "$plain" = 0 ] && [ "$cms" -ge $((NP + restarts)) ]; then
 		flt_ok "$what: every connection sealed, restarted incarnations reconnected sealed"
 	else
-		flt_notok "$what: kills ${kills:-?} restarts ${restarts:-?}, $plain plaintext, $cms rank-CM sealed (want >= NP + restarts)" "$o.err" "$o.json"
+		flt_notok "$what: kills ${kills:-?} restarts ${restarts:-?}, $plain plaintext, $cms rank-CM sealed (want >= NP + restarts)" "$o.seal" "$o.err"
 	fi
 	if [ ${#CK[@]} -gt 0 ]; then
 		if [ "${ckpts:-0}" -gt 0 ] && [ "$ups" -ge "$ckpts" ]; then
 			flt_ok "$what: $ckpts checkpoints, each uploaded sealed"
 		else
-			flt_notok "$what: ${ckpts:-?} checkpoints, $ups sealed uploads" "$o.err" "$o.json"
+			flt_notok "$what: ${ckpts:-?} checkpoints, $ups sealed uploads" "$o.seal" "$o.err"
 		fi
 	fi
 done
