@@ -13,16 +13,16 @@ GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c $(GEN_C)
 CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
 	node-agent/criu_delta.c $(GEN_C)
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c $(wildcard dispatcher/*.c) $(GEN_C)
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
-	runtime/auth_keys.c runtime/seal.c runtime/sha256.c $(GEN_C)
+	runtime/auth_keys.c runtime/seal.c $(GEN_C)
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
