@@ -103,4 +103,5 @@ $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 
 # The record layer's reader (runtime/seal.c): arbitrary ciphertext in.
 $(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
+	@mkdir -p $(FB)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium

@@ -6,6 +6,9 @@
 #     cipher, for each role), a job runs; the same with ChaCha20-Poly1305
 #     (MPIV_SEAL_NO_AES=1 on the dialler)
 #   - without a secret: still sealed (encrypted, not authenticated)
+#   - a relay job over two CMs under --chaos prints what its failure-free
+#     run printed (the kills, relaunches and replays driven over sealed
+#     daemon links; the ranks' own links seal once their transport does)
 #   - a plaintext peer (tests/integration/authpeer.py, the handshake
 #     without the key exchange) is refused by an encrypting server with
 #     the one clear reason, even holding the right secret
@@ -90,6 +93,29 @@ if deploy sec "${S[@]}"; then
 		notok "no plaintext warning when encrypting"
 	else
 		ok "no plaintext warning when encrypting"
+	fi
+	# Kills over sealed links: a relay job over two CMs under --chaos
+	# prints what its failure-free run printed.
+	"${TR[@]}" "$MPIV" cm "${S[@]}" --listen 127.0.0.1:0 --dispatcher "$DA" \
+	    > "$T/sec-cm2.out" 2> "$T/sec-cm2.err" &
+	PIDS+=($!)
+	listening sec-cm2 > /dev/null || notok "second cm start" "$T/sec-cm2.err"
+	"$B/bin/mpivcc" -O1 -Itests/fault/progs -o "$T/ring" tests/fault/progs/flt_ring.c ||
+	    notok "mpivcc flt_ring"
+	R=("$MPIV" run "${S[@]}" --dispatcher "$DA" --protocol relay --cms 2 -n 4)
+	if timeout 120 "${R[@]}" "$T/ring" 600 3000 > "$T/ref.out" 2> "$T/ref.err" &&
+	    timeout 120 "${R[@]}" --chaos 300ms --chaos-seed 7 --chaos-max 4 "$T/ring" 600 3000 \
+	    > "$T/chaos.out" 2> "$T/chaos.err" && cmp -s "$T/ref.out" "$T/chaos.out" &&
+	    [ -s "$T/ref.out" ]; then
+		kills=$(grep 'job done' "$T/sec-d.err" | tail -n 1 | sed -n 's/.* kills=\([0-9]*\).*/\1/p')
+		if [ "${kills:-0}" -gt 0 ]; then
+			ok "--chaos over sealed daemon links: output equals the failure-free run ($kills kills)"
+		else
+			notok "--chaos over sealed daemon links: no kill happened" "$T/sec-d.err"
+		fi
+	else
+		notok "--chaos over sealed daemon links: output equals the failure-free run" \
+		    "$T/ref.err" "$T/chaos.err"
 	fi
 	# ChaCha20-Poly1305: the dialler hides AES-256-GCM, the server
 	# offers both, the pick is the one they share.
