@@ -40,7 +40,7 @@ GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 
 # Sources shared by the library and the daemons (framing, sockets).
 SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c runtime/auth_keys.c runtime/match.c \
-	runtime/seal.c libmpi-lite/digest.c
+	runtime/seal.c runtime/auth_client.c libmpi-lite/digest.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
 	dispatcher/*.c checkpoint-server/*.c node-agent/*.c cli/*.c))
 LIB_SRCS    := $(filter-out $(SHARED_SRCS),$(wildcard libmpi-lite/*.c))
@@ -92,6 +92,9 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
 MPI_TEST_SRCS := $(wildcard tests/mpi/*.c)
 MPI_TEST_BINS := $(patsubst tests/mpi/%.c,$(BUILD)/tests/mpi/%,$(MPI_TEST_SRCS))
+# test tools (tests/tools/*.c): stand-alone programs, libc only
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRCS))
 
 .PHONY: all test demo asan bench soak fuzz deps clean tests-build fortran-skip
 all: $(MPIV) $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) $(MPIF_H) $(FORTRAN_ALL)
@@ -251,7 +254,11 @@ $(BUILD)/tests/fortran/%: tests/fortran/%.f90 $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -Wall -o $@ $<
 
-tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS)
+$(BUILD)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE -o $@ $<
+
+tests-build: all $(UNIT_BINS) $(MPI_TEST_BINS) $(FORTRAN_TESTS) $(TOOL_BINS)
 
 deps:
 	@sh deploy/install-deps.sh --if-missing

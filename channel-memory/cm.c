@@ -38,10 +38,15 @@ cm_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: mpiv cm [-h] [--dispatcher HOST:PORT] [--listen HOST:PORT]\n"
-	    "               [--log-level error|warn|info|debug] "
-	    "[--max-memory BYTES]\n"
+	    "               [--advertise HOST:PORT] "
+	    "[--log-level error|warn|info|debug]\n"
+	    "               [--max-memory BYTES]\n"
 	    "  --listen HOST:PORT      address to serve (port 0 picks one; "
 	    "default 0.0.0.0:0)\n"
+	    "  --advertise HOST:PORT   address ranks and checkpoint servers "
+	    "are told to dial\n"
+	    "                          (default: the bound one; for a NAT "
+	    "or a relay in front)\n"
 	    "  --dispatcher HOST:PORT  register with this dispatcher and take "
 	    "jobs from it\n"
 	    "  --log-level LEVEL       default info (MPIV_LOG overrides)\n"
@@ -172,7 +177,7 @@ cm_on_dial(void *arg, int fd, int err)
 		cm_redial_later(cm);
 	else
 		log_info("cm registered with dispatcher=%s addr=%s",
-		    cm->dispatcher, cm->bound);
+		    cm->dispatcher, cm->addr);
 }
 
 /* Dials the dispatcher from the loop (ranks are served meanwhile); on
@@ -309,6 +314,7 @@ int
 cm_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "advertise", required_argument, NULL, 'a' },
 		{ "dispatcher", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -335,6 +341,7 @@ cm_main(int argc, char **argv)
 	struct cm cm = { .lfd = -1,
 	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
 	const char *listen_addr = "0.0.0.0:0";
+	const char *advertise = NULL;
 	const char *spin = getenv("MPIV_CM_SPIN");
 	const char *prefault = getenv("MPIV_CM_PREFAULT");
 	long npre = CM_PREFAULT_DEFAULT;
@@ -343,8 +350,22 @@ cm_main(int argc, char **argv)
 	int ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "d:hk:l:L:m:p:s:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "a:d:hk:l:L:m:p:s:", opts,
+	    NULL)) != -1) {
 		switch (ch) {
+		case 'a': {
+			char host[128], port[16];
+			if (net_split_hostport(optarg, host, sizeof(host), port,
+			    sizeof(port)) < 0 || *host == '\0' ||
+			    atoi(port) <= 0 || atoi(port) > 65535 ||
+			    strlen(optarg) >= sizeof(cm.addr)) {
+				fprintf(stderr, "mpiv cm: bad --advertise "
+				    "\"%s\" (HOST:PORT)\n", optarg);
+				return 2;
+			}
+			advertise = optarg;
+			break;
+		}
 		case 'd':
 			cm.dispatcher = optarg;
 			break;
@@ -446,6 +467,8 @@ cm_main(int argc, char **argv)
 	if (daemon_listen("cm", listen_addr, cm.bound, sizeof(cm.bound),
 	    &cm.lfd, &cm.loop) < 0)
 		return 1;
+	snprintf(cm.addr, sizeof(cm.addr), "%s",
+	    advertise != NULL ? advertise : cm.bound);
 	if (cm.store_dir != NULL) {
 		int n = store_recover(&cm);
 
@@ -464,10 +487,10 @@ cm_main(int argc, char **argv)
 		    cm.spill_dir);
 		cm.spill_dir = NULL;
 	}
-	log_info("cm listening addr=%s max_memory=%llu log_full_timeout=%ld "
-	    "spill_dir=%s spin_us=%ld "
+	log_info("cm listening addr=%s advertised=%s max_memory=%llu "
+	    "log_full_timeout=%ld spill_dir=%s spin_us=%ld "
 	    "prefault=%ld max_conns=%ld max_unauth=%ld max_unauth_per_host=%ld",
-	    cm.bound, (unsigned long long)cm.max_memory, full_s,
+	    cm.bound, cm.addr, (unsigned long long)cm.max_memory, full_s,
 	    cm.spill_dir != NULL ? cm.spill_dir : "off", cm.spin_us,
 	    npre,
 	    lim.max_conns, lim.max_unauth, lim.max_unauth_per_host);

@@ -46,6 +46,9 @@ struct cm {
 	struct ev_loop *loop;
 	int lfd;
 	char bound[128];
+	/* Given to the dispatcher (so to ranks and CSs): --advertise, else
+	   bound (a NAT, a relay or a test's proxy in front of the CM). */
+	char addr[128];
 	uint64_t max_memory;	/* cap on bytes held per job (messages, log) */
 	double log_full_timeout;	/* give up when no checkpoint frees for this */
 	const char *spill_dir;	/* NULL: payloads never leave memory */

@@ -4,9 +4,10 @@
  * its peers says its address in its Hello; a rank that wants to reach
  * one asks a CM it is connected to (PeerLookup). The answer (PeerInfo)
  * carries the peer's address and live incarnation, and the key the two
- * share, K_ij = HMAC(T, "pair i j"): the CM holds the job token T, the
- * ranks never do, and a rank gets only the keys of its own pairs (it
- * is authenticated as the rank its Hello named). A peer not connected
+ * share, bound to both their live incarnations (auth_pair_inc_key): the
+ * CM holds the job token T, the ranks never do, and a rank gets only the
+ * keys of its own pairs (it is authenticated as the incarnation of the
+ * rank its Hello named), so a stale incarnation's key opens no link. A peer not connected
  * now, or without an address, is "not found": the asker tries again.
  * Nothing is kept for an unanswered lookup. Connected or not, the answer
  * says whether the peer committed its MPI_Finalize (its last outcome is
@@ -46,8 +47,11 @@ peers_lookup(struct session *s, const Mpiv__PeerLookup *pl)
 		pi.addr = rs->listen_addr;
 		pi.incarnation = rs->incarnation;
 		if (j->has_token) {
-			auth_pair_key(j->token, sizeof(j->token), s->rank,
-			    pl->rank, key);
+			/* bound to both live incarnations: a stale one's
+			   key opens no link (auth_pair_inc_key) */
+			auth_pair_inc_key(j->token, sizeof(j->token),
+			    s->rank, s->incarnation, pl->rank,
+			    rs->incarnation, key);
 			pi.pair_key.data = key;
 			pi.pair_key.len = sizeof(key);
 		}

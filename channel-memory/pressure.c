@@ -185,7 +185,7 @@ pressure_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	    "job %s fills its --max-memory (%" PRIu64 " of %" PRIu64 " bytes) "
 	    "and checkpoints freed none of it for %.0f s; raise the cap "
 	    "(mpiv run --cm-max-memory, mpiv cm --max-memory) or checkpoint "
-	    "more often (--ckpt-interval)", j->cm->bound, j->id,
+	    "more often (--ckpt-interval)", j->cm->addr, j->id,
 	    j->log_bytes + j->log_meta_bytes, j->cm->max_memory,
 	    j->cm->log_full_timeout);
 	log_errorx("cm %s", text);

@@ -277,10 +277,15 @@ session_job_token(struct session *s, const Mpiv__JobSetup *js,
 }
 
 /*
- * The key a peer must prove (auth_key_fn): a rank K_rank of the job and
- * rank its Hello names, so that it can speak only as the rank it was
- * launched as; the dispatcher, controllers and checkpoint servers the
- * cluster secret. Node agents never talk to a CM.
+ * The key a peer must prove (auth_key_fn): a rank the credential
+ * K_{r,i} of the job, rank and incarnation its Hello names
+ * (auth_rank_inc_key), so that it can speak only as the incarnation it
+ * was launched as: a node that ran incarnation i of a rank cannot make
+ * the key of i+1, and once i+1 said Hello, i is refused as fenced
+ * (session_hello_rank: the proof is checked first, so only a holder of
+ * the stale credential learns that). The dispatcher, controllers and
+ * checkpoint servers prove the cluster secret. Node agents never talk
+ * to a CM.
  */
 int
 session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
@@ -301,7 +306,8 @@ session_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
 		    "they are";
 		return -1;
 	}
-	auth_rank_key(j->token, sizeof(j->token), h->rank, k);
+	auth_rank_inc_key(j->token, sizeof(j->token), h->rank,
+	    h->incarnation, k);
 	auth_key_set(key, k, sizeof(k));
 	auth_wipe(k, sizeof(k));
 	return 0;
@@ -700,9 +706,9 @@ session_send_hello(struct session *s)
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_CM;
 	h.rank = -1;
-	h.name = s->cm->bound;
+	h.name = s->cm->addr;
 	sr.role = MPIV__ROLE__ROLE_CM;
-	sr.addr = s->cm->bound;
+	sr.addr = s->cm->addr;
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO, &h.base, NULL, 0);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER, &sr.base,
 	    NULL, 0);

@@ -240,8 +240,8 @@ cs_main(int argc, char **argv)
 	if (daemon_auth_load("cs", cs.secret_file, false, &cs.keys) < 0)
 		return 1;
 	cs.as.enabled = cs.keys.enabled;
-	cs.as.key = auth_key_service_nodes;
-	cs.as.arg = &cs.keys;
+	cs.as.key = cs_grant_auth_key;
+	cs.as.arg = &cs;
 	if ((cs.as.gate = conn_gate_new("cs", &lim)) == NULL) {
 		log_errorx("cs out of memory");
 		return 1;
@@ -294,5 +294,6 @@ out_chunk:
 out_store:
 	close(cs.store_fd);
 	conn_gate_free(cs.as.gate);
+	cs_grant_free(&cs);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * up: lost, it is redialled after a second; refused, after a delay that
  * doubles up to CS_DISP_MAX_BACKOFF (so a dispatcher that does not take
  * checkpoint servers is not hammered). A Heartbeat from the dispatcher
- * (its stall probe) is echoed; other frames are logged and ignored.
+ * (its stall probe) is echoed; an ImageGrant (a rank's new current
+ * incarnation) goes to cs_grant.c; other frames are logged and ignored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,9 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_ERROR:
 		log_warnx("cs dispatcher error text=\"%s\"",
 		    ((Mpiv__Error *)m)->text);
+		return;
+	case MPIV__MSG_TYPE__MSG_IMAGE_GRANT:
+		cs_grant_from_dispatcher(cs, (Mpiv__ImageGrant *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 		/* The dispatcher's probe: a CS that stops echoing is told

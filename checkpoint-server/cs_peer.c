@@ -5,6 +5,11 @@
  *                               UPLOAD --failure--> DRAIN --ImageEnd--> IDLE
  *                               IDLE --ImageGet--> DOWNLOAD --(sent)--> IDLE
  *
+ * With a secret, a node that named a job, rank and incarnation in its
+ * Hello (and proved that incarnation's image key) moves only that
+ * rank's images, and only while that incarnation is the current one
+ * (cs_grant.c); a node that proved only K_node moves none.
+ *
  * One transfer at a time per connection. A failed upload (refused, over
  * the limit, store error) is answered ImageAck{ok=false} at once; the
  * ImageData still in flight is read and dropped until ImageEnd, so the
@@ -37,6 +42,11 @@ struct cs_peer {
 	ev_timer idle_w;
 	struct cs_upload *up;
 	struct cs_download *dl;
+	/* what the Hello proved (bound false: a node key, or no secret) */
+	bool bound;
+	char job[CS_MAX_NAME + 1];
+	int32_t rank;
+	uint32_t inc;
 };
 
 struct conn *
@@ -146,7 +156,7 @@ static void
 cs_peer_hello(struct cs_peer *p, const Mpiv__Hello *h)
 {
 	Mpiv__HelloReply r = MPIV__HELLO_REPLY__INIT;
-	char why[128];
+	char why[256];
 
 	r.version = FRAME_VERSION;
 	if (h->version != FRAME_VERSION)
@@ -155,6 +165,12 @@ cs_peer_hello(struct cs_peer *p, const Mpiv__Hello *h)
 	else if (h->role != MPIV__ROLE__ROLE_NODE)
 		snprintf(why, sizeof(why), "role %d cannot talk to a "
 		    "checkpoint server", (int)h->role);
+	else if (p->cs->keys.enabled && *h->job_id != '\0' &&
+	    h->incarnation < cs_grant_current(p->cs, h->job_id, h->rank))
+		snprintf(why, sizeof(why), "stale incarnation %" PRIu32 " of "
+		    "job %.64s rank %" PRId32 " (current is %" PRIu32 ")",
+		    h->incarnation, h->job_id, h->rank,
+		    cs_grant_current(p->cs, h->job_id, h->rank));
 	else
 		why[0] = '\0';
 	r.ok = why[0] == '\0';
@@ -167,17 +183,63 @@ cs_peer_hello(struct cs_peer *p, const Mpiv__Hello *h)
 		conn_close(p->c, why, true);
 		return;
 	}
-	log_debug("cs hello peer=%s name=%s", conn_peer(p->c), h->name);
+	if (p->cs->keys.enabled && *h->job_id != '\0') {
+		/* proven (cs_grant_auth_key): the dispatcher launched it */
+		p->bound = true;
+		snprintf(p->job, sizeof(p->job), "%s", h->job_id);
+		p->rank = h->rank;
+		p->inc = h->incarnation;
+		cs_grant_raise(p->cs, p->job, p->rank, p->inc);
+	}
+	log_debug("cs hello peer=%s name=%s job=%s rank=%" PRId32
+	    " incarnation=%" PRIu32, conn_peer(p->c), h->name,
+	    *h->job_id != '\0' ? h->job_id : "-", h->rank, h->incarnation);
 	cs_peer_set_state(p, CSP_IDLE);
+}
+
+/* May this connection move an image of (job, rank)? */
+static bool
+cs_peer_allowed(struct cs_peer *p, const char *job, int32_t rank,
+    char *why, size_t whylen)
+{
+	return cs_grant_allows(p->cs, p->bound ? p->job : NULL, p->rank,
+	    p->inc, job, rank, why, whylen);
+}
+
+/* An upload: of the rank this connection proved, by that incarnation. */
+static bool
+cs_peer_put_allowed(struct cs_peer *p, const Mpiv__ImagePut *put,
+    char *why, size_t whylen)
+{
+	const Mpiv__ImageMeta *m = put->meta;
+
+	if (m == NULL)
+		return true;	/* cs_upload_begin says what is wrong */
+	if (!cs_peer_allowed(p, m->job_id, m->rank, why, whylen))
+		return false;
+	if (p->bound && m->incarnation != p->inc) {
+		snprintf(why, whylen, "not allowed: this connection is for "
+		    "incarnation %" PRIu32 ", the image says it was taken by "
+		    "%" PRIu32, p->inc, m->incarnation);
+		return false;
+	}
+	return true;
 }
 
 static void
 cs_peer_idle_frame(struct cs_peer *p, uint16_t type, ProtobufCMessage *m)
 {
-	char why[256];
+	Mpiv__ImageInfo info = MPIV__IMAGE_INFO__INIT;
+	const Mpiv__ImageGet *g;
+	char why[320];
 
 	switch (type) {
 	case MPIV__MSG_TYPE__MSG_IMAGE_PUT:
+		if (!cs_peer_put_allowed(p, (Mpiv__ImagePut *)m, why,
+		    sizeof(why))) {
+			cs_peer_upload_failed(p, why, false);
+			return;
+		}
 		p->up = cs_upload_begin(p->cs, (Mpiv__ImagePut *)m, why,
 		    sizeof(why));
 		if (p->up == NULL) {
@@ -187,6 +249,18 @@ cs_peer_idle_frame(struct cs_peer *p, uint16_t type, ProtobufCMessage *m)
 		cs_peer_set_state(p, CSP_UPLOAD);
 		return;
 	case MPIV__MSG_TYPE__MSG_IMAGE_GET:
+		g = (const Mpiv__ImageGet *)m;
+		if (!cs_peer_allowed(p, g->job_id, g->rank, why,
+		    sizeof(why))) {
+			log_warnx("cs download refused peer=%s job=%.64s "
+			    "rank=%" PRId32 " reason=\"%s\"", conn_peer(p->c),
+			    g->job_id, g->rank, why);
+			info.found = false;
+			info.error = why;
+			(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_IMAGE_INFO,
+			    &info.base, NULL, 0);
+			return;
+		}
 		p->dl = cs_download_begin(p->cs, p->c, (Mpiv__ImageGet *)m);
 		if (p->dl != NULL)
 			cs_peer_set_state(p, CSP_DOWNLOAD);

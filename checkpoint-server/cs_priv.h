@@ -11,6 +11,8 @@
  *   cs_notify.c    CkptDurable to home CMs: one link per (CM, job), retries
  *   cs_chain.c     incremental images: checks of an upload's parent, the
  *                  rebuild of a full image from a chain for a download
+ *   cs_grant.c     which node may move which images: image keys, the
+ *                  current incarnation of each rank (ImageGrant)
  *
  * Store layout: STORE/JOB/RANK/{ckpt-K.img, ckpt-K.meta (packed ImageMeta),
  * ckpt-K.sum ("BYTES CHECKSUM"), current ("K"), tmp-*}. The rename of
@@ -46,6 +48,7 @@
 
 struct cs_peer;
 struct cs_cmlink;
+struct cs_grants;
 struct dial;
 
 struct cs {
@@ -74,6 +77,7 @@ struct cs {
 	const char *secret_file;
 	struct auth_keys keys;
 	struct auth_server as;
+	struct cs_grants *grants;	/* cs_grant.c */
 
 	/* --dispatcher: the link we dial and keep up */
 	const char *dispatcher;
@@ -140,6 +144,18 @@ int cs_chain_check(int rdfd, const Mpiv__ImageMeta *m, char *why,
  * as an unlinked temp file: fd, its size and checksum. -1 with why. */
 int cs_chain_rebuild(struct cs *cs, int rdfd, uint64_t k, uint64_t *bytes,
     uint64_t *sum, char *why, size_t whylen);
+
+/* cs_grant.c */
+int cs_grant_auth_key(void *arg, const Mpiv__Hello *h, struct auth_key *key,
+    const char **why);
+uint32_t cs_grant_current(struct cs *cs, const char *job, int32_t rank);
+/* The current incarnation of (job, rank) is at least inc. */
+void cs_grant_raise(struct cs *cs, const char *job, int32_t rank,
+    uint32_t inc);
+void cs_grant_from_dispatcher(struct cs *cs, const Mpiv__ImageGrant *ig);
+bool cs_grant_allows(struct cs *cs, const char *pjob, int32_t prank,
+    uint32_t pinc, const char *job, int32_t rank, char *why, size_t whylen);
+void cs_grant_free(struct cs *cs);
 
 /* cs_notify.c */
 void cs_notify_durable(struct cs *cs, const char *cm, const char *job,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "auth_client.h"
 #include "frame.h"
 #include "front.h"
 #include "net.h"
@@ -40,6 +41,17 @@ kill_usage(FILE *f)
 	    "other signals\nend the job like a crash.\n");
 }
 
+/* The session of the one client connection a command has open
+   (kill_connect); fd kill_seal_fd. */
+static struct seal kill_seal;
+static int kill_seal_fd = -1;
+
+static struct seal *
+kill_seal_of(int fd)
+{
+	return fd == kill_seal_fd ? &kill_seal : NULL;
+}
+
 /* Reads frames until one of type `want` (or an Error); 0 or -1. */
 static int
 kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
@@ -51,7 +63,8 @@ kill_expect(int fd, uint16_t want, ProtobufCMessage **out, char *why,
 	const char *err = NULL;
 
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, KILL_TIMEOUT_MS, &err) < 0) {
+		if (frame_read_s(kill_seal_of(fd), fd, &h, &m, &payload,
+		    KILL_TIMEOUT_MS, &err) < 0) {
 			snprintf(why, whylen, "no answer from the dispatcher: "
 			    "%s", err != NULL ? err : errno == ECONNRESET ?
 			    "connection closed" : strerror(errno));
@@ -115,8 +128,10 @@ kill_connect(const char *cmd, const char *disp)
 	hello.role = MPIV__ROLE__ROLE_CLIENT;
 	hello.rank = -1;
 	hello.name = name;
+	seal_end(&kill_seal);
+	kill_seal_fd = -1;
 	if (auth_client_hello(fd, keys.enabled ? &keys.secret : NULL, &hello,
-	    KILL_TIMEOUT_MS, &hr, why, sizeof(why)) < 0) {
+	    &kill_seal, KILL_TIMEOUT_MS, &hr, why, sizeof(why)) < 0) {
 		auth_wipe(&keys, sizeof(keys));
 		fprintf(stderr, "mpiv %s: dispatcher %s: %s\n", cmd, disp, why);
 		close(fd);
@@ -127,10 +142,14 @@ kill_connect(const char *cmd, const char *disp)
 		fprintf(stderr, "mpiv %s: dispatcher %s refused us: %s\n", cmd,
 		    disp, hr->error);
 		frame_free_meta(&hr->base);
+		seal_end(&kill_seal);
 		close(fd);
 		return -1;
 	}
 	frame_free_meta(&hr->base);
+	kill_seal_fd = fd;
+	auth_client_trace(name, disp, kill_seal.on ? kill_seal.tx.cipher :
+	    SEAL_NONE);
 	return fd;
 }
 
@@ -145,7 +164,8 @@ kill_request(const char *cmd, int fd, uint16_t type,
 	ProtobufCMessage *m;
 	char why[400];
 
-	if (frame_write(fd, type, req, NULL, 0, KILL_TIMEOUT_MS) < 0) {
+	if (frame_write_s(kill_seal_of(fd), fd, type, req, NULL, 0,
+	    KILL_TIMEOUT_MS) < 0) {
 		fprintf(stderr, "mpiv %s: cannot talk to the dispatcher: %s\n",
 		    cmd, strerror(errno));
 		return NULL;

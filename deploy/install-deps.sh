@@ -10,9 +10,10 @@ set -eu
 # named here, or the fuzz targets do not link on a fresh machine.
 # tmux and chromium: the tests look at what a person sees (mpiv run's
 # status line on a terminal, the timeline and sweep pages in a browser).
+# tcpdump: tests/integration/test_mitm.sh captures rank-to-rank traffic.
 PKGS="gcc make pkg-config libev-dev libsodium-dev libzstd-dev zstd libprotobuf-c-dev
 protobuf-c-compiler libcmocka-dev clang libclang-rt-dev gfortran python3 jq procps psmisc
-iproute2 nftables openmpi-bin libopenmpi-dev tmux chromium"
+iproute2 nftables openmpi-bin libopenmpi-dev tmux chromium tcpdump"
 
 missing=""
 for p in $PKGS; do

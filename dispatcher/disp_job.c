@@ -515,7 +515,33 @@ djob_schedule(struct disp *d)
 			(void)djob_try_place(d, j);
 }
 
-/* Sends Launch for the current incarnation of rank r to its node. */
+/*
+ * Tells the CS that keeps rank r's images that its current incarnation
+ * is now rk->incarnation (ImageGrant): from then on it serves them only
+ * to the node proving that incarnation's image key, the one this Launch
+ * carries.
+ */
+static void
+djob_grant_images(struct djob *j, int r)
+{
+	Mpiv__ImageGrant g = MPIV__IMAGE_GRANT__INIT;
+	struct drank *rk = &j->ranks[r];
+	struct dpeer *cs;
+
+	if (rk->cs < 0 || (cs = j->css[rk->cs]) == NULL || cs->c == NULL)
+		return;
+	g.job_id = j->id;
+	g.rank = r;
+	g.incarnation = rk->incarnation;
+	(void)conn_send(cs->c, MPIV__MSG_TYPE__MSG_IMAGE_GRANT, &g.base, NULL,
+	    0);
+}
+
+/*
+ * Sends Launch for the current incarnation of rank r to its node, with
+ * that incarnation's credentials only: K_{r,i} for the CMs and the image
+ * key for the CS (never the job token, never another incarnation's).
+ */
 static void
 djob_launch_rank(struct djob *j, int r)
 {
@@ -523,7 +549,7 @@ djob_launch_rank(struct djob *j, int r)
 	struct drank *rk = &j->ranks[r];
 	char *cms[DISP_MAX_CMS];
 	char **envx = NULL, basev[48];
-	uint8_t rank_key[AUTH_HASH_LEN];
+	uint8_t rank_key[AUTH_HASH_LEN], image_key[AUTH_HASH_LEN];
 
 	for (int i = 0; i < j->ncms; i++)
 		cms[i] = j->cms[i]->addr;
@@ -562,16 +588,25 @@ djob_launch_rank(struct djob *j, int r)
 		l.stdin_size = j->in_size;
 	}
 	if (j->has_token) {
-		auth_rank_key(j->token, sizeof(j->token), r, rank_key);
+		auth_rank_inc_key(j->token, sizeof(j->token), r,
+		    rk->incarnation, rank_key);
 		l.rank_key.data = rank_key;
 		l.rank_key.len = sizeof(rank_key);
 	}
+	if (j->d->keys.cluster && *l.cs != '\0') {
+		auth_image_key(&j->d->keys.secret, j->id, r, rk->incarnation,
+		    image_key);
+		l.image_key.data = image_key;
+		l.image_key.len = sizeof(image_key);
+	}
+	djob_grant_images(j, r);
 	(void)conn_send(rk->node->c, MPIV__MSG_TYPE__MSG_LAUNCH, &l.base,
 	    NULL, 0);
 	djob_event(j, "launch", r, rk->incarnation, rk->restoring ?
 	    rk->last_ckpt : 0, rk->node->name, 0, 0, NULL);
 	free(envx);
 	auth_wipe(rank_key, sizeof(rank_key));
+	auth_wipe(image_key, sizeof(image_key));
 	rk->launched = true;
 	rk->started = false;
 	rk->kill_sent = false;
@@ -1378,7 +1413,8 @@ djob_peer_lost(struct dpeer *p)
  * A checkpoint server registered: if it listens where a job's lost CS
  * listened, it is that server restarted on its store (its committed
  * images survive a crash, docs/CHECKPOINT.md): the job uses it again for
- * new checkpoints and restores.
+ * new checkpoints and restores, and is told again the current
+ * incarnation of each rank whose images it keeps (it forgot them).
  */
 void
 djob_cs_returned(struct dpeer *p)
@@ -1391,6 +1427,10 @@ djob_cs_returned(struct dpeer *p)
 				p->njobs++;
 				log_info("dispatcher job=%s checkpoint server "
 				    "%s is back", j->id, p->addr);
+				for (int r = 0; r < j->nranks; r++)
+					if (j->ranks[r].cs == i &&
+					    j->ranks[r].launched)
+						djob_grant_images(j, r);
 			}
 }
 

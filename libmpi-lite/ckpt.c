@@ -5,7 +5,7 @@
  * The node agent and the rank talk over two pipes: MPIV_CTRL_FD (rank ->
  * node: "ckpt-sync k", "ckpt-clone k pid event nd post", "ckpt-skip k
  * why", and init.c's "abort code") and MPIV_CTRL_IN_FD (node -> rank:
- * "ckpt", "go k", "inc n"). The progress engine polls the second one
+ * "ckpt", "go k", "key HEX", "inc n"). The progress engine polls the second one
  * with the CM sockets, so a request wakes a rank asleep in a Wait.
  *
  * A checkpoint is taken at a safe point (mpiv_ckpt_point(): the entry of
@@ -45,7 +45,9 @@
  * If the clone is ever continued without a restore (the dump failed),
  * it exits quietly: a restored clone has a new ctrl-in pipe or PID
  * namespace, a merely continued one has neither. A
- * restored clone reads "inc n", dials every CM again as incarnation n
+ * restored clone reads "key HEX" (its new incarnation's credential,
+ * which overwrites the old one) and "inc n", dials every CM again as
+ * incarnation n
  * with Hello{resume_event, resume_nd},
  * takes the outcomes logged after its mark, posts again every receive
  * and probe still pending in its memory, and returns from the MPI call
@@ -73,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "mono.h"
 #include "proto.h"
 #include "transport.h"
@@ -232,6 +235,11 @@ ck_line_done(void)
 	ck_line[ck_linelen] = '\0';
 	if (strcmp(ck_line, "ckpt") == 0)
 		ck_requested = true;
+	else if (strncmp(ck_line, "key ", 4) == 0) {
+		/* a restored clone's new credential, just before "inc n" */
+		(void)mpiv_tp_set_key(ck_line + 4);
+		auth_wipe(ck_line, sizeof(ck_line));
+	}
 	else if (sscanf(ck_line, "%7s %llu", word, &v) == 2) {
 		if (strcmp(word, "go") == 0 && v > ck_go)
 			ck_go = v;
@@ -271,6 +279,7 @@ mpiv_ckpt_ctrl_input(void)
 				ck_line_skip = true;
 			}
 		}
+		auth_wipe(buf, (size_t)n);	/* it may have held a key */
 	}
 }
 

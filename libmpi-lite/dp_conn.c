@@ -12,7 +12,10 @@
  * with its proof, HelloReply (incarnation, the last seq delivered from
  * the dialler) with the acceptor's proof. The acceptor learns K_ij and
  * the dialler's live incarnation by its own lookup: a dialler below that
- * incarnation is refused as fenced and exits, as a CM fences it.
+ * incarnation is refused as fenced and exits, as a CM fences it. The
+ * Challenge and the Hello carry the key exchange (runtime/seal.h): from
+ * the HelloReply on, the link is sealed both ways with keys only these
+ * two ranks hold, K_ij and the ephemeral secrets.
  *
  * Who dials: at a first start each rank dials the ranks above it; a
  * relaunched rank (incarnation > 1) dials every peer, since peers do not
@@ -33,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth_client.h"
 #include "direct.h"
 #include "mono.h"
 #include "net.h"
@@ -61,7 +65,14 @@ struct dp_link {
 	uint32_t peer_inc;
 	uint64_t peer_delivered;	/* from its Hello or HelloReply */
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_c[AUTH_NONCE_LEN];
+	size_t nonce_s_len;	/* 0: the Challenge had none (unkeyed) */
 	uint8_t proof[AUTH_HASH_LEN];	/* the dialler's, to check the reply */
+	/* The key exchange: our ephemeral pair, the acceptor's offer (its
+	   key and cipher mask, as sent), the cipher the dialler picked. */
+	struct seal_kx kx;
+	uint8_t server_pub[SEAL_PUB_LEN];
+	uint32_t offered;
+	enum seal_cipher cipher;
 	Mpiv__Hello *hello;	/* accepted: its Hello, until our lookup */
 	long deadline;		/* mono_us by which the handshake ends */
 };
@@ -287,6 +298,8 @@ dp_link_close(struct dp_link *l)
 	if (l->c.fd >= 0)
 		close(l->c.fd);
 	l->c.fd = -1;
+	seal_kx_wipe(&l->kx);
+	seal_end(&l->c.seal);
 }
 
 /* Frees the closed links. */
@@ -435,6 +448,70 @@ dp_link_up(struct dp_link *l)
 	dpx_link_up(p);
 }
 
+/*
+ * Turns l's session on, its handshake done: keys from K_ij (without a
+ * job token none: sealed, not authenticated), both ephemeral keys and
+ * both nonces as they went on the wire. Bytes read past the HelloReply
+ * are its first records. A link that picked no cipher stays plaintext.
+ * 0, or -1 with l lost.
+ */
+static int
+dp_seal_on(struct dp_link *l, const uint8_t *peer_pub,
+    const uint8_t *nonce_c, size_t nonce_c_len)
+{
+	const struct auth_key *k = tp_keyed ? &dp_peers[l->c.peer].key : NULL;
+	uint8_t own[SEAL_PUB_LEN], peer[SEAL_PUB_LEN];
+	struct tp_conn *c = &l->c;
+	char who[32];
+	int rc;
+
+	snprintf(who, sizeof(who), "rank %d", dp_rank);
+	auth_client_trace(who, c->addr, l->cipher);
+	if (l->cipher == SEAL_NONE)
+		return 0;
+	memcpy(own, l->kx.pub, SEAL_PUB_LEN);
+	memcpy(peer, peer_pub, SEAL_PUB_LEN);
+	rc = seal_start(&c->seal, l->dialled, l->cipher, k != NULL ? k->k :
+	    NULL, k != NULL ? k->len : 0, &l->kx, peer, l->dialled ? own :
+	    peer, l->dialled ? peer : own, l->nonce_s, l->nonce_s_len,
+	    nonce_c, nonce_c_len);
+	if (rc < 0) {
+		dp_link_lost(c, "handshake", "degenerate key exchange key");
+		return -1;
+	}
+	if (c->inpos < c->inlen && seal_feed(&c->seal, c->in + c->inpos,
+	    c->inlen - c->inpos) < 0) {
+		dp_link_lost(c, "handshake", "out of memory");
+		return -1;
+	}
+	c->inpos = c->inlen = 0;
+	return 0;
+}
+
+/*
+ * The cipher an accepted link's Hello picked must be one we offered,
+ * with its key; none only when we offered none or may talk plaintext.
+ * NULL, or why not.
+ */
+static const char *
+dp_check_pick(struct dp_link *l, const Mpiv__Hello *h)
+{
+	if (h->cipher == SEAL_NONE) {
+		if (l->offered != 0 && !auth_client_plain_ok())
+			return "encryption required; the peer is an old build "
+			    "or runs --insecure-plaintext";
+		l->cipher = SEAL_NONE;
+		return NULL;
+	}
+	if (h->cipher >= 32 || (l->offered & (1u << h->cipher)) == 0)
+		return "a cipher we did not offer";
+	if (h->kx_pub.len != SEAL_PUB_LEN ||
+	    h->auth_nonce.len != AUTH_NONCE_LEN)
+		return "a cipher without its key exchange";
+	l->cipher = (enum seal_cipher)h->cipher;
+	return NULL;
+}
+
 /* Our lookup of p answered an accepted link waiting for it. */
 static void
 dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
@@ -442,6 +519,7 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 	Mpiv__HelloReply r = MPIV__HELLO_REPLY__INIT;
 	Mpiv__Hello *h = l->hello;
 	int p = l->c.peer;
+	struct auth_offer offer;
 	uint8_t proof[AUTH_HASH_LEN];
 	const char *why;
 	char text[160];
@@ -462,14 +540,21 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 		auth_key_set(&dp_peers[p].key, pi->pair_key.data,
 		    pi->pair_key.len);
 		dp_peers[p].have_key = true;
-		if ((why = auth_check_hello(&dp_peers[p].key, l->nonce_s, &auth_no_offer, h,
-		    proof)) != NULL) {
+		offer.kx_pub = l->kx.pub;
+		offer.kx_pub_len = l->offered != 0 ? SEAL_PUB_LEN : 0;
+		offer.ciphers = l->offered;
+		if ((why = auth_check_hello(&dp_peers[p].key, l->nonce_s,
+		    &offer, h, proof)) != NULL) {
 			dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, why,
 			    NULL);
 			return;
 		}
 		r.auth_proof.data = proof;
 		r.auth_proof.len = sizeof(proof);
+	}
+	if ((why = dp_check_pick(l, h)) != NULL) {
+		dp_refuse(l, MPIV__ERROR_CODE__ERR_UNSPECIFIED, why, NULL);
+		return;
 	}
 	if (h->incarnation < pi->incarnation) {
 		/* Proven (with a token): the dialler may believe it. */
@@ -491,13 +576,24 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 	r.peer_delivered = dpx_held(p);
 	l->peer_inc = h->incarnation;
 	l->peer_delivered = h->peer_delivered;
-	frame_free_meta(&h->base);
-	l->hello = NULL;
 	if (tp_conn_send(&l->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &r.base, NULL,
 	    0, NULL, NULL, false) != MPI_SUCCESS || l->c.dead) {
 		dp_link_close(l);
 		return;
 	}
+	/* The reply is our last plaintext: it must be out before the
+	   session starts (a fresh socket takes it at once; if not, the
+	   dialler dials again). */
+	if (l->c.qhead != NULL) {
+		dp_link_lost(&l->c, "handshake", "the reply did not go out "
+		    "at once");
+		return;
+	}
+	if (dp_seal_on(l, h->kx_pub.data, h->auth_nonce.data,
+	    h->auth_nonce.len) < 0)
+		return;
+	frame_free_meta(&h->base);
+	l->hello = NULL;
 	dp_link_up(l);
 }
 
@@ -549,7 +645,41 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 	h.peer = l->c.peer;
 	h.peer_delivered = dpx_held(l->c.peer);
 	l->peer_delivered = 0;
+	/* The key exchange: our ephemeral key and the cipher we pick. */
+	l->offered = ch->ciphers;
+	l->cipher = SEAL_NONE;
+	if (ch->ciphers != 0) {
+		if (ch->kx_pub.len != SEAL_PUB_LEN || seal_init() < 0 ||
+		    (l->cipher = seal_pick(ch->ciphers)) == SEAL_NONE ||
+		    seal_kx_new(&l->kx) < 0) {
+			dp_link_lost(&l->c, "handshake", "no usable key "
+			    "exchange offer");
+			return;
+		}
+		memcpy(l->server_pub, ch->kx_pub.data, SEAL_PUB_LEN);
+		h.kx_pub.data = l->kx.pub;
+		h.kx_pub.len = SEAL_PUB_LEN;
+		h.cipher = (uint32_t)l->cipher;
+	} else if (!auth_client_plain_ok()) {
+		dp_link_lost(&l->c, "handshake", AUTH_ERR_PLAIN);
+		return;
+	}
+	/* Both nonces go into the keys whenever there is one of each. */
+	l->nonce_s_len = ch->nonce.len == AUTH_NONCE_LEN ? AUTH_NONCE_LEN : 0;
+	if (l->nonce_s_len > 0)
+		memcpy(l->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
+	if (l->cipher != SEAL_NONE && !tp_keyed) {
+		if (auth_random(l->nonce_c, sizeof(l->nonce_c)) < 0) {
+			dp_link_lost(&l->c, "handshake", "no random nonce");
+			return;
+		}
+		h.auth_nonce.data = l->nonce_c;
+		h.auth_nonce.len = sizeof(l->nonce_c);
+	}
 	if (tp_keyed) {
+		struct auth_offer offer = { ch->kx_pub.data, ch->kx_pub.len,
+		    ch->ciphers };
+
 		if (!ch->auth) {
 			dp_link_lost(&l->c, "handshake", AUTH_ERR_NOAUTH);
 			return;
@@ -563,7 +693,7 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 		memcpy(l->nonce_s, ch->nonce.data, AUTH_NONCE_LEN);
 		h.auth_nonce.data = l->nonce_c;
 		h.auth_nonce.len = sizeof(l->nonce_c);
-		auth_hello_proof(&pp->key, l->nonce_s, &auth_no_offer, &h, l->proof);
+		auth_hello_proof(&pp->key, l->nonce_s, &offer, &h, l->proof);
 		h.auth_proof.data = l->proof;
 		h.auth_proof.len = sizeof(l->proof);
 	}
@@ -632,6 +762,8 @@ dp_got_reply(struct dp_link *l, const Mpiv__HelloReply *r)
 	}
 	l->peer_inc = r->incarnation;
 	l->peer_delivered = r->peer_delivered;
+	if (dp_seal_on(l, l->server_pub, l->nonce_c, AUTH_NONCE_LEN) < 0)
+		return;
 	dp_link_up(l);
 }
 
@@ -746,13 +878,22 @@ dp_accept(void)
 		l->st = L_WAIT_HELLO;
 		ch.version = AUTH_VERSION;
 		ch.auth = tp_keyed;
-		if (tp_keyed) {
-			if (auth_random(l->nonce_s, sizeof(l->nonce_s)) < 0) {
+		/* a nonce with or without a token: it goes into the keys */
+		if (auth_random(l->nonce_s, sizeof(l->nonce_s)) < 0) {
+			dp_link_close(l);
+			continue;
+		}
+		l->nonce_s_len = sizeof(l->nonce_s);
+		ch.nonce.data = l->nonce_s;
+		ch.nonce.len = sizeof(l->nonce_s);
+		if ((l->offered = auth_client_serve_ciphers()) != 0) {
+			if (seal_kx_new(&l->kx) < 0) {
 				dp_link_close(l);
 				continue;
 			}
-			ch.nonce.data = l->nonce_s;
-			ch.nonce.len = sizeof(l->nonce_s);
+			ch.kx_pub.data = l->kx.pub;
+			ch.kx_pub.len = SEAL_PUB_LEN;
+			ch.ciphers = l->offered;
 		}
 		if (tp_conn_send(&l->c, MPIV__MSG_TYPE__MSG_CHALLENGE,
 		    &ch.base, NULL, 0, NULL, NULL, false) != MPI_SUCCESS)
@@ -801,7 +942,7 @@ dp_poll_fill(struct pollfd *pfd, int max)
 			continue;
 		pfd[n].fd = l->c.fd;
 		pfd[n].events = l->st == L_CONNECTING ? POLLOUT :
-		    POLLIN | (l->c.qhead != NULL ? POLLOUT : 0);
+		    POLLIN | (tp_conn_out_due(&l->c) ? POLLOUT : 0);
 		pfd[n].revents = 0;
 		dp_pollobj[n++] = l;
 	}
@@ -854,6 +995,8 @@ dp_poll_handle(struct pollfd *pfd, int n)
 		struct dp_link *l = dp_pollobj[i];
 		short ev = pfd[i].revents;
 
+		if (l != NULL && !l->gone && tp_conn_in_ready(&l->c))
+			ev |= POLLIN;
 		if (ev == 0)
 			continue;
 		if (l == NULL) {
@@ -868,12 +1011,23 @@ dp_poll_handle(struct pollfd *pfd, int n)
 		}
 		if (ev & (POLLIN | POLLHUP | POLLERR))
 			(void)tp_read(&l->c);
-		if (!l->gone && !l->c.dead && l->c.qhead != NULL)
+		if (!l->gone && !l->c.dead && tp_conn_out_due(&l->c))
 			(void)tp_write(&l->c);
 	}
 	dp_timed();
 	dpx_tick();
 	dp_reap();
+}
+
+bool
+dp_poll_ready(void)
+{
+	if (!dp_active)
+		return false;
+	for (struct dp_link *l = dp_links; l != NULL; l = l->next)
+		if (!l->gone && tp_conn_in_ready(&l->c))
+			return true;
+	return false;
 }
 
 int
@@ -952,6 +1106,9 @@ dp_clone_detach(void)
 		if (l->c.fd >= 0)
 			close(l->c.fd);
 		l->c.fd = -1;
+		/* no session keys in the image */
+		seal_kx_wipe(&l->kx);
+		seal_end(&l->c.seal);
 	}
 	if (dp_lfd >= 0)
 		close(dp_lfd);
@@ -974,6 +1131,9 @@ dp_links_restart(uint32_t inc)
 		pp->backoff_ms = 0;
 		pp->bye = false;
 		pp->want = p != dp_rank;
+		/* the image's pair keys were bound to its old incarnation */
+		auth_wipe(&pp->key, sizeof(pp->key));
+		pp->have_key = false;
 	}
 	return dp_listen_open(dp_cms);
 }

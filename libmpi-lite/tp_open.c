@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "auth_client.h"
 #include "mono.h"
 #include "net.h"
 #include "direct.h"
@@ -74,8 +75,8 @@ tp_read_ndlog(struct tp_conn *c, char *err, size_t errlen)
 		long left = (deadline - mono_us()) / 1000;
 		bool last;
 
-		if (left <= 0 || frame_read(c->fd, &h, &m, &payload, (int)left,
-		    &ferr) < 0) {
+		if (left <= 0 || frame_read_s(&c->seal, c->fd, &h, &m, &payload,
+		    (int)left, &ferr) < 0) {
 			snprintf(err, errlen, "home CM %s did not send the "
 			    "replay log (nd_log) within %d s: %s", c->addr,
 			    TP_HELLO_MS / 1000, left <= 0 || errno == ETIMEDOUT ?
@@ -134,11 +135,18 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 		hello.name = name;
 	}
 	if (auth_client_hello(c->fd, tp_keyed ? &tp_key : NULL, &hello,
-	    TP_HELLO_MS, &rep, why, sizeof(why)) < 0) {
+	    &c->seal, TP_HELLO_MS, &rep, why, sizeof(why)) < 0) {
 		snprintf(err, errlen, "CM %s: %s", c->addr, why);
 		return -1;
 	}
 	m = &rep->base;
+	if (rep->ok) {
+		char who[48];
+
+		snprintf(who, sizeof(who), "rank %d", rank);
+		auth_client_trace(who, c->addr, c->seal.on ?
+		    c->seal.tx.cipher : SEAL_NONE);
+	}
 	if (!rep->ok) {
 		snprintf(err, errlen, "CM %s refused rank %d: %s", c->addr,
 		    rank, rep->error && *rep->error ? rep->error : "(no reason)");
@@ -224,7 +232,11 @@ mpiv_tp_open(const char *cms, const char *job, int rank, int size,
 		auth_key_set(&tp_key, k, sizeof(k));
 		auth_wipe(k, sizeof(k));
 		tp_keyed = true;
-		/* Programs the rank starts have no business with it. */
+		/* Programs the rank starts have no business with it, and
+		   its checkpoint images keep no copy: the string is wiped
+		   where it lies (the initial environment, which
+		   unsetenv leaves in memory). */
+		auth_wipe((char *)key, strlen(key));
 		(void)unsetenv(AUTH_ENV_RANK);
 	}
 	free(tp_job);
@@ -274,6 +286,7 @@ out_close:
 	for (i = 0; i < tp_nconns; i++) {
 		if (tp_conns[i].fd >= 0)
 			close(tp_conns[i].fd);
+		seal_end(&tp_conns[i].seal);
 		free(tp_conns[i].in);
 	}
 out_free:
@@ -327,6 +340,7 @@ mpiv_tp_close(int exit_code)
 		struct tp_frame *f, *next;
 
 		close(c->fd);
+		seal_end(&c->seal);
 		for (f = c->qhead; f != NULL; f = next) {
 			next = f->next;
 			tp_frame_put(f);
@@ -358,7 +372,7 @@ mpiv_tp_send_now(int cm, uint16_t type, const ProtobufCMessage *m)
 	if ((rc = tp_send(cm, type, m, NULL, 0, NULL, NULL, false)) !=
 	    MPI_SUCCESS)
 		return rc;
-	while (c->qhead != NULL) {
+	while (tp_conn_out_due(c) && !c->dead) {
 		struct pollfd p = { .fd = c->fd, .events = POLLOUT };
 
 		if (poll(&p, 1, -1) < 0 && errno != EINTR)
@@ -376,6 +390,9 @@ mpiv_tp_clone_detach(void)
 		if (tp_conns[i].fd >= 0)
 			close(tp_conns[i].fd);
 		tp_conns[i].fd = -1;
+		/* The parent's session keys stay out of the image: the
+		   restored clone makes sessions of its own. */
+		seal_end(&tp_conns[i].seal);
 	}
 }
 
@@ -405,6 +422,21 @@ tp_reset_conn(struct tp_conn *c)
 	c->qhead = c->qtail = c->utail = NULL;
 	c->nurgent = 0;
 	c->dead = false;
+	seal_end(&c->seal);	/* a new handshake makes a new session */
+}
+
+int
+mpiv_tp_set_key(const char *hex)
+{
+	uint8_t k[AUTH_HASH_LEN];
+
+	if (strlen(hex) != 2 * AUTH_HASH_LEN ||
+	    auth_unhex(hex, k, sizeof(k)) < 0)
+		return -1;
+	auth_key_set(&tp_key, k, sizeof(k));	/* clears the old one first */
+	auth_wipe(k, sizeof(k));
+	tp_keyed = true;
+	return 0;
 }
 
 int

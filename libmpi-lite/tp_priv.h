@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "seal.h"
 #include "transport.h"
 
 #define TP_HDR_CAP	  128		/* header + a small control message */
@@ -22,6 +23,7 @@
 #define TP_DIAL_MS	  10000		/* keep trying a CM for this long */
 #define TP_HELLO_MS	  30000
 #define TP_PREAUTH_MAX	  4096		/* frame bytes before authentication */
+#define TP_SEAL_CHUNK	  (256u * 1024)	/* plaintext sealed per write */
 
 struct tp_frame {
 	struct tp_frame *next;
@@ -47,6 +49,10 @@ struct tp_conn {
 	int peer;
 	bool preauth;		/* a peer link before its handshake ended:
 				   frames over TP_PREAUTH_MAX close it */
+	/* The session once the handshake ended (runtime/seal.h): every
+	   byte in and out goes through it when on. Off (and wiped) in a
+	   checkpoint clone, which reconnects with a new handshake. */
+	struct seal seal;
 
 	struct tp_frame *qhead, *qtail;
 	struct tp_frame *utail;		/* last urgent frame near the front */
@@ -85,8 +91,9 @@ extern uint32_t tp_incarnation;	/* of this process (MPIV_INCARNATION) */
 extern uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 extern uint64_t tp_log_events;	/* HelloReply: logged decisions to replay */
 extern uint64_t tp_last_event;		/* last event fully received */
-/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
-   Kept in memory, so a restored image reconnects with it. */
+/* K_{r,i} from MPIV_RANK_KEY: proves this incarnation of this rank of
+   this job to every CM. A restored image is given its new incarnation's
+   on its ctrl-in pipe (mpiv_tp_set_key), which overwrites the old. */
 extern struct auth_key tp_key;
 extern bool tp_keyed;
 /*
@@ -96,6 +103,22 @@ extern bool tp_keyed;
  * back to its harness). Hidden, like every tp_ name: libmpi exports MPI.
  */
 extern void (*tp_test_exit_hook)(void) __attribute__((visibility("hidden")));
+
+/* Output is due on c: frames queued, or ciphertext sealed and not yet
+   written (poll for POLLOUT, call tp_write). */
+static inline bool
+tp_conn_out_due(const struct tp_conn *c)
+{
+	return c->qhead != NULL || (c->seal.on && seal_pending(&c->seal) > 0);
+}
+
+/* Plaintext waits inside c's session: poll() will not say so, the
+   reader must run without waiting for the descriptor. */
+static inline bool
+tp_conn_in_ready(const struct tp_conn *c)
+{
+	return c->seal.on && seal_readable(&c->seal);
+}
 
 /* transport.c */
 struct tp_frame *tp_frame_get(void);
@@ -123,6 +146,8 @@ void dp_link_lost(struct tp_conn *c, const char *what, const char *why);
 void dp_peer_info(const Mpiv__PeerInfo *pi);
 int dp_poll_count(void);
 int dp_poll_fill(struct pollfd *pfd, int max);
+/* A link has plaintext waiting in its session (tp_conn_in_ready). */
+bool dp_poll_ready(void);
 void dp_poll_handle(struct pollfd *pfd, int n);
 /* Milliseconds until a timed step (a lookup to retry), -1 when none. */
 int dp_timeout_ms(void);

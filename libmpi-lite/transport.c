@@ -57,8 +57,9 @@ uint32_t tp_incarnation;
 uint64_t tp_resume_event, tp_resume_nd;	/* Hello of a restored clone */
 uint64_t tp_log_events;		/* HelloReply: logged decisions to replay */
 uint64_t tp_last_event;		/* last event fully received */
-/* K_rank from MPIV_RANK_KEY: proves this rank of this job to every CM.
-   Kept in memory, so a restored image reconnects with it. */
+/* K_{r,i} from MPIV_RANK_KEY: proves this incarnation of this rank of
+   this job to every CM. A restored image is given its new incarnation's
+   on its ctrl-in pipe (mpiv_tp_set_key), which overwrites the old. */
 struct auth_key tp_key;
 bool tp_keyed;
 void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
@@ -66,6 +67,7 @@ void (*tp_test_exit_hook)(void);	/* NULL but in the fuzz target */
 /* The code tp_send returns once a write failed (a local error sets it). */
 static int tp_local_code = MPI_ERR_PROC_FAILED;
 static void tp_local_error(struct tp_conn *c, int e);
+static void tp_say_altered(const struct tp_conn *c);
 
 /* ---------------- frames ---------------- */
 
@@ -93,15 +95,82 @@ tp_frame_put(struct tp_frame *f)
 /* ---------------- output ---------------- */
 
 /*
+ * A write to c failed with e. The connection's loss (tp_lost, or the
+ * refusal an Error frame still in the socket says) or a local error.
+ * -1.
+ */
+static int
+tp_write_failed(struct tp_conn *c, int e)
+{
+	if (!tp_conn_errno(e) && e != EBADMSG) {
+		/* Ours, not the connection's: a buffer the program passed
+		   is unreadable (EFAULT) or the kernel is short of memory.
+		   An MPI error, never a self-kill and restart, which would
+		   only meet it again. */
+		tp_local_error(c, e);
+		return -1;
+	}
+	/* The CM may have said why before it closed (replay diverged,
+	   fencing): an Error frame still in the socket makes this a
+	   refusal, not a lost CM. */
+	(void)tp_read(c);
+	if (!c->dead)
+		tp_lost(c, "write", strerror(e));
+	return -1;
+}
+
+/*
+ * Writes iov to c: a gathered send, or through c's session when on
+ * (then the bytes taken are sealed, maybe not all written yet: they
+ * wait in the session, tp_conn_out_due).
+ */
+static ssize_t
+tp_sendv(struct tp_conn *c, struct iovec *iov, int n)
+{
+	struct msghdr mh;
+
+	if (c->seal.on) {
+		/* At most TP_SEAL_CHUNK bytes sealed per write, so that a
+		   big message's first records are on their way (and being
+		   opened) while the next ones are sealed. */
+		size_t total = 0;
+		int k;
+
+		for (k = 0; k < n && total < TP_SEAL_CHUNK; k++)
+			total += iov[k].iov_len;
+		if (total > TP_SEAL_CHUNK) {
+			struct iovec last = iov[k - 1];
+			ssize_t w;
+
+			iov[k - 1].iov_len -= total - TP_SEAL_CHUNK;
+			w = seal_writev(&c->seal, c->fd, iov, k);
+			iov[k - 1] = last;
+			return w;
+		}
+		return seal_writev(&c->seal, c->fd, iov, k);
+	}
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = iov;
+	mh.msg_iovlen = (size_t)n;
+	return sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/*
  * Writes as much of c's queue as the socket takes, several frames per
- * sendmsg. Frames fully written are retired and their request told.
+ * sendmsg (or seal_writev). Frames fully written (sealed) are retired
+ * and their request told.
  */
 int
 tp_write(struct tp_conn *c)
 {
+	if (c->seal.on && !c->dead && seal_pending(&c->seal) > 0 &&
+	    seal_flush(&c->seal, c->fd) < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+			return 0;
+		return tp_write_failed(c, errno);
+	}
 	while (c->qhead != NULL && !c->dead) {
 		struct iovec iov[TP_IOV_MAX];
-		struct msghdr mh;
 		struct tp_frame *f;
 		ssize_t w;
 		int n = 0;
@@ -120,32 +189,13 @@ tp_write(struct tp_conn *c)
 				iov[n++].iov_len = f->plen - (f->off - f->hlen);
 			}
 		}
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = iov;
-		mh.msg_iovlen = (size_t)n;
-		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		w = tp_sendv(c, iov, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			int e = errno;
-			if (!tp_conn_errno(e)) {
-				/* Ours, not the connection's: a buffer the
-				   program passed is unreadable (EFAULT) or
-				   the kernel is short of memory. An MPI
-				   error, never a self-kill and restart,
-				   which would only meet it again. */
-				tp_local_error(c, e);
-				return -1;
-			}
-			/* The CM may have said why before it closed (replay
-			   diverged, fencing): an Error frame still in the
-			   socket makes this a refusal, not a lost CM. */
-			(void)tp_read(c);
-			if (!c->dead)
-				tp_lost(c, "write", strerror(e));
-			return -1;
+			return tp_write_failed(c, errno);
 		}
 		while (c->qhead != NULL) {
 			size_t left;
@@ -276,7 +326,7 @@ tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
 	f->off = 0;
 	f->is_send = type == MPIV__MSG_TYPE__MSG_SEND ||
 	    type == MPIV__MSG_TYPE__MSG_DSEND;
-	idle = c->qhead == NULL;
+	idle = !tp_conn_out_due(c);
 	tp_enqueue(c, f, urgent);
 	/* Fast path: an idle connection takes the frame right now (an
 	   urgent one tries even behind a stalled frame). */
@@ -636,6 +686,32 @@ tp_parse(struct tp_conn *c)
 		c->inpos = c->inlen = 0;
 }
 
+/* Reads at most n bytes of c: from the socket, or through c's session
+   when on (one record's plaintext at most). Like recv(2). */
+static ssize_t
+tp_recv(struct tp_conn *c, void *buf, size_t n)
+{
+	if (c->seal.on)
+		return seal_read(&c->seal, c->fd, buf, n);
+	return recv(c->fd, buf, n, MSG_DONTWAIT);
+}
+
+/*
+ * After a read of n bytes of the want asked: whether c is drained for
+ * now, saving the read that would say EAGAIN. Plaintext: a short read
+ * means the socket had no more. Sealed: a read answers one record at
+ * most, so short says little; between frames we stop once the session
+ * holds nothing (poll says whether the socket has more), in the middle
+ * of a payload we read on.
+ */
+static bool
+tp_drained(const struct tp_conn *c, size_t n, size_t want)
+{
+	if (n >= want || tp_conn_in_ready(c))
+		return false;
+	return !c->seal.on || !c->in_payload;
+}
+
 /*
  * Reads everything the socket has. Payload bytes bound for user memory
  * bypass the buffer once it is empty.
@@ -650,15 +726,13 @@ tp_read(struct tp_conn *c)
 		    c->pgot < c->pkeep) {
 			size_t want = c->pkeep - c->pgot;
 
-			n = recv(c->fd, c->pdst + c->pgot, want, MSG_DONTWAIT);
+			n = tp_recv(c, c->pdst + c->pgot, want);
 			if (n > 0) {
 				c->pgot += (size_t)n;
 				c->prest -= (size_t)n;
 				if (c->prest == 0)
 					tp_frame_done(c);
-				/* A short read means the socket is drained:
-				   save the recv that would say EAGAIN. */
-				if ((size_t)n < want)
+				if (tp_drained(c, (size_t)n, want))
 					return 0;
 				continue;
 			}
@@ -671,14 +745,24 @@ tp_read(struct tp_conn *c)
 			}
 			size_t want = c->incap - c->inlen;
 
-			n = recv(c->fd, c->in + c->inlen, want, MSG_DONTWAIT);
+			n = tp_recv(c, c->in + c->inlen, want);
 			if (n > 0) {
 				c->inlen += (size_t)n;
 				tp_parse(c);
-				if ((size_t)n < want)
+				if (tp_drained(c, (size_t)n, want))
 					return 0;
 				continue;
 			}
+		}
+		if (n < 0 && errno == EBADMSG) {
+			/* Altered on the way, or not our peer's keys: the
+			   connection cannot go on. Said on stderr too, as
+			   fencing is: a logging rank kills itself next, and
+			   an attack must not pass for a plain crash. */
+			tp_say_altered(c);
+			tp_lost(c, "read", "a sealed record failed to open "
+			    "(altered on the way?)");
+			return -1;
 		}
 		if (n == 0) {
 			tp_lost(c, "read", c->is_peer ? "connection closed by "
@@ -823,6 +907,23 @@ mpiv_tp_set_error(const char *fmt, ...)
 	tp_err = tp_errbuf;
 }
 
+/* One line on stderr: a record from c failed to open. */
+static void
+tp_say_altered(const struct tp_conn *c)
+{
+	char line[600];
+	int n;
+
+	n = snprintf(line, sizeof(line), "mpiv: rank %d: %s %d (%s): a sealed "
+	    "record failed to open (altered on the way?); dropping the "
+	    "connection\n", mpiv_state.world_rank, c->is_peer ? "rank" :
+	    "Channel Memory", c->is_peer ? c->peer : c->index, c->addr);
+	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n :
+	    sizeof(line) - 1) < 0) {
+		/* nothing more to do */
+	}
+}
+
 /*
  * Fencing: a newer incarnation of this rank exists, so this process must
  * stop acting at once, whatever the error handler says: one line on
@@ -890,6 +991,7 @@ tp_progress(int timeout_ms, long sleep_us)
 	int ndp = dp_poll_count();
 	struct pollfd pfd[tp_nconns + 1 + ndp];
 	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd(), dp0, dpt;
+	bool ready = false;
 	struct spin_wait w;
 
 	if (tp_err != NULL)
@@ -903,8 +1005,10 @@ tp_progress(int timeout_ms, long sleep_us)
 	for (i = 0; i < tp_nconns; i++) {
 		pfd[i].fd = tp_conns[i].fd;
 		pfd[i].events = POLLIN |
-		    (tp_conns[i].qhead != NULL ? POLLOUT : 0);
+		    (tp_conn_out_due(&tp_conns[i]) ? POLLOUT : 0);
 		pfd[i].revents = 0;
+		/* Opened plaintext waits in the session: no sleeping. */
+		ready |= tp_conn_in_ready(&tp_conns[i]);
 	}
 	/* The node's ctrl pipe (checkpoint requests, go) rides along. */
 	if (ctrl >= 0) {
@@ -917,6 +1021,18 @@ tp_progress(int timeout_ms, long sleep_us)
 	dp0 = nfds;
 	nfds += dp_poll_fill(pfd + dp0, ndp);
 	dpt = dp_timeout_ms();
+	if (dp_poll_ready())
+		ready = true;
+	if (ready) {
+		/* Something to read without the sockets: a look at them
+		   without waiting, then everything is handled. */
+		rc = poll(pfd, (nfds_t)nfds, 0);
+		if (rc < 0 && errno != EINTR)
+			return MPI_ERR_INTERN;
+		if (rc < 0)
+			rc = 0;
+		goto handle;
+	}
 	if (sleep_us > 0) {
 		struct timespec ts;
 
@@ -960,7 +1076,7 @@ tp_progress(int timeout_ms, long sleep_us)
 	if (timeout_ms != 0)
 		spin_end(&tp_spin, &w, mono_us(), rc > 0);
 handle:
-	if (rc == 0) {
+	if (rc == 0 && !ready) {
 		dp_poll_handle(NULL, 0);	/* timed steps */
 		return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
 	}
@@ -970,12 +1086,14 @@ handle:
 		struct tp_conn *c = &tp_conns[i];
 
 		n = pfd[i].revents;
+		if (tp_conn_in_ready(c))
+			n |= POLLIN;
 		if (n == 0 || c->dead)
 			continue;
 		/* Read first (it also notices a hangup), then write. */
 		if (n & (POLLIN | POLLHUP | POLLERR))
 			tp_read(c);
-		if (!c->dead && c->qhead != NULL)
+		if (!c->dead && tp_conn_out_due(c))
 			tp_write(c);
 	}
 	dp_poll_handle(pfd + dp0, nfds - dp0);
@@ -1033,7 +1151,7 @@ mpiv_tp_flush(void)
 		int i, rc;
 
 		for (i = 0; i < tp_nconns; i++)
-			if (tp_conns[i].qhead != NULL)
+			if (tp_conn_out_due(&tp_conns[i]))
 				pending = true;
 		if (!pending)
 			return MPI_SUCCESS;

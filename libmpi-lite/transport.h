@@ -360,6 +360,9 @@ void mpiv_tp_clone_detach(void);
  */
 int mpiv_tp_reopen(uint32_t incarnation, uint64_t resume_event,
     uint64_t resume_nd, char *err, size_t errlen);
+/* A restored clone's new credential (hex, from its node): replaces the
+   old incarnation's in place. 0, or -1 when hex is not a key. */
+int mpiv_tp_set_key(const char *hex);
 /* Fails every later call with this one-line reason, like a lost
    connection (a replay that contradicts the log, a failed restore); the
    first reason stays. */

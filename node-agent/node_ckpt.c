@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cksum.h"
+#include "auth_client.h"
 #include "criu.h"
 #include "frame.h"
 #include "log.h"
@@ -72,6 +73,8 @@ struct ckpt_args {
 	uint64_t k, event, nd, post;
 	uint64_t out_base, err_base;
 	char cs[128], cm[128];
+	uint8_t image_key[AUTH_HASH_LEN];	/* the task's, if has_image_key */
+	bool has_image_key;
 	char dir[64];		/* the dump, made by the helper */
 	Mpiv__PipeInode pipes[CKPT_NFDS];
 	size_t npipes;
@@ -246,6 +249,7 @@ ckpt_raw_size(const char *dir)
 
 struct ckpt_up {
 	int fd;
+	struct seal seal;
 	uint64_t bytes, sum;
 	uint8_t buf[CKPT_CHUNK];
 	size_t len;
@@ -258,8 +262,8 @@ ckpt_up_flush(struct ckpt_up *u)
 
 	if (u->len == 0)
 		return 0;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA, &d.base, u->buf,
-	    (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_DATA,
+	    &d.base, u->buf, (uint32_t)u->len, CKPT_IO_TIMEOUT_MS) < 0)
 		return -1;
 	u->len = 0;
 	return 0;
@@ -289,8 +293,8 @@ ckpt_up_out(void *ctx, const void *buf, size_t len)
 
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */
 int
-ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
-    char *err, size_t n)
+ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n)
 {
 	struct frame_hdr h;
 	ProtobufCMessage *m;
@@ -298,7 +302,7 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
 	const char *e = NULL;
 
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
+		if (frame_read_s(s, fd, &h, &m, &payload, CKPT_IO_TIMEOUT_MS,
 		    &e) < 0) {
 			snprintf(err, n, "checkpoint server %s: %s", cs,
 			    e != NULL ? e : errno == ECONNRESET ?
@@ -321,16 +325,21 @@ ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
 }
 
 /*
- * Dials a CS and says Hello as a node, proving K_node when we have it
- * (the handshake is done before any image byte goes). fd or -1.
+ * Dials a CS and says Hello as a node (the handshake is done before any
+ * image byte goes): with image_key, as the node of incarnation inc of
+ * rank of job, proving that key, so that the CS serves this connection
+ * that rank's images; without, proving K_node when we have it. fd or -1.
  */
 int
-ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
+ckpt_dial_cs(const char *cs, const char *job, int32_t rank, uint32_t inc,
+    const uint8_t *image_key, struct seal *s, char *err, size_t n)
 {
+	struct auth_key ik;
+	const struct auth_key *key = ckpt_key;
 	Mpiv__Hello h = MPIV__HELLO__INIT;
 	Mpiv__HelloReply *hr;
 	char why[256];
-	int fd;
+	int fd, rc;
 
 	if (*cs == '\0') {
 		snprintf(err, n, "no checkpoint server for this rank");
@@ -344,9 +353,19 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 	h.version = FRAME_VERSION;
 	h.role = MPIV__ROLE__ROLE_NODE;
 	h.rank = -1;
-	h.name = (char *)name;
-	if (auth_client_hello(fd, ckpt_key, &h, CKPT_IO_TIMEOUT_MS, &hr, why,
-	    sizeof(why)) < 0) {
+	h.name = "node";
+	if (image_key != NULL && ckpt_key != NULL) {
+		h.job_id = (char *)job;
+		h.rank = rank;
+		h.incarnation = inc;
+		auth_key_set(&ik, image_key, AUTH_HASH_LEN);
+		key = &ik;
+	}
+	rc = auth_client_hello(fd, key, &h, s, CKPT_IO_TIMEOUT_MS, &hr, why,
+	    sizeof(why));
+	if (key == &ik)
+		auth_wipe(&ik, sizeof(ik));
+	if (rc < 0) {
 		snprintf(err, n, "checkpoint server %s: %s", cs, why);
 		close(fd);
 		return -1;
@@ -355,10 +374,12 @@ ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n)
 		snprintf(err, n, "checkpoint server %s refused us: %s", cs,
 		    hr->error);
 		frame_free_meta(&hr->base);
+		seal_end(s);
 		close(fd);
 		return -1;
 	}
 	frame_free_meta(&hr->base);
+	auth_client_trace("node", cs, s->on ? s->tx.cipher : SEAL_NONE);
 	return fd;
 }
 
@@ -392,7 +413,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		return -1;
 	}
 	u->sum = CKSUM_INIT;
-	if ((u->fd = ckpt_dial_cs(a->cs, "node", res->error,
+	if ((u->fd = ckpt_dial_cs(a->cs, a->job, a->rank, a->incarnation,
+	    a->has_image_key ? a->image_key : NULL, &u->seal, res->error,
 	    sizeof(res->error))) < 0)
 		goto out;
 	meta.job_id = (char *)a->job;
@@ -416,8 +438,8 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 		meta.chain = img->chain;
 	}
 	put.meta = &meta;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT, &put.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_PUT,
+	    &put.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
@@ -435,13 +457,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->raw_bytes = meta.raw_bytes;
 	end.bytes = u->bytes;
 	end.checksum = u->sum;
-	if (frame_write(u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END, &end.base, NULL,
-	    0, CKPT_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_IMAGE_END,
+	    &end.base, NULL, 0, CKPT_IO_TIMEOUT_MS) < 0) {
 		snprintf(res->error, sizeof(res->error), "upload to %s: %s",
 		    a->cs, strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
+	if (ckpt_expect(&u->seal, u->fd, a->cs, MPIV__MSG_TYPE__MSG_IMAGE_ACK, &m,
 	    res->error, sizeof(res->error)) < 0)
 		goto out;
 	ack = (Mpiv__ImageAck *)m;
@@ -455,12 +477,13 @@ ckpt_upload(const struct ckpt_args *a, const char *dir,
 	res->bytes = u->bytes;
 	if (rc == 0) {
 		Mpiv__Bye bye = MPIV__BYE__INIT;
-		(void)frame_write(u->fd, MPIV__MSG_TYPE__MSG_BYE, &bye.base,
-		    NULL, 0, 1000);
+		(void)frame_write_s(&u->seal, u->fd, MPIV__MSG_TYPE__MSG_BYE,
+		    &bye.base, NULL, 0, 1000);
 	}
 out:
 	if (u->fd >= 0)
 		close(u->fd);
+	seal_end(&u->seal);
 	free(u);
 	return rc;
 }
@@ -692,6 +715,7 @@ ckpt_op_free(struct ckpt_op *op)
 	/* The worker removes it when it finishes; not when it was killed. */
 	if (op->dir[0] != '\0')
 		proc_rmtree(op->dir);
+	auth_wipe(op->a.image_key, sizeof(op->a.image_key));
 	free(op);
 }
 
@@ -927,6 +951,8 @@ node_ckpt_clone(struct task *t, const char *args)
 	op->a.out_base = t->sync_k == k ? t->sync_base[0] : t->out_count[0];
 	op->a.err_base = t->sync_k == k ? t->sync_base[1] : t->out_count[1];
 	snprintf(op->a.cs, sizeof(op->a.cs), "%s", t->cs);
+	memcpy(op->a.image_key, t->image_key, sizeof(op->a.image_key));
+	op->a.has_image_key = t->has_image_key;
 	snprintf(op->a.cm, sizeof(op->a.cm), "%s", t->cm);
 	log_info("node ckpt-clone job=%s rank=%d incarnation=%u k=%llu "
 	    "clone_getpid=%d event=%llu nd=%llu post=%llu out_base=%"
@@ -944,6 +970,7 @@ node_ckpt_clone(struct task *t, const char *args)
 		snprintf(res.error, sizeof(res.error), "the node's privileged "
 		    "helper is gone");
 		ckpt_send_taken(n, t->job, t->rank, t->incarnation, k, &res);
+		auth_wipe(op->a.image_key, sizeof(op->a.image_key));
 		free(op);
 		return;
 	}

@@ -62,6 +62,9 @@ struct task {
 				   a restore into a fallback namespace) */
 	char cs[128];		/* Launch.cs, "" when none */
 	char cm[128];		/* home CM address */
+	/* Launch.image_key: proves this incarnation to cs (none: K_node) */
+	uint8_t image_key[AUTH_HASH_LEN];
+	bool has_image_key;
 	uint64_t out_count[2];	/* this incarnation's stream bytes, with base */
 	uint64_t sync_k;	/* last ckpt-sync answered */
 	uint64_t sync_base[2];	/* out_count at that ckpt-sync */
@@ -79,6 +82,8 @@ struct spawn_wait {
 	uint32_t incarnation;
 	pid_t ns_pid;
 	char cs[128], cm[128];
+	uint8_t image_key[AUTH_HASH_LEN];	/* Launch.image_key */
+	bool has_image_key;
 	char argv0[256], cwd[PATH_MAX];
 	int kill_sig;		/* a Kill that came meanwhile (0: none) */
 	struct spawn_wait *next;
@@ -192,11 +197,17 @@ int ckpt_mkdir(const char *kind, char *dir, size_t n);
 void ckpt_write_in(struct task *t, const char *line);
 void node_output_synced(struct node *n, const Mpiv__OutputSync *os);
 void task_drain(struct task *t);
-/* A CS connection, Hello'ed as a node. fd, or -1 (err). */
-int ckpt_dial_cs(const char *cs, const char *name, char *err, size_t n);
+/* A CS connection, Hello'ed as a node: for the images of incarnation
+   inc of rank of job, proving image_key (Launch.image_key), or, when
+   image_key is NULL, as any node (K_node). fd, its session in s (off
+   before; seal_end it after closing), or -1 (err). */
+struct seal;
+int ckpt_dial_cs(const char *cs, const char *job, int32_t rank,
+    uint32_t inc, const uint8_t *image_key, struct seal *s, char *err,
+    size_t n);
 /* Reads frames until one of type want; Error or EOF fail (naming cs). */
-int ckpt_expect(int fd, const char *cs, uint16_t want, ProtobufCMessage **out,
-    char *err, size_t n);
+int ckpt_expect(struct seal *s, int fd, const char *cs, uint16_t want,
+    ProtobufCMessage **out, char *err, size_t n);
 void node_ckpt_sync(struct task *t, uint64_t k);
 void node_ckpt_clone(struct task *t, const char *args);
 void node_ckpt_request(struct node *n, const Mpiv__CkptRequest *cr);

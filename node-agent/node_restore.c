@@ -35,6 +35,7 @@
 #include "node_priv.h"
 #include "pidns.h"
 #include "proc.h"
+#include "seal.h"
 
 #define RST_IO_TIMEOUT_MS	30000	/* per frame from a CS */
 #define RST_FETCH_TRIES		3	/* downloads of an image before giving up */
@@ -55,21 +56,24 @@ rst_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 	struct frame_hdr h;
 	uint8_t *payload;
 	const char *e = NULL;
+	struct seal s = { 0 };
 	int fd, rc = -1;
 
 	*metamsg = NULL;
-	if ((fd = ckpt_dial_cs(l->cs, "node", err, n)) < 0)
+	if ((fd = ckpt_dial_cs(l->cs, l->job_id, l->rank, l->incarnation,
+	    l->image_key.len == AUTH_HASH_LEN ? l->image_key.data : NULL, &s,
+	    err, n)) < 0)
 		return -1;
 	get.job_id = l->job_id;
 	get.rank = l->rank;
-	if (frame_write(fd, MPIV__MSG_TYPE__MSG_IMAGE_GET, &get.base, NULL, 0,
-	    RST_IO_TIMEOUT_MS) < 0) {
+	if (frame_write_s(&s, fd, MPIV__MSG_TYPE__MSG_IMAGE_GET, &get.base,
+	    NULL, 0, RST_IO_TIMEOUT_MS) < 0) {
 		snprintf(err, n, "checkpoint server %s: %s", l->cs,
 		    strerror(errno));
 		goto out;
 	}
-	if (ckpt_expect(fd, l->cs, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m, err,
-	    n) < 0)
+	if (ckpt_expect(&s, fd, l->cs, MPIV__MSG_TYPE__MSG_IMAGE_INFO, &m,
+	    err, n) < 0)
 		goto out;
 	info = (Mpiv__ImageInfo *)m;
 	if (!info->found || info->meta == NULL) {
@@ -91,7 +95,7 @@ rst_download(const Mpiv__Launch *l, const char *dir, Mpiv__ImageMeta **meta,
 		goto out;
 	}
 	for (;;) {
-		if (frame_read(fd, &h, &m, &payload, RST_IO_TIMEOUT_MS,
+		if (frame_read_s(&s, fd, &h, &m, &payload, RST_IO_TIMEOUT_MS,
 		    &e) < 0) {
 			snprintf(err, n, "download from %s: %s", l->cs,
 			    e != NULL ? e : errno == ECONNRESET ?
@@ -155,6 +159,7 @@ out:
 	}
 	criu_unpack_stream_free(u);
 	close(fd);
+	seal_end(&s);
 	return rc;
 }
 
@@ -294,8 +299,11 @@ rst_op_free(struct rst_op *op)
 		proc_rmtree(op->dir);
 	if (op->meta != NULL)
 		mpiv__image_meta__free_unpacked(op->meta, NULL);
-	if (op->l != NULL)
+	if (op->l != NULL) {
+		auth_wipe(op->l->rank_key.data, op->l->rank_key.len);
+		auth_wipe(op->l->image_key.data, op->l->image_key.len);
 		mpiv__launch__free_unpacked(op->l, NULL);
+	}
 	free(op);
 }
 
@@ -519,7 +527,7 @@ node_restored(struct node *n, const Mpiv__PrivRestored *r)
 	const Mpiv__Launch *l;
 	struct rst_op *op;
 	struct task *t;
-	char line[48];
+	char line[96];
 
 	for (op = n->restores; op != NULL; op = op->next)
 		if (op->id == r->id && op->id != 0)
@@ -560,12 +568,25 @@ node_restored(struct node *n, const Mpiv__PrivRestored *r)
 	t->out_count[1] = meta->err_base;
 	snprintf(t->cs, sizeof(t->cs), "%s", l->cs);
 	snprintf(t->cm, sizeof(t->cm), "%s", node_home_cm(l));
+	if (l->image_key.len == AUTH_HASH_LEN) {
+		memcpy(t->image_key, l->image_key.data, AUTH_HASH_LEN);
+		t->has_image_key = true;
+	}
 	task_stream_init(t, &t->out, op->pp[0][0], 1);
 	task_stream_init(t, &t->err, op->pp[1][0], 2);
 	op->pp[0][0] = op->pp[1][0] = op->pp[2][0] = op->pp[3][1] = -1;
 	task_ctrl_start(t);
 	task_insert(n, t);
-	/* The rank reads this as soon as it wakes from its SIGSTOP. */
+	/* The rank reads these as soon as it wakes from its SIGSTOP: first
+	   this incarnation's credential (its image holds the old one's,
+	   which the CMs now refuse), then its incarnation. */
+	if (l->rank_key.len == AUTH_HASH_LEN) {
+		memcpy(line, "key ", 4);
+		auth_hex(l->rank_key.data, AUTH_HASH_LEN, line + 4);
+		strcat(line, "\n");
+		ckpt_write_in(t, line);
+		auth_wipe(line, sizeof(line));
+	}
 	snprintf(line, sizeof(line), "inc %u\n", l->incarnation);
 	ckpt_write_in(t, line);
 	node_link_signal(n, t->pid, SIGCONT, MPIV__PRIV_HOW__PRIV_ONE);

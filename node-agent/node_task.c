@@ -64,6 +64,7 @@ task_free(struct task *t)
 		n->tasks = t->next;
 	if (t->next != NULL)
 		t->next->prev = t->prev;
+	auth_wipe(t->image_key, sizeof(t->image_key));
 	free(t);
 }
 
@@ -556,6 +557,10 @@ node_launch(struct node *n, const Mpiv__Launch *l)
 	w->ns_pid = sp.ns_pid;
 	snprintf(w->cs, sizeof(w->cs), "%s", l->cs);
 	snprintf(w->cm, sizeof(w->cm), "%s", node_home_cm(l));
+	if (l->image_key.len == AUTH_HASH_LEN) {
+		memcpy(w->image_key, l->image_key.data, AUTH_HASH_LEN);
+		w->has_image_key = true;
+	}
 	snprintf(w->argv0, sizeof(w->argv0), "%s", l->argv[0]);
 	snprintf(w->cwd, sizeof(w->cwd), "%s", sp.cwd);
 	w->next = n->spawns;
@@ -601,6 +606,7 @@ node_spawned(struct node *n, const Mpiv__PrivSpawned *r, int *fds, int nfds)
 		if (r->pid > 0)	/* started, but we cannot watch it */
 			node_link_signal(n, r->pid, SIGKILL,
 			    MPIV__PRIV_HOW__PRIV_ALL);
+		auth_wipe(w->image_key, sizeof(w->image_key));
 		free(w);
 		return;
 	}
@@ -615,6 +621,8 @@ node_spawned(struct node *n, const Mpiv__PrivSpawned *r, int *fds, int nfds)
 	t->ctrl_in_fd = fds[3];
 	snprintf(t->cs, sizeof(t->cs), "%s", w->cs);
 	snprintf(t->cm, sizeof(t->cm), "%s", w->cm);
+	memcpy(t->image_key, w->image_key, sizeof(t->image_key));
+	t->has_image_key = w->has_image_key;
 	if (r->exec_errno != 0 && r->exec_step[0] == 'o')
 		snprintf(t->reason, sizeof(t->reason), "cannot open the "
 		    "job's stdin: %s", strerror(r->exec_errno));
@@ -648,6 +656,7 @@ node_spawned(struct node *n, const Mpiv__PrivSpawned *r, int *fds, int nfds)
 		else
 			task_signal(t, w->kill_sig);
 	}
+	auth_wipe(w->image_key, sizeof(w->image_key));
 	free(w);
 }
 

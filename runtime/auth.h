@@ -7,8 +7,10 @@
  *
  * Keys: the cluster secret S (services and clients), the node key
  * K_node = HMAC(S, "mpiv node key v1") (node agents: a volunteer machine
- * never holds S), and per job a random token T of which ranks only see
- * K_rank = HMAC(T, "rank " + decimal rank).
+ * never holds S), and per job a random token T of which each incarnation
+ * of a rank only sees its own credential K_{r,i} = HMAC(T, "rank r inc i")
+ * (auth_rank_inc_key). Checkpoint images are bound to one incarnation by
+ * the image key auth_image_key, derived from S by the dispatcher.
  *
  * Shared by the daemons and libmpi-lite: no libev, no logging here.
  */
@@ -32,7 +34,7 @@
 #define AUTH_MAX_FILE	 4096u	/* bytes of a secret file */
 #define AUTH_NODE_KEY_TAG "mpiv-node-key-v1 "	/* first bytes of a node key file */
 #define AUTH_ENV_SECRET	 "MPIV_SECRET_FILE"
-#define AUTH_ENV_RANK	 "MPIV_RANK_KEY"
+#define AUTH_ENV_RANK	 "MPIV_RANK_KEY"	/* hex of K_{r,i}, wiped once read */
 
 /* libsodium's states: SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) */
 struct auth_sha256 {
@@ -125,14 +127,47 @@ int auth_find_embedded(const char *disp, char *path, size_t pathlen);
 
 /* K_node = HMAC(S, "mpiv node key v1"). */
 void auth_node_key(const struct auth_key *s, uint8_t out[AUTH_HASH_LEN]);
-/* K_rank = HMAC(T, "rank " + decimal rank). */
+/* HMAC(T, "rank " + decimal rank): one key for every incarnation; no
+   longer handed out (auth_rank_inc_key replaced it), kept for tests. */
 void auth_rank_key(const uint8_t *token, size_t tokenlen, int32_t rank,
     uint8_t out[AUTH_HASH_LEN]);
-/* K_ij = HMAC(T, "pair " + lower rank + " " + higher rank): the key two
-   ranks of a job share for a connection between them (docs/DIRECT.md);
-   the same whichever way round they are named. */
+/* HMAC(T, "pair " + lower rank + " " + higher rank): a pair key valid
+   for every incarnation; no longer handed out (auth_pair_inc_key
+   replaced it), kept for tests. */
 void auth_pair_key(const uint8_t *token, size_t tokenlen, int32_t a,
     int32_t b, uint8_t out[AUTH_HASH_LEN]);
+/*
+ * The credential of incarnation inc of rank r, K_{r,i} = HMAC(T, "rank "
+ * + decimal r + " inc " + decimal inc): what the dispatcher gives the
+ * node that runs that incarnation (Launch.rank_key), and what the job's
+ * CMs (which hold T) check a rank's Hello against, for the incarnation
+ * the Hello claims. A node that ran incarnation i cannot make the key of
+ * i+1; the CMs refuse an incarnation below the highest they know.
+ */
+void auth_rank_inc_key(const uint8_t *token, size_t tokenlen, int32_t r,
+    uint32_t inc, uint8_t out[AUTH_HASH_LEN]);
+/*
+ * The key of a direct link between incarnation ia of rank a and ib of
+ * rank b: HMAC(T, "pair " + lower rank + " inc " + its incarnation + " "
+ * + higher rank + " inc " + its incarnation); the same whichever way
+ * round they are named. A CM hands it out (PeerInfo.pair_key) for the
+ * incarnations it knows live, so a link key dies with either end's
+ * incarnation (docs/DIRECT.md).
+ */
+void auth_pair_inc_key(const uint8_t *token, size_t tokenlen, int32_t a,
+    uint32_t ia, int32_t b, uint32_t ib, uint8_t out[AUTH_HASH_LEN]);
+/*
+ * The image key of incarnation inc of rank r of job: HMAC(S,
+ * lp("mpiv image key v1") lp(job) u32(r) u32(inc)) (lp: 4-byte big-endian
+ * length, then the bytes). The dispatcher gives it to the node that runs
+ * (or restores) that incarnation (Launch.image_key); the node proves it
+ * in its Hello to the checkpoint server (role node, with job, rank and
+ * incarnation), which derives it from S and serves that connection only
+ * the images of that rank of that job, for that incarnation while it is
+ * the current one.
+ */
+void auth_image_key(const struct auth_key *s, const char *job, int32_t r,
+    uint32_t inc, uint8_t out[AUTH_HASH_LEN]);
 
 /*
  * Writes data to a new file of mode 0600 (refuses to replace one).
@@ -222,15 +257,6 @@ const char *auth_check_hello(const struct auth_key *key,
 #define AUTH_ERR_IMPOSTOR "authentication: the server could not prove it " \
 	"holds the secret (impostor or wrong secret?)"
 
-/*
- * Blocking dialler side, for tools and ranks: with key, waits for the
- * Challenge, sends h with its proof (h's auth fields are set; h must
- * stay the caller's), reads the HelloReply and checks the server's
- * proof; without key, sends h at once and skips the Challenge. Returns
- * 0 with *reply (ok or a refusal the caller reports), or -1 with a
- * one-line reason in err (I/O, timeout, or an authentication failure).
- */
-int auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
-    int timeout_ms, Mpiv__HelloReply **reply, char *err, size_t errlen);
+/* The blocking dialler of the handshake: runtime/auth_client.h. */
 
 #endif

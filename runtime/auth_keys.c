@@ -63,6 +63,68 @@ auth_pair_key(const uint8_t *token, size_t tokenlen, int32_t a, int32_t b,
 	auth_hmac_sha256(token, tokenlen, label, (size_t)n, out);
 }
 
+void
+auth_rank_inc_key(const uint8_t *token, size_t tokenlen, int32_t r,
+    uint32_t inc, uint8_t out[AUTH_HASH_LEN])
+{
+	char label[48];
+	int n;
+
+	n = snprintf(label, sizeof(label), "rank %d inc %u", (int)r,
+	    (unsigned)inc);
+	auth_hmac_sha256(token, tokenlen, label, (size_t)n, out);
+}
+
+void
+auth_pair_inc_key(const uint8_t *token, size_t tokenlen, int32_t a,
+    uint32_t ia, int32_t b, uint32_t ib, uint8_t out[AUTH_HASH_LEN])
+{
+	char label[80];
+	int n;
+
+	if (b < a) {
+		int32_t t = a;
+		uint32_t ti = ia;
+
+		a = b;
+		ia = ib;
+		b = t;
+		ib = ti;
+	}
+	n = snprintf(label, sizeof(label), "pair %d inc %u %d inc %u", (int)a,
+	    (unsigned)ia, (int)b, (unsigned)ib);
+	auth_hmac_sha256(token, tokenlen, label, (size_t)n, out);
+}
+
+/* lp(x) into an HMAC: 4-byte big-endian length, then x. */
+static void
+auth_hmac_lp(struct auth_hmac *m, const void *p, size_t n)
+{
+	uint8_t len[4];
+
+	auth_put32(len, (uint32_t)n);
+	auth_hmac_update(m, len, sizeof(len));
+	auth_hmac_update(m, p, n);
+}
+
+void
+auth_image_key(const struct auth_key *s, const char *job, int32_t r,
+    uint32_t inc, uint8_t out[AUTH_HASH_LEN])
+{
+	static const char label[] = "mpiv image key v1";
+	struct auth_hmac m;
+	uint8_t v[8];
+
+	auth_hmac_init(&m, s->k, s->len);
+	auth_hmac_lp(&m, label, sizeof(label) - 1);
+	auth_hmac_lp(&m, job, strlen(job));
+	auth_put32(v, (uint32_t)r);
+	auth_put32(v + 4, inc);
+	auth_hmac_update(&m, v, sizeof(v));
+	auth_hmac_final(&m, out);
+	auth_wipe(&m, sizeof(m));
+}
+
 /* Reads a small secret file, refusing one others could read. */
 static int
 auth_read_file(const char *path, char *buf, size_t cap, size_t *len,

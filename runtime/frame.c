@@ -12,6 +12,7 @@
 
 #include "frame.h"
 #include "mono.h"
+#include "seal.h"
 
 struct frame_type {
 	uint16_t type;
@@ -70,6 +71,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_IMAGE_ACK, "image_ack", &mpiv__image_ack__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_GET, "image_get", &mpiv__image_get__descriptor },
 	{ MPIV__MSG_TYPE__MSG_IMAGE_INFO, "image_info", &mpiv__image_info__descriptor },
+	{ MPIV__MSG_TYPE__MSG_IMAGE_GRANT, "image_grant", &mpiv__image_grant__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SPAWN, "priv_spawn", &mpiv__priv_spawn__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SPAWNED, "priv_spawned", &mpiv__priv_spawned__descriptor },
 	{ MPIV__MSG_TYPE__MSG_PRIV_SIGNAL, "priv_signal", &mpiv__priv_signal__descriptor },
@@ -314,9 +316,61 @@ frame_wait(int fd, short events, long deadline)
 	}
 }
 
+/* Writes the rest of iov (iov[0] then iov[1]) through s. */
+static int
+frame_write_sealed(struct seal *s, int fd, struct iovec *iov, long deadline)
+{
+	int i = 0;
+
+	while (i < 2) {
+		ssize_t w;
+
+		if (iov[i].iov_len == 0) {
+			i++;
+			continue;
+		}
+		w = seal_writev(s, fd, iov + i, 2 - i);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN || frame_wait(fd, POLLOUT,
+			    deadline) < 0)
+				return -1;
+			continue;
+		}
+		for (size_t left = (size_t)w; i < 2 && left > 0; ) {
+			size_t take = left < iov[i].iov_len ? left :
+			    iov[i].iov_len;
+
+			iov[i].iov_base = (char *)iov[i].iov_base + take;
+			iov[i].iov_len -= take;
+			left -= take;
+			if (iov[i].iov_len == 0)
+				i++;
+		}
+	}
+	while (seal_pending(s) > 0) {
+		if (seal_flush(s, fd) == 0)
+			break;
+		if (errno != EINTR && (errno != EAGAIN ||
+		    frame_wait(fd, POLLOUT, deadline) < 0))
+			return -1;
+	}
+	return 0;
+}
+
 int
 frame_write(int fd, uint16_t type, const ProtobufCMessage *m,
     const void *payload, uint32_t payload_len, int timeout_ms)
+{
+	return frame_write_s(NULL, fd, type, m, payload, payload_len,
+	    timeout_ms);
+}
+
+int
+frame_write_s(struct seal *s, int fd, uint16_t type,
+    const ProtobufCMessage *m, const void *payload, uint32_t payload_len,
+    int timeout_ms)
 {
 	long deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 	struct iovec iov[2];
@@ -330,6 +384,11 @@ frame_write(int fd, uint16_t type, const ProtobufCMessage *m,
 	iov[0].iov_len = hlen;
 	iov[1].iov_base = (void *)payload;
 	iov[1].iov_len = payload_len;
+	if (s != NULL && s->on) {
+		ret = frame_write_sealed(s, fd, iov, deadline);
+		free(hdr);
+		return ret;
+	}
 	while (iovcnt > 0) {
 		ssize_t w = writev(fd, iov + (iov[0].iov_len == 0 ? 1 : 0),
 		    iov[0].iov_len == 0 ? 1 : iovcnt);
@@ -356,12 +415,14 @@ out:
 	return ret;
 }
 
-/* Reads exactly n bytes. EOF is ECONNRESET. */
+/* Reads exactly n bytes, through s when it is on. EOF is ECONNRESET. */
 static int
-frame_read_full(int fd, uint8_t *buf, size_t n, long deadline)
+frame_read_full(struct seal *s, int fd, uint8_t *buf, size_t n,
+    long deadline)
 {
 	while (n > 0) {
-		ssize_t r = read(fd, buf, n);
+		ssize_t r = s != NULL && s->on ? seal_read(s, fd, buf, n) :
+		    read(fd, buf, n);
 		if (r == 0) {
 			errno = ECONNRESET;
 			return -1;
@@ -383,6 +444,14 @@ int
 frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
     uint8_t **payload, int timeout_ms, const char **err)
 {
+	return frame_read_s(NULL, fd, h, meta, payload, timeout_ms, err);
+}
+
+int
+frame_read_s(struct seal *s, int fd, struct frame_hdr *h,
+    ProtobufCMessage **meta, uint8_t **payload, int timeout_ms,
+    const char **err)
+{
 	long deadline = timeout_ms < 0 ? -1 : mono_ms() + timeout_ms;
 	uint8_t hdr[FRAME_HDR_LEN];
 	uint8_t *mbuf = NULL, *pbuf = NULL;
@@ -390,16 +459,16 @@ frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
 	*meta = NULL;
 	*payload = NULL;
 	*err = NULL;
-	if (frame_read_full(fd, hdr, sizeof(hdr), deadline) < 0)
-		return -1;
+	if (frame_read_full(s, fd, hdr, sizeof(hdr), deadline) < 0)
+		goto fail_io;
 	if (frame_parse_header(hdr, h, err) < 0) {
 		errno = EPROTO;
 		return -1;
 	}
 	if ((mbuf = malloc(h->meta_len ? h->meta_len : 1)) == NULL)
 		return -1;
-	if (frame_read_full(fd, mbuf, h->meta_len, deadline) < 0)
-		goto fail;
+	if (frame_read_full(s, fd, mbuf, h->meta_len, deadline) < 0)
+		goto fail_io;
 	if ((*meta = frame_unpack_meta(h->type, mbuf, h->meta_len, err)) == NULL) {
 		errno = EPROTO;
 		goto fail;
@@ -407,12 +476,16 @@ frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
 	if (h->payload_len > 0) {
 		if ((pbuf = malloc(h->payload_len)) == NULL)
 			goto fail;
-		if (frame_read_full(fd, pbuf, h->payload_len, deadline) < 0)
-			goto fail;
+		if (frame_read_full(s, fd, pbuf, h->payload_len, deadline) < 0)
+			goto fail_io;
 	}
 	free(mbuf);
 	*payload = pbuf;
 	return 0;
+fail_io:
+	if (errno == EBADMSG)
+		*err = "a sealed record failed to open (altered on the way, "
+		    "or the peer's keys differ)";
 fail:
 	free(mbuf);
 	free(pbuf);

@@ -96,4 +96,18 @@ int frame_write(int fd, uint16_t type, const ProtobufCMessage *m,
 int frame_read(int fd, struct frame_hdr *h, ProtobufCMessage **meta,
     uint8_t **payload, int timeout_ms, const char **err);
 
+/*
+ * The same on a connection whose session (runtime/seal.h) may be on:
+ * through s when s is on, plaintext when s is NULL or off. frame_write_s
+ * returns once every byte is written (nothing stays pending in s);
+ * frame_read_s fails with EBADMSG (and *err) when a record does not open.
+ */
+struct seal;
+int frame_write_s(struct seal *s, int fd, uint16_t type,
+    const ProtobufCMessage *m, const void *payload, uint32_t payload_len,
+    int timeout_ms);
+int frame_read_s(struct seal *s, int fd, struct frame_hdr *h,
+    ProtobufCMessage **meta, uint8_t **payload, int timeout_ms,
+    const char **err);
+
 #endif

@@ -11,7 +11,7 @@ FUZZFLAGS := -std=gnu11 -O1 -g -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 
 GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
-FRAME_SRCS := runtime/frame.c $(GEN_C)
+FRAME_SRCS := runtime/frame.c runtime/seal.c $(GEN_C)
 CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
 	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
@@ -22,7 +22,7 @@ DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate
 	runtime/auth.c runtime/auth_keys.c runtime/seal.c $(wildcard dispatcher/*.c) $(GEN_C)
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
-	runtime/auth_keys.c runtime/seal.c $(GEN_C)
+	runtime/auth_keys.c runtime/seal.c runtime/auth_client.c $(GEN_C)
 
 .PHONY: all
 all: $(FB)/fuzz_frame $(FB)/fuzz_cm_conn $(FB)/fuzz_cm_store $(FB)/fuzz_cs_conn $(FB)/fuzz_disp_conn \
@@ -35,7 +35,7 @@ $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	protoc-c --c_out=$(FB)/gen -Iruntime/proto runtime/proto/mpiv.proto
 
 $(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
-	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c -lsodium
 
 $(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
@@ -74,11 +74,11 @@ $(FB)/fuzz_dp_read: tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) $(GEN_H) \
 
 # The node agent's privileged helper: its packet decoder.
 PRIV_SRCS := node-agent/helper_io.c \
-	runtime/frame.c $(GEN_C)
+	runtime/frame.c runtime/seal.c $(GEN_C)
 $(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
-		-lev -lprotobuf-c -lzstd
+		-lev -lprotobuf-c -lsodium -lzstd
 
 # What a checkpoint server decodes of an incremental image (and of a
 # stored full one) when it rebuilds a chain; MPIV_FUZZ_WRITE_SEEDS=

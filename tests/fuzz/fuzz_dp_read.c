@@ -184,6 +184,11 @@ struct fz_model {
 	bool any_frame;		/* a whole frame (ACC_KEY: the link is lost) */
 	bool chal;		/* DIAL_CHAL: a Challenge was answered */
 	uint8_t chal_nonce[AUTH_NONCE_LEN];
+	/* its offer of encryption (kx_pub, ciphers), which the rank's
+	   Hello proof covers */
+	uint8_t chal_kx[SEAL_PUB_LEN];
+	size_t chal_kx_len;
+	uint32_t chal_ciphers;
 	bool bye, acked1;
 	uint64_t last;		/* the last seq delivered */
 	uint64_t peer_has;	/* of our seqs, the peer holds up to this */
@@ -212,6 +217,10 @@ struct fz {
 	int cm;			/* harness end of the CM connection */
 	int peer;		/* harness end of the link, -1 before */
 	struct fz_in cmin, pin;
+	/* the rank's Hello picked a cipher (a Challenge of the bytes
+	   offered one): what it writes after it is records the harness
+	   cannot open, read and dropped */
+	bool rank_sealed;
 	bool answer;		/* answer lookups of prank now */
 	bool lookup_due;	/* one came while !answer */
 	int nanswered;
@@ -510,6 +519,7 @@ fz_got(struct fz *z, uint16_t t, ProtobufCMessage *m, const uint8_t *pl,
 			FZ_FAIL("a Hello from the rank unasked");
 		z->hello = (Mpiv__Hello *)m;
 		z->nhello++;
+		z->rank_sealed = z->hello->cipher != SEAL_NONE;
 		return;		/* kept */
 	case MPIV__MSG_TYPE__MSG_HELLO_REPLY: {
 		const Mpiv__HelloReply *r = (const Mpiv__HelloReply *)m;
@@ -588,8 +598,11 @@ fz_peer_read(struct fz *z)
 	if (z->peer < 0)
 		return;
 	fz_in_fill(&z->pin);
-	while (fz_in_frame(&z->pin, &t, &m, &pl, &plen) == 1)
+	while (!z->rank_sealed &&
+	    fz_in_frame(&z->pin, &t, &m, &pl, &plen) == 1)
 		fz_got(z, t, m, pl, plen);
+	if (z->rank_sealed)
+		z->pin.pos = z->pin.n;
 }
 
 /* One round: the rank's progress engine, then both harness ends. */
@@ -760,8 +773,9 @@ fz_accepted(struct fz *z)
 		    z->reply_text);
 }
 
+struct fz_model;
 static void fz_check_hello(const struct fz *z,
-    const uint8_t nonce_s[AUTH_NONCE_LEN]);
+    const uint8_t nonce_s[AUTH_NONCE_LEN], const struct fz_model *md);
 
 /* Dialled modes: waits for the rank's dial; further as the mode says. */
 static void
@@ -801,7 +815,7 @@ fz_dialled(struct fz *z)
 		fz_pump(z);
 	if (z->hello == NULL)
 		FZ_FAIL("no Hello from the dialling rank");
-	fz_check_hello(z, z->nonce_s);
+	fz_check_hello(z, z->nonce_s, NULL);
 	if (z->mode == M_DIAL_REPLY)
 		return;
 	r.ok = true;
@@ -822,12 +836,29 @@ fz_dialled(struct fz *z)
 		FZ_FAIL("the dialled link did not come up");
 }
 
-/* The rank's Hello as a dialler, against the Challenge nonce it got. */
+/* The rank's Hello as a dialler, against the Challenge nonce it got and
+   the offer of encryption it had (md: the bytes' Challenge; NULL: the
+   harness's, which offers none). */
 static void
-fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN])
+fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN],
+    const struct fz_model *md)
 {
 	const Mpiv__Hello *h = z->hello;
+	struct auth_offer offer = auth_no_offer;
 	uint8_t want[AUTH_HASH_LEN];
+
+	if (md != NULL && md->chal) {
+		offer.kx_pub = md->chal_kx;
+		offer.kx_pub_len = md->chal_kx_len;
+		offer.ciphers = md->chal_ciphers;
+	}
+	/* a cipher and our key when offered one, else neither */
+	if ((h->cipher != SEAL_NONE) != (offer.ciphers != 0) ||
+	    h->kx_pub.len != (offer.ciphers != 0 ? SEAL_PUB_LEN : 0) ||
+	    (h->cipher != SEAL_NONE && (h->cipher >= 32 ||
+	    (offer.ciphers & (1u << h->cipher)) == 0)))
+		FZ_FAIL("the rank's Hello picks cipher %u from mask 0x%x",
+		    h->cipher, offer.ciphers);
 
 	if (h->role != MPIV__ROLE__ROLE_RANK || h->job_id == NULL ||
 	    strcmp(h->job_id, FZ_JOB) != 0 || h->rank != FZ_RANK ||
@@ -836,7 +867,7 @@ fz_check_hello(const struct fz *z, const uint8_t nonce_s[AUTH_NONCE_LEN])
 		FZ_FAIL("the rank's Hello names the wrong things");
 	if (!z->keyed)
 		return;
-	auth_hello_proof(&z->key, nonce_s, &auth_no_offer, h, want);
+	auth_hello_proof(&z->key, nonce_s, &offer, h, want);
 	if (h->auth_nonce.len != AUTH_NONCE_LEN ||
 	    h->auth_proof.len != AUTH_HASH_LEN ||
 	    memcmp(want, h->auth_proof.data, sizeof(want)) != 0)
@@ -904,7 +935,7 @@ static bool
 fz_hello_passes(const struct fz *z, const Mpiv__Hello *h)
 {
 	return fz_hello_names_peer(h) && h->rank == z->prank &&
-	    h->incarnation == z->pinc;
+	    h->incarnation == z->pinc && h->cipher == SEAL_NONE;
 }
 
 /*
@@ -920,6 +951,10 @@ fz_hello_reply(const struct fz *z, const Mpiv__Hello *h)
 	if (!fz_hello_names_peer(h))
 		return MPIV__ERROR_CODE__ERR_PROTOCOL;
 	if (h->rank != z->prank || z->keyed)
+		return MPIV__ERROR_CODE__ERR_UNSPECIFIED;
+	/* the rank offers no cipher (MPIV_INSECURE_PLAINTEXT here): a
+	   pick is refused after the proof, before the incarnation */
+	if (h->cipher != SEAL_NONE)
 		return MPIV__ERROR_CODE__ERR_UNSPECIFIED;
 	if (h->incarnation < z->pinc)
 		return MPIV__ERROR_CODE__ERR_FENCED;
@@ -973,6 +1008,8 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 	md->det = true;
 	md->up = st == S_UP;
 	md->closed = md->exit = md->any_frame = md->chal = false;
+	md->chal_ciphers = 0;
+	md->chal_kx_len = 0;
 	md->reply = z->mode == M_ACC_HELLO ? FZ_R_NONE : FZ_R_ANY;
 	md->bye = md->acked1 = false;
 	md->last = 0;
@@ -1032,11 +1069,20 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 			    c->version != AUTH_VERSION ||
 			    c->nonce.len != AUTH_NONCE_LEN))) {
 				md->closed = true;
+			} else if (c->ciphers != 0 &&
+			    (c->kx_pub.len != SEAL_PUB_LEN ||
+			    seal_pick(c->ciphers) == SEAL_NONE)) {
+				md->closed = true;	/* no usable offer */
 			} else {
 				md->chal = true;
 				if (z->keyed)
 					memcpy(md->chal_nonce, c->nonce.data,
 					    AUTH_NONCE_LEN);
+				md->chal_ciphers = c->ciphers;
+				md->chal_kx_len = c->kx_pub.len;
+				if (c->kx_pub.len > 0)
+					memcpy(md->chal_kx, c->kx_pub.data,
+					    SEAL_PUB_LEN);
 				st = S_REPLY;
 			}
 		} else if (st == S_REPLY) {
@@ -1062,6 +1108,12 @@ fz_model_at(const struct fz *z, const uint8_t *p, size_t n, size_t off,
 					md->closed = true;
 			} else if (!proven || r->incarnation < z->pinc) {
 				md->closed = true;
+			} else if (md->chal_ciphers != 0) {
+				/* sealed from here on, with keys of the rank's
+				   ephemeral secret: the bytes after the reply
+				   cannot be records, and a degenerate key of
+				   theirs fails it; not the model's to say */
+				md->det = false;
 			} else {
 				md->up = true;
 				md->peer_has = r->peer_delivered;
@@ -1386,7 +1438,7 @@ fz_check_link(struct fz *z, const struct fz_model *md)
 			FZ_FAIL("%d Hellos from the rank for %d Challenges",
 			    z->nhello, md->chal);
 		if (z->hello != NULL)
-			fz_check_hello(z, md->chal_nonce);
+			fz_check_hello(z, md->chal_nonce, md);
 	}
 	if (!md->det)
 		return;
@@ -1637,7 +1689,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Ended (fz_exit_hook checked that it had to): what it
 		   said before still counts. */
 		fz_check_hello(z, z->mode == M_DIAL_CHAL ? fz_md.chal_nonce :
-		    z->nonce_s);
+		    z->nonce_s, z->mode == M_DIAL_CHAL ? &fz_md : NULL);
 	}
 failed:
 	tp_test_exit_hook = NULL;
@@ -1664,6 +1716,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fz_strict_context = strict != NULL && strcmp(strict, "1") == 0;
 	signal(SIGPIPE, SIG_IGN);
 	setenv("MPIV_LISTEN_HOST", "127.0.0.1", 1);
+	/* The plaintext reader and handshake are what is fuzzed: the rank
+	   offers no cipher and takes a Challenge that offers none (a
+	   Challenge of the bytes that offers one is followed as far as
+	   the model can: its Hello and proof). */
+	setenv("MPIV_INSECURE_PLAINTEXT", "1", 1);
 	for (size_t i = 0; i < sizeof(fz_token); i++)
 		fz_token[i] = (uint8_t)(i * 13 + 7);
 	memset(&sa, 0, sizeof(sa));
@@ -1901,6 +1958,24 @@ fz_write_seeds(const char *dir)
 	fz_start(&s, M_ACC_HELLO | OPT_UNKEYED, 0);
 	fz_hello(&s, FZ_JOB, FZ_ACC_PEER, FZ_RANK, false);
 	fz_put(dir, "acc_hello_unkeyed", &s);
+	{
+		/* a pick of a cipher the rank did not offer: refused */
+		Mpiv__Hello h = MPIV__HELLO__INIT;
+		uint8_t pub[SEAL_PUB_LEN] = { 9 };
+
+		fz_start(&s, M_ACC_HELLO | OPT_UNKEYED, 0);
+		h.version = FRAME_VERSION;
+		h.role = MPIV__ROLE__ROLE_RANK;
+		h.job_id = FZ_JOB;
+		h.rank = FZ_ACC_PEER;
+		h.incarnation = 1;
+		h.peer = FZ_RANK;
+		h.kx_pub.data = pub;
+		h.kx_pub.len = sizeof(pub);
+		h.cipher = SEAL_CHACHA20POLY1305;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO, &h.base, 0);
+		fz_put(dir, "acc_hello_unkeyed_cipher", &s);
+	}
 	fz_start(&s, M_ACC_HELLO, 0);
 	fz_hello(&s, "other", FZ_ACC_PEER, FZ_RANK, true);
 	fz_put(dir, "acc_hello_other_job", &s);
@@ -2153,6 +2228,34 @@ fz_write_seeds(const char *dir)
 	fz_start(&s, M_DIAL_CHAL, 0);
 	fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
 	fz_put(dir, "dial_chal_noauth", &s);
+	/* unkeyed Challenges that offer encryption: a usable offer (the
+	   rank picks, proves it, and after the reply seals the link),
+	   ciphers without a key, a key with no cipher we run */
+	{
+		uint8_t pub[SEAL_PUB_LEN] = { 9 };	/* X25519's base point */
+
+		fz_start(&s, M_DIAL_CHAL | OPT_UNKEYED, 0);
+		ch.kx_pub.data = pub;
+		ch.kx_pub.len = sizeof(pub);
+		ch.ciphers = 1u << SEAL_CHACHA20POLY1305;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+		hr.auth_proof.len = 0;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, 0);
+		fz_data(&s);
+		fz_put(dir, "dial_chal_offer_sealed", &s);
+		fz_start(&s, M_DIAL_CHAL | OPT_UNKEYED, 0);
+		ch.kx_pub.len = 0;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+		fz_put(dir, "dial_chal_offer_nokey", &s);
+		fz_start(&s, M_DIAL_CHAL | OPT_UNKEYED, 0);
+		ch.kx_pub.len = sizeof(pub);
+		ch.ciphers = 1u << 7;
+		fz_frame(&s, MPIV__MSG_TYPE__MSG_CHALLENGE, &ch.base, 0);
+		fz_put(dir, "dial_chal_offer_unknown", &s);
+		ch.kx_pub.data = NULL;
+		ch.kx_pub.len = 0;
+		ch.ciphers = 0;
+	}
 	/* before the handshake: too big a Challenge; unkeyed, one of
 	   nearly TP_PREAUTH_MAX (a long nonce, unused), then up and data
 	   the grown buffer takes */

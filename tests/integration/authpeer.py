@@ -10,6 +10,17 @@
 #       the HMAC key; "random": a made-up proof, "none": no proof) and
 #       prints "ok" (and checks the server's proof), or "refused: ERROR",
 #       or "closed"
+#       KEYHEX may also be image:SECRETFILE: the image key of JOB RANK
+#       INC derived from the cluster secret in SECRETFILE (what the
+#       dispatcher gives the node running that incarnation). With
+#       AUTHPEER_CODE=1 a refusal prints "refused code=N: ERROR".
+#       After "ok", an optional request to a checkpoint server:
+#         ... get GJOB GRANK       ImageGet; prints "found" or
+#                                  "not found: ERROR"
+#         ... put PJOB PRANK PINC  ImagePut of a checkpoint 1 taken by
+#                                  incarnation PINC, then an empty
+#                                  ImageEnd; prints "ack ok" or
+#                                  "ack refused: ERROR"
 #   authpeer.py HOST:PORT challenge
 #       prints "auth=1" or "auth=0"
 # Exit 0 whatever the answer, 2 on a timeout or a malformed answer.
@@ -22,6 +33,8 @@ import sys
 
 MAGIC = 0x4D56
 T_HELLO, T_HELLO_REPLY, T_CHALLENGE = 1, 2, 5
+T_ERROR = 3
+T_IMAGE_PUT, T_IMAGE_END, T_IMAGE_ACK, T_IMAGE_GET, T_IMAGE_INFO = 70, 72, 73, 74, 75
 ROLES = {"rank": 1, "node": 2, "client": 3, "cm": 4, "cs": 5, "control": 6}
 
 
@@ -121,6 +134,42 @@ def reply_proof(key, ns, nc, cp):
     return hmac.new(key, m, hashlib.sha256).digest()
 
 
+def image_key(path, job, rank, inc):
+    with open(path, "rb") as f:
+        secret = f.read().rstrip(b" \t\r\n")
+    m = (lp(b"mpiv image key v1") + lp(job.encode()) +
+         struct.pack(">II", rank & 0xFFFFFFFF, inc))
+    return hmac.new(secret, m, hashlib.sha256).digest()
+
+
+def image_request(s, args):
+    if args[0] == "get":
+        s.sendall(frame(T_IMAGE_GET, field_bytes(1, args[1].encode()) +
+                        field_varint(2, int(args[2]))))
+        t, m = read_frame(s)
+        if t == T_IMAGE_INFO and m.get(1, 0):
+            print("found")
+        elif t == T_IMAGE_INFO:
+            print("not found: %s" % m.get(2, b"").decode())
+        else:
+            print("unexpected type %d" % t)
+            return 2
+        return 0
+    meta = (field_bytes(1, args[1].encode()) + field_varint(2, int(args[2])) +
+            field_varint(3, 1) + field_varint(4, int(args[3])))
+    s.sendall(frame(T_IMAGE_PUT, field_bytes(1, meta)) +
+              frame(T_IMAGE_END, b""))
+    t, m = read_frame(s)
+    if t != T_IMAGE_ACK:
+        print("unexpected type %d" % t)
+        return 2
+    if m.get(1, 0):
+        print("ack ok")
+    else:
+        print("ack refused: %s" % m.get(2, b"").decode())
+    return 0
+
+
 def main():
     host, port = sys.argv[1].rsplit(":", 1)
     mode = sys.argv[2]
@@ -149,6 +198,9 @@ def main():
         key = proof = None
         if how == "random":
             proof = os.urandom(32)
+        elif how.startswith("image:"):
+            key = image_key(how[6:], job, rank, inc)
+            proof = hello_proof(key, ns, nc, role, job, rank, inc, name)
         elif how != "none":
             key = bytes.fromhex(how)
             proof = hello_proof(key, ns, nc, role, job, rank, inc, name)
@@ -164,11 +216,17 @@ def main():
             print("unexpected type %d" % t)
             return 2
         if not hr.get(1, 0):
-            print("refused: %s" % hr.get(2, b"").decode())
+            if os.environ.get("AUTHPEER_CODE") == "1":
+                print("refused code=%d: %s" % (hr.get(9, 0),
+                                               hr.get(2, b"").decode()))
+            else:
+                print("refused: %s" % hr.get(2, b"").decode())
             return 0
         if key is not None and hr.get(150) != reply_proof(key, ns, nc, proof):
             print("ok but the server's proof is wrong")
             return 2
+        if len(sys.argv) > 8:
+            return image_request(s, sys.argv[8:])
         print("ok")
         return 0
     except EOFError:

@@ -182,9 +182,14 @@ main(int argc, char **argv)
 					close(p[1]);
 					setsid();
 					raise(SIGSTOP);
-					if (in_line(line, sizeof(line), 10000) == 0)
-						fprintf(stderr, "restored rank %d "
-						    "step %d %s\n", rank, i, line);
+					/* "key HEX" (its new credential),
+					   then "inc n" */
+					while (in_line(line, sizeof(line), 10000) == 0)
+						if (strncmp(line, "key ", 4) != 0) {
+							fprintf(stderr, "restored rank %d "
+							    "step %d %s\n", rank, i, line);
+							break;
+						}
 					goto go_on;
 				}
 				(void)!write(p[1], &c, sizeof(c));

@@ -86,7 +86,7 @@ test_lookup(void **state)
 	assert_true(pi->found);
 	assert_string_equal(pi->addr, "10.1.2.3:4000");
 	assert_int_equal(pi->incarnation, 1);
-	auth_pair_key(token, sizeof(token), 0, 1, want);
+	auth_pair_inc_key(token, sizeof(token), 0, 1, 1, 1, want);
 	assert_int_equal(pi->pair_key.len, AUTH_HASH_LEN);
 	assert_memory_equal(pi->pair_key.data, want, AUTH_HASH_LEN);
 	frame_free_meta(&pi->base);
@@ -114,13 +114,18 @@ test_lookup(void **state)
 	assert_false(pi->found);
 	frame_free_meta(&pi->base);
 
-	/* incarnation 2 of rank 0 elsewhere: its address, not the old one */
+	/* incarnation 2 of rank 0 elsewhere: its address, not the old one,
+	   and a pair key of the new incarnation (the old one opens no link) */
 	r0b = rank_conn("peers", 0, 2, "10.9.9.9:5000");
 	expect_closed(r0);
 	pi = lookup(r1, 0);
 	assert_true(pi->found);
 	assert_string_equal(pi->addr, "10.9.9.9:5000");
 	assert_int_equal(pi->incarnation, 2);
+	assert_int_equal(pi->pair_key.len, AUTH_HASH_LEN);
+	assert_memory_not_equal(pi->pair_key.data, want, AUTH_HASH_LEN);
+	auth_pair_inc_key(token, sizeof(token), 1, 1, 0, 2, want);
+	assert_memory_equal(pi->pair_key.data, want, AUTH_HASH_LEN);
 	frame_free_meta(&pi->base);
 
 	/* gone: not found */

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# tests/integration/test_seal_ranks.sh: the connections of ranks (to
+# their Channel Memories; to each other in the direct protocol) and of
+# the node's checkpoint uploads and restores are sealed (runtime/seal.h),
+# and a job killed at random with checkpoints on still prints exactly
+# what its failure-free run printed.
+#
+# Every process runs without the plaintext switches (MPIV_SEAL_ALLOW_PLAIN,
+# MPIV_INSECURE_PLAINTEXT unset: a server refuses a dialler that picks no
+# cipher, a dialler refuses a server that offers none) and with
+# MPIV_SEAL_DEBUG=1, which makes every dialler (and every rank accepting a
+# peer) say "mpiv-seal: WHO to PEER sealed CIPHER" once its handshake
+# ended, or "... plaintext".
+#
+#   relay/ref, direct/ref     flt_ckpt failure-free: 0 plaintext lines,
+#                             a sealed line per rank and CM; direct: one
+#                             per end of every link between ranks
+#   relay/chaos, direct/chaos --chaos 700ms --chaos-max 3 (and
+#                             --ckpt-interval 0.3 when CRIU works): the
+#                             same output and exit code, kills happened,
+#                             0 plaintext lines; every incarnation that
+#                             started reconnected sealed (more sealed
+#                             lines to CMs than ranks); checkpoints:
+#                             sealed uploads ("node to CS")
+#
+#   MPIV_BUILD=build-x bash tests/integration/test_seal_ranks.sh
+. "$(dirname "$0")/../fault/common.bash"
+
+flt_need_chaos
+unset MPIV_SEAL_ALLOW_PLAIN MPIV_INSECURE_PLAINTEXT
+export MPIV_SEAL_DEBUG=1
+BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot build flt_ckpt"; flt_finish; }
+NP=3
+CK=()
+CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
+if timeout 60 "$CRIU" check > /dev/null 2>&1; then
+	CK=(--ckpt-interval 0.3)
+else
+	echo "# $CRIU check fails: kills without checkpoints"
+fi
+
+# lines FILE REGEX: how many mpiv-seal lines of FILE match REGEX
+lines() {
+	grep -E "mpiv-seal: " "$1" | grep -cE "$2"
+}
+
+for proto in relay direct; do
+	args=(12000 8 2000)	# about 2 s here
+	[ "$proto" = direct ] && args=(36000 8 2000)
+	r=$FLT_TMP/ref.$proto
+	flt_job "$r" 120 -n "$NP" --protocol "$proto" "$BIN" "${args[@]}"
+	if [ "$FLT_RC" != 0 ] || [ ! -s "$r.out" ] || grep -q FLT-FAIL "$r.err"; then
+		flt_notok "$proto/ref: the failure-free run failed (exit $FLT_RC)" "$r.err"
+		continue
+	fi
+	plain=$(lines "$r.err" ' plaintext$')
+	cms=$(lines "$r.err" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
+	links=$(lines "$r.err" 'mpiv-seal: rank [0-9]+ to rank [0-9]+.* sealed ')
+	want_links=0
+	[ "$proto" = direct ] && want_links=$((NP * (NP - 1)))
+	if [ "$plain" = 0 ] && [ "$cms" -ge "$NP" ] &&
+	    [ "$links" -ge "$want_links" ]; then
+		flt_ok "$proto/ref: sealed: $cms rank-CM connections, $links link ends, 0 plaintext"
+	else
+		flt_notok "$proto/ref: $plain plaintext, $cms rank-CM connections sealed (want >= $NP), $links link ends (want >= $want_links)" "$r.err"
+	fi
+
+	o=$FLT_TMP/chaos.$proto
+	what="$proto/chaos (--chaos 700ms --chaos-max 3 ${CK[*]})"
+	flt_job "$o" 120 -n "$NP" --protocol "$proto" --chaos 700ms \
+		--chaos-seed 5 --chaos-max 3 "${CK[@]}" "$BIN" "${args[@]}"
+	if [ "$FLT_RC" != 0 ] || grep -q FLT-FAIL "$o.err"; then
+		flt_notok "$what: exit $FLT_RC" "$o.err" "$o.json"
+		continue
+	fi
+	flt_same "$what: output" "$r.out" "$o.out"
+	kills=$(flt_report "$o.json" kills)
+	restarts=$(flt_report "$o.json" restarts)
+	ckpts=$(flt_report "$o.json" checkpoints)
+	plain=$(lines "$o.err" ' plaintext$')
+	cms=$(lines "$o.err" 'mpiv-seal: rank [0-9]+ to [^ ]+ sealed ')
+	ups=$(lines "$o.err" 'mpiv-seal: node to [^ ]+ sealed ')
+	echo "# $what: kills ${kills:-?} restarts ${restarts:-?} checkpoints ${ckpts:-?}; sealed: $cms rank-CM, $ups node-CS"
+	if [ "${kills:-0}" -gt 0 ] && [ "${restarts:-0}" -gt 0 ] &&
+	    [ "$plain" = 0 ] && [ "$cms" -ge $((NP + restarts)) ]; then
+		flt_ok "$what: every connection sealed, restarted incarnations reconnected sealed"
+	else
+		flt_notok "$what: kills ${kills:-?} restarts ${restarts:-?}, $plain plaintext, $cms rank-CM sealed (want >= NP + restarts)" "$o.err" "$o.json"
+	fi
+	if [ ${#CK[@]} -gt 0 ]; then
+		if [ "${ckpts:-0}" -gt 0 ] && [ "$ups" -ge "$ckpts" ]; then
+			flt_ok "$what: $ckpts checkpoints, each uploaded sealed"
+		else
+			flt_notok "$what: ${ckpts:-?} checkpoints, $ups sealed uploads" "$o.err" "$o.json"
+		fi
+	fi
+done
+flt_finish
