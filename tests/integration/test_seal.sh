@@ -128,7 +128,7 @@ if deploy sec "${S[@]}"; then
 	fi
 	# A plaintext peer holding the right secret is refused, with why.
 	KEY=$(od -An -tx1 -v < <(tr -d '\n' < "$T/secret") | tr -d ' \n')
-	r=$(timeout 15 $PEER "$DA" hello client "" -1 0 "$KEY" 2>&1)
+	r=$(AUTHPEER_PLAIN=1 timeout 15 $PEER "$DA" hello client "" -1 0 "$KEY" 2>&1)
 	case $r in
 	"refused: encryption required; the peer is an old build or runs --insecure-plaintext")
 		ok "a plaintext client is refused: encryption required" ;;
