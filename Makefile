@@ -40,7 +40,7 @@ GEN_O    := $(BUILD)/obj/gen/mpiv.pb-c.o
 
 # Sources shared by the library and the daemons (framing, sockets).
 SHARED_SRCS := runtime/frame.c runtime/net.c runtime/auth.c runtime/auth_keys.c runtime/match.c \
-	runtime/seal.c runtime/auth_client.c runtime/sha256.c libmpi-lite/digest.c
+	runtime/seal.c runtime/auth_client.c libmpi-lite/digest.c
 SHARED_SRCS += runtime/auth_rotate.c
 DAEMON_SRCS := $(filter-out $(SHARED_SRCS),$(wildcard runtime/*.c channel-memory/*.c \
 	dispatcher/*.c checkpoint-server/*.c node-agent/*.c cli/*.c))

@@ -33,10 +33,14 @@
 # IDLE_MIN (80) / IDLE_WAIT (10): before each group wait up to IDLE_WAIT s
 # for the CPUs to be IDLE_MIN % idle (IDLE_WAIT=0: never wait),
 # MPIV_RUN_OPTS (extra `mpiv run` options, e.g. --relay-only for the
-# no-logging baseline), BENCH_PROTOCOLS ("relay direct"): the mpiv runs,
-# each a protocol (`mpiv run --protocol P`: relay, direct, auto), or
-# P:SPIN for that protocol with MPIV_SPIN=SPIN in its ranks (a number of
-# µs or auto, docs/ENVIRONMENT.md). A protocol without :SPIN runs with
+# no-logging baseline), BENCH_PROTOCOLS ("relay direct direct+plain"):
+# the mpiv runs, each a protocol (`mpiv run --protocol P`: relay, direct,
+# auto), or P:SPIN for that protocol with MPIV_SPIN=SPIN in its ranks (a
+# number of µs or auto, docs/ENVIRONMENT.md); a +plain suffix runs it
+# with --insecure-plaintext (MPIV_INSECURE_PLAINTEXT=1: no encryption),
+# in the ping-pong only, to show what encryption costs. With the ping-pong
+# goes bench/seal_floor.c: the AEAD's own throughput (1 MiB) and 64 B
+# record time on this CPU, each cipher, next to memcpy. A protocol without :SPIN runs with
 # MPIV_SPIN as this script's environment has it; unset, that is each
 # protocol's default (relay: 0, never spin; direct: auto), so
 # "relay direct direct:0" also runs direct with waits that never spin.
@@ -86,13 +90,15 @@ WA_SIZE=8
 
 # BENCH_PROTOCOLS: the mpiv runs, PROTO or PROTO:SPIN each.
 PROTOS=
-for v in ${BENCH_PROTOCOLS:-relay direct}; do
-	case ${v%%:*} in
+for v in ${BENCH_PROTOCOLS:-relay direct direct+plain}; do
+	b=${v%+plain}
+	case $b in *+*) echo "run.sh: BENCH_PROTOCOLS: $v: +plain is the only suffix" >&2; exit 2 ;; esac
+	case ${b%%:*} in
 	relay|direct|auto) ;;
 	*) echo "run.sh: BENCH_PROTOCOLS: unknown protocol in $v (relay, direct, auto)" >&2; exit 2 ;;
 	esac
-	case $v in
-	*:*) case ${v#*:} in
+	case $b in
+	*:*) case ${b#*:} in
 		auto) ;;
 		''|*[!0-9]*) echo "run.sh: BENCH_PROTOCOLS: $v: MPIV_SPIN is a number of µs or auto" >&2; exit 2 ;;
 		esac ;;
@@ -207,11 +213,27 @@ elif ! cc -O2 -o "$FLOOR" bench/tcp_floor.c > "$LOGS/build-tcp_floor.log" 2>&1; 
 	note "tcp_floor build failed (see $LOGS/build-tcp_floor.log): no floor table"
 	rm -f "$FLOOR"
 fi
+SEALF=$OUT/seal_floor
+if ! want pingpong; then
+	SEALF=
+elif ! cc -O2 -Iruntime -o "$SEALF" bench/seal_floor.c runtime/seal.c -lsodium \
+    > "$LOGS/build-seal_floor.log" 2>&1; then
+	note "seal_floor build failed (see $LOGS/build-seal_floor.log): no crypto floor table"
+	rm -f "$SEALF"
+fi
 # floor ROUND: direct and through a relay, blocking waits and yield-spinning
 # waits, at 8 B and 1 MiB (only the sizes this run's ping-pong measures);
 # at 1 MiB also the zero-copy relays (splice, and splice keeping a copy of
 # every byte by tee, i.e. logging without copies).
 floor() {
+	if [ -n "$SEALF" ] && [ -x "$SEALF" ]; then
+		sf=$(timeout 60 "$SEALF" 0.3 2> /dev/null | grep '^RESULT ')
+		if [ -n "$sf" ]; then
+			echo "$sf" | sed "s/^/impl=sealfloor round=$1 /" >> "$RAW"
+		else
+			note "seal_floor round $1: no result"
+		fi
+	fi
 	[ -n "$FLOOR" ] && [ -x "$FLOOR" ] || return 0
 	for fs in 8 1048576; do
 		case " $PP_SIZES " in *" $fs "*) ;; *) continue ;; esac
@@ -242,14 +264,18 @@ run() {
 	if [ "$rb" = waitany ]; then ra="$*"; else ra="$QARG $*"; fi
 	case $ri in ompi) dir=ompi ;; *) dir=mpiv ;; esac
 	exe=$OUT/$dir/$rb
-	log=$LOGS/$(echo "$ri" | tr : -)-$rb-n$rn$rt-r$rr.log
+	log=$LOGS/$(echo "$ri" | tr :+ --)-$rb-n$rn$rt-r$rr.log
 	[ -x "$exe" ] || return 0
+	# +plain: --insecure-plaintext (in the environment: the embedded
+	# deployment's daemons and the ranks too)
+	rp=${ri%+plain}
+	if [ "$rp" != "$ri" ]; then renv=MPIV_INSECURE_PLAINTEXT=1; else renv=MPIV_INSECURE_PLAINTEXT=0; fi
 	# shellcheck disable=SC2086
-	case $ri in
+	case $rp in
 	ompi) set -- "$OMPIRUN" $OMPI_OPTS -n "$rn" "$exe" $ra ;;
-	*:*) set -- env "MPIV_SPIN=${ri#*:}" "$MPIV" run -n "$rn" --cms 1 \
-		--protocol "${ri%%:*}" --timeout "$TMO" ${MPIV_RUN_OPTS:-} "$exe" $ra ;;
-	*) set -- "$MPIV" run -n "$rn" --cms 1 --protocol "$ri" \
+	*:*) set -- env "$renv" "MPIV_SPIN=${rp#*:}" "$MPIV" run -n "$rn" --cms 1 \
+		--protocol "${rp%%:*}" --timeout "$TMO" ${MPIV_RUN_OPTS:-} "$exe" $ra ;;
+	*) set -- env "$renv" "$MPIV" run -n "$rn" --cms 1 --protocol "$rp" \
 		--timeout "$TMO" ${MPIV_RUN_OPTS:-} "$exe" $ra ;;
 	esac
 	echo "\$ $*" > "$log"
@@ -318,6 +344,7 @@ pair() {
 		i=$((i + 1))
 		case $impl in
 		ompi) [ "$DO_OMPI" = 1 ] || continue ;;
+		*+plain) [ "$DO_MPIV" = 1 ] && [ "$1" = pingpong ] || continue ;;
 		*) [ "$DO_MPIV" = 1 ] || continue ;;
 		esac
 		run "$impl" "$@"
@@ -392,13 +419,17 @@ for line in open(raw):
 		put('ring', int(kv['n']), kv['hop_us'])
 	elif bench == 'allreduce':
 		put('ar', (int(kv['n']), int(kv['bytes'])), kv['call_us'])
+	elif bench == 'seal_floor':
+		put('seal', (kv['cipher'], kv['op']), kv.get('MBps', kv.get('ns')))
 	elif bench == 'floor':
 		put('floor', (kv['mode'], kv['wait'], int(kv['size'])), kv['half_rtt_us'])
 
 def label(p):
 	"""a BENCH_PROTOCOLS entry as a column title"""
-	proto, _, spin = p.partition(':')
-	return proto + (f' (MPIV_SPIN={spin})' if spin else '')
+	plain = p.endswith('+plain')
+	proto, _, spin = p[:-len('+plain')].partition(':') if plain else p.partition(':')
+	return (proto + (f' (MPIV_SPIN={spin})' if spin else '') +
+	        (' --insecure-plaintext' if plain else ''))
 
 def med(kind, key, impl):
 	v = data.get((kind, key), {}).get(impl)
@@ -510,6 +541,44 @@ if fl:
 		if r is not None:
 			k = (mode == 'direct', s)
 			floor_best[k] = min(floor_best.get(k, r), r)
+	print()
+
+# What encryption costs: each protocol against its +plain run, per size
+# (median over rounds of each round's ratio), and the AEAD floor.
+def pair_ratio(kind, key, a, b):
+	d = data.get((kind, key), {})
+	x, y = d.get(a, {}), d.get(b, {})
+	rs = [x[r] / y[r] for r in x if r in y and y[r] > 0]
+	return statistics.median(rs) if rs else None
+enc = [(p, p + '+plain') for p in protos if p + '+plain' in protos]
+if enc and sizes:
+	print('## Encryption cost: encrypted / --insecure-plaintext (same protocol, same round)\n')
+	print('Times: > 1 means encryption is slower; bandwidth: < 1 means '
+	      'encryption is slower.\n')
+	print('| metric | ' + ' | '.join(label(p) for (p, _) in enc) + ' |')
+	print('|---|' + '---:|' * len(enc))
+	for s in sizes:
+		print(f'| half round trip, {size_name(s)} | ' + ' | '.join(
+		    fmt(pair_ratio('lat', s, p, q), 2) for (p, q) in enc) + ' |')
+	for s in sizes:
+		if s >= 1024:
+			print(f'| bandwidth, {size_name(s)} | ' + ' | '.join(
+			    fmt(pair_ratio('bw', s, p, q), 2) for (p, q) in enc) + ' |')
+	print()
+sk = sorted(k for (kind, k) in data if kind == 'seal')
+if sk:
+	print('## Crypto floor: the AEAD alone on this CPU (bench/seal_floor.c)\n')
+	print('Sealing and opening 1 MiB in 64 KiB records (MB/s), and sealing '
+	      'plus opening one 64 B record (ns), next to memcpy of 1 MiB; '
+	      'median over rounds.\n')
+	print('| cipher | seal 1 MiB (MB/s) | open 1 MiB (MB/s) | 64 B record seal+open (ns) |')
+	print('|---|---:|---:|---:|')
+	for c in sorted({c for (c, op) in sk}):
+		cell = lambda op: fmt(med('seal', (c, op), 'sealfloor'), 0)
+		if c == 'none':
+			print(f'| memcpy | {cell("memcpy")} | | |')
+		else:
+			print(f'| {c} | {cell("seal")} | {cell("open")} | {cell("rec64")} |')
 	print()
 
 # The targets: (title, values per protocol, test, bound). Times: ratio

@@ -11,6 +11,7 @@
 #include "../node-agent/node.h"
 #include "frame.h"
 #include "front.h"
+#include "seal.h"
 #include "timeline.h"
 #include "version.h"
 
@@ -55,6 +56,11 @@ main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[1];
+	/* libsodium once, before any connection (runtime/seal.h) */
+	if (seal_init() < 0) {
+		fprintf(stderr, "mpiv: libsodium does not initialise\n");
+		return 1;
+	}
 	if (strcmp(cmd, "run") == 0)
 		return run_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "cm") == 0)

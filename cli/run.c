@@ -26,6 +26,7 @@
 #include "net.h"
 #include "proc.h"
 #include "run_priv.h"
+#include "seal.h"
 
 #define RUN_DIAL_TIMEOUT_MS 5000
 #define RUN_CANCEL_WAIT	2.0	/* s: for the JobDone of a job given up on */
@@ -54,6 +55,10 @@ run_usage(FILE *f)
 	    "embedded one\n"
 	    "  --secret-file FILE       its cluster secret (env "
 	    "MPIV_SECRET_FILE)\n"
+	    "  --insecure-plaintext     do not encrypt connections, here and "
+	    "in the embedded\n"
+	    "                           deployment (benchmarks only; env "
+	    "MPIV_INSECURE_PLAINTEXT=1)\n"
 	    "  --hostfile FILE          start the daemons on the hosts of FILE "
 	    "over ssh for\n"
 	    "                           this run (lines: HOST [slots=N]; the "
@@ -237,6 +242,7 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "np", required_argument, NULL, 'n' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "secret-file", required_argument, NULL, 'k' },
+		{ "insecure-plaintext", no_argument, NULL, DAEMON_OPT_INSECURE },
 		{ "tag-output", no_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "timeline", required_argument, NULL, 0x2a0 },
@@ -388,6 +394,11 @@ run_parse(struct run *r, int argc, char **argv)
 			break;
 		case 'k':
 			r->secret_file = optarg;
+			break;
+		case DAEMON_OPT_INSECURE:
+			/* in the environment too: the embedded deployment's
+			   daemons and the ranks run plaintext as well */
+			seal_set_plaintext(true);
 			break;
 		case 'r':
 			r->report = optarg;
@@ -1197,6 +1208,9 @@ run_main(int argc, char **argv)
 	    "logging");
 	log_init("run", r.level);
 	signal(SIGPIPE, SIG_IGN);
+	if (seal_plaintext())
+		log_warnx("run: --insecure-plaintext: connections are NOT "
+		    "encrypted");
 	if (r.dispatcher != NULL) {
 		/* The embedded deployment makes a secret of its own. */
 		char why[512];

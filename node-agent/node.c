@@ -21,6 +21,7 @@
 
 #include "conn.h"
 #include "daemon.h"
+#include "seal.h"
 #include "dial.h"
 #include "log.h"
 #include "net.h"
@@ -52,6 +53,7 @@ node_usage(FILE *f)
 	    "  --secret-file FILE      node key (mpiv secret node-key) or "
 	    "cluster secret\n"
 	    "                          (env MPIV_SECRET_FILE)\n"
+	    DAEMON_INSECURE_USAGE
 	    "  --no-listen             behind a firewall or NAT: ranks elsewhere "
 	    "cannot\n"
 	    "                          connect to ours (jobs relay through "
@@ -338,6 +340,7 @@ node_main(int argc, char **argv)
 		{ "cache-dir", required_argument, NULL, 'c' },
 		{ "heartbeat-interval", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "insecure-plaintext", no_argument, NULL, DAEMON_OPT_INSECURE },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "no-listen", no_argument, NULL, 'l' },
@@ -390,6 +393,9 @@ node_main(int argc, char **argv)
 			break;
 		case 'k':
 			secret = optarg;
+			break;
+		case DAEMON_OPT_INSECURE:
+			seal_set_plaintext(true);
 			break;
 		case 'N':
 			snprintf(n.name, sizeof(n.name), "%s", optarg);

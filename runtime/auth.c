@@ -1,13 +1,12 @@
 /*
  * auth.c: the proofs of the connection handshake and the small helpers
- * of auth.h (see docs/CONTRACTS.md, "Authentication"); the hashes are in
- * sha256.c, the keys and their files in auth_keys.c.
+ * of auth.h (see docs/CONTRACTS.md, "Authentication"), the hashes and
+ * randomness on libsodium; the keys and their files in auth_keys.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "auth.h"
 #include "frame.h"
@@ -17,40 +16,81 @@
 bool
 auth_equal(const void *a, const void *b, size_t n)
 {
-	const volatile uint8_t *x = a, *y = b;
-	uint8_t d = 0;
-
-	for (size_t i = 0; i < n; i++)
-		d |= x[i] ^ y[i];
-	return d == 0;
+	return sodium_memcmp(a, b, n) == 0;
 }
 
 void
 auth_wipe(void *p, size_t n)
 {
-	volatile uint8_t *v = p;
-
-	while (n-- > 0)
-		*v++ = 0;
+	sodium_memzero(p, n);
 }
 
 int
 auth_random(void *buf, size_t n)
 {
-	uint8_t *p = buf;
-	ssize_t r;
-
-	while (n > 0) {
-		r = getrandom(p, n, 0);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += r;
-		n -= (size_t)r;
+	if (sodium_init() < 0) {
+		errno = ENOSYS;
+		return -1;
 	}
+	randombytes_buf(buf, n);
 	return 0;
+}
+
+/* ---------------- hashes (libsodium) ---------------- */
+
+void
+auth_sha256_init(struct auth_sha256 *s)
+{
+	crypto_hash_sha256_init(&s->st);
+}
+
+void
+auth_sha256_update(struct auth_sha256 *s, const void *p, size_t n)
+{
+	crypto_hash_sha256_update(&s->st, p, n);
+}
+
+void
+auth_sha256_final(struct auth_sha256 *s, uint8_t out[AUTH_HASH_LEN])
+{
+	crypto_hash_sha256_final(&s->st, out);
+}
+
+void
+auth_sha256(const void *p, size_t n, uint8_t out[AUTH_HASH_LEN])
+{
+	crypto_hash_sha256(out, p, n);
+}
+
+/* Keys longer than a block are hashed first (RFC 2104), in libsodium. */
+void
+auth_hmac_init(struct auth_hmac *m, const void *key, size_t keylen)
+{
+	crypto_auth_hmacsha256_init(&m->st, key, keylen);
+}
+
+void
+auth_hmac_update(struct auth_hmac *m, const void *p, size_t n)
+{
+	crypto_auth_hmacsha256_update(&m->st, p, n);
+}
+
+void
+auth_hmac_final(struct auth_hmac *m, uint8_t out[AUTH_HASH_LEN])
+{
+	crypto_auth_hmacsha256_final(&m->st, out);
+	sodium_memzero(m, sizeof(*m));
+}
+
+void
+auth_hmac_sha256(const void *key, size_t keylen, const void *p, size_t n,
+    uint8_t out[AUTH_HASH_LEN])
+{
+	struct auth_hmac m;
+
+	auth_hmac_init(&m, key, keylen);
+	auth_hmac_update(&m, p, n);
+	auth_hmac_final(&m, out);
 }
 
 void

@@ -1,8 +1,8 @@
 /*
  * auth: shared-secret authentication of every mpiv connection
- * (docs/CONTRACTS.md, "Authentication"). SHA-256 (FIPS 180-4) and
- * HMAC-SHA256 (RFC 2104), nonces from getrandom(), constant-time
- * comparison, secret files, the key derivations and the proofs of the
+ * (docs/CONTRACTS.md, "Authentication"). SHA-256 (FIPS 180-4),
+ * HMAC-SHA256 (RFC 2104), nonces, constant-time comparison and wiping,
+ * all libsodium's; secret files, the key derivations and the proofs of the
  * challenge-response handshake. No secret ever travels on the wire.
  *
  * Keys: the cluster secret S (services and clients), the node key
@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sodium.h>
+
 #include "mpiv.pb-c.h"
 
 #define AUTH_VERSION	 2u	/* Challenge.version (2: proofs cover the key exchange) */
@@ -34,11 +36,9 @@
 #define AUTH_ENV_SECRET	 "MPIV_SECRET_FILE"
 #define AUTH_ENV_RANK	 "MPIV_RANK_KEY"	/* hex of K_{r,i}, wiped once read */
 
+/* libsodium's states: SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104) */
 struct auth_sha256 {
-	uint32_t h[8];
-	uint64_t nbytes;	/* message bytes hashed so far */
-	uint8_t buf[64];
-	size_t nbuf;
+	crypto_hash_sha256_state st;
 };
 
 /* v as 4 big-endian bytes at p (hash inputs and outputs). */
@@ -57,7 +57,7 @@ void auth_sha256_final(struct auth_sha256 *s, uint8_t out[AUTH_HASH_LEN]);
 void auth_sha256(const void *p, size_t n, uint8_t out[AUTH_HASH_LEN]);
 
 struct auth_hmac {
-	struct auth_sha256 inner, outer;
+	crypto_auth_hmacsha256_state st;
 };
 
 void auth_hmac_init(struct auth_hmac *m, const void *key, size_t keylen);
@@ -68,7 +68,7 @@ void auth_hmac_sha256(const void *key, size_t keylen, const void *p,
 
 /* Compares in time independent of where the bytes differ. */
 bool auth_equal(const void *a, const void *b, size_t n);
-/* n bytes from getrandom(). 0 or -1 (errno). */
+/* n random bytes (libsodium's randombytes). 0 or -1 (errno). */
 int auth_random(void *buf, size_t n);
 /* Lower-case hex of n bytes into out (2n+1 bytes, NUL-terminated). */
 void auth_hex(const uint8_t *in, size_t n, char *out);

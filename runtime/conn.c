@@ -241,6 +241,12 @@ conn_peer(struct conn *c)
 	return c->peer;
 }
 
+const char *
+conn_cipher(const struct conn *c)
+{
+	return c->seal.on ? seal_cipher_name(c->seal.tx.cipher) : "plaintext";
+}
+
 size_t
 conn_queued(struct conn *c)
 {

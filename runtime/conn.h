@@ -50,6 +50,9 @@ void conn_set_udata(struct conn *c, void *udata);
 int conn_fd(struct conn *c);
 /* "ip:port" of the peer, for logs. */
 const char *conn_peer(struct conn *c);
+/* The cipher of c's session ("aes256gcm", "chacha20poly1305"), or
+   "plaintext" before the handshake agreed on one or without one. */
+const char *conn_cipher(const struct conn *c);
 
 /* Queues a frame; the payload is copied. 0, or -1 if the conn is closing. */
 int conn_send(struct conn *c, uint16_t type, const ProtobufCMessage *meta,

@@ -18,7 +18,6 @@ static const char *const conn_astate_names[] = {
 	[CONN_A_S_REPLY] = "server-reply",
 	[CONN_A_C_CHALLENGE] = "client-challenge",
 	[CONN_A_C_REPLY] = "client-reply",
-	[CONN_A_C_SKIP] = "client-skip",
 	[CONN_A_DONE] = "done",
 };
 
@@ -385,9 +384,6 @@ conn_auth_frame(struct conn *c, const struct frame_hdr *h,
 	switch (c->astate) {
 	case CONN_A_S_HELLO:
 		return conn_auth_hello(c, (const Mpiv__Hello *)meta);
-	case CONN_A_C_SKIP:
-		conn_auth_set(c, CONN_A_DONE);
-		return h->type == MPIV__MSG_TYPE__MSG_CHALLENGE;
 	case CONN_A_C_CHALLENGE:
 		ch = (const Mpiv__Challenge *)meta;
 		if (!ch->auth && c->akey.len > 0) {

@@ -54,9 +54,8 @@ enum conn_astate {
 	CONN_A_OFF = 0,		/* no handshake on this conn */
 	CONN_A_S_HELLO,		/* server: Challenge sent, Hello expected */
 	CONN_A_S_REPLY,		/* server: Hello proven, reply gets our proof */
-	CONN_A_C_CHALLENGE,	/* keyed client: Hello held for the Challenge */
-	CONN_A_C_REPLY,		/* keyed client: HelloReply must prove */
-	CONN_A_C_SKIP,		/* keyless client: drop the Challenge */
+	CONN_A_C_CHALLENGE,	/* client: Hello held for the Challenge */
+	CONN_A_C_REPLY,		/* client: HelloReply (keyed: must prove) */
 	CONN_A_DONE,
 };
 

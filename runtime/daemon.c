@@ -16,6 +16,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "net.h"
+#include "seal.h"
 
 int
 daemon_listen(const char *who, const char *addr, char *bound,
@@ -54,6 +55,14 @@ daemon_auth_load(const char *who, const char *path, bool node_key_ok,
 	if (!k->enabled)
 		log_warnx("%s: no --secret-file: connections are not "
 		    "authenticated", who);
+	if (seal_init() < 0) {
+		fprintf(stderr, "mpiv %s: libsodium does not initialise\n",
+		    who);
+		return -1;
+	}
+	if (seal_plaintext())
+		log_warnx("%s: --insecure-plaintext: connections are NOT "
+		    "encrypted", who);
 	return 0;
 }
 
@@ -183,6 +192,8 @@ daemon_conn_opt(int ch, const char *arg, struct daemon_conn_opts *o)
 		o->max_unauth = arg;
 	else if (ch == DAEMON_CONN_OPT_FIRST + 2)
 		o->per_host = arg;
+	else if (ch == DAEMON_OPT_INSECURE)
+		seal_set_plaintext(true);
 }
 
 int

@@ -24,7 +24,8 @@ struct auth_keys;
  * Loads the keys of `mpiv WHO` from --secret-file (path) or
  * $MPIV_SECRET_FILE. A node key file is taken only with node_key_ok (node
  * agents). With no secret at all, logs the one warning that connections
- * are not authenticated. 0, or -1 once "mpiv WHO: reason" is on stderr.
+ * are not authenticated; under --insecure-plaintext, the one that they
+ * are not encrypted. Fails without libsodium. 0, or -1 once "mpiv WHO: reason" is on stderr.
  */
 int daemon_auth_load(const char *who, const char *path, bool node_key_ok,
     struct auth_keys *k);
@@ -83,10 +84,20 @@ struct daemon_conn_opts {
 #define DAEMON_CONN_LONGOPTS \
 	{ "max-conns", required_argument, NULL, 0x100 }, \
 	{ "max-unauth", required_argument, NULL, 0x101 }, \
-	{ "max-unauth-per-host", required_argument, NULL, 0x102 }
-#define DAEMON_CONN_OPT_CASES	case 0x100: case 0x101: case 0x102
+	{ "max-unauth-per-host", required_argument, NULL, 0x102 }, \
+	{ "insecure-plaintext", no_argument, NULL, DAEMON_OPT_INSECURE }
+#define DAEMON_CONN_OPT_CASES	case 0x100: case 0x101: case 0x102: \
+	case DAEMON_OPT_INSECURE
+/* --insecure-plaintext: this process's connections are not encrypted
+   (runtime/seal.h, seal_set_plaintext); benchmarks only. */
+#define DAEMON_OPT_INSECURE	0x1f0
+#define DAEMON_INSECURE_USAGE \
+	"  --insecure-plaintext    do not encrypt connections (benchmarks " \
+	"only;\n" \
+	"                          env MPIV_INSECURE_PLAINTEXT=1)\n"
 
-/* Keeps arg of option ch (one of DAEMON_CONN_LONGOPTS) in o. */
+/* Keeps arg of option ch (one of DAEMON_CONN_LONGOPTS) in o
+   (--insecure-plaintext: seal_set_plaintext). */
 void daemon_conn_opt(int ch, const char *arg, struct daemon_conn_opts *o);
 int daemon_conn_limits(const char *who, const struct daemon_conn_opts *o,
     struct conn_limits *l);
@@ -100,6 +111,7 @@ int daemon_conn_limits(const char *who, const struct daemon_conn_opts *o,
 	"                          env MPIV_MAX_UNAUTH)\n" \
 	"  --max-unauth-per-host N of them from one IP address (default " \
 	"256;\n" \
-	"                          env MPIV_MAX_UNAUTH_PER_HOST)\n"
+	"                          env MPIV_MAX_UNAUTH_PER_HOST)\n" \
+	DAEMON_INSECURE_USAGE
 
 #endif

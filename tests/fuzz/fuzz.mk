@@ -13,16 +13,16 @@ GEN_C := $(FB)/gen/mpiv.pb-c.c
 GEN_H := $(FB)/gen/mpiv.pb-c.h
 FRAME_SRCS := runtime/frame.c runtime/seal.c $(GEN_C)
 CM_SRCS := runtime/match.c runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/srvfault.c runtime/dial.c libmpi-lite/digest.c $(wildcard channel-memory/*.c) $(GEN_C)
 CS_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/cksum.c runtime/srvfault.c runtime/dial.c $(wildcard checkpoint-server/*.c) \
 	node-agent/criu_delta.c $(GEN_C)
 
 DISP_SRCS := runtime/conn.c runtime/pbuf.c runtime/conn_auth.c runtime/conn_gate.c runtime/daemon.c runtime/frame.c runtime/net.c runtime/log.c \
-	runtime/auth.c runtime/auth_keys.c runtime/seal.c runtime/sha256.c $(wildcard dispatcher/*.c) $(GEN_C)
+	runtime/auth.c runtime/auth_keys.c runtime/seal.c $(wildcard dispatcher/*.c) $(GEN_C)
 # libmpi-lite whole, as libmpi.so has it (fuzz_tp_read: the rank's reader).
 LIB_SRCS := $(wildcard libmpi-lite/*.c) runtime/frame.c runtime/net.c runtime/auth.c \
-	runtime/auth_keys.c runtime/seal.c runtime/auth_client.c runtime/sha256.c $(GEN_C)
+	runtime/auth_keys.c runtime/seal.c runtime/auth_client.c $(GEN_C)
 # Secret files of several keys (auth_keys.c reads every format through it).
 CM_SRCS += runtime/auth_rotate.c
 CS_SRCS += runtime/auth_rotate.c
@@ -108,11 +108,12 @@ $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 
 # The record layer's reader (runtime/seal.c): arbitrary ciphertext in.
 $(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
+	@mkdir -p $(FB)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium
 
 # Secret files in every format (runtime/auth_rotate.c): plain bytes in.
 ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
-	runtime/sha256.c runtime/frame.c runtime/seal.c $(GEN_C)
+	runtime/frame.c runtime/seal.c $(GEN_C)
 $(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \

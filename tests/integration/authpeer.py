@@ -14,6 +14,11 @@
 #       INC derived from the cluster secret in SECRETFILE (what the
 #       dispatcher gives the node running that incarnation). With
 #       AUTHPEER_CODE=1 a refusal prints "refused code=N: ERROR".
+#       The Hello carries the key exchange when the Challenge offers one
+#       (X25519, AES-256-GCM or ChaCha20-Poly1305, from python3
+#       cryptography) and what follows the HelloReply is sealed
+#       (docs/CONTRACTS.md, "Encryption"); AUTHPEER_PLAIN=1 plays a
+#       plaintext peer instead (no key, cipher 0).
 #       After "ok", an optional request to a checkpoint server:
 #         ... get GJOB GRANK       ImageGet; prints "found" or
 #                                  "not found: ERROR"
@@ -117,12 +122,13 @@ def lp(b):
     return struct.pack(">I", len(b)) + b
 
 
-def hello_proof(key, ns, nc, role, job, rank, inc, name):
-    # v2: the server's key-exchange offer and the dialler's pick come
-    # right after nonce_s; this peer offers no key and picks no cipher
-    # (a server that offered one sees a wrong proof).
-    m = (lp(b"mpiv-auth-v2 hello") + lp(ns) + lp(b"") + struct.pack(">I", 0) +
-         lp(b"") + struct.pack(">I", 0) + lp(nc) +
+def hello_proof(key, ns, nc, role, job, rank, inc, name, offer=(b"", 0),
+                pick=(b"", 0)):
+    # v2: the server's key-exchange offer (its key, its ciphers) and the
+    # dialler's pick (its key, the cipher) come right after nonce_s.
+    m = (lp(b"mpiv-auth-v2 hello") + lp(ns) + lp(offer[0]) +
+         struct.pack(">I", offer[1]) + lp(pick[0]) +
+         struct.pack(">I", pick[1]) + lp(nc) +
          struct.pack(">I", role) + lp(job.encode()) +
          struct.pack(">I", rank & 0xFFFFFFFF) + struct.pack(">I", inc) +
          lp(name.encode()))
@@ -132,6 +138,49 @@ def hello_proof(key, ns, nc, role, job, rank, inc, name):
 def reply_proof(key, ns, nc, cp):
     m = lp(b"mpiv-auth-v2 reply") + lp(ns) + lp(nc) + lp(cp)
     return hmac.new(key, m, hashlib.sha256).digest()
+
+
+class Sealed:
+    """The record layer of docs/CONTRACTS.md ("Encryption") over socket s:
+    sendall() seals, recv() opens (one record at a time)."""
+
+    def __init__(self, s, cipher, tx, rx):
+        from cryptography.hazmat.primitives.ciphers.aead import (
+            AESGCM, ChaCha20Poly1305)
+        aead = AESGCM if cipher == 1 else ChaCha20Poly1305
+        self.s, self.tx, self.rx = s, aead(tx), aead(rx)
+        self.tctr = self.rctr = 0
+        self.buf = b""
+
+    def sendall(self, data):
+        for i in range(0, len(data), 65536):
+            pt = data[i:i + 65536]
+            hdr = struct.pack(">I", len(pt))
+            nonce = b"\0\0\0\0" + struct.pack(">Q", self.tctr)
+            self.tctr += 1
+            self.s.sendall(hdr + self.tx.encrypt(nonce, pt, hdr))
+
+    def recv(self, n):
+        if not self.buf:
+            hdr = read_exact(self.s, 4)
+            ln = struct.unpack(">I", hdr)[0]
+            if ln == 0 or ln > 65536:
+                raise ValueError("bad record length")
+            nonce = b"\0\0\0\0" + struct.pack(">Q", self.rctr)
+            self.rctr += 1
+            self.buf = self.rx.decrypt(nonce, read_exact(self.s, ln + 16), hdr)
+        b, self.buf = self.buf[:n], self.buf[n:]
+        return b
+
+
+def seal_keys(key, shared, cpub, spub, ns, nc, cipher):
+    """client -> server key, server -> client key"""
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    k = hashlib.blake2b(b"mpiv-seal-v1" + shared + cpub + spub + ns + nc +
+                        struct.pack(">I", cipher), key=key,
+                        digest_size=64).digest()
+    return k[:32], k[32:]
 
 
 def image_key(path, job, rank, inc):
@@ -195,18 +244,42 @@ def main():
         meta = (field_varint(1, 1) + field_varint(2, role) +
                 field_bytes(3, job.encode()) + field_varint(4, rank) +
                 field_varint(5, inc) + field_bytes(6, name.encode()))
+        # The key exchange: the server's offer, our pick (AES-256-GCM
+        # first); AUTHPEER_PLAIN=1 plays a plaintext peer (no key, cipher 0).
+        spub, ciphers = ch.get(4, b""), ch.get(5, 0)
+        cipher, cpub, priv = 0, b"", None
+        if os.environ.get("AUTHPEER_PLAIN") != "1" and ciphers:
+            from cryptography.hazmat.primitives.asymmetric.x25519 import (
+                X25519PrivateKey)
+            from cryptography.hazmat.primitives import serialization
+            priv = X25519PrivateKey.generate()
+            cpub = priv.public_key().public_bytes(
+                serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+            cipher = 1 if ciphers & 2 else 2
+            meta += (field_bytes(150, nc) + field_bytes(152, cpub) +
+                     field_varint(153, cipher))
+        offer, pick = (spub, ciphers), (cpub, cipher)
         key = proof = None
         if how == "random":
             proof = os.urandom(32)
         elif how.startswith("image:"):
             key = image_key(how[6:], job, rank, inc)
-            proof = hello_proof(key, ns, nc, role, job, rank, inc, name)
+            proof = hello_proof(key, ns, nc, role, job, rank, inc, name,
+                                offer, pick)
         elif how != "none":
             key = bytes.fromhex(how)
-            proof = hello_proof(key, ns, nc, role, job, rank, inc, name)
+            proof = hello_proof(key, ns, nc, role, job, rank, inc, name,
+                                offer, pick)
         if proof is not None:
-            meta += field_bytes(150, nc) + field_bytes(151, proof)
+            if not cipher:
+                meta += field_bytes(150, nc)
+            meta += field_bytes(151, proof)
         s.sendall(frame(T_HELLO, meta))
+        if cipher:
+            from cryptography.hazmat.primitives.asymmetric.x25519 import (
+                X25519PublicKey)
+            shared = priv.exchange(X25519PublicKey.from_public_bytes(spub))
+            tx, rx = seal_keys(key or b"", shared, cpub, spub, ns, nc, cipher)
         try:
             t, hr = read_frame(s)
         except EOFError:
@@ -225,6 +298,8 @@ def main():
         if key is not None and hr.get(150) != reply_proof(key, ns, nc, proof):
             print("ok but the server's proof is wrong")
             return 2
+        if cipher:
+            s = Sealed(s, cipher, tx, rx)	# both directions sealed now
         if len(sys.argv) > 8:
             return image_request(s, sys.argv[8:])
         print("ok")

@@ -432,6 +432,7 @@ struct side {
 	int closed;
 	char reason[256];
 	bool auth_failed;
+	const char *cipher;	/* at the last frame handed over */
 	struct conn *c;
 };
 
@@ -442,6 +443,7 @@ side_on_frame(struct conn *c, const struct frame_hdr *h, ProtobufCMessage *m,
 	struct side *s = conn_udata(c);
 
 	free(payload);
+	s->cipher = conn_cipher(c);
 	if (s->frames++ == 0)
 		s->first_type = h->type;
 	if (h->type == MPIV__MSG_TYPE__MSG_HELLO) {
@@ -575,6 +577,9 @@ test_conn_handshake(void **state)
 	assert_int_equal(srv.frames, 2);
 	assert_int_equal(cli.first_type, MPIV__MSG_TYPE__MSG_HELLO_REPLY);
 	assert_false(cli.auth_failed);
+	/* sealed both ways: the heartbeat behind the Hello came sealed */
+	assert_string_equal(srv.cipher, seal_cipher_name(seal_pick(seal_ciphers())));
+	assert_string_equal(cli.cipher, srv.cipher);
 
 	/* Wrong key: refused with the one wording; the server daemon never
 	   sees a frame (neither the Hello nor what came behind it). */
@@ -603,10 +608,83 @@ test_conn_handshake(void **state)
 	assert_string_equal(cli.reason, AUTH_ERR_NOAUTH);
 	assert_int_equal(srv.frames, 0);
 
-	/* Neither has a secret: works as before authentication existed. */
+	/* Neither has a secret: works, encrypted (not authenticated). */
 	handshake(false, NULL, &srv, &cli);
 	assert_true(cli.hello_ok);
 	assert_int_equal(srv.frames, 2);
+	assert_string_equal(srv.cipher, seal_cipher_name(seal_pick(seal_ciphers())));
+	assert_string_equal(cli.cipher, srv.cipher);
+
+	/* ChaCha20-Poly1305 when the client has no AES-GCM */
+	setenv("MPIV_SEAL_NO_AES", "1", 1);
+	handshake(true, &srv_keys.secret, &srv, &cli);
+	unsetenv("MPIV_SEAL_NO_AES");
+	assert_true(cli.hello_ok);
+	assert_string_equal(srv.cipher, "chacha20poly1305");
+	assert_string_equal(cli.cipher, "chacha20poly1305");
+}
+
+/*
+ * The plaintext policy (strict: no transition switch): both insecure
+ * works in plaintext; an insecure client at an encrypting server is
+ * refused with the reason.
+ */
+static void
+test_conn_plaintext(void **state)
+{
+	const char *allow = getenv("MPIV_SEAL_ALLOW_PLAIN");
+	char *saved = allow != NULL ? strdup(allow) : NULL;
+	struct side srv, cli;
+
+	unsetenv("MPIV_SEAL_ALLOW_PLAIN");
+	seal_set_plaintext(true);
+	handshake(true, &srv_keys.secret, &srv, &cli);
+	assert_true(cli.hello_ok);
+	assert_int_equal(srv.frames, 2);
+	assert_string_equal(srv.cipher, "plaintext");
+	assert_string_equal(cli.cipher, "plaintext");
+	seal_set_plaintext(false);
+	assert_null(getenv(SEAL_ENV_PLAINTEXT));
+
+	/* the client is insecure, the server (same process) encrypts: the
+	   client picks no cipher, the server refuses */
+	{
+		struct ev_loop *loop = ev_loop_new(0);
+		struct auth_server as = { .enabled = true,
+		    .key = auth_key_service_nodes, .arg = &srv_keys };
+		Mpiv__Hello h = MPIV__HELLO__INIT;
+		int sv[2];
+
+		memset(&srv, 0, sizeof(srv));
+		memset(&cli, 0, sizeof(cli));
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		srv.c = conn_new(loop, sv[0], &side_ops, &srv);
+		cli.c = conn_new(loop, sv[1], &side_ops, &cli);
+		conn_auth_server(srv.c, &as);	/* offers ciphers */
+		conn_auth_client(cli.c, &srv_keys.secret);
+		seal_set_plaintext(true);	/* the client picks none */
+		h.version = FRAME_VERSION;
+		h.role = MPIV__ROLE__ROLE_CLIENT;
+		h.rank = -1;
+		assert_int_equal(conn_send(cli.c, MPIV__MSG_TYPE__MSG_HELLO,
+		    &h.base, NULL, 0), 0);
+		spin_until(loop, client_settled, &srv, &cli);
+		seal_set_plaintext(false);
+		assert_true(cli.got_reply);
+		assert_false(cli.hello_ok);
+		assert_string_equal(cli.error, SEAL_ERR_PLAIN_PEER);
+		assert_int_equal(srv.frames, 0);
+		if (srv.c != NULL && !srv.closed)
+			conn_close(srv.c, "test over", false);
+		if (cli.c != NULL && !cli.closed)
+			conn_close(cli.c, "test over", false);
+		spin_until(loop, both_closed, &srv, &cli);
+		ev_loop_destroy(loop);
+	}
+	if (saved != NULL) {
+		setenv("MPIV_SEAL_ALLOW_PLAIN", saved, 1);
+		free(saved);
+	}
 }
 
 /* A server that does not hold the key: the client closes on it. */
@@ -770,6 +848,7 @@ main(void)
 		cmocka_unit_test(test_inc_derivations),
 		cmocka_unit_test(test_proofs),
 		cmocka_unit_test(test_conn_handshake),
+		cmocka_unit_test(test_conn_plaintext),
 		cmocka_unit_test(test_impostor),
 		cmocka_unit_test(test_blocking_client),
 	};

@@ -9,6 +9,7 @@
  * probe-miss folding, a log over --max-memory, and a logged delivery
  * whose sender died mid-payload.
  */
+#include "auth.h"
 #include "cm_harness.h"
 
 #include <sys/socket.h>
@@ -40,6 +41,19 @@ start_all(void **state)
 	pf.events = POLLIN;
 	if (poll(&pf, 1, 5000) != 1 || (disp_fd = accept(lfd, NULL, NULL)) < 0)
 		return -1;
+	{
+		/* the CM waits for its server's Challenge before its Hello:
+		   one without a secret or a cipher */
+		Mpiv__Challenge ch = MPIV__CHALLENGE__INIT;
+		uint8_t nonce[AUTH_NONCE_LEN] = { 7 };
+
+		ch.version = AUTH_VERSION;
+		ch.nonce.data = nonce;
+		ch.nonce.len = sizeof(nonce);
+		if (frame_write(disp_fd, MPIV__MSG_TYPE__MSG_CHALLENGE,
+		    &ch.base, NULL, 0, TMO) < 0)
+			return -1;
+	}
 	for (int i = 0; i < 2; i++) {	/* Hello, ServiceRegister */
 		if (frame_read(disp_fd, &h, &m, &p, TMO, &err) < 0)
 			return -1;
