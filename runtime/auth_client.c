@@ -18,7 +18,7 @@
 bool
 auth_client_plain_ok(void)
 {
-	return seal_plaintext() || seal_allow_plain();
+	return seal_plaintext();
 }
 
 uint32_t

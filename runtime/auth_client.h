@@ -33,8 +33,8 @@ int auth_client_hello(int fd, const struct auth_key *key, Mpiv__Hello *h,
 
 /*
  * Whether this process may talk plaintext to a server (or a peer rank)
- * offering no cipher: it runs --insecure-plaintext itself
- * (seal_plaintext), or the transition switch is on (seal_allow_plain).
+ * offering no cipher: only when it runs --insecure-plaintext itself
+ * (seal_plaintext).
  */
 bool auth_client_plain_ok(void);
 

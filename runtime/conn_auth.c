@@ -144,7 +144,7 @@ conn_auth_release(struct conn *c)
 		return;
 	}
 	ci = seal_pick(c->offer);
-	if (ci == SEAL_NONE && !seal_plaintext() && !seal_allow_plain()) {
+	if (ci == SEAL_NONE && !seal_plaintext()) {
 		log_warnx("conn peer=%s: %s", c->peer, c->offer ?
 		    "encryption: no cipher in common with the server" :
 		    SEAL_ERR_PLAIN_SERVER);
@@ -316,7 +316,7 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 		}
 	}
 	if (ci == SEAL_NONE) {
-		if (c->offer != 0 && !seal_allow_plain())
+		if (c->offer != 0)
 			why = SEAL_ERR_PLAIN_PEER;
 	} else if (ci > 31 || !(c->offer & (1u << ci))) {
 		why = "encryption: the Hello picked a cipher we did not offer";
@@ -329,12 +329,6 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 		   rotated); key becomes the one that fits. */
 		why = auth_check_hello_any(c->as, &key, c->nonce_s,
 		    &offer, hello, c->proof_s);
-		/* TRANSITION: a dialler not converted yet proves over no
-		   offer at all (goes with seal_allow_plain) */
-		if (why != NULL && ci == SEAL_NONE && seal_allow_plain() &&
-		    strcmp(why, AUTH_ERR_FAILED) == 0)
-			why = auth_check_hello_any(c->as, &key,
-			    c->nonce_s, &auth_no_offer, hello, c->proof_s);
 	}
 	if (why == NULL && ci != SEAL_NONE) {
 		memcpy(mine, c->kx.pub, sizeof(mine));
@@ -358,9 +352,6 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 		log_info("conn peer=%s sealed %s role=%d rank=%d", c->peer,
 		    seal_cipher_name(c->seal.rx.cipher), (int)hello->role,
 		    hello->rank);
-	} else if (c->offer != 0) {
-		log_debug("conn peer=%s role=%d: plaintext (transition: "
-		    "MPIV_SEAL_ALLOW_PLAIN=1)", c->peer, (int)hello->role);
 	}
 	conn_auth_set(c, CONN_A_S_REPLY);
 	conn_gate_authed(c);

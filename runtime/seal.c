@@ -82,20 +82,6 @@ seal_plaintext(void)
 	return seal_insecure || (e != NULL && strcmp(e, "1") == 0);
 }
 
-/*
- * TRANSITION (remove once every transport seals): a peer that speaks
- * plaintext (cipher 0 offered or picked) is let through while
- * MPIV_SEAL_ALLOW_PLAIN=1, so that transports not converted yet still
- * work. Flip to `return false;` to make encryption mandatory.
- */
-bool
-seal_allow_plain(void)
-{
-	const char *e = getenv("MPIV_SEAL_ALLOW_PLAIN");
-
-	return e != NULL && strcmp(e, "1") == 0;
-}
-
 uint32_t
 seal_ciphers(void)
 {

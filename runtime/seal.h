@@ -78,9 +78,6 @@ const char *seal_cipher_name(enum seal_cipher c);
 #define SEAL_ENV_PLAINTEXT	"MPIV_INSECURE_PLAINTEXT"
 void seal_set_plaintext(bool on);
 bool seal_plaintext(void);
-/* TRANSITION: a plaintext peer is let through (MPIV_SEAL_ALLOW_PLAIN=1)
-   while not every transport seals yet; seal.c says how to end it. */
-bool seal_allow_plain(void);
 #define SEAL_ERR_PLAIN_PEER "encryption required; the peer is an old " \
 	"build or runs --insecure-plaintext"
 #define SEAL_ERR_PLAIN_SERVER "encryption required; the server is an " \

@@ -12,9 +12,6 @@
 # Variables: T_PATTERN (bash regex, empty = all), T_LOGDIR (failure logs),
 # T_TAIL (lines of a failing test's output to show, default 20).
 
-# TRANSITION: daemons let plaintext peers through until every transport
-# seals (runtime/seal.c, seal_allow_plain); the lead removes this line.
-export MPIV_SEAL_ALLOW_PLAIN=1
 
 T_PASS=0
 T_FAIL=0

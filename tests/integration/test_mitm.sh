@@ -27,7 +27,7 @@
 #             127.0.0.7: its links only, at least the payload's bytes):
 #             no marker, no key in the capture
 # The test can fail: with every connection in the clear
-# (MPIV_INSECURE_PLAINTEXT=1 MPIV_SEAL_ALLOW_PLAIN=1 in its environment)
+# (MPIV_INSECURE_PLAINTEXT=1 in its environment)
 # marker/secrets, marker/token, marker/live, the flips and direct/secrets
 # fail: the marker, the rank keys and the job token are on the wire, and a
 # flipped byte gives exit 0 with a wrong sum. Every wait is bounded.

@@ -22,12 +22,8 @@ cd "$(dirname "$0")/../.." || exit 2
 common_init seal
 PEER="python3 $PWD/tests/integration/authpeer.py"
 unset MPIV_SECRET_FILE MPIV_INSECURE_PLAINTEXT MPIV_SEAL_NO_AES
-# The dispatchers here run the strict policy: no plaintext peer let
-# through. TRANSITION: the CMs, CSs and nodes still let the ranks'
-# plaintext connections through (TR) until every transport seals; then
-# TR goes.
-unset MPIV_SEAL_ALLOW_PLAIN
-TR=(env MPIV_SEAL_ALLOW_PLAIN=1)
+# Every daemon here runs the strict policy: no plaintext peer let through.
+TR=(env)
 
 "$MPIV" secret new "$T/secret" > /dev/null &&
     "$MPIV" secret node-key --secret-file "$T/secret" "$T/node.key" > /dev/null ||

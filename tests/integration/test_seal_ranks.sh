@@ -5,8 +5,8 @@
 # and a job killed at random with checkpoints on still prints exactly
 # what its failure-free run printed.
 #
-# Every process runs without the plaintext switches (MPIV_SEAL_ALLOW_PLAIN,
-# MPIV_INSECURE_PLAINTEXT unset: a server refuses a dialler that picks no
+# Every process runs without the plaintext switch (MPIV_INSECURE_PLAINTEXT
+# unset: a server refuses a dialler that picks no
 # cipher, a dialler refuses a server that offers none) and with
 # MPIV_SEAL_DEBUG=FILE, which makes every dialler (and every rank
 # accepting a peer) append "mpiv-seal: WHO to PEER sealed CIPHER" to FILE
@@ -27,7 +27,7 @@
 . "$(dirname "$0")/../fault/common.bash"
 
 flt_need_chaos
-unset MPIV_SEAL_ALLOW_PLAIN MPIV_INSECURE_PLAINTEXT
+unset MPIV_INSECURE_PLAINTEXT
 BIN=$(flt_prog flt_ckpt) || { flt_notok "cannot build flt_ckpt"; flt_finish; }
 NP=3
 CK=()

@@ -632,11 +632,8 @@ test_conn_handshake(void **state)
 static void
 test_conn_plaintext(void **state)
 {
-	const char *allow = getenv("MPIV_SEAL_ALLOW_PLAIN");
-	char *saved = allow != NULL ? strdup(allow) : NULL;
 	struct side srv, cli;
 
-	unsetenv("MPIV_SEAL_ALLOW_PLAIN");
 	seal_set_plaintext(true);
 	handshake(true, &srv_keys.secret, &srv, &cli);
 	assert_true(cli.hello_ok);
@@ -680,10 +677,6 @@ test_conn_plaintext(void **state)
 			conn_close(cli.c, "test over", false);
 		spin_until(loop, both_closed, &srv, &cli);
 		ev_loop_destroy(loop);
-	}
-	if (saved != NULL) {
-		setenv("MPIV_SEAL_ALLOW_PLAIN", saved, 1);
-		free(saved);
 	}
 }
 
@@ -759,9 +752,6 @@ test_blocking_client(void **state)
 	    .key = auth_key_service_nodes, .arg = &srv_keys };
 	struct side srv;
 
-	/* TRANSITION: auth_client_hello speaks plaintext until the blocking
-	   transports seal too */
-	setenv("MPIV_SEAL_ALLOW_PLAIN", "1", 1);
 	for (int round = 0; round < 3; round++) {
 		struct ev_loop *loop = ev_loop_new(0);
 		Mpiv__Hello h = MPIV__HELLO__INIT;
@@ -791,12 +781,9 @@ test_blocking_client(void **state)
 		h.role = round == 2 ? MPIV__ROLE__ROLE_NODE :
 		    MPIV__ROLE__ROLE_CLIENT;
 		h.rank = -1;
-		/* TRANSITION: a conn server that offers no cipher yet. */
-		setenv("MPIV_SEAL_ALLOW_PLAIN", "1", 1);
 		rc = auth_client_hello(sv[1], round == 1 ? &wrong :
 		    round == 2 ? &srv_keys.secret : &srv_keys.secret, &h,
 		    &sess, 2000, &hr, err, sizeof(err));
-		unsetenv("MPIV_SEAL_ALLOW_PLAIN");
 		assert_int_equal(rc, 0);
 		if (round == 0) {
 			assert_true(hr->ok);

@@ -295,7 +295,6 @@ test_plaintext_policy(void **state)
 	Mpiv__HelloReply *hr;
 
 	auth_key_set(&key, "the cluster secret, 32 bytes ...", 32);
-	unsetenv("MPIV_SEAL_ALLOW_PLAIN");
 	unsetenv("MPIV_INSECURE_PLAINTEXT");
 	pair_start(&p, &key, 0, SRV_ECHO);
 	assert_null(dial(&p, &key, &s, err, sizeof(err)));

@@ -41,14 +41,17 @@ start_disp(void **state)
 	if (pipe(p) < 0 || (disp_pid = fork()) < 0)
 		return -1;
 	if (disp_pid == 0) {
+		/* plaintext: the fake nodes below write raw frames (the
+		   sealed handshake is tests/unit/test_auth.c's) */
 		char *argv[] = { "dispatcher", "--listen", "127.0.0.1:0",
-		    "--heartbeat-timeout", "1", "--log-level",
+		    "--heartbeat-timeout", "1", "--insecure-plaintext",
+		    "--log-level",
 		    getenv("DISP_TEST_DEBUG") ? "debug" : "error", NULL };
 		close(p[0]);
 		dup2(p[1], 1);
 		close(p[1]);
 		alarm(120);	/* never outlive a wedged test run */
-		exit(dispatcher_main(7, argv));
+		exit(dispatcher_main(8, argv));
 	}
 	close(p[1]);
 	rc = listen_line_read(p[0], disp_addr, sizeof(disp_addr));
