@@ -214,8 +214,7 @@ auth_is_hex(const char *p, size_t n)
 	return true;
 }
 
-/* A secret a v1 line can hold: printable, no white space. */
-static bool
+bool
 auth_is_token(const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

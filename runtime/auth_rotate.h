@@ -83,6 +83,8 @@ int auth_parse_keys(struct auth_keys *k, const char *buf, size_t n,
 int auth_file_text(const struct auth_file *f, char *buf, size_t cap,
     char *err, size_t errlen);
 
+/* A secret a v1 line can hold: printable, no white space. */
+bool auth_is_token(const char *p, size_t n);
 /* RFC 3339 or decimal epoch seconds, exactly n bytes. 0 or -1. */
 int auth_parse_time(const char *s, size_t n, int64_t *out);
 /* t as RFC 3339 in UTC ("2026-11-28T03:30:00Z"). */

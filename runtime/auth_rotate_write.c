@@ -16,16 +16,6 @@
 
 #include "auth_rotate.h"
 
-/* A secret a v1 line can hold: printable, no white space. */
-static bool
-auth_is_token(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)p[i] <= ' ' || (unsigned char)p[i] >= 0x7f)
-			return false;
-	return true;
-}
-
 static const char auth_file_note[] =
     "# current: dials and is accepted; accept-until: accepted until then;\n"
     "# next: accepted, becomes current at the next rotate. "
