@@ -304,7 +304,17 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 	uint8_t mine[SEAL_PUB_LEN];
 	const char *why = NULL;
 	uint32_t ci = hello->cipher;
+	char vwhy[96];
 
+	/* Another protocol version first: its peer may not speak our
+	   handshake at all, and the version is what it must be told. */
+	if (hello->version != FRAME_VERSION) {
+		snprintf(vwhy, sizeof(vwhy), "protocol version %u not "
+		    "supported (this server speaks %u)", hello->version,
+		    FRAME_VERSION);
+		conn_auth_refuse(c, hello, vwhy);
+		return true;
+	}
 	if (keyed) {
 		if (hello->auth_proof.len == 0) {
 			conn_auth_refuse(c, hello, AUTH_ERR_REQUIRED);
