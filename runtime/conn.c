@@ -42,6 +42,7 @@
 static void conn_flush(struct conn *c);
 static bool conn_seal_pending(const struct conn *c);
 static void conn_schedule(struct conn *c);
+static bool conn_linger(struct conn *c);
 
 /*
  * Batching (conn_set_batching): while a connection's input is being
@@ -341,6 +342,8 @@ conn_close(struct conn *c, const char *reason, bool flush)
 		ev_timer_start(c->loop, &c->flush_tmr);
 		return;
 	}
+	if (flush && conn_linger(c))
+		return;
 	ev_io_stop(c->loop, &c->wio);
 	pbuf_wait_del(c);
 	conn_schedule(c);
@@ -937,8 +940,56 @@ conn_flush(struct conn *c)
 		conn_advance(c, (size_t)w);
 	}
 	ev_io_stop(c->loop, &c->wio);
-	if (c->closing)
-		conn_schedule(c);	/* flush finished: close now */
+	/* flush finished: close now, or once the peer has read it all */
+	if (c->closing && !(c->flushing && conn_linger(c)))
+		conn_schedule(c);
+}
+
+/*
+ * Reading after our FIN until the peer's (or the flush timeout): bytes
+ * the peer still sends are dropped. Closing with unread bytes in the
+ * socket would send a reset, and a reset makes the peer's kernel drop
+ * what we sent last and it has not read yet: the final Error (replay
+ * diverged, fenced) or refusal that says why we close.
+ */
+static void
+conn_on_linger(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct conn *c = w->data;
+	char buf[4096];
+	ssize_t n;
+
+	for (int i = 0; i < 64; i++) {
+		n = read(c->fd, buf, sizeof(buf));
+		if (n > 0 || (n < 0 && errno == EINTR))
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		/* end of stream or an error: nothing left to protect */
+		ev_io_stop(loop, w);
+		c->flushing = false;
+		conn_schedule(c);
+		return;
+	}
+}
+
+/* A closing socket whose output is all written: half-closes it and
+   lingers (conn_on_linger). false when it cannot (then close now). */
+static bool
+conn_linger(struct conn *c)
+{
+	if (!c->is_sock || c->lingering || c->fd < 0 ||
+	    shutdown(c->fd, SHUT_WR) < 0)
+		return false;
+	c->lingering = true;
+	c->flushing = true;
+	ev_io_stop(c->loop, &c->wio);
+	ev_io_stop(c->loop, &c->rio);
+	ev_set_cb(&c->rio, conn_on_linger);
+	ev_io_start(c->loop, &c->rio);
+	if (!ev_is_active(&c->flush_tmr))
+		ev_timer_start(c->loop, &c->flush_tmr);
+	return true;
 }
 
 static void

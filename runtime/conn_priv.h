@@ -103,6 +103,7 @@ struct conn {
 	/* closing */
 	bool closing;
 	bool flushing;
+	bool lingering;		/* flushed: our FIN sent, reading to the peer's */
 	char reason[192];
 
 	/* authentication */
