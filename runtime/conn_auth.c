@@ -309,8 +309,8 @@ conn_auth_hello(struct conn *c, const Mpiv__Hello *hello)
 	/* Another protocol version first: its peer may not speak our
 	   handshake at all, and the version is what it must be told. */
 	if (hello->version != FRAME_VERSION) {
-		snprintf(vwhy, sizeof(vwhy), "protocol version %u not "
-		    "supported (this server speaks %u)", hello->version,
+		snprintf(vwhy, sizeof(vwhy), "protocol version %u: version "
+		    "mismatch (this server speaks %u)", hello->version,
 		    FRAME_VERSION);
 		conn_auth_refuse(c, hello, vwhy);
 		return true;
