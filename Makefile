@@ -87,7 +87,7 @@ FORTRAN_ALL   := $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
 FORTRAN_TESTS := $(FTEST_BINS)
 endif
 
-DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lsodium -lm
+DAEMON_LIBS := -lev -lprotobuf-c -lzstd -lsodium -lcrypto -lm
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/unit/%,$(UNIT_SRCS))
@@ -140,7 +140,7 @@ $(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) -o $@ \
 		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
-		-Wl,-Bdynamic -lsodium -lm
+		-Wl,-Bdynamic -lsodium -lcrypto -lm
 
 # libmpi.a hides the same insides: one relocatable object of the library,
 # its shared parts and protobuf-c's members it uses, in which every

@@ -216,7 +216,7 @@ fi
 SEALF=$OUT/seal_floor
 if ! want pingpong; then
 	SEALF=
-elif ! cc -O2 -Iruntime -o "$SEALF" bench/seal_floor.c runtime/seal.c -lsodium \
+elif ! cc -O2 -Iruntime -o "$SEALF" bench/seal_floor.c runtime/seal.c -lsodium -lcrypto \
     > "$LOGS/build-seal_floor.log" 2>&1; then
 	note "seal_floor build failed (see $LOGS/build-seal_floor.log): no crypto floor table"
 	rm -f "$SEALF"

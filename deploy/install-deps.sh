@@ -13,7 +13,7 @@ set -eu
 # tcpdump: tests/integration/test_mitm.sh captures rank-to-rank traffic.
 # python3-cryptography: tests/integration/authpeer.py (a hostile peer)
 # seals its records like a real one.
-PKGS="gcc make pkg-config libev-dev libsodium-dev libzstd-dev zstd libprotobuf-c-dev
+PKGS="gcc make pkg-config libev-dev libsodium-dev libssl-dev libzstd-dev zstd libprotobuf-c-dev
 protobuf-c-compiler libcmocka-dev clang libclang-rt-dev gfortran python3 jq procps psmisc
 iproute2 nftables openmpi-bin libopenmpi-dev tmux chromium tcpdump
 python3-cryptography"

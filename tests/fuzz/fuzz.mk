@@ -40,34 +40,34 @@ $(GEN_C) $(GEN_H): runtime/proto/mpiv.proto
 	protoc-c --c_out=$(FB)/gen -Iruntime/proto runtime/proto/mpiv.proto
 
 $(FB)/fuzz_frame: tests/fuzz/fuzz_frame.c $(FRAME_SRCS) $(GEN_H) runtime/frame.h
-	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c -lsodium
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_frame.c $(FRAME_SRCS) -lprotobuf-c -lsodium -lcrypto
 
 $(FB)/fuzz_cm_conn: tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_conn.c $(CM_SRCS) \
-		-lev -lprotobuf-c -lsodium
+		-lev -lprotobuf-c -lsodium -lcrypto
 
 $(FB)/fuzz_cm_store: tests/fuzz/fuzz_cm_store.c $(CM_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h channel-memory/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cm_store.c $(CM_SRCS) \
-		-lev -lprotobuf-c -lsodium
+		-lev -lprotobuf-c -lsodium -lcrypto
 
 $(FB)/fuzz_cs_conn: tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h checkpoint-server/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_cs_conn.c $(CS_SRCS) \
-		-lev -lprotobuf-c -lsodium -lzstd
+		-lev -lprotobuf-c -lsodium -lcrypto -lzstd
 
 $(FB)/fuzz_disp_conn: tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h dispatcher/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_disp_conn.c $(DISP_SRCS) \
-		-lev -lprotobuf-c -lsodium -lm
+		-lev -lprotobuf-c -lsodium -lcrypto -lm
 
 # MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_tp_read $(FB)/fuzz_tp_read
 # writes its seeds again (valid frames of every type a rank receives).
 $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) \
-		-lprotobuf-c -lsodium -lm
+		-lprotobuf-c -lsodium -lcrypto -lm
 
 # The rank's reader of its links to peer ranks (direct protocol), over
 # loopback TCP; MPIV_FUZZ_WRITE_SEEDS=tests/fuzz/seeds/fuzz_dp_read
@@ -75,7 +75,7 @@ $(FB)/fuzz_tp_read: tests/fuzz/fuzz_tp_read.c $(LIB_SRCS) $(GEN_H) \
 $(FB)/fuzz_dp_read: tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_dp_read.c $(LIB_SRCS) \
-		-lprotobuf-c -lsodium -lm
+		-lprotobuf-c -lsodium -lcrypto -lm
 
 # The node agent's privileged helper: its packet decoder.
 PRIV_SRCS := node-agent/helper_io.c \
@@ -83,7 +83,7 @@ PRIV_SRCS := node-agent/helper_io.c \
 $(FB)/fuzz_priv: tests/fuzz/fuzz_priv.c $(PRIV_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h node-agent/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_priv.c $(PRIV_SRCS) \
-		-lev -lprotobuf-c -lsodium -lzstd
+		-lev -lprotobuf-c -lsodium -lcrypto -lzstd
 
 # What a checkpoint server decodes of an incremental image (and of a
 # stored full one) when it rebuilds a chain; MPIV_FUZZ_WRITE_SEEDS=
@@ -104,12 +104,12 @@ $(FB)/fuzz_jsonr: tests/fuzz/fuzz_jsonr.c cli/jsonr.c cli/jsonr.h
 $(FB)/fuzz_win_apply: tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h libmpi-lite/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_win_apply.c $(LIB_SRCS) \
-		-lprotobuf-c -lsodium -lm
+		-lprotobuf-c -lsodium -lcrypto -lm
 
 # The record layer's reader (runtime/seal.c): arbitrary ciphertext in.
 $(FB)/fuzz_seal: tests/fuzz/fuzz_seal.c runtime/seal.c runtime/seal.h
 	@mkdir -p $(FB)
-	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium
+	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_seal.c runtime/seal.c -lsodium -lcrypto
 
 # Secret files in every format (runtime/auth_rotate.c): plain bytes in.
 ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c runtime/auth_keys.c \
@@ -117,4 +117,4 @@ ROT_SRCS := runtime/auth_rotate.c runtime/auth_rotate_write.c runtime/auth.c run
 $(FB)/fuzz_secret_file: tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) $(GEN_H) \
 		$(wildcard runtime/*.h)
 	$(CLANG) $(FUZZFLAGS) -o $@ tests/fuzz/fuzz_secret_file.c $(ROT_SRCS) \
-		-lprotobuf-c -lsodium
+		-lprotobuf-c -lsodium -lcrypto

@@ -28,6 +28,9 @@ static const uint8_t key32[32] = "0123456789abcdef0123456789abcde";
 static const uint8_t nonce_s[32] = { 1, 2, 3 };
 static const uint8_t nonce_c[32] = { 4, 5, 6 };
 
+/* The server of the next pair seals and opens with libsodium only. */
+static bool server_sodium_only;
+
 /* Client c and server s of one connection, keys derived as both ends
    do (ckey: the client's handshake key, skey: the server's). */
 static int
@@ -36,6 +39,7 @@ pair_keys(struct seal *c, struct seal *s, enum seal_cipher ci,
 {
 	struct seal_kx kc, ks;
 	uint8_t cpub[SEAL_PUB_LEN], spub[SEAL_PUB_LEN];
+	int rc;
 
 	memset(c, 0, sizeof(*c));
 	memset(s, 0, sizeof(*s));
@@ -49,8 +53,12 @@ pair_keys(struct seal *c, struct seal *s, enum seal_cipher ci,
 	/* kc is wiped */
 	for (size_t i = 0; i < sizeof(kc.sec); i++)
 		assert_int_equal(kc.sec[i], 0);
-	return seal_start(s, false, ci, skey, keylen, &ks, cpub, cpub, spub,
+	if (server_sodium_only)
+		setenv("MPIV_SEAL_NO_OPENSSL", "1", 1);
+	rc = seal_start(s, false, ci, skey, keylen, &ks, cpub, cpub, spub,
 	    nonce_s, sizeof(nonce_s), nonce_c, sizeof(nonce_c));
+	unsetenv("MPIV_SEAL_NO_OPENSSL");
+	return rc;
 }
 
 static void
@@ -356,6 +364,78 @@ round_trip(enum seal_cipher ci, bool nb)
 	free(dst);
 }
 
+/*
+ * AES-256-GCM records are sealed by OpenSSL from SEAL_EVP_MIN bytes and
+ * by libsodium below: a peer that uses only libsodium (another build,
+ * MPIV_SEAL_NO_OPENSSL=1) opens the same bytes, both ways, every size,
+ * and OpenSSL's opening refuses tampering as libsodium's does (and
+ * leaves no forged plaintext).
+ */
+static void
+test_two_libraries(void **state)
+{
+	static const size_t sizes[] = { 1, SEAL_EVP_MIN - 1, SEAL_EVP_MIN,
+	    4096, 65521, SEAL_REC_MAX };
+	static uint8_t msg[SEAL_REC_MAX], back[SEAL_REC_MAX];
+	uint8_t *rec = malloc(SEAL_REC_LEN(SEAL_REC_MAX));
+	struct seal c, s;
+
+	if (!(seal_ciphers() & (1u << SEAL_AES256GCM))) {
+		free(rec);
+		skip();
+	}
+	server_sodium_only = true;
+	pair(&c, &s, SEAL_AES256GCM);
+	server_sodium_only = false;
+	assert_non_null(c.tx.evp);
+	assert_non_null(c.rx.evp);
+	assert_null(s.tx.evp);
+	assert_null(s.rx.evp);
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 13 + 5);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+
+		/* OpenSSL (or libsodium below SEAL_EVP_MIN) -> libsodium */
+		assert_int_equal(seal_record(&c.tx, msg, n, rec),
+		    SEAL_REC_LEN(n));
+		memset(back, 0, n);
+		assert_int_equal(seal_open_record(&s.rx, rec, SEAL_REC_LEN(n),
+		    back), (ssize_t)n);
+		assert_memory_equal(msg, back, n);
+		/* libsodium -> OpenSSL */
+		assert_int_equal(seal_record(&s.tx, msg, n, rec),
+		    SEAL_REC_LEN(n));
+		memset(back, 0, n);
+		assert_int_equal(seal_open_record(&c.rx, rec, SEAL_REC_LEN(n),
+		    back), (ssize_t)n);
+		assert_memory_equal(msg, back, n);
+	}
+	/* a large record opened by OpenSSL: a flipped bit anywhere (length,
+	   body, tag) refuses it and leaves zeros, then the intact one opens */
+	assert_int_equal(seal_record(&s.tx, msg, 4096, rec),
+	    SEAL_REC_LEN(4096));
+	for (size_t at = 4; at < SEAL_REC_LEN(4096); at += 509) {
+		rec[at] ^= 0x08;
+		memset(back, 0xee, 4096);
+		assert_int_equal(seal_open_record(&c.rx, rec,
+		    SEAL_REC_LEN(4096), back), -1);
+		for (size_t i = 0; i < 4096; i++)
+			assert_int_equal(back[i], 0);
+		rec[at] ^= 0x08;
+	}
+	rec[SEAL_REC_LEN(4096) - 1] ^= 1;	/* the tag's last byte */
+	assert_int_equal(seal_open_record(&c.rx, rec, SEAL_REC_LEN(4096),
+	    back), -1);
+	rec[SEAL_REC_LEN(4096) - 1] ^= 1;
+	assert_int_equal(seal_open_record(&c.rx, rec, SEAL_REC_LEN(4096),
+	    back), 4096);
+	assert_memory_equal(msg, back, 4096);
+	free(rec);
+	seal_end(&c);
+	seal_end(&s);
+}
+
 static void
 test_round_trip(void **state)
 {
@@ -572,6 +652,7 @@ main(void)
 		cmocka_unit_test(test_ciphers),
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_records),
+		cmocka_unit_test(test_two_libraries),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_feed),
 		cmocka_unit_test(test_broken_streams),
