@@ -550,6 +550,11 @@ def pair_ratio(kind, key, a, b):
 	x, y = d.get(a, {}), d.get(b, {})
 	rs = [x[r] / y[r] for r in x if r in y and y[r] > 0]
 	return statistics.median(rs) if rs else None
+def pair_diff(kind, key, a, b):
+	d = data.get((kind, key), {})
+	x, y = d.get(a, {}), d.get(b, {})
+	rs = [x[r] - y[r] for r in x if r in y]
+	return statistics.median(rs) if rs else None
 enc = [(p, p + '+plain') for p in protos if p + '+plain' in protos]
 if enc and sizes:
 	print('## Encryption cost: encrypted / --insecure-plaintext (same protocol, same round)\n')
@@ -560,6 +565,10 @@ if enc and sizes:
 	for s in sizes:
 		print(f'| half round trip, {size_name(s)} | ' + ' | '.join(
 		    fmt(pair_ratio('lat', s, p, q), 2) for (p, q) in enc) + ' |')
+	for s in sizes:
+		if s <= 64:
+			print(f'| half round trip, {size_name(s)}: µs added | ' + ' | '.join(
+			    fmt(pair_diff('lat', s, p, q), 2) for (p, q) in enc) + ' |')
 	for s in sizes:
 		if s >= 1024:
 			print(f'| bandwidth, {size_name(s)} | ' + ' | '.join(
@@ -597,6 +606,12 @@ targets = [
 	 lambda p: [ratios.get(('lat', s, p)) for s in small], lambda v: v <= 2.0),
 	('pingpong', 'bandwidth at >= 1 MiB >= 0.5x Open MPI (relay protocol goal)',
 	 lambda p: [ratios.get(('bw', s, p)) for s in big], lambda v: v >= 0.5),
+	('pingpong', 'encryption: bandwidth at >= 1 MiB >= 0.9x its plaintext run',
+	 lambda p: [pair_ratio('bw', s, p, p + '+plain') for s in big] if p + '+plain' in protos else [],
+	 lambda v: v >= 0.9),
+	('pingpong', 'encryption: half round trip 0-64 B at most 2 µs above its plaintext run (µs)',
+	 lambda p: [pair_diff('lat', s, p, p + '+plain') for s in small] if p + '+plain' in protos else [],
+	 lambda v: v <= 2.0),
 	('apps', 'every application benchmark <= 1.5x Open MPI (relay protocol goal)',
 	 lambda p: [ratios.get(('app', k, p)) for k in apps], lambda v: v <= 1.5),
 	('apps', 'no application benchmark beyond 2x Open MPI',
@@ -613,7 +628,9 @@ def verdict(vals, ok):
 	return f'{rng}: ' + ('**MET**' if all(ok(v) for v in vals) else 'MISSED')
 print('## Targets\n')
 print('Ratio mpiv / Open MPI (for bandwidth, of bandwidths), over the sizes '
-      'each target covers, and whether every size meets it.\n')
+      'each target covers, and whether every size meets it; the encryption '
+      'targets compare a protocol with its own --insecure-plaintext run '
+      '(BENCH_PROTOCOLS entries P and P+plain) in the same rounds.\n')
 print('| target | ' + ' | '.join(label(p) for p in protos) + ' |')
 print('|---|' + '---|' * len(protos))
 for (title, vals, ok) in targets:
