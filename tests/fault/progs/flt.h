@@ -73,22 +73,28 @@ static inline uint64_t flt_burn(uint64_t seed, long iters)
 	return h;
 }
 
-/* With FLT_HOLD=PATH (tests), each call sleeps 2 ms while PATH exists:
-   a script that must do several things while the job still runs (kill,
-   wait for a checkpoint, kill again) creates PATH first and removes it
-   when done, so the job cannot end early on a fast or idle machine. The
-   job's messages and output do not depend on it, only its speed. */
+/* With FLT_HOLD=PATH (tests), each call sleeps FLT_HOLD_US (2000) µs
+   while PATH exists: a script that must do several things while the job
+   still runs (kill, wait for a checkpoint, kill again) creates PATH first
+   and removes it when done, so the job cannot end early on a fast or
+   idle machine. The job's messages and output do not depend on it, only
+   its speed. */
 static inline void flt_hold(void)
 {
 	static const char *path;
+	static useconds_t us = 2000;
 	static int looked;
 
 	if (!looked) {
+		const char *e = getenv("FLT_HOLD_US");
+
 		path = getenv("FLT_HOLD");
+		if (e != NULL && atol(e) > 0 && atol(e) < 1000000)
+			us = (useconds_t)atol(e);
 		looked = 1;
 	}
 	if (path != NULL && *path != '\0' && access(path, F_OK) == 0)
-		usleep(2000);
+		usleep(us);
 }
 
 /* printf + fflush: each progress line leaves the process at once. */
