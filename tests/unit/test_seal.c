@@ -393,21 +393,16 @@ test_two_libraries(void **state)
 	assert_null(s.rx.evp);
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(i * 13 + 5);
-	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		size_t n = sizes[k];
+	/* c seals with OpenSSL (libsodium below SEAL_EVP_MIN), s with
+	   libsodium only: each way, every size */
+	for (size_t k = 0; k < 2 * sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k / 2];
+		struct seal_dir *tx = k % 2 ? &s.tx : &c.tx;
+		struct seal_dir *rx = k % 2 ? &c.rx : &s.rx;
 
-		/* OpenSSL (or libsodium below SEAL_EVP_MIN) -> libsodium */
-		assert_int_equal(seal_record(&c.tx, msg, n, rec),
-		    SEAL_REC_LEN(n));
+		assert_int_equal(seal_record(tx, msg, n, rec), SEAL_REC_LEN(n));
 		memset(back, 0, n);
-		assert_int_equal(seal_open_record(&s.rx, rec, SEAL_REC_LEN(n),
-		    back), (ssize_t)n);
-		assert_memory_equal(msg, back, n);
-		/* libsodium -> OpenSSL */
-		assert_int_equal(seal_record(&s.tx, msg, n, rec),
-		    SEAL_REC_LEN(n));
-		memset(back, 0, n);
-		assert_int_equal(seal_open_record(&c.rx, rec, SEAL_REC_LEN(n),
+		assert_int_equal(seal_open_record(rx, rec, SEAL_REC_LEN(n),
 		    back), (ssize_t)n);
 		assert_memory_equal(msg, back, n);
 	}
