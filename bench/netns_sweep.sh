@@ -99,13 +99,20 @@ ip netns exec "$SRV" "$MPIV" cs --listen "$SRVA:7200" --store "$L/store" --dispa
 DAEMONS+=($!)
 wait_log 15 "$L/dispatcher.log" 'cm registered' && wait_log 15 "$L/dispatcher.log" 'cs registered' ||
 	{ echo "netns_sweep: CM or CS did not register"; exit 1; }
+# the agents run their ranks as nobody, who cannot read this build's
+# libmpi.so in a checkout under root's 0700 home: there they keep root
+NODE_USER=()
+if [ "$(id -u)" = 0 ] &&
+    ! runuser -u nobody -- test -r "$B/lib/libmpi.so" 2> /dev/null; then
+	NODE_USER=(--user root)
+fi
 for ((i = 1; i <= NODES; i++)); do
 	h=n$i
 	# the host's machine: its agent again after each death
 	(
 		while [ ! -e "$L/stop" ]; do
 			ip netns exec "$MPIVTB_PREFIX-$h" "$MPIV" node --dispatcher "$DISP" \
-			    --slots "$SLOTS" --no-listen --name "$h" --cache-dir "$L/cache-$h" \
+			    --slots "$SLOTS" --no-listen --name "$h" --cache-dir "$L/cache-$h" "${NODE_USER[@]}" \
 			    < /dev/null >> "$L/node-$h.log" 2>&1
 			echo "netns_sweep: agent on $h ended ($?) at $(date +%T.%N)" >> "$L/node-$h.log"
 			sleep "$REBOOT"

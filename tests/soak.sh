@@ -79,9 +79,16 @@ cm_store() { [ "$1" = 0 ] && echo "--store $W/cmstore0"; }
 start cm0 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" $(cm_store 0)
 start cm1 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
 start cs cs --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" --store "$W/store"
+# nobody (the ranks of a root node agent) cannot read this build's
+# libmpi.so in a checkout under root's 0700 home: the agents keep root
+NODE_USER=
+if [ "$(id -u)" = 0 ] &&
+    ! runuser -u nobody -- test -r "$ROOT/$B/lib/libmpi.so" 2> /dev/null; then
+	NODE_USER="--user root"
+fi
 for n in 0 1 2; do
 	start "node$n" node --dispatcher "$ADDR_disp" --slots 4 --name "soak$n" \
-		--cache-dir "$W/cache$n"
+		--cache-dir "$W/cache$n" $NODE_USER
 done
 say "deployment: dispatcher $ADDR_disp, cms $ADDR_cm0 $ADDR_cm1, cs $ADDR_cs, 3 nodes"
 
@@ -129,7 +136,7 @@ keep_nodes() {
 		eval "pid=\$PID_node$n"
 		if ! kill -0 "$pid" 2> /dev/null; then
 			start "node$n" node --dispatcher "$ADDR_disp" --slots 4 --name "soak$n" \
-				--cache-dir "$W/cache$n"
+				--cache-dir "$W/cache$n" $NODE_USER
 			NODE_RESTARTS=$((NODE_RESTARTS + 1))
 		fi
 	done

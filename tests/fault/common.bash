@@ -19,6 +19,14 @@ FLT_FAIL=0
 FLT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-fault.XXXXXX")
 # Node agents started as root run their ranks as nobody (mpiv node --user).
 chmod 755 "$FLT_TMP"
+# The test programs load this build's libmpi.so, which nobody cannot read
+# in a checkout under root's own 0700 home (/root/mpiv): there the node
+# agents the scripts start themselves keep root ("${FLT_NODE_USER[@]}").
+FLT_NODE_USER=()
+if [ "$(id -u)" = 0 ] &&
+    ! runuser -u nobody -- test -r "$FLT_B/lib/libmpi.so" 2> /dev/null; then
+	FLT_NODE_USER=(--user root)
+fi
 FLT_BG_PIDS=()
 
 flt_cleanup() {

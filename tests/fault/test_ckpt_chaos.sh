@@ -535,7 +535,7 @@ if sel cs-restart; then
 		# every image full: an incremental one could be done before
 		# the CS is stopped mid-upload
 		MPIV_CKPT_FULL_EVERY=1 FLT_HOLD=$FLT_TMP/cs-restart.hold dstart node node --dispatcher "${DADDR[disp]}" \
-		    --slots $NP --log-level info --cache-dir "$DEP/cache"
+		    "${FLT_NODE_USER[@]}" --slots $NP --log-level info --cache-dir "$DEP/cache"
 		dlisten cm && dlisten cs || ok=0
 	fi
 	if [ "$ok" = 0 ]; then

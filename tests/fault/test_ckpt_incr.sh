@@ -237,7 +237,7 @@ cs_case() {
 		MPIV_SERVER_FAULT=$fault MPIV_SERVER_FAULT_DIR=$DEP/fault \
 			dstart cs cs --listen 127.0.0.1:0 --store "$DEP/store" --dispatcher "${DADDR[disp]}" --log-level info
 		MPIV_CKPT_FULL_EVERY=$every FLT_HOLD=$FLT_TMP/$name.hold dstart node node --dispatcher "${DADDR[disp]}" \
-			--slots $NP --log-level info --cache-dir "$DEP/cache"
+			"${FLT_NODE_USER[@]}" --slots $NP --log-level info --cache-dir "$DEP/cache"
 		dlisten cm && dlisten cs || ok=0
 	fi
 	if [ "$ok" = 0 ]; then

@@ -158,7 +158,7 @@ start_node() {
 	before=$(dlog_lines)
 	NODE_RUN[$h]=$(( ${NODE_RUN[$h]:-0} + 1 ))
 	daemon "node-$h" "$h" "$MPIV" node --dispatcher "$DISP" --slots "$slots" \
-		"${LISTEN_OPT[@]}" --name "$h" --cache-dir "$L/cache-$h" "${HB_OPT[@]}" "${SEC[@]}"
+		"${FLT_NODE_USER[@]}" "${LISTEN_OPT[@]}" --name "$h" --cache-dir "$L/cache-$h" "${HB_OPT[@]}" "${SEC[@]}"
 	if ! flt_wait_for 15 sh -c "tail -n +$((before + 1)) '$L/dispatcher.log' | grep -qE 'node registered node=[^ ]* name=$h '"; then
 		flt_notok "node agent on $h did not register within 15 s" "$L/node-$h.log"
 		return 1

@@ -28,6 +28,16 @@ common_init() {
 	# A node agent started as root runs itself and its ranks as nobody
 	# (mpiv node --user): they must reach the programs and files in here.
 	chmod 755 "$T"
+	# ... and the libmpi.so a program is linked with, which nobody cannot
+	# read in a checkout under root's own 0700 home (/root/mpiv): there
+	# the programs the tests build link libmpi.a instead, and agents that
+	# run the prebuilt ones ($B/tests/...) keep root ("${NODE_USER[@]}").
+	NODE_USER=()
+	if [ "$(id -u)" = 0 ] &&
+	    ! runuser -u nobody -- test -r "$B/lib/libmpi.so" 2> /dev/null; then
+		export MPIVCC_STATIC=1 MPIFORT_STATIC=1
+		NODE_USER=(--user root)
+	fi
 	PIDS=()
 	fail=0
 	trap common_cleanup EXIT

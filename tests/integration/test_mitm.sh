@@ -124,7 +124,7 @@ echo "$CMA" > "$T/cm.addr"
 PIDS+=($!)
 CSA=$(listening cs) || { notok "cs start" "$T/cs.err"; exit 1; }
 echo "$CSA" > "$T/cs.addr"
-"$MPIV" node --secret-file "$T/node.key" --dispatcher "$PD" --slots 4 \
+"$MPIV" node --secret-file "$T/node.key" --dispatcher "$PD" --slots 4 "${NODE_USER[@]}" \
     --cache-dir "$T/cache" --name $NODE > /dev/null 2> "$T/node.err" &
 PIDS+=($!)
 if wait_for 15 grep -q "dispatcher cm registered addr=$PC\$" "$T/d.err" &&
