@@ -24,6 +24,8 @@
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init mpifort
+# this test picks shared or static itself (common_init may set them)
+unset MPIVCC_STATIC MPIFORT_STATIC
 FC=$B/bin/mpifort
 if [ ! -x "$FC" ]; then
 	echo "no gfortran at build time: $FC not built"
