@@ -342,8 +342,11 @@ seal_record(struct seal_dir *d, const void *plain, size_t n, uint8_t *out)
 	if (d->cipher == SEAL_AES256GCM && d->evp != NULL &&
 	    n >= SEAL_EVP_MIN) {
 		if (seal_evp_seal(d, npub, out, plain, n, out + SEAL_HDR_LEN,
-		    out + SEAL_HDR_LEN + n) < 0)
+		    out + SEAL_HDR_LEN + n) < 0) {
+			/* never again under this key: no nonce is reused */
+			d->ctr = UINT64_MAX;
 			return 0;
+		}
 	} else if (d->cipher == SEAL_AES256GCM && d->aes != NULL)
 		crypto_aead_aes256gcm_encrypt_detached_afternm(
 		    out + SEAL_HDR_LEN, out + SEAL_HDR_LEN + n, NULL,
@@ -678,8 +681,9 @@ seal_writev(struct seal *s, int fd, const struct iovec *iov, int iovcnt)
 		if (avail >= want || i == last) {
 			/* straight from the caller's buffer */
 			n = avail < want ? avail : want;
-			seal_record(&s->tx, (const uint8_t *)iov[i].iov_base +
-			    ioff, n, rec);
+			if (seal_record(&s->tx, (const uint8_t *)iov[i].iov_base +
+			    ioff, n, rec) == 0)
+				goto out_fail;
 			ioff += n;
 		} else {
 			/* the record spans iovecs: gathered, sealed in place */
@@ -698,7 +702,8 @@ seal_writev(struct seal *s, int fd, const struct iovec *iov, int iovcnt)
 					ioff = 0;
 				}
 			}
-			seal_record(&s->tx, rec + SEAL_HDR_LEN, n, rec);
+			if (seal_record(&s->tx, rec + SEAL_HDR_LEN, n, rec) == 0)
+				goto out_fail;
 		}
 		s->out_len += SEAL_REC_LEN(n);
 		taken += n;
@@ -706,4 +711,9 @@ seal_writev(struct seal *s, int fd, const struct iovec *iov, int iovcnt)
 	if (seal_flush(s, fd) < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 		return -1;
 	return (ssize_t)taken;
+out_fail:
+	/* the cipher failed, or the counter is spent: the connection must
+	   end */
+	errno = EIO;
+	return -1;
 }

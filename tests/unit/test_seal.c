@@ -431,6 +431,28 @@ test_two_libraries(void **state)
 	seal_end(&s);
 }
 
+/* A direction whose counter is spent seals nothing more: seal_writev
+   fails (EIO) instead of reusing a nonce. */
+static void
+test_spent(void **state)
+{
+	struct seal c, s;
+	int sv[2];
+	struct iovec iov = { "abc", 3 };
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	pair(&c, &s, ciphers[0]);
+	c.tx.ctr = UINT64_MAX - 1;
+	assert_int_equal(seal_writev(&c, sv[0], &iov, 1), 3);
+	errno = 0;
+	assert_int_equal(seal_writev(&c, sv[0], &iov, 1), -1);
+	assert_int_equal(errno, EIO);
+	seal_end(&c);
+	seal_end(&s);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void
 test_round_trip(void **state)
 {
@@ -648,6 +670,7 @@ main(void)
 		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_two_libraries),
+		cmocka_unit_test(test_spent),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_feed),
 		cmocka_unit_test(test_broken_streams),
