@@ -102,8 +102,7 @@ wait_log 15 "$L/dispatcher.log" 'cm registered' && wait_log 15 "$L/dispatcher.lo
 # the agents run their ranks as nobody, who cannot read this build's
 # libmpi.so in a checkout under root's 0700 home: there they keep root
 NODE_USER=()
-if [ "$(id -u)" = 0 ] &&
-    ! runuser -u nobody -- test -r "$B/lib/libmpi.so" 2> /dev/null; then
+if sh "$ROOT/tests/tools/nobody-cannot-read.sh" "$B/lib/libmpi.so"; then
 	NODE_USER=(--user root)
 fi
 for ((i = 1; i <= NODES; i++)); do

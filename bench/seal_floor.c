@@ -144,49 +144,47 @@ static double
 pingpong(enum seal_cipher c, size_t size, double secs)
 {
 	struct seal a, b;
+	/* the sessions of the two sides, NULL in plaintext */
+	struct seal *sa = c != SEAL_NONE ? &a : NULL;
+	struct seal *sb = c != SEAL_NONE ? &b : NULL;
 	int fds[2], st;
 	uint8_t *buf = malloc(size);
-	long iters = 0;
-	double t0, t = -1;
+	long iters = -5;	/* 5 round trips to warm up, not timed */
+	double t0 = 0, t = -1;
 	pid_t pid;
 
 	if (buf == NULL || pp_pair(fds) < 0)
 		return -1;
 	memset(buf, 0x5a, size);
-	if (c != SEAL_NONE)
-		pair(c, false, &a, &b);
+	if (sa != NULL)
+		pair(c, false, sa, sb);
 	if ((pid = fork()) == 0) {
 		/* the echo side: b, fds[1] */
 		close(fds[0]);
-		for (;;)
-			if (pp_recv(c != SEAL_NONE ? &b : NULL, fds[1], buf,
-			    size) < 0 || pp_send(c != SEAL_NONE ? &b : NULL,
-			    fds[1], buf, size) < 0)
-				_exit(0);
+		while (pp_recv(sb, fds[1], buf, size) == 0 &&
+		    pp_send(sb, fds[1], buf, size) == 0)
+			;
+		_exit(0);
 	}
 	close(fds[1]);
 	if (pid < 0)
 		return -1;
-	/* warm up, then as many round trips as fit in secs */
-	for (int i = 0; i < 5; i++)
-		if (pp_send(c != SEAL_NONE ? &a : NULL, fds[0], buf, size) < 0 ||
-		    pp_recv(c != SEAL_NONE ? &a : NULL, fds[0], buf, size) < 0)
-			goto out;
-	t0 = now();
+	/* as many round trips as fit in secs */
 	do {
-		if (pp_send(c != SEAL_NONE ? &a : NULL, fds[0], buf, size) < 0 ||
-		    pp_recv(c != SEAL_NONE ? &a : NULL, fds[0], buf, size) < 0)
+		if (pp_send(sa, fds[0], buf, size) < 0 ||
+		    pp_recv(sa, fds[0], buf, size) < 0)
 			goto out;
-		iters++;
-	} while (now() - t0 < secs);
+		if (++iters == 0)
+			t0 = now();
+	} while (iters <= 0 || now() - t0 < secs);
 	t = (now() - t0) / (double)iters / 2 * 1e6;
 out:
 	close(fds[0]);
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	if (c != SEAL_NONE) {
-		seal_end(&a);
-		seal_end(&b);
+	if (sa != NULL) {
+		seal_end(sa);
+		seal_end(sb);
 	}
 	free(buf);
 	return t;

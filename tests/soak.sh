@@ -82,8 +82,7 @@ start cs cs --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" --store "$W/store"
 # nobody (the ranks of a root node agent) cannot read this build's
 # libmpi.so in a checkout under root's 0700 home: the agents keep root
 NODE_USER=
-if [ "$(id -u)" = 0 ] &&
-    ! runuser -u nobody -- test -r "$ROOT/$B/lib/libmpi.so" 2> /dev/null; then
+if sh "$ROOT/tests/tools/nobody-cannot-read.sh" "$ROOT/$B/lib/libmpi.so"; then
 	NODE_USER="--user root"
 fi
 for n in 0 1 2; do

@@ -23,8 +23,7 @@ chmod 755 "$FLT_TMP"
 # in a checkout under root's own 0700 home (/root/mpiv): there the node
 # agents the scripts start themselves keep root ("${FLT_NODE_USER[@]}").
 FLT_NODE_USER=()
-if [ "$(id -u)" = 0 ] &&
-    ! runuser -u nobody -- test -r "$FLT_B/lib/libmpi.so" 2> /dev/null; then
+if sh "$FLT_ROOT/tests/tools/nobody-cannot-read.sh" "$FLT_B/lib/libmpi.so"; then
 	FLT_NODE_USER=(--user root)
 fi
 FLT_BG_PIDS=()

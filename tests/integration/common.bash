@@ -33,8 +33,7 @@ common_init() {
 	# the programs the tests build link libmpi.a instead, and agents that
 	# run the prebuilt ones ($B/tests/...) keep root ("${NODE_USER[@]}").
 	NODE_USER=()
-	if [ "$(id -u)" = 0 ] &&
-	    ! runuser -u nobody -- test -r "$B/lib/libmpi.so" 2> /dev/null; then
+	if sh tests/tools/nobody-cannot-read.sh "$B/lib/libmpi.so"; then
 		export MPIVCC_STATIC=1 MPIFORT_STATIC=1
 		NODE_USER=(--user root)
 	fi

@@ -87,10 +87,11 @@ static inline void flt_hold(void)
 
 	if (!looked) {
 		const char *e = getenv("FLT_HOLD_US");
+		long v = e != NULL ? atol(e) : 0;
 
 		path = getenv("FLT_HOLD");
-		if (e != NULL && atol(e) > 0 && atol(e) < 1000000)
-			us = (useconds_t)atol(e);
+		if (v > 0 && v < 1000000)
+			us = (useconds_t)v;
 		looked = 1;
 	}
 	if (path != NULL && *path != '\0' && access(path, F_OK) == 0)
