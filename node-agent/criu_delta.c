@@ -649,7 +649,7 @@ cd_zr_fill(struct cd_zr *r, char *err, size_t n)
 {
 	for (;;) {
 		ZSTD_outBuffer ob = { r->obuf, r->osz, 0 };
-		size_t z;
+		size_t z, pos0;
 
 		if (r->in.pos == r->in.size && !r->eof) {
 			ssize_t got = read(r->fd, r->ibuf, r->isz);
@@ -665,20 +665,24 @@ cd_zr_fill(struct cd_zr *r, char *err, size_t n)
 			r->eof = got == 0;
 		}
 		/* Called with no input left too: zstd may still hold output. */
+		pos0 = r->in.pos;
 		z = ZSTD_decompressStream(r->zd, &ob, &r->in);
 		if (ZSTD_isError(z)) {
 			cd_seterr(err, n, "corrupt stream (zstd: %s)",
 			    ZSTD_getErrorName(z));
 			return -1;
 		}
-		if (ob.pos > 0) {
+		/* The hint of a call that did something: one that only read
+		   the frame's checksum (a read of its own: no output) ends the
+		   frame. A call with nothing in and nothing out returns the
+		   hint of a next frame: not this one's state. */
+		if (ob.pos > 0 || r->in.pos > pos0)
 			r->last = z;
+		if (ob.pos > 0) {
 			r->opos = 0;
 			r->olen = ob.pos;
 			return 1;
 		}
-		if (r->in.pos < r->in.size)
-			r->last = z;
 		if (r->eof && r->in.pos == r->in.size)
 			return 0;
 	}

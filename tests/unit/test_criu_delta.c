@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "../node-agent/criu.h"
 #include "tap.h"
@@ -60,6 +61,31 @@ fd_of(const void *p, size_t len)
 		abort();
 	lseek(fd, 0, SEEK_SET);
 	return fd;
+}
+
+/* The read end of a pipe a child fills with len bytes in two writes:
+ * [0, cut), a pause, then the rest; so a reader's last read before the
+ * pause ends exactly at cut. */
+static int
+fd_split(const void *p, size_t len, size_t cut)
+{
+	int pfd[2];
+	pid_t pid;
+
+	if (pipe(pfd) < 0 || (pid = fork()) < 0)
+		abort();
+	if (pid == 0) {
+		close(pfd[0]);
+		if (write(pfd[1], p, cut) != (ssize_t)cut)
+			_exit(1);
+		usleep(150 * 1000);
+		if (write(pfd[1], (const char *)p + cut, len - cut) !=
+		    (ssize_t)(len - cut))
+			_exit(1);
+		_exit(0);
+	}
+	close(pfd[1]);
+	return pfd[0];
 }
 
 static int
@@ -378,6 +404,29 @@ main(void)
 		memcpy(b, CRIU_ARCH_MAGIC_STR, 8);
 		CHECK(apply_raw(praw, b, n - 1, err, sizeof(err)) < 0, "a full archive is not a delta: %s",
 		    err);
+		/* the stream arriving in two reads, the second holding only
+		   the end of the frame (its checksum, or part of it): no
+		   output comes from that read, the frame still ends */
+		for (size_t tail = 1; tail <= 5; tail++) {
+			zfd = fd_split(m.p, m.len, m.len - tail);
+			out = tmp_fd();
+			CHECK(criu_apply_delta(praw, zfd, out, 0, &dig, err, sizeof(err)) == 0 &&
+			    dig == sc.digest, "delta whose last %zu bytes come in a read of their own: %s",
+			    tail, dig == sc.digest ? "applied" : err);
+			close(zfd);
+			close(out);
+			while (wait(NULL) > 0)
+				;
+			zfd = fd_split(full.p, full.len, full.len - tail);
+			out = tmp_fd();
+			CHECK(criu_expand_full(zfd, out, 0, &dig, err, sizeof(err)) == 0 &&
+			    dig == sc.digest, "full image whose last %zu bytes come in a read of their own: %s",
+			    tail, dig == sc.digest ? "expanded" : err);
+			close(zfd);
+			close(out);
+			while (wait(NULL) > 0)
+				;
+		}
 		/* the compressed stream cut short */
 		zfd = fd_of(m.p, m.len / 2);
 		out = tmp_fd();
