@@ -16,13 +16,23 @@
  * own, the best any design where a server keeps each message can do.
  *
  *   cc -O2 -o tcp_floor bench/tcp_floor.c
- *   ./tcp_floor MODE SIZE ITERS [WAIT]   MODE 0 = direct, 1 = through a
+ * CHUNK > 0 (MODE 0 only) writes each message CHUNK bytes per send(),
+ * with 4 MiB send and receive buffers set before the handshake, as
+ * mpiv's direct links have: the receiver copies the first pieces out
+ * while the sender copies the next ones in. On the 2-core VM of
+ * 2026-11-27 that made a 1 MiB half round trip about 100 µs busy-
+ * polling, against 170-210 µs for one send() of the whole message into
+ * the kernel's own buffer sizing (docs/BENCHMARKS.md).
+ *
+ *   cc -O2 -o tcp_floor bench/tcp_floor.c
+ *   ./tcp_floor MODE SIZE ITERS [WAIT [CHUNK]]
+ *                                        MODE 0 = direct, 1 = through a
  *                                        relay, 2 = relay by splice,
  *                                        3 = relay by splice, logging by
  *                                        tee; WAIT block|spin|yield
  *
  * Prints "<mode> size=<bytes> wait=<WAIT> half_rtt_us=<µs>", <mode> one
- * of direct, relay, splice, splicelog.
+ * of direct, relay, splice, splicelog, or direct-<CHUNK/1024>k.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -41,6 +51,7 @@
 #include <unistd.h>
 
 static int wait_mode;		/* 0 block, 1 spin, 2 spin + yield */
+static size_t chunk;		/* bytes per send(), 0: the whole message */
 
 static void
 idle(void)
@@ -53,7 +64,20 @@ static void
 nodelay(int s)
 {
 	int one = 1;
+
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* With CHUNK: 4 MiB buffers, set before listen() or connect(). */
+static void
+bigbuf(int s)
+{
+	int big = 4 << 20;
+
+	if (chunk == 0)
+		return;
+	setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
+	setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
 }
 
 static int
@@ -65,6 +89,7 @@ listen_any(int *port)
 	socklen_t l = sizeof a;
 
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	bigbuf(s);
 	if (bind(s, (void *)&a, sizeof a) || listen(s, 8))
 		perror("listen"), exit(1);
 	getsockname(s, (void *)&a, &l);
@@ -79,6 +104,7 @@ dial(int port)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
 	    .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 
+	bigbuf(s);
 	if (connect(s, (void *)&a, sizeof a))
 		perror("connect"), exit(1);
 	nodelay(s);
@@ -110,7 +136,8 @@ send_all(int s, const char *b, size_t n)
 	size_t put = 0;
 
 	while (put < n) {
-		ssize_t w = send(s, b + put, n - put, 0);
+		size_t m = chunk > 0 && n - put > chunk ? chunk : n - put;
+		ssize_t w = send(s, b + put, m, 0);
 		if (w > 0)
 			put += w;
 	}
@@ -242,10 +269,14 @@ main(int argc, char **argv)
 	int iters = argc > 3 ? atoi(argv[3]) : 5000, port, s;
 	char *buf = calloc(1, n + 1);
 	const char *w = argc > 4 ? argv[4] : "block";
-	int ls = listen_any(&port);
+	char name[32];
+	int ls;
 
-	if (through < 0 || through > 3)
-		fprintf(stderr, "tcp_floor: MODE is 0..3\n"), exit(2);
+	chunk = argc > 5 ? strtoul(argv[5], NULL, 10) : 0;
+	if (through < 0 || through > 3 || (through > 0 && chunk > 0))
+		fprintf(stderr, "tcp_floor: MODE is 0..3, CHUNK only with "
+		    "MODE 0\n"), exit(2);
+	ls = listen_any(&port);
 	wait_mode = strcmp(w, "spin") == 0 ? 1 : strcmp(w, "yield") == 0 ? 2 : 0;
 
 	if (fork() == 0) {
@@ -269,8 +300,12 @@ main(int argc, char **argv)
 		send_all(s, buf, n);
 		recv_all(s, buf, n);
 	}
+	if (chunk > 0)
+		snprintf(name, sizeof name, "direct-%zuk", chunk / 1024);
+	else
+		snprintf(name, sizeof name, "%s", names[through]);
 	printf("%s size=%zu wait=%s half_rtt_us=%.2f\n",
-	    names[through], n, w, (now() - t0) / iters / 2 * 1e6);
+	    name, n, w, (now() - t0) / iters / 2 * 1e6);
 	close(s);
 	while (wait(NULL) > 0)
 		;

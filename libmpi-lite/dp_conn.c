@@ -172,6 +172,8 @@ dp_local_host(const char *cms, char *host, size_t hostlen)
 	return rc;
 }
 
+static void dp_sock_tune(int fd);
+
 int
 dp_listen_open(const char *cms)
 {
@@ -194,6 +196,7 @@ dp_listen_open(const char *cms)
 		    strerror(errno));
 		return MPI_ERR_OTHER;
 	}
+	dp_sock_tune(dp_lfd);	/* the links it accepts inherit it */
 	snprintf(dp_listen_addr, sizeof(dp_listen_addr), "%.200s:%.31s", host,
 	    bp);
 	return MPI_SUCCESS;
@@ -201,9 +204,13 @@ dp_listen_open(const char *cms)
 
 /* ---------------- links ---------------- */
 
-/* No Nagle; a send buffer that takes a large message whole, so that its
-   bytes travel while the sender copies it into its log (MPIV_SOCKBUF,
-   bytes, 0: the kernel's own sizing). */
+/* No Nagle; send and receive buffers that take a large message whole:
+   its bytes travel while the sender copies it into its log, and the
+   receiver copies the first pieces out while the next ones come (with
+   the kernel's own receive buffer sizing a 1 MiB ping-pong took 1.7x as
+   long; docs/BENCHMARKS.md). MPIV_SOCKBUF, bytes, 0: the kernel's own
+   sizing for both. Set before the handshake: on a dialled socket before
+   connect, on the listener for the links it accepts. */
 static void
 dp_sock_tune(int fd)
 {
@@ -221,6 +228,7 @@ dp_sock_tune(int fd)
 		int v = buf > (1L << 30) ? 1 << 30 : (int)buf;
 
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
 	}
 }
 
@@ -365,6 +373,8 @@ dp_dial(int p)
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
+	if (fd >= 0)
+		dp_sock_tune(fd);
 	if (fd < 0 || (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 &&
 	    errno != EINPROGRESS) || (l = dp_link_new(fd, true, p)) == NULL) {
 		if (fd >= 0)
@@ -374,7 +384,6 @@ dp_dial(int p)
 		return;
 	}
 	freeaddrinfo(ai);
-	dp_sock_tune(fd);
 	l->st = L_CONNECTING;
 	l->peer_inc = pp->inc;
 	snprintf(l->c.addr, sizeof(l->c.addr), "rank %d at %.200s", p,

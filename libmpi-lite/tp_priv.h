@@ -24,6 +24,7 @@
 #define TP_HELLO_MS	  30000
 #define TP_PREAUTH_MAX	  4096		/* frame bytes before authentication */
 #define TP_SEAL_CHUNK	  (256u * 1024)	/* plaintext sealed per write */
+#define TP_WIRE_CHUNK	  (256u * 1024)	/* bytes per plaintext sendmsg */
 
 struct tp_frame {
 	struct tp_frame *next;
