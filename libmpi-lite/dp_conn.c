@@ -209,12 +209,16 @@ dp_listen_open(const char *cms)
    receiver copies the first pieces out while the next ones come (with
    the kernel's own receive buffer sizing a 1 MiB ping-pong took 1.7x as
    long; docs/BENCHMARKS.md). MPIV_SOCKBUF, bytes, 0: the kernel's own
-   sizing for both. Set before the handshake: on a dialled socket before
-   connect, on the listener for the links it accepts. */
+   sizing for both. The receive buffer only where net.core.rmem_max
+   allows that much: a smaller one would only turn the kernel's own
+   sizing (up to tcp_rmem's maximum) off. Set before the handshake: on a
+   dialled socket before connect, on the listener for the links it
+   accepts. */
 static void
 dp_sock_tune(int fd)
 {
 	static long buf = -1;
+	static int rcv = -1;
 
 	(void)net_set_nodelay(fd);
 	if (buf < 0) {
@@ -228,7 +232,18 @@ dp_sock_tune(int fd)
 		int v = buf > (1L << 30) ? 1 << 30 : (int)buf;
 
 		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+		if (rcv < 0) {
+			FILE *f = fopen("/proc/sys/net/core/rmem_max", "re");
+			long max = 0;
+
+			rcv = f != NULL && fscanf(f, "%ld", &max) == 1 &&
+			    max >= v;
+			if (f != NULL)
+				fclose(f);
+		}
+		if (rcv)
+			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v,
+			    sizeof(v));
 	}
 }
 
