@@ -15,7 +15,6 @@
  * to the end: a relay that logs with no copy and no page faults of its
  * own, the best any design where a server keeps each message can do.
  *
- *   cc -O2 -o tcp_floor bench/tcp_floor.c
  * CHUNK > 0 (MODE 0 only) writes each message CHUNK bytes per send(),
  * with 4 MiB send and receive buffers set before the handshake, as
  * mpiv's direct links have: the receiver copies the first pieces out
