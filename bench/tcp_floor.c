@@ -15,7 +15,7 @@
  * to the end: a relay that logs with no copy and no page faults of its
  * own, the best any design where a server keeps each message can do.
  *
- * CHUNK > 0 (MODE 0 only) writes each message CHUNK bytes per send(),
+ * CHUNK > 0 (MODE 0 and 4) writes each message CHUNK bytes per send(),
  * with 4 MiB send and receive buffers set before the handshake, as
  * mpiv's direct links have: the receiver copies the first pieces out
  * while the sender copies the next ones in. On the 2-core VM of
@@ -23,15 +23,23 @@
  * polling, against 170-210 µs for one send() of the whole message into
  * the kernel's own buffer sizing (docs/BENCHMARKS.md).
  *
+ * MODE 4 is MODE 0 with a sender's log: after each send() of a message
+ * both ends copy it into memory the process never used before (faulted
+ * in by MADV_POPULATE_WRITE first, then memcpy), as the direct
+ * protocol's log of sent messages must while no checkpoint frees any of
+ * it: the floor of logging every payload in memory, with no MPI.
+ *
  *   cc -O2 -o tcp_floor bench/tcp_floor.c
  *   ./tcp_floor MODE SIZE ITERS [WAIT [CHUNK]]
  *                                        MODE 0 = direct, 1 = through a
  *                                        relay, 2 = relay by splice,
  *                                        3 = relay by splice, logging by
- *                                        tee; WAIT block|spin|yield
+ *                                        tee, 4 = direct, logging by
+ *                                        copy; WAIT block|spin|yield
  *
  * Prints "<mode> size=<bytes> wait=<WAIT> half_rtt_us=<µs>", <mode> one
- * of direct, relay, splice, splicelog, or direct-<CHUNK/1024>k.
+ * of direct, relay, splice, splicelog, directlog, or direct-<CHUNK/1024>k
+ * (directlog-<CHUNK/1024>k).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -44,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -51,6 +60,23 @@
 
 static int wait_mode;		/* 0 block, 1 spin, 2 spin + yield */
 static size_t chunk;		/* bytes per send(), 0: the whole message */
+static char *logbuf;		/* MODE 4: every message sent, in order */
+static size_t logged;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+/* MODE 4: keep a copy of the n bytes just sent, in fresh memory. */
+static void
+keep(const char *b, size_t n)
+{
+	if (logbuf == NULL)
+		return;
+	(void)madvise(logbuf + logged, n, MADV_POPULATE_WRITE);
+	memcpy(logbuf + logged, b, n);
+	logged += n;
+}
 
 static void
 idle(void)
@@ -140,6 +166,7 @@ send_all(int s, const char *b, size_t n)
 		if (w > 0)
 			put += w;
 	}
+	keep(b, n);
 }
 
 static double
@@ -261,8 +288,8 @@ relay(int ls, int mode)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = { "direct", "relay ", "splice",
-	    "splicelog" };
+	static const char *names[] = { "direct", "relay ", "splice",
+	    "splicelog", "directlog" };
 	int through = argc > 1 ? atoi(argv[1]) : 0;
 	size_t n = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
 	int iters = argc > 3 ? atoi(argv[3]) : 5000, port, s;
@@ -272,9 +299,19 @@ main(int argc, char **argv)
 	int ls;
 
 	chunk = argc > 5 ? strtoul(argv[5], NULL, 10) : 0;
-	if (through < 0 || through > 3 || (through > 0 && chunk > 0))
-		fprintf(stderr, "tcp_floor: MODE is 0..3, CHUNK only with "
-		    "MODE 0\n"), exit(2);
+	if (through < 0 || through > 4 || (through % 4 > 0 && chunk > 0))
+		fprintf(stderr, "tcp_floor: MODE is 0..4, CHUNK only with "
+		    "MODE 0 or 4\n"), exit(2);
+	if (through == 4) {
+		/* page-aligned, never touched: what a growing log gets */
+		logbuf = mmap(NULL, n * (size_t)iters + 4096, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+		if (logbuf == MAP_FAILED)
+			perror("tcp_floor: mmap"), exit(1);
+		through = 0;
+		names[0] = names[4];
+	}
 	ls = listen_any(&port);
 	wait_mode = strcmp(w, "spin") == 0 ? 1 : strcmp(w, "yield") == 0 ? 2 : 0;
 
@@ -300,7 +337,8 @@ main(int argc, char **argv)
 		recv_all(s, buf, n);
 	}
 	if (chunk > 0)
-		snprintf(name, sizeof name, "direct-%zuk", chunk / 1024);
+		snprintf(name, sizeof name, "%s-%zuk", logbuf ? "directlog" :
+		    "direct", chunk / 1024);
 	else
 		snprintf(name, sizeof name, "%s", names[through]);
 	printf("%s size=%zu wait=%s half_rtt_us=%.2f\n",

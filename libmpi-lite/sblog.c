@@ -74,6 +74,11 @@
 #define SBLOG_ARENA_ALIGN	64		/* of each payload in an arena */
 #define SBLOG_PROBE_BYTES	(4u << 20)	/* fresh copies timed, then judged */
 #define SBLOG_HUGE_SLOW_NS	600000		/* per MiB: slower than 4 KiB pages */
+#ifdef MADV_POPULATE_WRITE
+#define SBLOG_POPULATE_WRITE	MADV_POPULATE_WRITE
+#else
+#define SBLOG_POPULATE_WRITE	23		/* Linux 5.14's value */
+#endif
 
 struct sblog_arena {
 	struct sblog_arena *next;	/* the first in sb->arenas: current */
@@ -239,6 +244,28 @@ sblog_now_ns(void)
 }
 
 /*
+ * Faults in the pages of [dst, dst + len) that no payload used before,
+ * in one system call: a copy that faults them one by one costs 410-470
+ * us per MiB on the 2-core VM of docs/BENCHMARKS.md, populate and copy
+ * 290-310 (the kernel zeroes each page either way; what goes is one
+ * exception per 4 KiB page). A kernel without MADV_POPULATE_WRITE
+ * (before Linux 5.14) says EINVAL once and is not asked again.
+ */
+static void
+sblog_populate(struct sblog *sb, void *dst, size_t len)
+{
+	uintptr_t a = (uintptr_t)dst & ~(uintptr_t)4095;
+	int e = errno;
+
+	if (sb->no_populate)
+		return;
+	if (madvise((void *)a, (uintptr_t)dst + len - a,
+	    SBLOG_POPULATE_WRITE) == -1 && errno == EINVAL)
+		sb->no_populate = true;
+	errno = e;
+}
+
+/*
  * Copies a payload of len bytes into dst from sblog_data_alloc, timing
  * it when it lands in fresh huge pages under SBLOG_HUGE_AUTO, and
  * drops huge pages once such copies prove slow (see the top).
@@ -250,12 +277,17 @@ sblog_data_copy(struct sblog *sb, void *dst, const void *buf, size_t len)
 	uint64_t t0;
 	size_t from;
 
-	if (sb->huge != SBLOG_HUGE_AUTO || len < SBLOG_ARENA_MIN ||
-	    !sb->fresh) {
+	if (len < SBLOG_ARENA_MIN || !sb->fresh) {
+		memcpy(dst, buf, len);
+		return;
+	}
+	if (sb->huge != SBLOG_HUGE_AUTO) {
+		sblog_populate(sb, dst, len);
 		memcpy(dst, buf, len);
 		return;
 	}
 	t0 = sblog_now_ns();
+	sblog_populate(sb, dst, len);
 	memcpy(dst, buf, len);
 	sb->probe_ns += sblog_now_ns() - t0;
 	sb->probe_bytes += len;

@@ -121,6 +121,7 @@ struct sblog {
 					   called */
 	int huge;		/* SBLOG_HUGE_*: AUTO while still probing */
 	bool fresh;		/* the last arena payload is untouched memory */
+	bool no_populate;	/* the kernel has no MADV_POPULATE_WRITE */
 	uint64_t probe_bytes, probe_ns;	/* copies into fresh huge pages */
 };
 
