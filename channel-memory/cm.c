@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,9 +83,11 @@ cm_usage(FILE *f)
 	    "                          machine's; env MPIV_CM_STORE_SYNC)\n"
 	    "  --spin US               after receiving, poll this many µs "
 	    "before sleeping\n"
-	    "                          (default %d, 0 = never; off while "
-	    "the machine is\n"
-	    "                          oversubscribed; env MPIV_CM_SPIN)\n"
+	    "                          (default %d, 0 = never; yielding "
+	    "the core between\n"
+	    "                          polls when tasks outnumber cores, "
+	    "off beyond twice;\n"
+	    "                          env MPIV_CM_SPIN)\n"
 	    "  --prefault N            keep N 16 MiB arenas for big payloads "
 	    "faulted in\n"
 	    "                          ahead of need, by a helper thread "
@@ -247,20 +250,35 @@ cm_on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 /*
  * Busy-polling only pays while it takes no core that a rank (or anything
- * else) wants. Decided at most every CM_SPIN_EVAL_US: no spinning when
- * more connections sent frames since the last look than there are cores,
- * or when more tasks are runnable right now than there are cores
- * (/proc/loadavg; the CM itself counts as one).
+ * else) wants. From the number of connections that sent frames since the
+ * last look (busy) and of tasks runnable right now (running; the CM
+ * itself counts as one): CM_SPIN_POLL when neither exceeds the cores;
+ * else CM_SPIN_YIELD (poll, and sched_yield() between two polls, so a
+ * task sharing the core runs first) while the runnable tasks are at most
+ * twice the cores; CM_SPIN_NONE beyond. Measured on 2 cores
+ * (docs/BENCHMARKS.md, "The CM's spin yields"): yielding instead of not
+ * spinning halved a relay ring's hop and master_worker's time; spinning
+ * at all among 8 busy ranks cost the polling program some 10 %.
  */
-static bool
-cm_spin_allowed(struct cm *cm, long now)
+int
+cm_spin_decide(long busy, long running, long ncpu)
+{
+	if (busy <= ncpu && running <= ncpu)
+		return CM_SPIN_POLL;
+	return running <= 2 * ncpu ? CM_SPIN_YIELD : CM_SPIN_NONE;
+}
+
+/* cm_spin_decide at most every CM_SPIN_EVAL_US (running from
+   /proc/loadavg). */
+static int
+cm_spin_mode(struct cm *cm, long now)
 {
 	struct session *s;
 	long busy = 0, running = 0, total;
 	FILE *f;
 
 	if (now - cm->spin_eval_us < CM_SPIN_EVAL_US)
-		return cm->spin_ok;
+		return cm->spin_mode;
 	cm->spin_eval_us = now;
 	for (s = cm->sessions; s != NULL; s = s->next) {
 		if (s->frames != s->frames_seen)
@@ -272,8 +290,8 @@ cm_spin_allowed(struct cm *cm, long now)
 			running = 0;
 		fclose(f);
 	}
-	cm->spin_ok = busy <= cm->ncpu && running <= cm->ncpu;
-	return cm->spin_ok;
+	cm->spin_mode = cm_spin_decide(busy, running, cm->ncpu);
+	return cm->spin_mode;
 }
 
 /*
@@ -281,14 +299,15 @@ cm_spin_allowed(struct cm *cm, long now)
  * something the loop polls without sleeping for up to spin_us (renewed by
  * each new activity) before it blocks again: a frame that comes within
  * that time costs no wake-up of the CM (on this 2-core VM a wake-up of a
- * sleeping process costs more than the rest of a hop). It backs off when
- * the machine is oversubscribed (cm_spin_allowed).
+ * sleeping process costs more than the rest of a hop). How it polls, or
+ * whether at all, follows the load (cm_spin_mode).
  */
 static void
 cm_run(struct cm *cm)
 {
 	uint64_t a;
 	long deadline, now;
+	int mode;
 
 	for (;;) {
 		a = cm->activity;
@@ -296,10 +315,12 @@ cm_run(struct cm *cm)
 			return;
 		if (cm->spin_us <= 0 || cm->activity == a)
 			continue;
-		if (!cm_spin_allowed(cm, mono_us()))
+		if ((mode = cm_spin_mode(cm, mono_us())) == CM_SPIN_NONE)
 			continue;
 		deadline = mono_us() + cm->spin_us;
 		do {
+			if (mode == CM_SPIN_YIELD)
+				sched_yield();
 			a = cm->activity;
 			if (!ev_run(cm->loop, EVRUN_NOWAIT))
 				return;
@@ -340,7 +361,7 @@ cm_main(int argc, char **argv)
 	struct daemon_conn_opts co = { 0 };
 	struct conn_limits lim;
 	struct cm cm = { .lfd = -1,
-	    .spin_us = CM_SPIN_DEFAULT_US, .spin_ok = true };
+	    .spin_us = CM_SPIN_DEFAULT_US, .spin_mode = CM_SPIN_POLL };
 	const char *listen_addr = "0.0.0.0:0";
 	const char *advertise = NULL;
 	const char *spin = getenv("MPIV_CM_SPIN");

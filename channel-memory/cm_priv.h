@@ -38,6 +38,10 @@
 #define CM_MAX_NRANKS	      (1 << 20)
 #define CM_HELLO_TIMEOUT      10.0	/* seconds to say Hello */
 
+/* How the event loop polls after activity (cm.c, cm_spin_mode). */
+enum { CM_SPIN_NONE, CM_SPIN_POLL, CM_SPIN_YIELD };
+int cm_spin_decide(long busy, long running, long ncpu);
+
 struct job;
 struct store;
 struct session;
@@ -64,7 +68,7 @@ struct cm {
 	long spin_us;		/* --spin: busy-poll this long after activity */
 	long ncpu;
 	long spin_eval_us;	/* when spin_ok was last decided */
-	bool spin_ok;		/* not oversubscribed at the last look */
+	int spin_mode;		/* CM_SPIN_* decided at the last look */
 
 	/* --secret-file: ranks prove K_rank of their job, others S */
 	struct auth_keys keys;
