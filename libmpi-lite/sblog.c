@@ -35,8 +35,10 @@
  * payloads are malloc'ed per entry; large ones (SBLOG_ARENA_MIN and up)
  * are carved from arenas of anonymous memory asked to use huge pages, so
  * that logging a large message costs a copy and few page faults, and an
- * arena emptied by trims is used again without faulting at all. Payloads
- * are given back at trim or spill.
+ * arena emptied by trims is used again without faulting at all. A copy
+ * into memory no payload used before faults its pages in first, in one
+ * system call (sblog_populate). Payloads are given back at trim or
+ * spill.
  *
  * Huge pages are not always cheaper: with the kernel's THP "defrag" on
  * madvise (Debian's default) a fault in a region asked for huge pages
