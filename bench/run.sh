@@ -41,9 +41,9 @@
 # in the ping-pong only, to show what encryption costs. With the ping-pong
 # goes bench/seal_floor.c: the AEAD's own throughput (1 MiB) and 64 B
 # record time on this CPU, each cipher, next to memcpy. A protocol without :SPIN runs with
-# MPIV_SPIN as this script's environment has it; unset, that is each
-# protocol's default (relay: 0, never spin; direct: auto), so
-# "relay direct direct:0" also runs direct with waits that never spin.
+# MPIV_SPIN as this script's environment has it; unset, that is the
+# default (auto, both protocols), so "relay direct direct:0" also runs
+# direct with waits that never spin.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -393,7 +393,7 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
 	if [ "$BUSY_PAIRS" -gt 0 ]; then
 		echo "- **warning: $BUSY_PAIRS of $PAIRS groups ran while other work used the cores. Open MPI busy-polls and loses more to such contention than mpiv (whose waits sleep in poll, at once or after a bounded spin), so those ratios flatter mpiv; prefer a run on an idle machine.**"
 	fi
-	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1 --protocol P${MPIV_RUN_OPTS:+ $MPIV_RUN_OPTS}\` for P in: $PROTOS (P:SPIN: with MPIV_SPIN=SPIN); MPIV_SPIN otherwise: ${MPIV_SPIN:-unset (each protocol's default: relay 0, direct auto)}"
+	echo "- mpiv: commit $COMMIT$DIRTY, binary $MPIV (built $(date -u -r "$MPIV" '+%H:%M:%S UTC' 2>/dev/null || echo '?')), \`mpiv run -n N --cms 1 --protocol P${MPIV_RUN_OPTS:+ $MPIV_RUN_OPTS}\` for P in: $PROTOS (P:SPIN: with MPIV_SPIN=SPIN); MPIV_SPIN otherwise: ${MPIV_SPIN:-unset (the default, auto)}"
 	echo "- Open MPI: ${OMPI_VER:-not run}, \`mpirun $OMPI_OPTS -n N\`"
 	echo "- $ROUNDS round(s)$( [ "$QUICK" = 1 ] && echo ' (--quick)'), the mpiv protocols and Open MPI interleaved; value = median over rounds of each run's median; ratio = median over rounds of mpiv / Open MPI, each group run back to back"
 	echo
@@ -532,8 +532,8 @@ if fl:
 	      '"directlog-256k" is that plus a sender\'s log: both ends copy '
 	      'each message they sent into memory never used before, as the '
 	      'direct protocol\'s log must while no checkpoint frees it; '
-	      '"block" sleeps in poll/epoll as mpiv does with MPIV_SPIN=0 '
-	      '(the relay protocol\'s default), "yield" busy-polls '
+	      '"block" sleeps in poll/epoll as mpiv does with MPIV_SPIN=0, '
+	      '"yield" busy-polls '
 	      'with sched_yield() (three pure spinners on two cores take '
 	      'milliseconds per hop). The ratio is of times, to Open MPI\'s '
 	      'ping-pong of the same size in the same round: > 1 is slower, and '

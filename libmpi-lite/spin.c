@@ -11,9 +11,9 @@
  *
  * The policy. MPIV_SPIN set to a decimal number of µs is a fixed budget
  * (0: never spin, always sleep); `auto` is adaptive; unset or anything
- * else is SPIN_DEFAULT (spin.h: 0, since the adaptive spin did not
- * measurably help on the 2-core VM, docs/BENCHMARKS.md "Waiting: spin
- * before sleep"). Adaptive:
+ * else is SPIN_DEFAULT (spin.h: adaptive, in both protocols since the
+ * Channel Memory yields its core while it spins: docs/BENCHMARKS.md,
+ * "Relay ranks spin too"). Adaptive:
  *
  *  - a wait is one call that found nothing to do on its first look; a
  *    call that did is no wait and teaches nothing. Its length runs to the

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#define SPIN_DEFAULT		0	/* MPIV_SPIN unset: never spin (-1: adaptive) */
+#define SPIN_DEFAULT		(-1)	/* MPIV_SPIN unset: adaptive (0: never spin) */
 #define SPIN_MAX_US		100	/* the longest adaptive spin */
 #define SPIN_MIN_US		10	/* the shortest adaptive spin */
 #define SPIN_FIXED_MAX_US	1000000	/* MPIV_SPIN is capped at 1 s */

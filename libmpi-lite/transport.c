@@ -964,14 +964,9 @@ static struct spin *
 tp_spin_get(void)
 {
 	if (!tp_spin_ready) {
-		const char *e = getenv("MPIV_SPIN");
-
-		/* Unset: adaptive in direct jobs, where a wake-up from poll
-		   is most of a small message's time (docs/DIRECT.md,
-		   "Waiting"); none in relay jobs, where it did not help. */
-		if ((e == NULL || *e == '\0') && dp_active)
-			e = "auto";
-		spin_init(&tp_spin, e, (int)sysconf(_SC_NPROCESSORS_ONLN));
+		/* Unset: adaptive (spin.h), in both protocols. */
+		spin_init(&tp_spin, getenv("MPIV_SPIN"),
+		    (int)sysconf(_SC_NPROCESSORS_ONLN));
 		tp_spin_ready = true;
 	}
 	return &tp_spin;

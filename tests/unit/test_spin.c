@@ -41,6 +41,8 @@ test_parse(void **state)
 	assert_int_equal(spin_parse("99999999999999999999999"),
 	    SPIN_FIXED_MAX_US);
 	assert_int_equal(spin_parse("2000000"), SPIN_FIXED_MAX_US);
+	/* the default is the adaptive spin, in either protocol */
+	assert_int_equal(SPIN_DEFAULT, spin_parse("auto"));
 }
 
 static void
