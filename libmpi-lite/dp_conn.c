@@ -209,16 +209,30 @@ dp_listen_open(const char *cms)
    receiver copies the first pieces out while the next ones come (with
    the kernel's own receive buffer sizing a 1 MiB ping-pong took 1.7x as
    long; docs/BENCHMARKS.md). MPIV_SOCKBUF, bytes, 0: the kernel's own
-   sizing for both. The receive buffer only where net.core.rmem_max
-   allows that much: a smaller one would only turn the kernel's own
-   sizing (up to tcp_rmem's maximum) off. Set before the handshake: on a
-   dialled socket before connect, on the listener for the links it
+   sizing for both. Each buffer only where net.core.rmem_max (receive)
+   or wmem_max (send) allows that much: a smaller one would only turn
+   the kernel's own sizing (up to tcp_rmem's or tcp_wmem's maximum) off,
+   and Debian's default for both is 212992. Set before the handshake: on
+   a dialled socket before connect, on the listener for the links it
    accepts. */
+static bool
+dp_sysctl_allows(const char *path, int v)
+{
+	FILE *f = fopen(path, "re");
+	long max = 0;
+	bool ok;
+
+	ok = f != NULL && fscanf(f, "%ld", &max) == 1 && max >= v;
+	if (f != NULL)
+		fclose(f);
+	return ok;
+}
+
 static void
 dp_sock_tune(int fd)
 {
 	static long buf = -1;
-	static int rcv = -1;
+	static int rcv = -1, snd = -1;
 
 	(void)net_set_nodelay(fd);
 	if (buf < 0) {
@@ -231,16 +245,15 @@ dp_sock_tune(int fd)
 	if (buf > 0) {
 		int v = buf > (1L << 30) ? 1 << 30 : (int)buf;
 
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
-		if (rcv < 0) {
-			FILE *f = fopen("/proc/sys/net/core/rmem_max", "re");
-			long max = 0;
-
-			rcv = f != NULL && fscanf(f, "%ld", &max) == 1 &&
-			    max >= v;
-			if (f != NULL)
-				fclose(f);
-		}
+		if (snd < 0)
+			snd = dp_sysctl_allows("/proc/sys/net/core/wmem_max",
+			    v);
+		if (rcv < 0)
+			rcv = dp_sysctl_allows("/proc/sys/net/core/rmem_max",
+			    v);
+		if (snd)
+			(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v,
+			    sizeof(v));
 		if (rcv)
 			(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v,
 			    sizeof(v));
