@@ -67,7 +67,7 @@ struct cm {
 	uint64_t activity;	/* frames and payload pieces received */
 	long spin_us;		/* --spin: busy-poll this long after activity */
 	long ncpu;
-	long spin_eval_us;	/* when spin_ok was last decided */
+	long spin_eval_us;	/* when spin_mode was last decided */
 	int spin_mode;		/* CM_SPIN_* decided at the last look */
 
 	/* --secret-file: ranks prove K_rank of their job, others S */
