@@ -337,8 +337,8 @@ main(int argc, char **argv)
 		recv_all(s, buf, n);
 	}
 	if (chunk > 0)
-		snprintf(name, sizeof name, "%s-%zuk", logbuf ? "directlog" :
-		    "direct", chunk / 1024);
+		snprintf(name, sizeof name, "%s-%zuk", names[through],
+		    chunk / 1024);
 	else
 		snprintf(name, sizeof name, "%s", names[through]);
 	printf("%s size=%zu wait=%s half_rtt_us=%.2f\n",

@@ -256,11 +256,18 @@ sblog_now_ns(void)
 static void
 sblog_populate(struct sblog *sb, void *dst, size_t len)
 {
-	uintptr_t a = (uintptr_t)dst & ~(uintptr_t)4095;
+	static uintptr_t page;
+	uintptr_t a;
 	int e = errno;
 
 	if (sb->no_populate)
 		return;
+	if (page == 0) {
+		long ps = sysconf(_SC_PAGESIZE);
+
+		page = ps > 0 ? (uintptr_t)ps : 4096;
+	}
+	a = (uintptr_t)dst & ~(page - 1);	/* madvise wants it aligned */
 	if (madvise((void *)a, (uintptr_t)dst + len - a,
 	    SBLOG_POPULATE_WRITE) == -1 && errno == EINVAL)
 		sb->no_populate = true;
