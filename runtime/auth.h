@@ -135,8 +135,9 @@ int auth_load_cluster(struct auth_keys *k, const char *path, char *err,
  * The secret of an embedded deployment (`mpiv run` without --dispatcher)
  * of this user whose dispatcher listens on disp: the --secret-file of
  * our process listening on that loopback port (found through /proc,
- * whatever TMPDIR it ran with), else a temp dir ${TMPDIR:-/tmp}/mpiv-run.*
- * holding `dispatcher.addr` and `secret`; ours and mode 0600 either way.
+ * whatever TMPDIR it ran with; a process of ours there without one means
+ * none), else a temp dir ${TMPDIR:-/tmp}/mpiv-run.* holding
+ * `dispatcher.addr` and `secret`; ours and mode 0600 either way.
  * So `mpiv run -v` then `mpiv kill --dispatcher ADDR` works on one
  * machine without a secret file. Fills path; 0, or -1 when there is none.
  */

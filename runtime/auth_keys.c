@@ -331,7 +331,8 @@ auth_listen_inode(unsigned port)
 
 /*
  * The --secret-file argument of our own process that owns the listening
- * socket inode, found through /proc/PID/fd. 0 or -1.
+ * socket inode, found through /proc/PID/fd: 0; 1 when that process is
+ * ours but was started without one; -1 when no process of ours owns it.
  */
 static int
 auth_owner_secret(unsigned long inode, char *path, size_t pathlen)
@@ -379,6 +380,7 @@ auth_owner_secret(unsigned long inode, char *path, size_t pathlen)
 		if (len <= 0)
 			break;
 		cmd[len] = '\0';
+		rc = 1;
 		for (char *a = cmd; a < cmd + len; a += strlen(a) + 1)
 			if (strcmp(a, "--secret-file") == 0 &&
 			    a + strlen(a) + 1 < cmd + len &&
@@ -420,19 +422,22 @@ auth_find_embedded(const char *disp, char *path, size_t pathlen)
 	unsigned long inode;
 	unsigned port;
 	char host[32];
+	int own;
 
 	/*
 	 * A dispatcher of ours on this machine (an embedded deployment,
 	 * whatever TMPDIR it was given): the secret file it was started
-	 * with, if it is ours and private.
+	 * with, if it is ours and private. When a process of ours owns the
+	 * port, it alone decides: a run's record below that names the same
+	 * address may be a dead run's, whose port was given out again.
 	 */
 	if (sscanf(disp, "%31[^:]:%u", host, &port) == 2 &&
 	    (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0) &&
 	    (inode = auth_listen_inode(port)) != 0 &&
-	    auth_owner_secret(inode, path, pathlen) == 0 &&
-	    stat(path, &pst) == 0 && pst.st_uid == getuid() &&
-	    (pst.st_mode & 077) == 0 && auth_is_embedded(path, disp))
-		return 0;
+	    (own = auth_owner_secret(inode, path, pathlen)) >= 0)
+		return own == 0 && stat(path, &pst) == 0 &&
+		    pst.st_uid == getuid() && (pst.st_mode & 077) == 0 &&
+		    auth_is_embedded(path, disp) ? 0 : -1;
 
 	char pat[4096], buf[256], err[256];
 	struct stat st;

@@ -33,6 +33,13 @@ PIDS+=($!)
 env -u FOO "$MPIV" node --dispatcher "$DA" --slots 2 --name n0 --user root \
     --cache-dir "$T/cache" 2> n0.err &
 PIDS+=($!)
+# A dead embedded run's record that names the same address (its port was
+# given out again): the live dispatcher, ours and without a secret, wins.
+stale="${TMPDIR:-/tmp}/mpiv-run.stale$$"
+(umask 077 && mkdir -p "$stale" && printf '%s' "$DA" > "$stale/dispatcher.addr" &&
+    "$MPIV" secret new "$stale/secret" > /dev/null) ||
+	{ notok "a stale run record"; exit 1; }
+trap 'rm -rf "$stale"; common_cleanup' EXIT
 FOO=hello "${RUN[@]}" --dispatcher "$DA" -n 2 -x FOO ./es 0 0 FOO > out 2> err
 rc=$?
 if [ $rc = 0 ] && [ "$(cat out)" = "rank 0: FOO=hello
