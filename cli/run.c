@@ -1192,7 +1192,8 @@ int
 run_main(int argc, char **argv)
 {
 	struct run r = { .ncms = 1, .nnodes = 1, .level = LOG_LEVEL_WARN,
-	    .progress = -1, .child_level = "error", .stdin_rank = 0 };
+	    .progress = -1, .child_level = "error", .stdin_rank = 0,
+	    .tmplock = -1 };
 	const char *env;
 	double t0;
 	int rc;

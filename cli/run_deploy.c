@@ -7,12 +7,15 @@
  * 2 s, and the directory removed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -284,10 +287,82 @@ run_deploy_cs(struct run *r, struct run_daemon *d, int i)
 	return 0;
 }
 
+/*
+ * A run's temp dir is its own while it lives: it holds an exclusive
+ * flock on the dir's run.lock (made under another name, locked, then
+ * renamed, so that run.lock is never there unlocked). A run killed
+ * (SIGKILL, the machine's OOM killer) cannot remove its dir; its daemons
+ * die with it (PR_SET_PDEATHSIG), and the next run of this user finds
+ * the lock free and removes what was left.
+ */
+static void
+run_tmpdir_sweep(const char *base)
+{
+	char pat[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	glob_t g;
+
+	if (snprintf(pat, sizeof(pat), "%s/mpiv-run.*/run.lock", base) >=
+	    (int)sizeof(pat) || glob(pat, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *path = g.gl_pathv[i];
+		int fd;
+
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(path, '/') -
+		    path), path);
+		if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != getuid())
+			continue;
+		if ((fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_uid == getuid() &&
+		    flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			log_info("run removing %s, left by a run that died",
+			    dir);
+			proc_rmtree(dir);
+		}
+		close(fd);
+	}
+	globfree(&g);
+}
+
+int
+run_tmpdir_make(struct run *r)
+{
+	const char *tmp = getenv("TMPDIR");
+	char lock[PATH_MAX], held[PATH_MAX];
+	int fd;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	run_tmpdir_sweep(tmp);
+	snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/mpiv-run.XXXXXX", tmp);
+	if (mkdtemp(r->tmpdir) == NULL) {
+		snprintf(r->reason, sizeof(r->reason), "cannot create %.300s: "
+		    "%s", r->tmpdir, strerror(errno));
+		r->tmpdir[0] = '\0';
+		return -1;
+	}
+	snprintf(lock, sizeof(lock), "%.3000s/run.lock.new", r->tmpdir);
+	snprintf(held, sizeof(held), "%.3000s/run.lock", r->tmpdir);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) <
+	    0 || flock(fd, LOCK_EX) < 0 || rename(lock, held) < 0) {
+		snprintf(r->reason, sizeof(r->reason), "cannot lock %.300s: "
+		    "%s", r->tmpdir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		proc_rmtree(r->tmpdir);
+		r->tmpdir[0] = '\0';
+		return -1;
+	}
+	r->tmplock = fd;
+	return 0;
+}
+
 int
 run_deploy_start(struct run *r)
 {
-	const char *tmp = getenv("TMPDIR");
 	char store[PATH_MAX], *args[14], why[512];
 	ssize_t n;
 
@@ -297,12 +372,12 @@ run_deploy_start(struct run *r)
 		return -1;
 	}
 	r->self[n] = '\0';
-	snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/mpiv-run.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if (mkdtemp(r->tmpdir) == NULL) {
+	if (run_tmpdir_make(r) < 0) {
+		char why0[sizeof(r->reason)];
+
+		snprintf(why0, sizeof(why0), "%s", r->reason);
 		snprintf(r->reason, sizeof(r->reason), "deployment failed: "
-		    "cannot create %.300s: %s", r->tmpdir, strerror(errno));
-		r->tmpdir[0] = '\0';
+		    "%.560s", why0);
 		return -1;
 	}
 	/* A fresh secret per run: every daemon and every connection of the
@@ -457,4 +532,8 @@ run_deploy_stop(struct run *r)
 	r->ndaemons = 0;
 	if (r->tmpdir[0] != '\0')
 		proc_rmtree(r->tmpdir);
+	if (r->tmplock >= 0) {
+		close(r->tmplock);	/* after the removal: never swept live */
+		r->tmplock = -1;
+	}
 }

@@ -428,7 +428,6 @@ run_hosts_write_list(struct run *r)
 int
 run_hosts_start(struct run *r)
 {
-	const char *tmp = getenv("TMPDIR");
 	struct sigaction sa = { .sa_handler = run_hosts_on_signal }, oint,
 	    oterm;
 	char why[512];
@@ -448,14 +447,8 @@ run_hosts_start(struct run *r)
 		    "MPIV_CLUSTER_SCRIPT) to start the hosts' daemons");
 		return -1;
 	}
-	snprintf(r->tmpdir, sizeof(r->tmpdir), "%s/mpiv-run.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	if (mkdtemp(r->tmpdir) == NULL) {
-		snprintf(r->reason, sizeof(r->reason), "cannot create %.300s: "
-		    "%s", r->tmpdir, strerror(errno));
-		r->tmpdir[0] = '\0';
+	if (run_tmpdir_make(r) < 0)
 		return -1;
-	}
 	snprintf(r->secret_path, sizeof(r->secret_path), "%.3000s/secret",
 	    r->tmpdir);
 	if (auth_new_secret_file(r->secret_path, why, sizeof(why)) < 0 ||

@@ -129,6 +129,7 @@ struct run {
 	/* embedded deployment */
 	char self[PATH_MAX];
 	char tmpdir[PATH_MAX];
+	int tmplock;		/* flock on tmpdir/run.lock, -1: none */
 	char secret_path[PATH_MAX];	/* embedded: the run's secret */
 	char node_key_path[PATH_MAX];	/* and the node key derived from it */
 	char disp_addr[128];
@@ -208,6 +209,9 @@ int run_ship_prepare(struct run *r);
 void run_ship_send(struct run *r, const Mpiv__BinaryGet *bg);
 
 /* run_deploy.c */
+/* Sweeps dead runs' temp dirs, makes and locks r->tmpdir; -1 with
+   r->reason. */
+int run_tmpdir_make(struct run *r);
 int run_deploy_start(struct run *r);
 void run_deploy_unwatch(struct run *r);
 void run_deploy_stop(struct run *r);
