@@ -40,6 +40,8 @@
 #   --bind ADDR           address the servers listen on (default 0.0.0.0)
 #   --heartbeat-timeout S passed to the dispatcher
 #   --log-level LEVEL     passed to every daemon
+#   --insecure-plaintext  passed to every daemon: no encryption (clients
+#                         must say it too) [MPIV_INSECURE_PLAINTEXT=1]
 #   --wait S              how long to wait for each daemon to come up
 #                         (default 20)
 #   --parallel N          ssh sessions at once (default 16)
@@ -77,6 +79,8 @@ CSPORT=${MPIV_CS_PORT:-7200}
 BIND=0.0.0.0
 HB_TIMEOUT=
 LOG_LEVEL=
+PLAIN=
+[ "${MPIV_INSECURE_PLAINTEXT:-}" = 1 ] && PLAIN=1
 WAIT=20
 PARALLEL=16
 
@@ -93,6 +97,7 @@ while [ $# -gt 0 ]; do
 	--bind) BIND=${2:?--bind needs an address}; shift 2 ;;
 	--heartbeat-timeout) HB_TIMEOUT=${2:?--heartbeat-timeout needs seconds}; shift 2 ;;
 	--log-level) LOG_LEVEL=${2:?--log-level needs a level}; shift 2 ;;
+	--insecure-plaintext) PLAIN=1; shift ;;
 	--wait) WAIT=${2:?--wait needs seconds}; shift 2 ;;
 	--parallel) PARALLEL=${2:?--parallel needs a number}; shift 2 ;;
 	--) shift; break ;;
@@ -204,6 +209,7 @@ while IFS= read -r line || [ -n "$line" ]; do
 	*) die "$HOSTFILE:$lineno: unknown role '$role' (dispatcher, cm, cs or node)" ;;
 	esac
 	[ -n "$LOG_LEVEL" ] && args+=(--log-level "$LOG_LEVEL")
+	[ -n "$PLAIN" ] && args+=(--insecure-plaintext)
 	qa=
 	for a in "${args[@]}" "${extra[@]}"; do
 		qa="$qa $(q "$a")"
@@ -432,6 +438,7 @@ status)
 		[ "${ROLES[i]}" = dispatcher ] || continue
 		remote "${HOSTS[i]}" 'if alive dispatcher && "$M" help 2>&1 | grep -q "^ *status"; then
 	[ -f "$S/secret" ] && MPIV_SECRET_FILE=$S/secret && export MPIV_SECRET_FILE
+	'"${PLAIN:+MPIV_INSECURE_PLAINTEXT=1 && export MPIV_INSECURE_PLAINTEXT}"'
 	set -- status --dispatcher "$D"
 	[ -f "$S/secret" ] && "$M" status -h 2>&1 | grep -q -- --secret-file && set -- "$@" --secret-file "$S/secret"
 	"$M" "$@"

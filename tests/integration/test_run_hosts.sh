@@ -9,6 +9,8 @@
 #               equal to the embedded run's; both hosts reached over ssh;
 #               no daemon of the run left, its state directory removed
 #   host-list   -H 127.0.0.1:2,localhost with --chaos kills: same output
+#   plaintext   --insecure-plaintext through an ssh that passes no
+#               environment: the daemons run plaintext too, same output
 #   errors/*    unreadable hostfile, a bad slots=, an unknown word, a bad
 #               host name, an empty hostfile, -H with an empty host or
 #               :0, more ranks than slots, with --dispatcher: exit 2 and
@@ -85,6 +87,19 @@ if [ $rc = 0 ] && cmp -s out3 ref3 && [ "${kills:-0}" -gt 0 ]; then
 	ok "host-list: -H 127.0.0.1:2,localhost, $kills kills, same output"
 else
 	notok "host-list: exit $rc, kills ${kills:-?}" out3 err
+fi
+
+# --- plaintext: ssh passes no environment (as a real one), so the
+# daemons learn --insecure-plaintext from their command lines
+sed 's|^exec sh -c|exec env -i HOME="$HOME" PATH="$PATH" sh -c|' fake-ssh > clean-ssh
+chmod +x clean-ssh
+MPIV_SSH=$T/clean-ssh "${RUN[@]}" --insecure-plaintext -H 127.0.0.1:2,localhost:2 \
+    -n 4 ./ss root < in40 > outp 2> err
+rc=$?
+if [ $rc = 0 ] && cmp -s outp ref && grep -q "env -i" clean-ssh; then
+	ok "plaintext: --insecure-plaintext reaches the hosts' daemons, same output"
+else
+	notok "plaintext: exit $rc" outp err
 fi
 
 # --- errors
