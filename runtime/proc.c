@@ -4,11 +4,14 @@
  * forked into a PID namespace of its own is the node agent's business
  * (a proc_forker, node-agent/pidns.c); here it is only a hook.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,8 @@
 
 /* What the child writes on the error pipe when a step fails. */
 struct proc_err {
-	int step;		/* 0 chdir, 1 exec, 2 setup, 3 open stdin */
+	int step;		/* 0 chdir, 1 exec, 2 setup, 3 open stdin,
+				   4 the program's libmpi */
 	int err;
 };
 
@@ -45,6 +49,112 @@ proc_child_fail(int errfd, int step, int err)
 		r = write(errfd, &pe, sizeof(pe));
 	while (r < 0 && errno == EINTR);
 	_exit(127);
+}
+
+/* pread of exactly n bytes at off: 0, or -1. */
+static int
+proc_pread(int fd, void *buf, size_t n, off_t off)
+{
+	return pread(fd, buf, n, off) == (ssize_t)n ? 0 : -1;
+}
+
+/*
+ * In the child, as the user it runs as: whether prog (a 64-bit ELF) needs
+ * libmpi.so from a directory of its RUNPATH (or RPATH) that this user
+ * cannot read, while no directory listed before it has a readable one.
+ * The loader would then go on to the system's directories and load
+ * another MPI's libmpi.so, or none: a "symbol lookup error", exit 127,
+ * with nothing to say why. Fills blocked with the path; 1 when so, 0
+ * otherwise (not ELF, not linked with libmpi.so, readable, not found).
+ * System calls and stack buffers only.
+ */
+static int
+proc_libmpi_blocked(const char *prog, char *blocked, size_t blen)
+{
+	enum { MAXPH = 64, MAXDYN = 512, STRMAX = 4096 };
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph[MAXPH];
+	Elf64_Dyn dyn[MAXDYN];
+	char rp[STRMAX], name[32], full[PATH_MAX];
+	uint64_t strtab = 0, strsz = 0, rpoff = 0, stroff = 0;
+	bool needs = false, haverp = false, found = false;
+	size_t ndyn = 0, origin;
+	int fd, rc = 0;
+
+	if ((fd = open(prog, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if (proc_pread(fd, &eh, sizeof(eh), 0) < 0 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 ||
+	    eh.e_phnum > MAXPH || eh.e_phentsize != sizeof(Elf64_Phdr) ||
+	    proc_pread(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr),
+	    (off_t)eh.e_phoff) < 0)
+		goto out;
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC) {
+			ndyn = ph[i].p_filesz / sizeof(Elf64_Dyn);
+			if (ndyn > MAXDYN)
+				ndyn = MAXDYN;
+			if (proc_pread(fd, dyn, ndyn * sizeof(Elf64_Dyn),
+			    (off_t)ph[i].p_offset) < 0)
+				goto out;
+		}
+	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++)
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab = dyn[i].d_un.d_ptr;
+		else if (dyn[i].d_tag == DT_STRSZ)
+			strsz = dyn[i].d_un.d_val;
+		else if (dyn[i].d_tag == DT_RUNPATH || (dyn[i].d_tag ==
+		    DT_RPATH && !haverp)) {
+			rpoff = dyn[i].d_un.d_val;
+			haverp = true;
+		}
+	/* the string table's place in the file, from the segment it is in */
+	for (int i = 0; i < eh.e_phnum && strtab != 0; i++)
+		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
+		    strtab < ph[i].p_vaddr + ph[i].p_filesz) {
+			stroff = strtab - ph[i].p_vaddr + ph[i].p_offset;
+			break;
+		}
+	if (stroff == 0 || !haverp || rpoff >= strsz)
+		goto out;
+	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++)
+		if (dyn[i].d_tag == DT_NEEDED && dyn[i].d_un.d_val < strsz &&
+		    pread(fd, name, sizeof(name), (off_t)(stroff +
+		    dyn[i].d_un.d_val)) > 0 && strncmp(name, "libmpi.so",
+		    sizeof("libmpi.so")) == 0)
+			needs = true;
+	if (!needs || pread(fd, rp, sizeof(rp) - 1, (off_t)(stroff +
+	    rpoff)) <= 0)
+		goto out;
+	rp[sizeof(rp) - 1] = '\0';
+	origin = strrchr(prog, '/') != NULL ? (size_t)(strrchr(prog, '/') -
+	    prog) : 0;
+	for (char *d = rp, *end; d != NULL && !found; d = end) {
+		if ((end = strchr(d, ':')) != NULL)
+			*end++ = '\0';
+		if (*d == '\0')
+			continue;
+		int n = strncmp(d, "$ORIGIN", 7) == 0 ?
+		    snprintf(full, sizeof(full), "%.*s%.2000s/libmpi.so",
+		    (int)(origin > 0 ? origin : 1), origin > 0 ? prog : ".",
+		    d + 7) :
+		    snprintf(full, sizeof(full), "%.3000s/libmpi.so", d);
+
+		if (n < 0 || n >= (int)sizeof(full))
+			continue;
+		if (access(full, R_OK) == 0)
+			found = true;
+		else if (errno == EACCES && rc == 0) {
+			snprintf(blocked, blen, "%s", full);
+			rc = 1;
+		}
+	}
+	if (found)
+		rc = 0;
+out:
+	close(fd);
+	return rc;
 }
 
 /* In the child, after fork: never returns. */
@@ -132,6 +242,22 @@ proc_child(const struct proc_spec *spec, pid_t parent, int outw, int errw,
 	}
 	if (spec->cwd != NULL && *spec->cwd != '\0' && chdir(spec->cwd) < 0)
 		proc_child_fail(ep, 0, errno);
+	if (spec->set_user) {
+		const char *prog = spec->path != NULL ? spec->path :
+		    strchr(spec->argv[0], '/') != NULL ? spec->argv[0] : NULL;
+		char blocked[PATH_MAX];
+
+		if (prog != NULL && proc_libmpi_blocked(prog, blocked,
+		    sizeof(blocked))) {
+			dprintf(2, "mpiv: %s is linked with %s, which this "
+			    "rank's user (uid %u) cannot read: make it "
+			    "readable to that user, give the node agent a "
+			    "--user that can read it, or link the program "
+			    "with MPIVCC_STATIC=1\n", spec->argv[0], blocked,
+			    (unsigned)getuid());
+			proc_child_fail(ep, 4, EACCES);
+		}
+	}
 	if (spec->path != NULL)
 		execv(spec->path, spec->argv);
 	else
@@ -221,7 +347,7 @@ proc_spawn(const struct proc_spec *spec, struct proc_child *child)
 		child->exec_errno = pe.err != 0 ? pe.err : EIO;
 		child->exec_step = pe.step == 0 ? "change directory to" :
 		    pe.step == 1 ? "execute" : pe.step == 3 ? "open stdin" :
-		    "set up";
+		    pe.step == 4 ? "load the MPI library of" : "set up";
 	}
 	return 0;
 
