@@ -64,7 +64,7 @@ proc_pread(int fd, void *buf, size_t n, off_t off)
  * cannot read, while no directory listed before it has a readable one.
  * The loader would then go on to the system's directories and load
  * another MPI's libmpi.so, or none: a "symbol lookup error", exit 127,
- * with nothing to say why. Fills blocked with the path; 1 when so, 0
+ * with nothing to say why. A readable one in LD_LIBRARY_PATH is fine. Fills blocked with the path; 1 when so, 0
  * otherwise (not ELF, not linked with libmpi.so, readable, not found).
  * System calls and stack buffers only.
  */
@@ -148,6 +148,19 @@ proc_libmpi_blocked(const char *prog, char *blocked, size_t blen)
 		else if (errno == EACCES && rc == 0) {
 			snprintf(blocked, blen, "%s", full);
 			rc = 1;
+		}
+	}
+	/* LD_LIBRARY_PATH comes before a RUNPATH, and after an RPATH the
+	   loader could not read: a readable copy there is loaded. */
+	if (!found && rc == 1 && getenv("LD_LIBRARY_PATH") != NULL) {
+		snprintf(rp, sizeof(rp), "%s", getenv("LD_LIBRARY_PATH"));
+		for (char *d = rp, *end; d != NULL && !found; d = end) {
+			if ((end = strchr(d, ':')) != NULL)
+				*end++ = '\0';
+			if (*d != '\0' && snprintf(full, sizeof(full),
+			    "%.3000s/libmpi.so", d) < (int)sizeof(full) &&
+			    access(full, R_OK) == 0)
+				found = true;
 		}
 	}
 	if (found)

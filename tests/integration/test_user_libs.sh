@@ -8,6 +8,7 @@
 #              exit 127 at once (no relaunches), the rank's stderr names
 #              the file and the way out, the run says "cannot load the MPI
 #              library of"
+#   ldpath     -x LD_LIBRARY_PATH= a readable copy (searched first): runs
 #   readable   the same program once the directory is readable: it runs
 #   origin     a RUNPATH of $ORIGIN/lib whose lib is a 0700 directory,
 #              the program run where it is (--no-ship): the same line
@@ -45,6 +46,17 @@ if [ $rc = 127 ] && grep -qxF -- "$line" err &&
 	ok "blocked: exit 127, the file named, no symbol lookup error"
 else
 	notok "blocked: exit $rc" out err
+fi
+
+# --- ldpath: a readable copy in LD_LIBRARY_PATH, which the loader
+# searches before a RUNPATH: no refusal, the job runs
+mkdir -m 755 pub && cp "$B/lib/libmpi.so" pub/ || exit 2
+"${RUN[@]}" --dispatcher "$DA" -x LD_LIBRARY_PATH="$T/pub" -n 2 ./hi > out 2> err
+rc=$?
+if [ $rc = 0 ] && [ "$(cat out)" = "hi size=2 sum=2" ]; then
+	ok "ldpath: a readable libmpi.so in LD_LIBRARY_PATH: it runs"
+else
+	notok "ldpath: exit $rc" out err
 fi
 
 # --- readable
