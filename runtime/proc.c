@@ -59,12 +59,51 @@ proc_pread(int fd, void *buf, size_t n, off_t off)
 }
 
 /*
+ * The colon-separated directories of list (changed in place; $ORIGIN is
+ * prog's directory): whether one holds a libmpi.so this user can read.
+ * The first that holds one it may not read goes into blocked (*nblocked
+ * set), unless *nblocked was set already.
+ */
+static bool
+proc_libmpi_scan(char *list, const char *prog, char *blocked, size_t blen,
+    bool *nblocked)
+{
+	const char *slash = strrchr(prog, '/');
+	char full[PATH_MAX];
+
+	for (char *d = list, *end; d != NULL; d = end) {
+		int n;
+
+		if ((end = strchr(d, ':')) != NULL)
+			*end++ = '\0';
+		if (*d == '\0')
+			continue;
+		if (strncmp(d, "$ORIGIN", 7) == 0)
+			n = snprintf(full, sizeof(full), "%.*s%.2000s/libmpi.so",
+			    slash != NULL ? (int)(slash - prog) : 1,
+			    slash != NULL ? prog : ".", d + 7);
+		else
+			n = snprintf(full, sizeof(full), "%.3000s/libmpi.so", d);
+		if (n < 0 || n >= (int)sizeof(full))
+			continue;
+		if (access(full, R_OK) == 0)
+			return true;
+		if (errno == EACCES && !*nblocked) {
+			snprintf(blocked, blen, "%s", full);
+			*nblocked = true;
+		}
+	}
+	return false;
+}
+
+/*
  * In the child, as the user it runs as: whether prog (a 64-bit ELF) needs
- * libmpi.so from a directory of its RUNPATH (or RPATH) that this user
- * cannot read, while no directory listed before it has a readable one.
- * The loader would then go on to the system's directories and load
+ * libmpi.so, finds one in a directory of its RUNPATH (or RPATH) that this
+ * user may not read, and no readable one there or in LD_LIBRARY_PATH (the
+ * loader searches that before a RUNPATH, and after an RPATH it could not
+ * read). The loader would go on to the system's directories and load
  * another MPI's libmpi.so, or none: a "symbol lookup error", exit 127,
- * with nothing to say why. A readable one in LD_LIBRARY_PATH is fine. Fills blocked with the path; 1 when so, 0
+ * with nothing to say why. Fills blocked with the path; 1 when so, 0
  * otherwise (not ELF, not linked with libmpi.so, readable, not found).
  * System calls and stack buffers only.
  */
@@ -75,10 +114,10 @@ proc_libmpi_blocked(const char *prog, char *blocked, size_t blen)
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph[MAXPH];
 	Elf64_Dyn dyn[MAXDYN];
-	char rp[STRMAX], name[32], full[PATH_MAX];
+	char rp[STRMAX], name[32];
 	uint64_t strtab = 0, strsz = 0, rpoff = 0, stroff = 0;
-	bool needs = false, haverp = false, found = false;
-	size_t ndyn = 0, origin;
+	bool needs = false, haverp = false, isblocked = false;
+	size_t ndyn = 0;
 	int fd, rc = 0;
 
 	if ((fd = open(prog, O_RDONLY | O_CLOEXEC)) < 0)
@@ -128,43 +167,15 @@ proc_libmpi_blocked(const char *prog, char *blocked, size_t blen)
 	    rpoff)) <= 0)
 		goto out;
 	rp[sizeof(rp) - 1] = '\0';
-	origin = strrchr(prog, '/') != NULL ? (size_t)(strrchr(prog, '/') -
-	    prog) : 0;
-	for (char *d = rp, *end; d != NULL && !found; d = end) {
-		if ((end = strchr(d, ':')) != NULL)
-			*end++ = '\0';
-		if (*d == '\0')
-			continue;
-		int n = strncmp(d, "$ORIGIN", 7) == 0 ?
-		    snprintf(full, sizeof(full), "%.*s%.2000s/libmpi.so",
-		    (int)(origin > 0 ? origin : 1), origin > 0 ? prog : ".",
-		    d + 7) :
-		    snprintf(full, sizeof(full), "%.3000s/libmpi.so", d);
-
-		if (n < 0 || n >= (int)sizeof(full))
-			continue;
-		if (access(full, R_OK) == 0)
-			found = true;
-		else if (errno == EACCES && rc == 0) {
-			snprintf(blocked, blen, "%s", full);
-			rc = 1;
-		}
-	}
-	/* LD_LIBRARY_PATH comes before a RUNPATH, and after an RPATH the
-	   loader could not read: a readable copy there is loaded. */
-	if (!found && rc == 1 && getenv("LD_LIBRARY_PATH") != NULL) {
+	if (proc_libmpi_scan(rp, prog, blocked, blen, &isblocked) ||
+	    !isblocked)
+		goto out;
+	rc = 1;
+	if (getenv("LD_LIBRARY_PATH") != NULL) {
 		snprintf(rp, sizeof(rp), "%s", getenv("LD_LIBRARY_PATH"));
-		for (char *d = rp, *end; d != NULL && !found; d = end) {
-			if ((end = strchr(d, ':')) != NULL)
-				*end++ = '\0';
-			if (*d != '\0' && snprintf(full, sizeof(full),
-			    "%.3000s/libmpi.so", d) < (int)sizeof(full) &&
-			    access(full, R_OK) == 0)
-				found = true;
-		}
+		if (proc_libmpi_scan(rp, prog, blocked, blen, &isblocked))
+			rc = 0;
 	}
-	if (found)
-		rc = 0;
 out:
 	close(fd);
 	return rc;
