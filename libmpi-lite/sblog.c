@@ -109,6 +109,10 @@ _Static_assert(sizeof(struct sblog_ent) <= SBLOG_ENTRY_COST,
 
 struct sblog_chan {
 	struct sblog_ent *head, *tail;	/* oldest, newest */
+	struct sblog_ent *hint;		/* the entry the last replay handed
+					   over, where the next one starts
+					   when it asks for later seqs; NULL
+					   once dropped */
 	uint64_t next_seq;		/* the next append's seq */
 };
 
@@ -832,6 +836,8 @@ sblog_drop(struct sblog *sb, struct sblog_chan *ch, uint64_t upto)
 
 	while ((e = ch->head) != NULL && e->seq <= upto) {
 		ch->head = e->next;
+		if (ch->hint == e)
+			ch->hint = NULL;
 		if (e->spilled) {
 			sb->spilled_bytes -= e->len;
 			sb->nspilled--;
@@ -884,6 +890,7 @@ int
 sblog_replay(struct sblog *sb, int dst, uint64_t after, sblog_replay_cb cb,
     void *arg)
 {
+	struct sblog_chan *ch;
 	struct sblog_ent *e;
 	unsigned char *tmp = NULL, *nb;
 	const unsigned char *p;
@@ -894,9 +901,19 @@ sblog_replay(struct sblog *sb, int dst, uint64_t after, sblog_replay_cb cb,
 		errno = EINVAL;
 		return -1;
 	}
-	for (e = sb->chans[dst].head; e != NULL; e = e->next) {
-		if (e->seq <= after)
+	/* Seqs grow along the channel: a pull or a resend asks for the
+	   entry after the one before it, so start at the last one handed
+	   over when nothing after `after` lies before it. Without that,
+	   every pull of a checkpoint-free job walked its whole log. */
+	ch = &sb->chans[dst];
+	e = ch->hint != NULL && ch->hint->seq - 1 <= after ? ch->hint :
+	    ch->head;
+	for (; e != NULL; e = e->next) {
+		if (e->seq <= after) {
+			sb->replay_skipped++;
 			continue;
+		}
+		ch->hint = e;
 		if (e->spilled) {
 			if (e->len > tmplen) {
 				if ((nb = realloc(tmp, e->len)) == NULL) {

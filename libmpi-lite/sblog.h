@@ -123,6 +123,8 @@ struct sblog {
 	bool fresh;		/* the last arena payload is untouched memory */
 	bool no_populate;	/* the kernel has no MADV_POPULATE_WRITE */
 	uint64_t probe_bytes, probe_ns;	/* copies into fresh huge pages */
+	uint64_t replay_skipped; /* entries replays walked past (seq <=
+				    after), for the tests */
 };
 
 /*

@@ -785,6 +785,38 @@ model_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 	return 0;
 }
 
+/* Replays of ch after `after` that stop at the first entry, as a pull
+   does: it must be the model's first entry with a greater seq, or none.
+   Nonzero on a mismatch. */
+static int
+replay_one_check(struct sblog *sb, int ch, struct model_ch *m,
+    uint64_t after, int op)
+{
+	struct seen s;
+	struct model_ent *want = NULL;
+	int i, rc;
+
+	for (i = 0; i < m->n; i++)
+		if (model_at(m, i)->seq > after) {
+			want = model_at(m, i);
+			break;
+		}
+	seen_init(&s, 1);
+	s.stop_at = 1;
+	rc = sblog_replay(sb, ch, after, seen_cb, &s);
+	i = want == NULL ? rc != 0 || s.n != 0 :
+	    rc != 7 || s.n != 1 || s.seq[0] != want->seq ||
+	    s.len[0] != want->len || s.dg[0] != want->dg ||
+	    s.tag[0] != want->tag;
+	if (i)
+		printf("# op %d: one replay ch %d after %" PRIu64 ": rc %d, "
+		    "%d seen, seq %" PRIu64 " want %" PRIu64 "\n", op, ch,
+		    after, rc, s.n, s.n > 0 ? s.seq[0] : 0,
+		    want != NULL ? want->seq : 0);
+	seen_free(&s);
+	return i;
+}
+
 static void
 test_model(int ops, int spill)
 {
@@ -870,6 +902,13 @@ test_model(int ops, int spill)
 			break;
 		case 13: case 14:			/* replay */
 			after = rng() % (m->next_seq + 1);
+			if (rng() % 2 == 0) {
+				/* one entry, as a pull asks (cursor) */
+				if (replay_one_check(&sb, ch, m, after, op))
+					bad = 1;
+				replays++;
+				break;
+			}
 			c.m = m;
 			c.bad = 0;
 			for (c.i = 0; c.i < m->n &&
@@ -934,6 +973,95 @@ test_model(int ops, int spill)
 	sblog_fini(&sb);
 	if (fd >= 0)
 		close(fd);
+}
+
+/*
+ * Pulls ask for one entry at a time, each after the last: the replay
+ * starts at the entry it handed over last (the channel's hint), so
+ * serving every entry of a long log walks it once, not once per pull.
+ * Trims that drop the hint, asks for earlier seqs, and replays between
+ * other channels' must still find the right entry.
+ */
+static void
+test_cursor(void)
+{
+	struct sblog sb;
+	struct seen s;
+	unsigned char b[64];
+	uint64_t seq, skipped;
+	int i, n = 20000, bad = 0;
+
+	CHECK(sblog_init(&sb, 2, NULL) == 0, "cursor: init");
+	for (i = 0; i < n; i++) {
+		memset(b, i & 0xff, sizeof(b));
+		if (sblog_append(&sb, 0, 1, i, 0, b, (size_t)(i % 64)) !=
+		    (uint64_t)i + 1 ||
+		    sblog_append(&sb, 1, 1, -i, 0, b, 8) != (uint64_t)i + 1)
+			bad = 1;
+	}
+	CHECK(!bad, "cursor: %d appends on 2 channels", n);
+	/* every entry of channel 0 pulled one by one, channel 1's
+	   interleaved every 100 */
+	skipped = sb.replay_skipped;
+	for (seq = 1; seq <= (uint64_t)n && !bad; seq++) {
+		seen_init(&s, 1);
+		s.stop_at = 1;
+		if (sblog_replay(&sb, 0, seq - 1, seen_cb, &s) != 7 ||
+		    s.seq[0] != seq || s.tag[0] != (int32_t)(seq - 1) ||
+		    s.len[0] != (seq - 1) % 64)
+			bad = 1;
+		seen_free(&s);
+		if (seq % 100 == 0) {
+			seen_init(&s, 1);
+			s.stop_at = 1;
+			if (sblog_replay(&sb, 1, seq / 2, seen_cb, &s) != 7 ||
+			    s.seq[0] != seq / 2 + 1)
+				bad = 1;
+			seen_free(&s);
+		}
+	}
+	CHECK(!bad, "cursor: %d one-entry replays in seq order find each "
+	    "entry", n);
+	/* without the hint: n * (n - 1) / 2 entries walked past */
+	CHECK(sb.replay_skipped - skipped <= 4 * (uint64_t)n,
+	    "cursor: they walked past %" PRIu64 " entries (at most %d)",
+	    sb.replay_skipped - skipped, 4 * n);
+	/* asked again for an earlier seq: from the head, still right */
+	seen_init(&s, 1);
+	s.stop_at = 1;
+	CHECK(sblog_replay(&sb, 0, 9, seen_cb, &s) == 7 && s.seq[0] == 10,
+	    "cursor: an earlier seq after later ones (got %" PRIu64 ")",
+	    s.seq[0]);
+	seen_free(&s);
+	/* the hint (seq 10) trimmed away: the next replay starts at the
+	   new head */
+	sblog_trim(&sb, 0, 15);
+	seen_init(&s, 1);
+	s.stop_at = 1;
+	CHECK(sb.chans[0].hint == NULL && sblog_replay(&sb, 0, 0, seen_cb,
+	    &s) == 7 && s.seq[0] == 16,
+	    "cursor: a trim past the hint drops it (got %" PRIu64 ")",
+	    s.seq[0]);
+	seen_free(&s);
+	/* a full replay from there walks to the tail; then one past it */
+	seen_init(&s, n);
+	CHECK(sblog_replay(&sb, 0, 0, seen_cb, &s) == 0 && s.n == n - 15 &&
+	    s.seq[s.n - 1] == (uint64_t)n, "cursor: a full replay after it "
+	    "(%d entries)", s.n);
+	seen_free(&s);
+	seen_init(&s, 1);
+	CHECK(sblog_replay(&sb, 0, (uint64_t)n, seen_cb, &s) == 0 && s.n == 0,
+	    "cursor: nothing after the last seq");
+	seen_free(&s);
+	/* everything trimmed, then appended again: the next seq's entry */
+	sblog_trim(&sb, 0, UINT64_MAX);
+	seq = sblog_append(&sb, 0, 1, 5, 0, b, 4);
+	seen_init(&s, 1);
+	CHECK(seq == (uint64_t)n + 1 && sblog_replay(&sb, 0, (uint64_t)n - 3,
+	    seen_cb, &s) == 0 && s.n == 1 && s.seq[0] == seq,
+	    "cursor: an append after the channel emptied");
+	seen_free(&s);
+	sblog_fini(&sb);
 }
 
 /* ---- benchmark ---- */
@@ -1045,6 +1173,7 @@ main(int argc, char **argv)
 	test_args();
 	test_env();
 	test_huge();
+	test_cursor();
 	test_model(20000, 0);
 	test_model(20000, 1);
 	printf("%s\n", failures ? "# FAILED" : "# all passed");
