@@ -154,7 +154,7 @@ struct run {
 	uint32_t kills, restarts, checkpoints;
 	struct run_restart *rlog;
 	size_t nrlog;
-	char reason[600];
+	char reason[1024];
 	struct run_result *results;
 	struct run_line *lines;
 	/* warnings (JobWarning) and JobDone.ckpt_failures */

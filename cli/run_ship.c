@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "elfdyn.h"
 #include "proc.h"
 #include "run_priv.h"
 
@@ -41,6 +43,99 @@ run_ship_hash(int fd, char hex[2 * AUTH_HASH_LEN + 1], uint64_t *size)
 	}
 	auth_sha256_final(&s, sum);
 	auth_hex(sum, sizeof(sum), hex);
+	return 0;
+}
+
+/* Whether name is a file in one of the absolute directories of the
+   colon-separated list (those without $ORIGIN). */
+static bool
+run_ship_in_abs(const char *list, const char *name)
+{
+	char dir[PATH_MAX], full[PATH_MAX];
+
+	for (const char *d = list, *end; d != NULL && *d != '\0'; d = end) {
+		size_t len;
+
+		end = strchr(d, ':');
+		len = end != NULL ? (size_t)(end - d) : strlen(d);
+		if (end != NULL)
+			end++;
+		if (len == 0 || len >= sizeof(dir))
+			continue;
+		memcpy(dir, d, len);
+		dir[len] = '\0';
+		if (dir[0] == '/' && strstr(dir, "ORIGIN") == NULL &&
+		    snprintf(full, sizeof(full), "%s/%s", dir, name) <
+		    (int)sizeof(full) && access(full, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A program that finds a library through an $ORIGIN directory of its
+ * RUNPATH (its own directory, or one beside it) loses it when shipped:
+ * the nodes run their copy from the program cache, where nothing lies
+ * beside it. The loader would then take another MPI's libmpi.so, or
+ * none, and every rank fail with "symbol lookup error" or "cannot open
+ * shared object file". Refused here, naming the library, unless the same
+ * library is also in an absolute directory of the RUNPATH or of the
+ * ranks' LD_LIBRARY_PATH (-x), or, for a library other than libmpi.so,
+ * in the system's directories: the nodes are expected to have what this
+ * machine has at those paths, as they are for libmpi.so itself. 0, or -1
+ * with r->reason set.
+ */
+static int
+run_ship_origin_check(struct run *r)
+{
+	static const char sysdirs[] = "/lib/x86_64-linux-gnu:"
+	    "/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib:"
+	    "/usr/local/lib";
+	struct elfdyn d;
+	const char *llp = "";
+	char dir[PATH_MAX], full[PATH_MAX];
+
+	if (elfdyn_read(r->ship_path, &d) < 0 || strstr(d.path, "ORIGIN") ==
+	    NULL)
+		return 0;
+	for (size_t i = 0; i < r->nenv; i++)
+		if (strncmp(r->env[i], "LD_LIBRARY_PATH=", 16) == 0)
+			llp = r->env[i] + 16;	/* the last one wins */
+	for (int i = 0; i < d.nneeded; i++) {
+		const char *name = d.needed[i];
+		const char *origin = NULL;
+
+		if (strchr(name, '/') != NULL)
+			continue;	/* a path: searched nowhere */
+		for (char *p = d.path, *end; p != NULL; p = end) {
+			if ((end = strchr(p, ':')) != NULL)
+				*end = '\0';
+			if (elfdyn_dir(p, r->ship_path, dir, sizeof(dir)) == 1 &&
+			    snprintf(full, sizeof(full), "%s/%s", dir, name) <
+			    (int)sizeof(full) && access(full, F_OK) == 0 &&
+			    origin == NULL)
+				origin = p;
+			if (end != NULL)
+				*end++ = ':';
+			if (origin != NULL)
+				break;
+		}
+		if (origin == NULL || run_ship_in_abs(d.path, name) ||
+		    run_ship_in_abs(llp, name) ||
+		    (strcmp(name, "libmpi.so") != 0 &&
+		    run_ship_in_abs(sysdirs, name)))
+			continue;
+		*strchrnul(origin, ':') = '\0';
+		snprintf(r->reason, sizeof(r->reason), "%.200s finds %s "
+		    "through %.200s in its RUNPATH, which a shipped copy would not "
+		    "have: the nodes run it from their program cache, where "
+		    "nothing lies beside it. Link it statically "
+		    "(MPIVCC_STATIC=1 mpivcc ...) or with an absolute RUNPATH "
+		    "the nodes have, pass the library's directory with -x "
+		    "LD_LIBRARY_PATH=DIR, or use --no-ship if every node has "
+		    "the program at this path", r->argv[0], name, origin);
+		return -1;
+	}
 	return 0;
 }
 
@@ -74,6 +169,8 @@ run_ship_prepare(struct run *r)
 		    r->ship_size == 0 ? "empty" : "over 1 GiB");
 		return -1;
 	}
+	if (run_ship_origin_check(r) < 0)
+		return -1;
 	log_info("run shipping program=%s hash=%.16s bytes=%llu", r->ship_path,
 	    r->ship_hash, (unsigned long long)r->ship_size);
 	return 0;

@@ -4,7 +4,6 @@
  * forked into a PID namespace of its own is the node agent's business
  * (a proc_forker, node-agent/pidns.c); here it is only a hook.
  */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -21,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elfdyn.h"
 #include "proc.h"
 
 /* What the child writes on the error pipe when a step fails. */
@@ -51,13 +51,6 @@ proc_child_fail(int errfd, int step, int err)
 	_exit(127);
 }
 
-/* pread of exactly n bytes at off: 0, or -1. */
-static int
-proc_pread(int fd, void *buf, size_t n, off_t off)
-{
-	return pread(fd, buf, n, off) == (ssize_t)n ? 0 : -1;
-}
-
 /*
  * The colon-separated directories of list (changed in place; $ORIGIN is
  * prog's directory): whether one holds a libmpi.so this user can read.
@@ -68,24 +61,18 @@ static bool
 proc_libmpi_scan(char *list, const char *prog, char *blocked, size_t blen,
     bool *nblocked)
 {
-	const char *slash = strrchr(prog, '/');
 	char full[PATH_MAX];
 
 	for (char *d = list, *end; d != NULL; d = end) {
-		int n;
+		size_t n;
 
 		if ((end = strchr(d, ':')) != NULL)
 			*end++ = '\0';
-		if (*d == '\0')
+		if (*d == '\0' || elfdyn_dir(d, prog, full, sizeof(full) -
+		    sizeof("/libmpi.so")) < 0)
 			continue;
-		if (strncmp(d, "$ORIGIN", 7) == 0)
-			n = snprintf(full, sizeof(full), "%.*s%.2000s/libmpi.so",
-			    slash != NULL ? (int)(slash - prog) : 1,
-			    slash != NULL ? prog : ".", d + 7);
-		else
-			n = snprintf(full, sizeof(full), "%.3000s/libmpi.so", d);
-		if (n < 0 || n >= (int)sizeof(full))
-			continue;
+		n = strlen(full);
+		memcpy(full + n, "/libmpi.so", sizeof("/libmpi.so"));
 		if (access(full, R_OK) == 0)
 			return true;
 		if (errno == EACCES && !*nblocked) {
@@ -110,75 +97,24 @@ proc_libmpi_scan(char *list, const char *prog, char *blocked, size_t blen,
 static int
 proc_libmpi_blocked(const char *prog, char *blocked, size_t blen)
 {
-	enum { MAXPH = 64, MAXDYN = 512, STRMAX = 4096 };
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph[MAXPH];
-	Elf64_Dyn dyn[MAXDYN];
-	char rp[STRMAX], name[32];
-	uint64_t strtab = 0, strsz = 0, rpoff = 0, stroff = 0;
-	bool needs = false, haverp = false, isblocked = false;
-	size_t ndyn = 0;
-	int fd, rc = 0;
+	struct elfdyn d;
+	char llp[ELFDYN_PATHMAX];
+	bool needs = false, isblocked = false;
 
-	if ((fd = open(prog, O_RDONLY | O_CLOEXEC)) < 0)
+	if (elfdyn_read(prog, &d) < 0 || d.path[0] == '\0')
 		return 0;
-	if (proc_pread(fd, &eh, sizeof(eh), 0) < 0 ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phnum == 0 ||
-	    eh.e_phnum > MAXPH || eh.e_phentsize != sizeof(Elf64_Phdr) ||
-	    proc_pread(fd, ph, eh.e_phnum * sizeof(Elf64_Phdr),
-	    (off_t)eh.e_phoff) < 0)
-		goto out;
-	for (int i = 0; i < eh.e_phnum; i++)
-		if (ph[i].p_type == PT_DYNAMIC) {
-			ndyn = ph[i].p_filesz / sizeof(Elf64_Dyn);
-			if (ndyn > MAXDYN)
-				ndyn = MAXDYN;
-			if (proc_pread(fd, dyn, ndyn * sizeof(Elf64_Dyn),
-			    (off_t)ph[i].p_offset) < 0)
-				goto out;
-		}
-	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++)
-		if (dyn[i].d_tag == DT_STRTAB)
-			strtab = dyn[i].d_un.d_ptr;
-		else if (dyn[i].d_tag == DT_STRSZ)
-			strsz = dyn[i].d_un.d_val;
-		else if (dyn[i].d_tag == DT_RUNPATH || (dyn[i].d_tag ==
-		    DT_RPATH && !haverp)) {
-			rpoff = dyn[i].d_un.d_val;
-			haverp = true;
-		}
-	/* the string table's place in the file, from the segment it is in */
-	for (int i = 0; i < eh.e_phnum && strtab != 0; i++)
-		if (ph[i].p_type == PT_LOAD && strtab >= ph[i].p_vaddr &&
-		    strtab < ph[i].p_vaddr + ph[i].p_filesz) {
-			stroff = strtab - ph[i].p_vaddr + ph[i].p_offset;
-			break;
-		}
-	if (stroff == 0 || !haverp || rpoff >= strsz)
-		goto out;
-	for (size_t i = 0; i < ndyn && dyn[i].d_tag != DT_NULL; i++)
-		if (dyn[i].d_tag == DT_NEEDED && dyn[i].d_un.d_val < strsz &&
-		    pread(fd, name, sizeof(name), (off_t)(stroff +
-		    dyn[i].d_un.d_val)) > 0 && strncmp(name, "libmpi.so",
-		    sizeof("libmpi.so")) == 0)
+	for (int i = 0; i < d.nneeded; i++)
+		if (strcmp(d.needed[i], "libmpi.so") == 0)
 			needs = true;
-	if (!needs || pread(fd, rp, sizeof(rp) - 1, (off_t)(stroff +
-	    rpoff)) <= 0)
-		goto out;
-	rp[sizeof(rp) - 1] = '\0';
-	if (proc_libmpi_scan(rp, prog, blocked, blen, &isblocked) ||
-	    !isblocked)
-		goto out;
-	rc = 1;
+	if (!needs || proc_libmpi_scan(d.path, prog, blocked, blen,
+	    &isblocked) || !isblocked)
+		return 0;
 	if (getenv("LD_LIBRARY_PATH") != NULL) {
-		snprintf(rp, sizeof(rp), "%s", getenv("LD_LIBRARY_PATH"));
-		if (proc_libmpi_scan(rp, prog, blocked, blen, &isblocked))
-			rc = 0;
+		snprintf(llp, sizeof(llp), "%s", getenv("LD_LIBRARY_PATH"));
+		if (proc_libmpi_scan(llp, prog, blocked, blen, &isblocked))
+			return 0;
 	}
-out:
-	close(fd);
-	return rc;
+	return 1;
 }
 
 /* In the child, after fork: never returns. */
