@@ -6,8 +6,11 @@
  * checkpoint servers is not hammered). A Heartbeat from the dispatcher
  * (its stall probe) is echoed; an ImageGrant (a rank's new current
  * incarnation) goes to cs_grant.c, a StoreStatsReq is answered
- * (cs_stats.c); other frames are logged and ignored.
+ * (cs_stats.c); CsJobs (as we register) and JobEnd drop the images of
+ * jobs that no longer run (cs_store.c); other frames are logged and
+ * ignored.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +33,42 @@ cs_disp_redial_later(struct cs *cs)
 	ev_timer_stop(cs->loop, &cs->disp_redial_w);
 	ev_timer_set(&cs->disp_redial_w, cs->disp_backoff, 0.);
 	ev_timer_start(cs->loop, &cs->disp_redial_w);
+}
+
+/*
+ * CsJobs, as we register: who the dispatcher is and the jobs it runs.
+ * Images of any other job are dropped (cs_store_sweep). A new dispatcher
+ * may number its jobs as a gone one did: what we remember of ended jobs
+ * is then forgotten.
+ */
+static void
+cs_disp_jobs(struct cs *cs, const Mpiv__CsJobs *cj)
+{
+	size_t n = strlen(cj->dispatcher_id);
+
+	if (n == 0 || n > CS_DISP_ID_MAX) {
+		log_warnx("cs dispatcher=%s sent a bad instance id (%zu bytes): "
+		    "stored images not swept", cs->dispatcher, n);
+		return;
+	}
+	if (strcmp(cs->disp_id, cj->dispatcher_id) != 0) {
+		if (cs->disp_id[0] != '\0')
+			log_info("cs dispatcher=%s is a new instance: the "
+			    "previous one's images go", cs->dispatcher);
+		memcpy(cs->disp_id, cj->dispatcher_id, n + 1);
+		cs->nended = 0;
+		memset(cs->ended, 0, sizeof(cs->ended));
+	}
+	cs_store_sweep(cs, cs->disp_id, cj->live, cj->n_live);
+}
+
+bool
+cs_job_ended(const struct cs *cs, const char *job)
+{
+	for (unsigned i = 0; i < CS_ENDED_KEEP; i++)
+		if (strcmp(cs->ended[i], job) == 0)
+			return true;
+	return false;
 }
 
 static void
@@ -68,6 +107,19 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 	case MPIV__MSG_TYPE__MSG_STORE_STATS_REQ:
 		cs_stats_answer(cs, c, (Mpiv__StoreStatsReq *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_CS_JOBS:
+		cs_disp_jobs(cs, (Mpiv__CsJobs *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_JOB_END: {
+		const char *job = ((Mpiv__JobEnd *)m)->job_id;
+
+		if (!cs_store_name_ok(job))
+			return;
+		snprintf(cs->ended[cs->nended++ % CS_ENDED_KEEP],
+		    sizeof(cs->ended[0]), "%s", job);
+		cs_store_drop_job(cs, job, "the job has ended");
+		return;
+	}
 	default:
 		log_debug("cs ignoring %s from the dispatcher",
 		    frame_type_name(h->type));

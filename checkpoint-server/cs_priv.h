@@ -43,6 +43,8 @@
 #define CS_MAX_CHUNK	     (16u << 20)	/* largest ImageData accepted */
 #define CS_MAX_NAME	     128u		/* job id length */
 #define CS_MAX_RANK	     (1 << 24)
+#define CS_DISP_ID_MAX	     48u		/* a dispatcher's instance id */
+#define CS_ENDED_KEEP	     64u		/* ended jobs remembered */
 #define CS_MAX_CKPT	     999999999999999999ull	/* 18 digits in names */
 #define CS_HELLO_TIMEOUT     10.0	/* seconds to say Hello */
 #define CS_IDLE_TIMEOUT	     60.0	/* seconds a transfer may stall */
@@ -82,6 +84,11 @@ struct cs {
 	struct cs_grants *grants;	/* cs_grant.c */
 
 	/* --dispatcher: the link we dial and keep up */
+	char disp_id[CS_DISP_ID_MAX + 1];	/* its instance (CsJobs); ""
+						   before it said */
+	/* jobs it said ended (JobEnd): a late upload of theirs is refused */
+	char ended[CS_ENDED_KEEP][CS_MAX_NAME + 1];
+	unsigned nended;	/* ever; ended[nended % CS_ENDED_KEEP] next */
 	const char *dispatcher;
 	struct conn *disp;
 	struct dial *disp_dial;
@@ -91,6 +98,8 @@ struct cs {
 
 /* cs_disp.c */
 void cs_disp_start(struct cs *cs);
+/* Whether the dispatcher said job ended (among the last CS_ENDED_KEEP). */
+bool cs_job_ended(const struct cs *cs, const char *job);
 void cs_disp_stop(struct cs *cs);
 
 /* cs_peer.c */
@@ -134,6 +143,17 @@ int cs_store_commit(struct cs *cs, int rdfd, const char *tmpname, uint64_t k,
 int cs_store_open_image(int rdfd, uint64_t k, Mpiv__ImageMeta **meta,
     uint64_t *bytes, uint64_t *sum, char *why, size_t whylen);
 void cs_store_recover(struct cs *cs);
+/* Removes STORE/JOB and everything in it, logged with why. */
+void cs_store_drop_job(struct cs *cs, const char *job, const char *why);
+/*
+ * CsJobs from the dispatcher disp_id: drops every job directory whose
+ * owner file names another dispatcher (gone: jobs never outlive theirs,
+ * and a new one numbers jobs from 1 again), or this one but a job not in
+ * live (ended while we were away). Directories without an owner file are
+ * left alone.
+ */
+void cs_store_sweep(struct cs *cs, const char *disp_id, char *const *live,
+    size_t nlive);
 /* The parent checkpoint named by ckpt-K.meta (0: full). 0 or -1. */
 int cs_store_parent(int rdfd, uint64_t k, uint64_t *parent);
 

@@ -35,6 +35,8 @@
 #define CS_STORE_SMALL 64	/* bytes of `current` and ckpt-K.sum */
 #define CS_STORE_FILE_MODE 0600
 #define CS_STORE_DIR_MODE  0700
+#define CS_STORE_OWNER	   "owner"	/* in a job directory: the instance
+					   of the dispatcher whose job it is */
 
 enum cs_store_kind { CSK_OTHER, CSK_TMP, CSK_IMG, CSK_META, CSK_SUM };
 
@@ -184,9 +186,22 @@ cs_store_rank_dir(struct cs *cs, const char *job, int32_t rank, bool create)
 		return -1;
 	}
 	snprintf(rname, sizeof(rname), "%" PRId32, rank);
-	if (create && cs_store_mkdir(cs->store_fd, job) < 0)
+	if (create && mkdirat(cs->store_fd, job, CS_STORE_DIR_MODE) == 0) {
+		/* new: whose job it is (cs_store_sweep) */
+		if (fsync(cs->store_fd) < 0)
+			return -1;
+		jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC);
+		if (jfd >= 0 && cs->disp_id[0] != '\0' &&
+		    cs_store_write_file(jfd, CS_STORE_OWNER, cs->disp_id,
+		    strlen(cs->disp_id)) < 0)
+			log_warn("cs cannot write %s/%s", job, CS_STORE_OWNER);
+	} else if (create && errno != EEXIST) {
 		return -1;
-	jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC);
+	}
 	if (jfd < 0)
 		return -1;
 	if (create && cs_store_mkdir(jfd, rname) < 0) {
@@ -662,6 +677,110 @@ cs_store_recover(struct cs *cs)
 			close(rfd);
 		}
 		closedir(jd);
+	}
+	closedir(sd);
+}
+
+/* Removes every entry of dfd (rank directories: one level deeper). The
+   number of images (ckpt-K.img) removed. */
+static unsigned
+cs_store_empty_dir(int dfd, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+	unsigned n = 0;
+	uint64_t k;
+	int fd, sub;
+
+	if ((fd = dup(dfd)) < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	rewinddir(d);	/* a dup shares the offset an earlier read left */
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) == 0) {
+			n += cs_store_kind_of(de->d_name, &k) == CSK_IMG;
+			continue;
+		}
+		if (depth > 0 && (sub = openat(dfd, de->d_name, O_RDONLY |
+		    O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) >= 0) {
+			n += cs_store_empty_dir(sub, depth - 1);
+			close(sub);
+			(void)unlinkat(dfd, de->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+void
+cs_store_drop_job(struct cs *cs, const char *job, const char *why)
+{
+	unsigned n;
+	int jfd;
+
+	if (!cs_store_name_ok(job))
+		return;
+	if ((jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		if (errno != ENOENT)
+			log_warn("cs cannot open job=%s to drop it", job);
+		return;
+	}
+	n = cs_store_empty_dir(jfd, 1);
+	close(jfd);
+	if (unlinkat(cs->store_fd, job, AT_REMOVEDIR) < 0) {
+		log_warn("cs cannot remove the images of job=%s", job);
+		return;
+	}
+	(void)fsync(cs->store_fd);
+	log_info("cs dropped job=%s images=%u reason=\"%s\"", job, n, why);
+}
+
+void
+cs_store_sweep(struct cs *cs, const char *disp_id, char *const *live,
+    size_t nlive)
+{
+	DIR *sd;
+	struct dirent *je;
+	char owner[CS_STORE_SMALL], name[CS_MAX_NAME + 1];
+	size_t i;
+	int fd, jfd;
+
+	if ((fd = dup(cs->store_fd)) < 0 || (sd = fdopendir(fd)) == NULL) {
+		log_warn("cs cannot read store=%s", cs->store);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewinddir(sd);	/* a dup shares the offset an earlier read left */
+	while ((je = readdir(sd)) != NULL) {
+		if (!cs_store_name_ok(je->d_name) || (jfd = openat(cs->store_fd,
+		    je->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+		    O_NOFOLLOW)) < 0)
+			continue;
+		/* no owner: an older CS's, or made before any dispatcher
+		   spoke to us: left alone */
+		if (cs_store_read_small(jfd, CS_STORE_OWNER, owner,
+		    sizeof(owner)) <= 0) {
+			close(jfd);
+			continue;
+		}
+		close(jfd);
+		for (i = 0; i < nlive; i++)
+			if (strcmp(live[i], je->d_name) == 0)
+				break;
+		if (strcmp(owner, disp_id) == 0 && i < nlive)
+			continue;
+		snprintf(name, sizeof(name), "%.128s", je->d_name);
+		/* removing entries while reading the directory: readdir may
+		   or may not return the others again, never a removed one */
+		cs_store_drop_job(cs, name, strcmp(owner, disp_id) != 0 ?
+		    "a previous dispatcher's job" : "the job has ended");
 	}
 	closedir(sd);
 }

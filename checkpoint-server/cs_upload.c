@@ -130,6 +130,11 @@ cs_upload_begin(struct cs *cs, const Mpiv__ImagePut *put, char *why,
 
 	if (!cs_upload_meta_ok(m, why, whylen))
 		return NULL;
+	if (cs_job_ended(cs, m->job_id)) {
+		/* its images were dropped: this one would only lie here */
+		snprintf(why, whylen, "job %.64s has ended", m->job_id);
+		return NULL;
+	}
 	if ((u = calloc(1, sizeof(*u))) == NULL) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;

@@ -843,9 +843,16 @@ djob_finish(struct djob *j)
 			    MPIV__MSG_TYPE__MSG_JOB_END, &je.base, NULL, 0);
 		j->cms[i]->njobs--;
 	}
+	/* Its images are of no use now: the CSs drop them (a CS away now
+	   drops them when it registers again, CsJobs). */
 	for (int i = 0; i < j->ncss; i++)
-		if (j->css[i] != NULL)
+		if (j->css[i] != NULL) {
+			if (j->css[i]->c != NULL)
+				(void)conn_send(j->css[i]->c,
+				    MPIV__MSG_TYPE__MSG_JOB_END, &je.base,
+				    NULL, 0);
 			j->css[i]->njobs--;
+		}
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 		if (rk->node != NULL && !rk->launched && rk->node->used > 0)
@@ -1409,6 +1416,35 @@ djob_peer_lost(struct dpeer *p)
 	default:
 		return;
 	}
+}
+
+/*
+ * A checkpoint server registered: CsJobs tells it who we are and which
+ * jobs run, so that it drops the images of every other job it stored
+ * (ended while it was away, or a previous dispatcher's).
+ */
+void
+djob_cs_jobs(struct dpeer *p)
+{
+	Mpiv__CsJobs cj = MPIV__CS_JOBS__INIT;
+	char **live = NULL;
+	size_t n = 0;
+
+	for (struct djob *j = p->d->jobs; j != NULL; j = j->next)
+		n++;
+	if (n > 0 && (live = calloc(n, sizeof(*live))) == NULL) {
+		log_warnx("dispatcher out of memory for the jobs of cs=%s",
+		    p->addr);
+		return;
+	}
+	n = 0;
+	for (struct djob *j = p->d->jobs; j != NULL; j = j->next)
+		live[n++] = j->id;
+	cj.dispatcher_id = p->d->instance;
+	cj.live = live;
+	cj.n_live = n;
+	(void)conn_send(p->c, MPIV__MSG_TYPE__MSG_CS_JOBS, &cj.base, NULL, 0);
+	free(live);
 }
 
 /*

@@ -193,6 +193,15 @@ dispatcher_main(int argc, char **argv)
 
 	if (dstate_load(&d) < 0)
 		return 1;
+	{
+		uint8_t r[16];
+
+		if (auth_random(r, sizeof(r)) < 0) {
+			log_errorx("dispatcher cannot read random bytes");
+			return 1;
+		}
+		auth_hex(r, sizeof(r), d.instance);
+	}
 	if (daemon_listen("dispatcher", listen_addr, d.bound, sizeof(d.bound),
 	    &d.lfd, &d.loop) < 0)
 		return 1;

@@ -132,8 +132,10 @@ dpeer_cm_register(struct dpeer *p, const Mpiv__ServiceRegister *sr)
 		snprintf(p->addr, sizeof(p->addr), "%s:%s", host, port);
 	log_info("dispatcher %s registered addr=%s",
 	    p->role == DPEER_CS ? "cs" : "cm", p->addr);
-	if (p->role == DPEER_CS)
+	if (p->role == DPEER_CS) {
+		djob_cs_jobs(p);
 		djob_cs_returned(p);
+	}
 	djob_schedule(p->d);
 }
 

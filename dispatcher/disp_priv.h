@@ -275,6 +275,9 @@ struct disp {
 	struct dpeer *peers;
 	struct djob *jobs;
 	unsigned next_job;
+	char instance[33];	/* random, made at start: told to CSs (CsJobs)
+				   so that they drop the images of a
+				   dispatcher that is gone */
 	const char *state_dir;	/* --state-dir, or NULL */
 	bool stopping;
 };
@@ -379,6 +382,7 @@ struct djob *djob_find(struct disp *d, const char *id);
 void djob_schedule(struct disp *d);
 void djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st);
 void djob_cm_error(struct dpeer *cm, const char *text);
+void djob_cs_jobs(struct dpeer *p);
 void djob_cs_returned(struct dpeer *cs);
 void djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te);
 void djob_task_started(struct dpeer *node, const Mpiv__TaskStarted *ts);

@@ -102,6 +102,7 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_JOB_EVENT, "job_event", &mpiv__job_event__descriptor },
 	{ MPIV__MSG_TYPE__MSG_STORE_STATS_REQ, "store_stats_req", &mpiv__store_stats_req__descriptor },
 	{ MPIV__MSG_TYPE__MSG_STORE_STATS, "store_stats", &mpiv__store_stats__descriptor },
+	{ MPIV__MSG_TYPE__MSG_CS_JOBS, "cs_jobs", &mpiv__cs_jobs__descriptor },
 };
 
 static const struct frame_type *

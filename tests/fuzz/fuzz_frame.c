@@ -10,7 +10,8 @@
 #include "frame.h"
 
 static const uint16_t fuzz_types[] = { 1, 2, 3, 4, 10, 11, 12, 13, 14, 15,
-	16, 17, 30, 31, 32, 33, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60 };
+	16, 17, 30, 31, 32, 33, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60,
+	76, 220, 221, 222 };
 
 static void
 fuzz_unpack(uint16_t type, const uint8_t *p, size_t n)
