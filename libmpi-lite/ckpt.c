@@ -142,6 +142,17 @@ ck_disable(void)
 	ck_in = -1;
 }
 
+/* The node closed a control pipe it had given us (or a write to it
+   failed): the node agent is gone. */
+static bool ck_node_closed;
+
+static void
+ck_node_lost(void)
+{
+	ck_node_closed = true;
+	ck_disable();
+}
+
 void
 mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 {
@@ -152,6 +163,7 @@ mpiv_ckpt_init(int rank, int size, uint32_t incarnation)
 	(void)incarnation;
 	ck_disable();
 	ck_out = -1;
+	ck_node_closed = false;
 	ck_rank = rank;
 	ck_requested = ck_busy = false;
 	ck_no = ck_go = ck_inc_line = 0;
@@ -264,7 +276,7 @@ mpiv_ckpt_ctrl_input(void)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			ck_disable();	/* the node closed it: no more */
+			ck_node_lost();	/* the node closed it: no more */
 			return;
 		}
 		for (ssize_t i = 0; i < n; i++) {
@@ -645,7 +657,7 @@ ck_take(void)
 	t1 = mono_us();
 	/* 2. The node empties our output pipes and says go. */
 	if (ck_write("ckpt-sync %llu\n", (unsigned long long)k) < 0) {
-		ck_disable();
+		ck_node_lost();
 		goto out;
 	}
 	deadline = mono_us() + CK_GO_MS * 1000L;
@@ -697,7 +709,7 @@ ck_take(void)
 	    (unsigned long long)k, (long)clone,
 	    (unsigned long long)mark.event, (unsigned long long)mark.nd_no,
 	    (unsigned long long)mark.post_no) < 0)
-		ck_disable();
+		ck_node_lost();
 	mpiv_fault_point("ckpt-after-fork");
 	ck_log(k, t1 - t0, t2 - t1, t3 - t2, clone);
 out:
@@ -733,30 +745,50 @@ mpiv_ckpt_check(void)
 }
 
 /*
+ * The node agent is gone (killed, crashed) while our output may still
+ * lie in pipes it never read: going on to the job's close could close
+ * it on output nobody will print (the dispatcher relaunches this rank,
+ * and a relaunch after the close exits at MPI_Init). A node kill sends
+ * SIGKILL to its ranks too, but a rank on another core may still run
+ * for a moment after the agent's end closed its pipes. This incarnation
+ * leaves now, quietly; its successor runs again and prints it all (once).
+ */
+static void __attribute__((noreturn))
+ck_node_gone(void)
+{
+	_exit(70);
+}
+
+/*
  * Everything this rank wrote on stdout and stderr so far has reached the
  * dispatcher: "out-sync n" to the node, which drains the rank's pipes
  * into Output frames, then asks the dispatcher (OutputSync after them on
  * the same connection) and writes "synced n" back. Serves the transport
- * while it waits. Without a node to ask (no control pipes), nothing to
- * wait for. MPI code.
+ * while it waits. Without a node to ask (never had control pipes),
+ * nothing to wait for; a node that closed them is gone (ck_node_gone).
+ * MPI code.
  */
 int
 mpiv_ckpt_output_sync(void)
 {
 	int rc;
 
+	if (ck_node_closed)
+		ck_node_gone();
 	if (ck_in < 0 || ck_out < 0)
 		return MPI_SUCCESS;
 	fflush(stdout);
 	fflush(stderr);
 	if (ck_write("out-sync %llu\n",
 	    (unsigned long long)++ck_outsync_sent) < 0)
-		return MPI_SUCCESS;	/* the node is gone: we are too, soon */
+		ck_node_gone();
 	/* (the transport no longer polls ck_in: no checkpoints from the
 	   start of MPI_Finalize on) */
-	while (ck_in >= 0 && ck_outsync_got < ck_outsync_sent) {
+	while (ck_outsync_got < ck_outsync_sent) {
 		struct pollfd p = { .fd = ck_in, .events = POLLIN };
 
+		if (ck_in < 0)
+			ck_node_gone();
 		if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
 			return rc;
 		(void)poll(&p, 1, 20);

@@ -20,6 +20,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "srvfault.h"
 #include "net.h"
 #include "pidns.h"
 #include "proc.h"
@@ -128,6 +129,14 @@ task_output_sync(struct task *t, uint64_t k)
 {
 	Mpiv__OutputSync os = MPIV__OUTPUT_SYNC__INIT;
 
+	if (srvfault_due("node-out-sync")) {
+		task_close_ctrl(t);
+		if (t->ctrl_in_fd >= 0)
+			close(t->ctrl_in_fd);
+		t->ctrl_in_fd = -1;
+		sleep(1);
+		kill(getpid(), SIGKILL);
+	}
 	task_drain(t);
 	if (t->n->c == NULL)
 		return;

@@ -28,6 +28,11 @@
  *                 meta and sum
  *   cs-stored     a CS renamed an image into place, before it tells the
  *                 node and the home CM
+ *   node-out-sync a node agent got a rank's "out-sync" (MPI_Finalize of a
+ *                 direct rank): it closes the rank's control pipes, stops
+ *                 (reading nothing, reaping nothing) for a second and
+ *                 dies, as an agent killed under a rank that still runs
+ *                 for a moment would look to that rank
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +48,7 @@
 
 static const char *const srvfault_names[] = {
 	"cm-stored", "cm-payload", "cm-flush", "cm-trim", "cm-recovered",
-	"cs-stored", "cs-delta", "cs-gc",
+	"cs-stored", "cs-delta", "cs-gc", "node-out-sync",
 };
 
 static struct {
@@ -92,7 +97,8 @@ srvfault_parse(void)
 bad:
 		fprintf(stderr, "mpiv: MPIV_SERVER_FAULT: ignoring \"%s\" "
 		    "(want NAME:N, N >= 1, NAME one of cm-stored cm-payload "
-		    "cm-flush cm-trim cm-recovered cs-stored)\n", tok);
+		    "cm-flush cm-trim cm-recovered cs-stored cs-delta cs-gc "
+		    "node-out-sync)\n", tok);
 	}
 	free(copy);
 }
@@ -102,10 +108,19 @@ bad:
 void
 srvfault_point(const char *name)
 {
+	if (srvfault_due(name)) {
+		kill(getpid(), SIGKILL);
+		_exit(137);
+	}
+}
+
+bool
+srvfault_due(const char *name)
+{
 	const char *dir;
 
 	if (srvfault_n == 0)
-		return;
+		return false;
 	if (srvfault_n < 0)
 		srvfault_parse();
 	for (int i = 0; i < srvfault_n; i++) {
@@ -124,7 +139,7 @@ srvfault_point(const char *name)
 				continue;	/* fired by an earlier process */
 			close(fd);
 		}
-		kill(getpid(), SIGKILL);
-		_exit(137);
+		return true;
 	}
+	return false;
 }

@@ -10,4 +10,8 @@
    at this point (its N-th hit). */
 void srvfault_point(const char *name);
 
+/* Whether MPIV_SERVER_FAULT asks for this point now (counted as a hit):
+   for points where the process does more than die. */
+bool srvfault_due(const char *name);
+
 #endif

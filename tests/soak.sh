@@ -17,7 +17,9 @@
 # every daemon is sampled after each job. The end prints a summary and
 # writes it to $MPIV_BUILD/soak/results.md: jobs, wrong outputs, failed
 # jobs, kills, and each daemon's RSS at the start, in the middle and at
-# the end. Exit status: 0 only with no wrong output and no failed job.
+# the end, and what the CS's and cm0's stores take on disk (every ended
+# job's images must be gone from the CS's store at the end). Exit status:
+# 0 only with no wrong output, no failed job and no images left.
 #
 #   SOAK_MINUTES=10 make soak      (or: bash tests/soak.sh)
 #   MPIV_BUILD                     build dir (default build)
@@ -159,9 +161,12 @@ sample() {
 		eval "printf ',%s' \"\$(rss \$PID_$n)\"" >> "$OUT/rss.csv"
 	done
 	echo >> "$OUT/rss.csv"
+	# what the stores take on disk (kB)
+	echo "$1,$(du -sk "$W/store" | cut -f1),$(du -sk "$W/cmstore0" | cut -f1)" >> "$OUT/disk.csv"
 }
 
 echo "job,disp,cm0,cm1,cs,node0,node1,node2" > "$OUT/rss.csv"
+echo "job,cs_store,cm0_store" > "$OUT/disk.csv"
 : > "$OUT/jobs.txt"
 JOBS=0 WRONG=0 FAILED=0 KILLS=0 CM_KILLS=0 NODE_RESTARTS=0 CM_CONT=0 CM_OVER=0
 END=$(( $(date +%s) + MINUTES * 60 ))
@@ -214,6 +219,13 @@ while [ "$(date +%s)" -lt "$END" ]; do
 	rm -f "$out".*
 done
 
+# Every job has ended: the CS drops their images (JobEnd), at once.
+for _ in $(seq 50); do
+	LEFT=$(find "$W/store" -mindepth 2 -maxdepth 2 -name owner | wc -l)
+	[ "$LEFT" = 0 ] && break
+	sleep 0.1
+done
+
 # RSS of each daemon: first sample, middle, last (kB).
 mid=$(( (JOBS + 1) / 2 + 1 ))
 {
@@ -232,7 +244,21 @@ mid=$(( (JOBS + 1) / 2 + 1 ))
 	done
 	echo
 	echo "(CMs and node agents are new processes after a kill: their RSS is that of the latest one.)"
+	echo
+	echo "| store on disk (kB) | at start | after half the jobs | largest | at the end |"
+	echo "|---|---:|---:|---:|---:|"
+	for col in 2 3; do
+		name=$(head -n 1 "$OUT/disk.csv" | cut -d, -f"$col")
+		a=$(sed -n 2p "$OUT/disk.csv" | cut -d, -f"$col")
+		m=$(sed -n "${mid}p" "$OUT/disk.csv" | cut -d, -f"$col")
+		x=$(tail -n +2 "$OUT/disk.csv" | cut -d, -f"$col" | sort -n | tail -n 1)
+		z=$(tail -n 1 "$OUT/disk.csv" | cut -d, -f"$col")
+		echo "| $name | $a | $m | $x | $z |"
+	done
+	echo
+	echo "Job directories left in the CS store once every job ended: $LEFT (must be 0)."
 } | tee "$OUT/results.md"
+[ "$LEFT" = 0 ] || FAILED=$((FAILED + 1))
 # the daemons' logs go with a failure (warnings and errors only)
 [ "$WRONG" = 0 ] && [ "$FAILED" = 0 ] || cp "$W"/*.log "$OUT/" 2> /dev/null
 echo "$((JOBS - WRONG - FAILED)) passed, $((WRONG + FAILED)) failed"

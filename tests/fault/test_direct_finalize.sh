@@ -19,6 +19,15 @@
 #               given): the relaunched incarnation leaves at MPI_Init
 #   committed-ckpt  as committed, with checkpoints: the rank is restored
 #               from its last durable checkpoint and runs on from there
+#   node-gone   a rank's node agent dies while the rank waits in its
+#               output sync (MPIV_SERVER_FAULT=node-out-sync: the agent
+#               closes the rank's control pipes, stalls a second without
+#               reading or reaping, then dies): the rank must leave at
+#               once, not go on to the job's close, since what it prints
+#               from then on (here: a line after MPI_Finalize) lies in
+#               pipes nobody reads. Before, it went on, the job closed,
+#               its relaunch left at MPI_Init, and the job exited 0
+#               without that line (seen in `make soak`, a node kill)
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -65,5 +74,28 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	fi
 else
 	echo "# committed-ckpt skipped: $CRIU check fails here"
+fi
+
+ring=$(flt_prog flt_ring) || { flt_notok "cannot compile flt_ring"; flt_finish; }
+flt_job "$FLT_TMP/ref-after" 90 -n 3 "${D[@]}" "$ring" 300 3000 1
+if [ "$FLT_RC" != 0 ] || [ "$(grep -c 'after MPI_Finalize' "$FLT_TMP/ref-after.out")" != 3 ]; then
+	flt_notok "node-gone: failure-free run: exit $FLT_RC" "$FLT_TMP/ref-after.err"
+else
+	o=$FLT_TMP/node-gone
+	mkdir -p "$o.fault"
+	MPIV_SERVER_FAULT=node-out-sync:1 MPIV_SERVER_FAULT_DIR=$o.fault \
+		flt_job "$o" 90 -n 3 --nodes 4 "${D[@]}" "$ring" 300 3000 1
+	r=$(flt_report "$o.json" restarts)
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "node-gone: exit $FLT_RC" "$o.err"
+	elif [ ! -e "$o.fault/node-out-sync" ]; then
+		flt_notok "node-gone: the fault point never fired" "$o.err"
+	elif [ "${r:-0}" -lt 1 ]; then
+		flt_notok "node-gone: no restart in the report" "$o.json"
+	else
+		# (untagged: the ranks' lines after MPI_Finalize come in any order)
+		flt_same "node-gone: $r restart(s), every line printed once" \
+			<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
+	fi
 fi
 flt_finish

@@ -1,7 +1,8 @@
 /* flt_ring: a token travels ROUNDS times around the ring with blocking
  * Send/Recv; each rank folds some work into it.
- *   flt_ring [ROUNDS=1500] [WORK=3000]
- * Rank 0 prints the token every ROUNDS/10 rounds. */
+ *   flt_ring [ROUNDS=1500] [WORK=3000] [AFTER=0]
+ * Rank 0 prints the token every ROUNDS/10 rounds; with AFTER=1 every rank
+ * prints one line after MPI_Finalize returned. */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -39,5 +40,7 @@ int main(int argc, char **argv)
 		FLT_SAY("ring: done %ld rounds\n", rounds);
 	}
 	FLT_MPI(MPI_Finalize());
+	if (flt_arg(argc, argv, 3, 0))
+		FLT_SAY("ring: rank %d after MPI_Finalize\n", me);
 	return 0;
 }
