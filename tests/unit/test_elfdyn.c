@@ -20,6 +20,7 @@
 
 #include "elfdyn.h"
 
+#include "unit/rng.h"
 #include "unit/tap.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -27,10 +28,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t
 rng(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return rng_next(&rng_state);
 }
 
 /* What mkelf puts in the file. */

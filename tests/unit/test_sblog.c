@@ -27,6 +27,7 @@
 #include "digest.h"
 #include "../../libmpi-lite/sblog.c"
 
+#include "rng.h"
 #include "tap.h"
 #include "tmpfile.h"
 
@@ -37,11 +38,7 @@ static uint64_t rng_state = 0x5eed1234abcdull;
 static uint64_t
 rng(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return rng_next(&rng_state);
 }
 
 static void

@@ -26,6 +26,7 @@
 
 #include "../../libmpi-lite/sblog.c"
 
+#include "rng.h"
 #include "tap.h"
 #include "tmpfile.h"
 
@@ -39,10 +40,7 @@ static int can_punch;
 static uint64_t
 xs(uint64_t *s)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
+	return rng_next(s);
 }
 
 /* The payload of (ch, seq): a function of both, so that replays and
