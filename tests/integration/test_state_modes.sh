@@ -4,9 +4,10 @@
 # directories, so any local user could read every rank's memory). A
 # deployment started under umask 000 (dispatcher --state-dir, CM, CS
 # --store, node --cache-dir) runs a shipped program with checkpoints and a
-# restore; then `stat -c %a` of everything under the CS store, the state
-# dir and the node's cache must show no group or other bit (files 0600,
-# programs and directories 0700). A job directory an older CS left 0755
+# restore; then `stat -c %a` of everything under the CS store (while the
+# job runs: its images go when it ends), the state dir and the node's
+# cache must show no group or other bit (files 0600, programs and
+# directories 0700). A job directory an older CS left 0755
 # in the store is made 0700 when the CS starts. Exit 77 without CRIU.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
@@ -54,18 +55,12 @@ if wait_for 20 eval '[ -s "$T/store/$JOB/0/current" ] && [ -s "$T/store/$JOB/1/c
 else
 	notok "no checkpoint of both ranks in the store" "$T/d.err" "$T/cs.err"
 fi
-rm -f "$T/hold"
-wait_for 40 eval '! kill -0 "$RUN" 2> /dev/null'
-wait "$RUN"
-rc=$?
-[ "$rc" = 0 ] && cmp -s "$T/job.out" "$T/ref.out" &&
-    ok "job with checkpoints and a restore: output identical, exit 0" ||
-    notok "job: rc $rc" "$T/job.err"
 
 # wide DIR: every entry under DIR (DIR too) with a group or other bit.
 wide() { find "$1" -exec stat -c '%a %n' {} + | awk '$1 !~ /^[0-7]00$/'; }
-for what in "store:$T/store:*.img" "state dir:$T/state:next_job" "program cache:$T/cache:prog"; do
-	IFS=: read -r name dir must <<< "$what"
+# mode_check NAME DIR MUST: ok when DIR holds a MUST and nothing wide.
+mode_check() {
+	local name=$1 dir=$2 must=$3 n w
 	n=$(find "$dir" -name "$must" 2> /dev/null | wc -l)
 	w=$(wide "$dir" | grep -v "^755 $T/store$")
 	if [ "$n" = 0 ]; then
@@ -75,6 +70,20 @@ for what in "store:$T/store:*.img" "state dir:$T/state:next_job" "program cache:
 	else
 		ok "$name: $(find "$dir" | wc -l) entries, none group/world accessible ($(find "$dir" -name "$must" -exec stat -c %a {} + | sort -u | tr '\n' ' ')$must)"
 	fi
+}
+# the store while the job still runs (its images go when it ends)
+mode_check store "$T/store" "*.img"
+rm -f "$T/hold"
+wait_for 40 eval '! kill -0 "$RUN" 2> /dev/null'
+wait "$RUN"
+rc=$?
+[ "$rc" = 0 ] && cmp -s "$T/job.out" "$T/ref.out" &&
+    ok "job with checkpoints and a restore: output identical, exit 0" ||
+    notok "job: rc $rc" "$T/job.err"
+
+for what in "state dir:$T/state:next_job" "program cache:$T/cache:prog"; do
+	IFS=: read -r name dir must <<< "$what"
+	mode_check "$name" "$dir" "$must"
 done
 m=$(stat -c %a "$T/store/old" "$T/store/old/0" | tr '\n' ' ')
 [ "$m" = "700 700 " ] && ok "an older CS's 0755 job and rank directories made 0700 at start" ||
