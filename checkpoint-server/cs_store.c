@@ -179,6 +179,7 @@ int
 cs_store_rank_dir(struct cs *cs, const char *job, int32_t rank, bool create)
 {
 	char rname[16];
+	bool created = false;
 	int jfd, rfd, saved;
 
 	if (!cs_store_name_ok(job) || rank < 0 || rank > CS_MAX_RANK) {
@@ -187,23 +188,19 @@ cs_store_rank_dir(struct cs *cs, const char *job, int32_t rank, bool create)
 	}
 	snprintf(rname, sizeof(rname), "%" PRId32, rank);
 	if (create && mkdirat(cs->store_fd, job, CS_STORE_DIR_MODE) == 0) {
-		/* new: whose job it is (cs_store_sweep) */
 		if (fsync(cs->store_fd) < 0)
 			return -1;
-		jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC);
-		if (jfd >= 0 && cs->disp_id[0] != '\0' &&
-		    cs_store_write_file(jfd, CS_STORE_OWNER, cs->disp_id,
-		    strlen(cs->disp_id)) < 0)
-			log_warn("cs cannot write %s/%s", job, CS_STORE_OWNER);
+		created = true;
 	} else if (create && errno != EEXIST) {
 		return -1;
-	} else {
-		jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC);
 	}
+	jfd = openat(cs->store_fd, job, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (jfd < 0)
 		return -1;
+	/* a new one: whose job it is (cs_store_sweep) */
+	if (created && cs->disp_id[0] != '\0' && cs_store_write_file(jfd,
+	    CS_STORE_OWNER, cs->disp_id, strlen(cs->disp_id)) < 0)
+		log_warn("cs cannot write %s/%s", job, CS_STORE_OWNER);
 	if (create && cs_store_mkdir(jfd, rname) < 0) {
 		saved = errno;
 		close(jfd);
@@ -282,6 +279,29 @@ cs_store_cmp_desc(const void *a, const void *b)
 }
 
 /*
+ * A directory stream over dfd, which stays open: on a dup, rewound,
+ * since a dup shares the read offset an earlier stream on dfd left (a
+ * second listing would otherwise start at the end). NULL with errno.
+ */
+static DIR *
+cs_store_opendir(int dfd)
+{
+	DIR *d;
+	int fd, saved;
+
+	if ((fd = dup(dfd)) < 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return NULL;
+	}
+	rewinddir(d);
+	return d;
+}
+
+/*
  * Lists the numbers of the ckpt-K.img of a rank directory, newest first,
  * into a malloc'ed array. Also reports the other kinds through the
  * optional callback (recovery). Returns the count, or -1.
@@ -296,16 +316,10 @@ cs_store_list(int rdfd, uint64_t **out,
 	uint64_t *v = NULL, *nv, k = 0;
 	size_t n = 0, cap = 0;
 	enum cs_store_kind kind;
-	int fd;
 
 	*out = NULL;
-	if ((fd = dup(rdfd)) < 0)
+	if ((d = cs_store_opendir(rdfd)) == NULL)
 		return -1;
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	rewinddir(d);
 	while ((de = readdir(d)) != NULL) {
 		kind = cs_store_kind_of(de->d_name, &k);
 		if (kind != CSK_IMG) {
@@ -642,12 +656,10 @@ cs_store_recover(struct cs *cs)
 	struct dirent *je, *re;
 	char where[2 * 256 + 2];
 	uint64_t rank;
-	int fd, jfd, rfd;
+	int jfd, rfd;
 
-	if ((fd = dup(cs->store_fd)) < 0 || (sd = fdopendir(fd)) == NULL) {
+	if ((sd = cs_store_opendir(cs->store_fd)) == NULL) {
 		log_warn("cs recovery: cannot read store=%s", cs->store);
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
 	while ((je = readdir(sd)) != NULL) {
@@ -690,14 +702,10 @@ cs_store_empty_dir(int dfd, int depth)
 	struct dirent *de;
 	unsigned n = 0;
 	uint64_t k;
-	int fd, sub;
+	int sub;
 
-	if ((fd = dup(dfd)) < 0 || (d = fdopendir(fd)) == NULL) {
-		if (fd >= 0)
-			close(fd);
+	if ((d = cs_store_opendir(dfd)) == NULL)
 		return 0;
-	}
-	rewinddir(d);	/* a dup shares the offset an earlier read left */
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
@@ -749,15 +757,12 @@ cs_store_sweep(struct cs *cs, const char *disp_id, char *const *live,
 	struct dirent *je;
 	char owner[CS_STORE_SMALL], name[CS_MAX_NAME + 1];
 	size_t i;
-	int fd, jfd;
+	int jfd;
 
-	if ((fd = dup(cs->store_fd)) < 0 || (sd = fdopendir(fd)) == NULL) {
+	if ((sd = cs_store_opendir(cs->store_fd)) == NULL) {
 		log_warn("cs cannot read store=%s", cs->store);
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	rewinddir(sd);	/* a dup shares the offset an earlier read left */
 	while ((je = readdir(sd)) != NULL) {
 		if (!cs_store_name_ok(je->d_name) || (jfd = openat(cs->store_fd,
 		    je->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
