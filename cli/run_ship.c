@@ -46,28 +46,38 @@ run_ship_hash(int fd, char hex[2 * AUTH_HASH_LEN + 1], uint64_t *size)
 	return 0;
 }
 
-/* Whether name is a file in one of the absolute directories of the
-   colon-separated list (those without $ORIGIN). */
+/*
+ * Whether a directory of the colon-separated list holds a file name:
+ * among its $ORIGIN ones (expanded for prog) when origin, else among
+ * its absolute ones. The first such entry, as written, into entry.
+ */
 static bool
-run_ship_in_abs(const char *list, const char *name)
+run_ship_find(const char *list, const char *prog, const char *name,
+    bool origin, char *entry, size_t elen)
 {
-	char dir[PATH_MAX], full[PATH_MAX];
+	char one[PATH_MAX], dir[PATH_MAX], full[PATH_MAX];
 
 	for (const char *d = list, *end; d != NULL && *d != '\0'; d = end) {
 		size_t len;
+		int o;
 
 		end = strchr(d, ':');
 		len = end != NULL ? (size_t)(end - d) : strlen(d);
 		if (end != NULL)
 			end++;
-		if (len == 0 || len >= sizeof(dir))
+		if (len == 0 || len >= sizeof(one))
 			continue;
-		memcpy(dir, d, len);
-		dir[len] = '\0';
-		if (dir[0] == '/' && strstr(dir, "ORIGIN") == NULL &&
-		    snprintf(full, sizeof(full), "%s/%s", dir, name) <
-		    (int)sizeof(full) && access(full, F_OK) == 0)
+		memcpy(one, d, len);
+		one[len] = '\0';
+		if ((o = elfdyn_dir(one, prog, dir, sizeof(dir))) < 0 ||
+		    (origin ? o != 1 : o != 0 || dir[0] != '/' ||
+		    strstr(dir, "ORIGIN") != NULL))
+			continue;
+		if (snprintf(full, sizeof(full), "%s/%s", dir, name) <
+		    (int)sizeof(full) && access(full, F_OK) == 0) {
+			snprintf(entry, elen, "%s", one);
 			return true;
+		}
 	}
 	return false;
 }
@@ -93,7 +103,7 @@ run_ship_origin_check(struct run *r)
 	    "/usr/local/lib";
 	struct elfdyn d;
 	const char *llp = "";
-	char dir[PATH_MAX], full[PATH_MAX];
+	char origin[PATH_MAX], abs[PATH_MAX];
 
 	if (elfdyn_read(r->ship_path, &d) < 0 || strstr(d.path, "ORIGIN") ==
 	    NULL)
@@ -102,30 +112,17 @@ run_ship_origin_check(struct run *r)
 		if (strncmp(r->env[i], "LD_LIBRARY_PATH=", 16) == 0)
 			llp = r->env[i] + 16;	/* the last one wins */
 	for (int i = 0; i < d.nneeded; i++) {
-		const char *name = d.needed[i];
-		const char *origin = NULL;
+		const char *name = d.needed[i], *p = r->ship_path;
 
 		if (strchr(name, '/') != NULL)
 			continue;	/* a path: searched nowhere */
-		for (char *p = d.path, *end; p != NULL; p = end) {
-			if ((end = strchr(p, ':')) != NULL)
-				*end = '\0';
-			if (elfdyn_dir(p, r->ship_path, dir, sizeof(dir)) == 1 &&
-			    snprintf(full, sizeof(full), "%s/%s", dir, name) <
-			    (int)sizeof(full) && access(full, F_OK) == 0 &&
-			    origin == NULL)
-				origin = p;
-			if (end != NULL)
-				*end++ = ':';
-			if (origin != NULL)
-				break;
-		}
-		if (origin == NULL || run_ship_in_abs(d.path, name) ||
-		    run_ship_in_abs(llp, name) ||
+		if (!run_ship_find(d.path, p, name, true, origin,
+		    sizeof(origin)) ||
+		    run_ship_find(d.path, p, name, false, abs, sizeof(abs)) ||
+		    run_ship_find(llp, p, name, false, abs, sizeof(abs)) ||
 		    (strcmp(name, "libmpi.so") != 0 &&
-		    run_ship_in_abs(sysdirs, name)))
+		    run_ship_find(sysdirs, p, name, false, abs, sizeof(abs))))
 			continue;
-		*strchrnul(origin, ':') = '\0';
 		snprintf(r->reason, sizeof(r->reason), "%.200s finds %s "
 		    "through %.200s in its RUNPATH, which a shipped copy would not "
 		    "have: the nodes run it from their program cache, where "
