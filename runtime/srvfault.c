@@ -96,9 +96,11 @@ srvfault_parse(void)
 		continue;
 bad:
 		fprintf(stderr, "mpiv: MPIV_SERVER_FAULT: ignoring \"%s\" "
-		    "(want NAME:N, N >= 1, NAME one of cm-stored cm-payload "
-		    "cm-flush cm-trim cm-recovered cs-stored cs-delta cs-gc "
-		    "node-out-sync)\n", tok);
+		    "(want NAME:N, N >= 1, NAME one of", tok);
+		for (size_t i = 0; i < sizeof(srvfault_names) /
+		    sizeof(srvfault_names[0]); i++)
+			fprintf(stderr, " %s", srvfault_names[i]);
+		fprintf(stderr, ")\n");
 	}
 	free(copy);
 }
