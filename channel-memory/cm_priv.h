@@ -272,6 +272,7 @@ struct rank_state {
 	/* first CM only (finish.c): the incarnation waiting at the end of
 	   MPI_Finalize (FinWait), 0: none */
 	uint32_t fin_inc;
+	int32_t fin_code;	/* its FinWait.exit_code */
 };
 
 struct job {
@@ -470,7 +471,10 @@ void pressure_relieved(struct job *j, int32_t rank);
 void peers_lookup(struct session *s, const Mpiv__PeerLookup *pl);
 
 /* finish.c */
-bool finish_hello(struct job *j, int32_t rank, uint32_t incarnation);
+/* A rank's Hello: whether the job is closed (the incarnation leaves),
+   and then the exit code its program ended with (*code). */
+bool finish_hello(struct job *j, int32_t rank, uint32_t incarnation,
+    int32_t *code);
 void finish_wait(struct session *s, const Mpiv__FinWait *fw);
 void finish_setup(struct job *j, bool closed);
 

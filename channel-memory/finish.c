@@ -14,7 +14,8 @@
  *     and FinGo goes to every rank connected.
  *   - The Hello of a newer incarnation of a rank that waited: that
  *     incarnation runs again, its wait is void (unless the job is closed
- *     already: then HelloReply.fin_closed tells it to leave at once).
+ *     already: then HelloReply.fin_closed tells it to leave at once, with
+ *     the exit code its program ended with, from its FinWait).
  *
  * Closing is final: after it no incarnation runs again, so nobody needs a
  * log that left with its rank. Before it no rank leaves, so every log a
@@ -44,12 +45,17 @@ finish_close(struct job *j)
 }
 
 bool
-finish_hello(struct job *j, int32_t rank, uint32_t incarnation)
+finish_hello(struct job *j, int32_t rank, uint32_t incarnation,
+    int32_t *code)
 {
 	struct rank_state *rs = &j->ranks[rank];
 
-	if (j->cm_index != 0 || j->fin_closed)
+	*code = 0;
+	if (j->cm_index != 0 || j->fin_closed) {
+		if (j->fin_closed)
+			*code = rs->fin_code;
 		return j->fin_closed;
+	}
 	if (rs->fin_inc != 0 && incarnation > rs->fin_inc) {
 		log_info("cm finish job=%s rank=%d: incarnation %u runs "
 		    "again, the wait of %u is void", j->id, rank,
@@ -87,6 +93,7 @@ finish_wait(struct session *s, const Mpiv__FinWait *fw)
 	if (rs->fin_inc == s->incarnation)
 		return;		/* said again: nothing new */
 	rs->fin_inc = s->incarnation;
+	rs->fin_code = fw->exit_code;
 	log_debug("cm finish job=%s rank=%d incarnation=%u waits", j->id,
 	    s->rank, s->incarnation);
 	for (int32_t r = 0; r < j->nranks; r++)

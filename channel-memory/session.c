@@ -165,7 +165,8 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	hr.n_last_seq = (size_t)j->nranks;
 	hr.last_seq = seqs;
 	hr.log_events = replay_log_events(j, rs);
-	hr.fin_closed = finish_hello(j, h->rank, h->incarnation);
+	hr.fin_closed = finish_hello(j, h->rank, h->incarnation,
+	    &hr.fin_exit_code);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
 	    0);
 	free(seqs);

@@ -57,6 +57,11 @@ int dp_links_start(int world, int rank, uint32_t inc);
 void dp_links_close(void);
 /* The clone of a checkpoint closes its copies of the sockets. */
 void dp_clone_detach(void);
+/* MPI_Finalize, commit stored and output synced: forks the program's
+   process, which returns at once; this one keeps the log until that
+   process ended (dp_fin.c). MPI code; does not return on failure in
+   the keeper. */
+int dp_fin_fork(void);
 /* A restored clone, incarnation inc: every link is gone; listens again
    and dials every peer. MPI code. */
 int dp_links_restart(uint32_t inc);

@@ -35,6 +35,9 @@
  *                 the commit is not stored yet
  *   committed     direct jobs: MPI_Finalize's commit is stored at the
  *                 home CM, the wait for the end of the job not begun
+ *   returned      direct jobs: in the program's process forked at the
+ *                 end of MPI_Finalize (dp_fin.c), before it returns; the
+ *                 rank's process keeps the log and waits for it
  *   closed        direct jobs: the first CM said every rank finished
  *                 (FinGo), the rank has not left yet
  *   ckpt-before-fork  checkpoint: the mark was sent, the clone not forked
@@ -63,7 +66,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
-	"bye", "closed", "nbc",
+	"bye", "closed", "returned", "nbc",
 };
 
 struct fault_entry {

@@ -113,8 +113,8 @@ MPI_Init(int *argc, char ***argv)
 		/* Every rank waited at the end of MPI_Finalize (an earlier
 		   incarnation of this one too): no peer runs again, this
 		   incarnation has nothing to do. */
-		mpiv_tp_close(0);
-		_exit(0);
+		mpiv_tp_close(mpiv_tp_fin_code());
+		_exit(mpiv_tp_fin_code());
 	}
 	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
 		init_die("rank %ld: out of memory", rank);
@@ -188,20 +188,31 @@ MPI_Finalize(void)
 	while (mpiv_p2p_pending_acks > 0)
 		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
 			return mpiv_err(NULL, rc, "MPI_Finalize");
-	if ((rc = mpiv_p2p_finalize()) != MPI_SUCCESS)
+	if ((rc = mpiv_p2p_finalize()) != MPI_SUCCESS) {
+		mpiv_p2p_fin_fail(rc);
 		return mpiv_err(NULL, rc, "MPI_Finalize");
+	}
+	if (mpiv_p2p_fin_child()) {
+		/* the program past MPI_Finalize: the rank's process closes
+		   the links once it ended (dp_fin.c) */
+		mpiv_state.finalized = true;
+		return MPI_SUCCESS;
+	}
 	rc = mpiv_ndlog_flush();
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_tp_sync_cms();
 	while (rc == MPI_SUCCESS && mpiv_p2p_pending_acks > 0)
 		rc = mpiv_tp_progress(-1);
-	if (rc != MPI_SUCCESS)
+	if (rc != MPI_SUCCESS) {
+		mpiv_p2p_fin_fail(rc);
 		return mpiv_err(NULL, rc, "MPI_Finalize");
-	mpiv_tp_close(0);
+	}
+	mpiv_tp_close(mpiv_p2p_fin_code());
 	mpiv_comm_finalize();
 	mpiv_p2p_fini();
 	mpiv_ndlog_fini();
 	mpiv_state.finalized = true;
+	mpiv_p2p_fin_exit();
 	return MPI_SUCCESS;
 }
 

@@ -1680,8 +1680,8 @@ direct_restore(void)
 		/* The job ended after this checkpoint: every rank waited at
 		   the end of MPI_Finalize, peers may be gone, and this one
 		   has nothing left to do (as at MPI_Init). */
-		mpiv_tp_close(0);
-		_exit(0);
+		mpiv_tp_close(mpiv_tp_fin_code());
+		_exit(mpiv_tp_fin_code());
 	}
 	/* A wildcard receive matched before the checkpoint and waiting for
 	   its pull: its match may be logged already (by the incarnation
@@ -1735,6 +1735,9 @@ dp_peer_bye(int p)
  *   2. Commit: an MPIV_ND_FINALIZE outcome stored at the home CM; a
  *      later incarnation of this rank exits at MPI_Init.
  *   3. Its output so far reaches the dispatcher (through the node).
+ *   3b. The program returns from MPI_Finalize in a forked process; this
+ *      one serves resends until that one ended, and syncs the output
+ *      again (dp_fin.c).
  *   4. Wait at the job's first CM (FinWait) until every rank's live
  *      incarnation waits there (FinGo), serving resends meanwhile; then
  *      the links close. A rank killed after its commit runs again unless
@@ -1776,12 +1779,17 @@ direct_finalize(void)
 	   that nothing could print it again. */
 	if ((rc = mpiv_ckpt_output_sync()) != MPI_SUCCESS)
 		return rc;
+	/* The program goes on past MPI_Finalize in a process of its own;
+	   this one waits for its end, then for the job's (dp_fin.c). */
+	if ((rc = dp_fin_fork()) != MPI_SUCCESS || mpiv_p2p_fin_child())
+		return rc;
 	while (!mpiv_tp_fin_closed()) {
 		Mpiv__FinWait fw = MPIV__FIN_WAIT__INIT;
 		long until = mono_us() + DP_FIN_WAIT_MS * 1000L;
 
 		/* said again now and then: the first CM may have restarted */
 		fw.incarnation = dp_inc;
+		fw.exit_code = mpiv_p2p_fin_code();
 		if ((rc = mpiv_tp_send(0, MPIV__MSG_TYPE__MSG_FIN_WAIT,
 		    &fw.base, NULL, 0, NULL, NULL)) != MPI_SUCCESS)
 			return rc;

@@ -157,8 +157,10 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	}
 	/* last_seq is indexed by receiver rank, for the receivers this CM
 	   serves; keep the highest seen for silent re-execution. */
-	if (c->index == 0 && rep->fin_closed)
+	if (c->index == 0 && rep->fin_closed) {
 		tp_fin_closed = true;
+		tp_fin_code = rep->fin_exit_code;
+	}
 	for (size_t i = 0; i < rep->n_last_seq && i < (size_t)tp_world_size; i++)
 		if (rep->last_seq[i] > tp_last_seq[i])
 			tp_last_seq[i] = rep->last_seq[i];
@@ -205,6 +207,12 @@ bool
 mpiv_tp_fin_closed(void)
 {
 	return tp_fin_closed;
+}
+
+int
+mpiv_tp_fin_code(void)
+{
+	return tp_fin_code;
 }
 
 int

@@ -83,6 +83,7 @@ extern int tp_world_size;
 extern char tp_errbuf[512];
 extern bool tp_restore_needed;	/* a CM said: restore a checkpoint */
 extern bool tp_fin_closed;	/* direct: the first CM said every rank finished */
+extern int tp_fin_code;		/* and the exit code of this rank's program */
 extern bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 extern const char *tp_err;
 extern struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */

@@ -44,6 +44,7 @@ int tp_world_size;
 char tp_errbuf[512];
 bool tp_restore_needed;	/* a CM said: restore a checkpoint */
 bool tp_fin_closed;	/* direct: the first CM said every rank finished */
+int tp_fin_code;		/* and the exit code of this rank's program */
 bool tp_refused_fenced;	/* the last refusal: ERR_FENCED */
 const char *tp_err;
 struct tp_frame *tp_frame_pool;	/* freelist: frames are reused */

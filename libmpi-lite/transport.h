@@ -282,6 +282,9 @@ bool mpiv_tp_restore_needed(void);
 /* Direct jobs: the job's first CM said (HelloReply.fin_closed, FinGo)
    that every rank waits at the end of MPI_Finalize: leave. */
 bool mpiv_tp_fin_closed(void);
+/* With it, at MPI_Init: the exit code this rank's program ended with
+   (its waiting incarnation's FinWait), which the leaving one exits with. */
+int mpiv_tp_fin_code(void);
 /* Index of the CM that is home of world rank r. */
 int mpiv_tp_home(int world_rank);
 

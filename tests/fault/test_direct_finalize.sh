@@ -28,6 +28,20 @@
 #               pipes nobody reads. Before, it went on, the job closed,
 #               its relaunch left at MPI_Init, and the job exited 0
 #               without that line (seen in `make soak`, a node kill)
+#   returned    MPIV_FAULT=returned: the program's process, forked at the
+#               end of MPI_Finalize, killed before it returns (its rank's
+#               process keeps the log, and dies with it): the rank runs
+#               again, the line it prints after MPI_Finalize comes once
+#   closed-after  MPIV_FAULT=closed with that line: the kill comes after
+#               the job closed, which is now after the program's process
+#               ended; before, the line was lost and the job exited 0
+#               (MPIV_FINALIZE_FORK=0 still shows it)
+#   exit-after, segv-after  the program's process exits 3, or dies of
+#               SIGSEGV, after MPI_Finalize: the job ends with 3 or 139,
+#               as without the fork
+#   exit-closed  exits 3, and its rank is killed after the job closed: the
+#               relaunch leaves at MPI_Init with the code its FinWait gave
+#               (it left with 0 before)
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -97,5 +111,44 @@ else
 		flt_same "node-gone: $r restart(s), every line printed once" \
 			<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
 	fi
+	for c in returned:returned:1:1 closed-after:closed:1:1; do
+		name=${c%%:*} fault=${c#*:} o=$FLT_TMP/${c%%:*}
+		MPIV_FAULT=$fault MPIV_FAULT_LOG=$o.flog \
+			flt_job "$o" 90 -n 3 "${D[@]}" "$ring" 300 3000 1
+		r=$(flt_report "$o.json" restarts)
+		if [ "$FLT_RC" != 0 ]; then
+			flt_notok "$name ($fault): exit $FLT_RC" "$o.err"
+		elif ! grep -q "^fault ${fault%%:*}:" "$o.flog" 2>/dev/null; then
+			flt_notok "$name ($fault): the fault point never fired" "$o.err"
+		elif [ "${r:-0}" -lt 1 ]; then
+			flt_notok "$name ($fault): no restart in the report" "$o.json"
+		else
+			flt_same "$name ($fault): $r restart(s), every line after MPI_Finalize printed once" \
+				<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
+		fi
+	done
+	for c in exit-after:2:3:-:"rank 1 exited with code 3" \
+	    segv-after:3:139:-:"rank 1 killed by signal 11" \
+	    exit-closed:2:3:closed:"rank 1 exited with code 3"; do
+		IFS=: read -r name arg code fault msg <<< "$c"
+		o=$FLT_TMP/$name
+		rm -f "$o.flog"
+		if [ "$fault" = - ]; then
+			flt_job "$o" 90 -n 3 "${D[@]}" "$ring" 300 3000 "$arg"
+		else
+			MPIV_FAULT=$fault:1:1 MPIV_FAULT_LOG=$o.flog \
+				flt_job "$o" 90 -n 3 "${D[@]}" "$ring" 300 3000 "$arg"
+		fi
+		if [ "$fault" != - ] && ! grep -q "^fault $fault:" "$o.flog" 2>/dev/null; then
+			flt_notok "$name ($fault): the fault point never fired" "$o.err"
+		elif [ "$FLT_RC" != "$code" ]; then
+			flt_notok "$name: exit $FLT_RC, not $code" "$o.err"
+		elif ! grep -q "$msg" "$o.err"; then
+			flt_notok "$name: no \"$msg\" on stderr" "$o.err"
+		else
+			flt_same "$name: exit $code, \"$msg\", every line printed" \
+				<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
+		fi
+	done
 fi
 flt_finish

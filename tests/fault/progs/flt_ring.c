@@ -2,7 +2,11 @@
  * Send/Recv; each rank folds some work into it.
  *   flt_ring [ROUNDS=1500] [WORK=3000] [AFTER=0]
  * Rank 0 prints the token every ROUNDS/10 rounds; with AFTER=1 every rank
- * prints one line after MPI_Finalize returned. */
+ * prints one line after MPI_Finalize returned; AFTER=2 also makes rank 1
+ * exit with code 3 after it, AFTER=3 makes rank 1 die of SIGSEGV after
+ * it. */
+#include <signal.h>
+
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -40,7 +44,14 @@ int main(int argc, char **argv)
 		FLT_SAY("ring: done %ld rounds\n", rounds);
 	}
 	FLT_MPI(MPI_Finalize());
-	if (flt_arg(argc, argv, 3, 0))
+	long after = flt_arg(argc, argv, 3, 0);
+	if (after)
 		FLT_SAY("ring: rank %d after MPI_Finalize\n", me);
+	if (after == 2 && me == 1)
+		return 3;
+	if (after == 3 && me == 1) {
+		fflush(stdout);
+		raise(SIGSEGV);
+	}
 	return 0;
 }
