@@ -12,6 +12,9 @@
 #            same address: cm0 has a store (--store), the job continues
 #            on its recovered logs; cm1 has none, the job starts over
 #   mixed    checkpoints, rank kills and a CM kill together
+# Each full turn of programs and modes runs in the next protocol of
+# SOAK_PROTOCOLS (default "direct relay"). flt_ring prints a line per rank
+# after MPI_Finalize, which a direct rank killed late must not lose.
 # Every job's output (tagged, sorted by rank) must equal the program's
 # failure-free output, taken first on the same deployment. The RSS of
 # every daemon is sampled after each job. The end prints a summary and
@@ -100,7 +103,7 @@ timeout 60 "${MPIV_CRIU:-/opt/mpiv/criu/criu}" check > /dev/null 2>&1 && CRIU_OK
 PROGS=(
 	"flt_stencil 4 3000 3000"
 	"flt_mw 4 2000 20000"
-	"flt_ring 4 1500 3000"
+	"flt_ring 4 1500 3000 1"
 	"flt_coll 4 250 64"
 	"flt_order 3 150 24"
 	"flt_async 4 60 40"
@@ -108,6 +111,7 @@ PROGS=(
 )
 MODES=(ranks nodes cm mixed)
 [ "$CRIU_OK" = 1 ] && MODES=(ranks ckpt nodes cm mixed)
+read -r -a PROTOS <<< "${SOAK_PROTOCOLS:-direct relay}"
 
 run_job() {	# OUTFILE NP PROG ARGS... (with RUN_OPTS): exit code
 	local out=$1 np=$2
@@ -174,6 +178,7 @@ sample 0
 while [ "$(date +%s)" -lt "$END" ]; do
 	p=${PROGS[$((JOBS % ${#PROGS[@]}))]}
 	mode=${MODES[$(( (JOBS / ${#PROGS[@]}) % ${#MODES[@]} ))]}
+	proto=${PROTOS[$(( (JOBS / (${#PROGS[@]} * ${#MODES[@]})) % ${#PROTOS[@]} ))]}
 	set -- $p
 	name=$1 np=$2
 	shift 2
@@ -186,6 +191,7 @@ while [ "$(date +%s)" -lt "$END" ]; do
 	mixed) RUN_OPTS=(--cms 2 --chaos 800ms --chaos-seed "$seed")
 		[ "$CRIU_OK" = 1 ] && RUN_OPTS+=(--ckpt-interval 0.4) ;;
 	esac
+	RUN_OPTS+=(--protocol "$proto")
 	out=$W/job$JOBS
 	run_job "$out" "$np" "$W/$name" "$@" &
 	jpid=$!
@@ -213,8 +219,8 @@ while [ "$(date +%s)" -lt "$END" ]; do
 		WRONG=$((WRONG + 1)) verdict="WRONG OUTPUT"
 		cp "$out.out" "$OUT/job$((JOBS - 1)).out"
 	fi
-	echo "$((JOBS - 1)) $name $mode kills=${k:-0} $verdict" >> "$OUT/jobs.txt"
-	[ "$verdict" = ok ] || say "job $((JOBS - 1)) $name $mode: $verdict"
+	echo "$((JOBS - 1)) $name $mode $proto kills=${k:-0} $verdict" >> "$OUT/jobs.txt"
+	[ "$verdict" = ok ] || say "job $((JOBS - 1)) $name $mode $proto: $verdict"
 	sample "$JOBS"
 	rm -f "$out".*
 done
@@ -231,7 +237,7 @@ mid=$(( (JOBS + 1) / 2 + 1 ))
 {
 	echo "## Soak ($(date -u '+%Y-%m-%d %H:%M UTC'), $MINUTES min, $(nproc) cores, CRIU $([ "$CRIU_OK" = 1 ] && echo on || echo off))"
 	echo
-	echo "$JOBS jobs of ${#PROGS[@]} programs under modes ${MODES[*]}: $WRONG wrong outputs, $FAILED failed jobs; $KILLS rank or node kills by the dispatcher, $CM_KILLS CM kills (jobs continued on a recovered store $CM_CONT times, started over $CM_OVER times), $NODE_RESTARTS node agents started again."
+	echo "$JOBS jobs of ${#PROGS[@]} programs under modes ${MODES[*]}, protocols ${PROTOS[*]}: $WRONG wrong outputs, $FAILED failed jobs; $KILLS rank or node kills by the dispatcher, $CM_KILLS CM kills (jobs continued on a recovered store $CM_CONT times, started over $CM_OVER times), $NODE_RESTARTS node agents started again."
 	echo
 	echo "| daemon | RSS at start (kB) | after half the jobs | at the end |"
 	echo "|---|---:|---:|---:|"
