@@ -42,6 +42,10 @@
 #   exit-closed  exits 3, and its rank is killed after the job closed: the
 #               relaunch leaves at MPI_Init with the code its FinWait gave
 #               (it left with 0 before)
+#   fork, no-fork  flt_finfork prints each rank's pid before and after
+#               MPI_Finalize: they differ (the program went on in a
+#               forked process), and are the same when a second thread
+#               lives across MPI_Finalize (such a rank does not fork)
 . "$(dirname "$0")/common.bash"
 
 flt_need_chaos
@@ -151,4 +155,31 @@ else
 		fi
 	done
 fi
+
+ff=$(flt_prog flt_finfork) || { flt_notok "cannot compile flt_finfork"; flt_finish; }
+for c in fork:0 no-fork:1; do
+	name=${c%%:*} o=$FLT_TMP/${c%%:*}
+	flt_job "$o" 60 -n 2 "${D[@]}" "$ff" "${c#*:}"
+	differ=0 same=0
+	for r in 0 1; do
+		b=$(sed -n "s/^rank $r pid \([0-9]*\) before\$/\1/p" "$o.out")
+		a=$(sed -n "s/^rank $r pid \([0-9]*\) after\$/\1/p" "$o.out")
+		if [ -z "$b" ] || [ -z "$a" ]; then
+			:
+		elif [ "$b" = "$a" ]; then
+			same=$((same + 1))
+		else
+			differ=$((differ + 1))
+		fi
+	done
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "$name: exit $FLT_RC" "$o.err"
+	elif [ "$name" = fork ] && [ "$differ" != 2 ]; then
+		flt_notok "$name: $differ of 2 ranks went on past MPI_Finalize in another process" "$o.out"
+	elif [ "$name" = no-fork ] && [ "$same" != 2 ]; then
+		flt_notok "$name: $same of 2 ranks with a second thread went on in their own process" "$o.out"
+	else
+		flt_ok "$name: every rank's program went on past MPI_Finalize $([ "$name" = fork ] && echo "in a forked process" || echo "in its own process (a second thread)")"
+	fi
+done
 flt_finish
