@@ -60,6 +60,10 @@ cs_disp_jobs(struct cs *cs, const Mpiv__CsJobs *cj)
 		memset(cs->ended, 0, sizeof(cs->ended));
 	}
 	cs_store_sweep(cs, cs->disp_id, cj->live, cj->n_live);
+	n = cs_grant_keep(cs, cj->live, cj->n_live);
+	if (n > 0)
+		log_info("cs forgot the ranks of jobs no longer run grants=%zu",
+		    n);
 }
 
 bool
@@ -118,6 +122,8 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 		snprintf(cs->ended[cs->nended++ % CS_ENDED_KEEP],
 		    sizeof(cs->ended[0]), "%s", job);
 		cs_store_drop_job(cs, job, "the job has ended");
+		log_debug("cs job=%s ended: grants=%zu forgotten", job,
+		    cs_grant_forget(cs, job));
 		return;
 	}
 	default:

@@ -16,7 +16,11 @@
  *
  * The table is in memory, bounded (CS_MAX_GRANTS, the oldest entry goes
  * first): after a restart of the CS, or past the bound, it learns the
- * current incarnation again from the next Hello or grant.
+ * current incarnation again from the next Hello or grant. A job's
+ * entries go when it ends (JobEnd), and those of every job the
+ * dispatcher does not run when it says which it runs (CsJobs), so that
+ * a long-lived CS holds the live jobs' ranks, not every rank it ever
+ * served (each lookup walks the table).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -114,6 +118,63 @@ void
 cs_grant_raise(struct cs *cs, const char *job, int32_t rank, uint32_t inc)
 {
 	cs_grant_put(cs, job, rank, inc, false);
+}
+
+/* Drops the entries for which drop(job, arg) is true. */
+static size_t
+cs_grant_drop_if(struct cs *cs, bool (*drop)(const char *, void *),
+    void *arg)
+{
+	struct cs_grants *g = cs->grants;
+	size_t i = 0, n = 0;
+
+	if (g == NULL)
+		return 0;
+	while (i < g->n) {
+		if (drop(g->v[i].job, arg)) {
+			g->v[i] = g->v[--g->n];
+			n++;
+		} else {
+			i++;
+		}
+	}
+	return n;
+}
+
+static bool
+cs_grant_is_job(const char *job, void *arg)
+{
+	return strcmp(job, arg) == 0;
+}
+
+size_t
+cs_grant_forget(struct cs *cs, const char *job)
+{
+	return cs_grant_drop_if(cs, cs_grant_is_job, (void *)job);
+}
+
+struct cs_grant_live {
+	char **live;
+	size_t n;
+};
+
+static bool
+cs_grant_not_live(const char *job, void *arg)
+{
+	const struct cs_grant_live *l = arg;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(job, l->live[i]) == 0)
+			return false;
+	return true;
+}
+
+size_t
+cs_grant_keep(struct cs *cs, char **live, size_t n)
+{
+	struct cs_grant_live l = { live, n };
+
+	return cs_grant_drop_if(cs, cs_grant_not_live, &l);
 }
 
 void

@@ -181,6 +181,10 @@ void cs_grant_raise(struct cs *cs, const char *job, int32_t rank,
 void cs_grant_from_dispatcher(struct cs *cs, const Mpiv__ImageGrant *ig);
 bool cs_grant_allows(struct cs *cs, const char *pjob, int32_t prank,
     uint32_t pinc, const char *job, int32_t rank, char *why, size_t whylen);
+/* Forgets the ranks of a job that ended; of every job but the n live
+   ones. How many entries went. */
+size_t cs_grant_forget(struct cs *cs, const char *job);
+size_t cs_grant_keep(struct cs *cs, char **live, size_t n);
 void cs_grant_free(struct cs *cs);
 /* cs_stats.c */
 int cs_stats_job(struct cs *cs, const char *job, uint64_t *images,

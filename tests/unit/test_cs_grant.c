@@ -126,6 +126,43 @@ test_allows(void **state)
 	    sizeof(why)));
 }
 
+/* Ended jobs' ranks go (JobEnd), and every job's the dispatcher no
+   longer runs (CsJobs); the others' stay as they were. */
+static void
+test_forget(void **state)
+{
+	char *live[] = { "3", "12" };
+
+	for (int32_t r = 0; r < 4; r++) {
+		cs_grant_raise(&cs, "1", r, 2);
+		cs_grant_raise(&cs, "3", r, 5);
+		cs_grant_raise(&cs, "12", r, 1);
+		cs_grant_raise(&cs, "120", r, 7);
+	}
+	assert_int_equal(cs_grant_forget(&cs, "12"), 4);
+	assert_int_equal(cs_grant_forget(&cs, "12"), 0);
+	for (int32_t r = 0; r < 4; r++) {
+		assert_int_equal(cs_grant_current(&cs, "12", r), 0);
+		assert_int_equal(cs_grant_current(&cs, "1", r), 2);
+		assert_int_equal(cs_grant_current(&cs, "3", r), 5);
+		assert_int_equal(cs_grant_current(&cs, "120", r), 7);
+	}
+	/* a job id used again starts from nothing */
+	cs_grant_raise(&cs, "12", 0, 1);
+	assert_int_equal(cs_grant_keep(&cs, live, 2), 8);
+	for (int32_t r = 0; r < 4; r++) {
+		assert_int_equal(cs_grant_current(&cs, "1", r), 0);
+		assert_int_equal(cs_grant_current(&cs, "120", r), 0);
+		assert_int_equal(cs_grant_current(&cs, "3", r), 5);
+	}
+	assert_int_equal(cs_grant_current(&cs, "12", 0), 1);
+	assert_int_equal(cs_grant_keep(&cs, NULL, 0), 5);
+	assert_int_equal(cs_grant_current(&cs, "3", 0), 0);
+	/* and the table is used again after */
+	cs_grant_raise(&cs, "4", 1, 3);
+	assert_int_equal(cs_grant_current(&cs, "4", 1), 3);
+}
+
 int
 main(void)
 {
@@ -133,6 +170,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_current, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_allows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_forget, setup, teardown),
 	};
 
 	log_init("test_cs_grant", LOG_LEVEL_ERROR);
