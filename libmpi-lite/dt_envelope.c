@@ -99,7 +99,7 @@ MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers,
 	    num_datatypes == NULL || combiner == NULL)
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_get_envelope");
 	a = datatype->args;
-	if (datatype->predefined || a == NULL) {
+	if (a == NULL) {	/* predefined, but MPI_Type_create_f90_* */
 		*num_integers = *num_addresses = *num_datatypes = 0;
 		*combiner = MPI_COMBINER_NAMED;
 		return MPI_SUCCESS;
@@ -132,7 +132,7 @@ MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
 	    combiner == NULL)
 		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Type_get_envelope_c");
 	a = datatype->args;
-	if (datatype->predefined || a == NULL) {
+	if (a == NULL) {	/* predefined, but MPI_Type_create_f90_* */
 		*num_integers = *num_addresses = *num_large_counts = 0;
 		*num_datatypes = 0;
 		*combiner = MPI_COMBINER_NAMED;
@@ -173,7 +173,7 @@ MPI_Type_get_contents(MPI_Datatype datatype, int max_integers,
 	if (datatype == MPI_DATATYPE_NULL)
 		return mpiv_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_contents");
 	a = datatype->args;
-	if (datatype->predefined || a == NULL) {
+	if (a == NULL) {	/* predefined, but MPI_Type_create_f90_* */
 		mpiv_err_detail("the type is predefined (combiner "
 		    "MPI_COMBINER_NAMED): it has no contents");
 		return mpiv_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_contents");
@@ -211,7 +211,7 @@ MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
 	if (datatype == MPI_DATATYPE_NULL)
 		return mpiv_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_contents_c");
 	a = datatype->args;
-	if (datatype->predefined || a == NULL) {
+	if (a == NULL) {	/* predefined, but MPI_Type_create_f90_* */
 		mpiv_err_detail("the type is predefined (combiner "
 		    "MPI_COMBINER_NAMED): it has no contents");
 		return mpiv_err(NULL, MPI_ERR_TYPE, "MPI_Type_get_contents_c");

@@ -235,6 +235,10 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_COMBINER_F90_REAL	14
 #define MPI_COMBINER_F90_COMPLEX 15
 #define MPI_COMBINER_F90_INTEGER 16
+/* MPI_Type_match_size */
+#define MPI_TYPECLASS_REAL	1
+#define MPI_TYPECLASS_INTEGER	2
+#define MPI_TYPECLASS_COMPLEX	3
 
 /* subarray and darray */
 #define MPI_ORDER_C		56
@@ -447,6 +451,10 @@ int MPI_Type_struct(int count, int array_of_blocklengths[],
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     MPI_Datatype *newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_size(MPI_Datatype datatype, int *size);
