@@ -3,7 +3,8 @@
 ! optional IERROR, MPI_STATUS(ES)_IGNORE and MPI_IN_PLACE, arrays of
 ! TYPE(MPI_Request), a user op with the f08 signature (TYPE(C_PTR),
 ! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes, split and cart
-! communicators, strings, MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
+! communicators, MPI_Sizeof and MPI_Type_match_size, strings,
+! MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
 program f08_basic
   use mpi_f08
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
@@ -95,6 +96,11 @@ program f08_basic
   call MPI_Cart_shift(cart, 0, 1, i, n)
   call chk(i == prev .and. n == next, 'cart shift')
   call MPI_Comm_free(cart)
+  ! MPI_Sizeof (optional IERROR) and the type of that size
+  call MPI_Sizeof(d, n)
+  call MPI_Type_match_size(MPI_TYPECLASS_REAL, n, rowt, ierr)
+  call MPI_Type_size(rowt, i)
+  call chk(n == 8 .and. i == 8 .and. ierr == MPI_SUCCESS, 'sizeof and match_size')
   if (rank == 0) print '(a)', 'f08 datatypes and communicators: ok'
 
   ! ---- errors

@@ -3,8 +3,9 @@
 ! MPI_TYPE_CREATE_F90_REAL/COMPLEX/INTEGER for kinds chosen by
 ! SELECTED_REAL_KIND and SELECTED_INT_KIND (the way programs name their
 ! kinds), used in a ring and a reduction; MPI_TYPE_MATCH_SIZE from the
-! sizes of those variables; envelope of an F90 type; the refusal of a
-! precision no kind has. Rank 0 prints a line per family.
+! sizes of those variables, and from MPI_SIZEOF (the `mpi` module only);
+! envelope of an F90 type; the refusal of a size no type has. Rank 0
+! prints a line per family.
 program f_kinds
 #ifndef MPIV_MPIF
   use mpi
@@ -79,6 +80,20 @@ program f_kinds
   end do
   if (rank == 0) write (*, '(a)') 'f90 types in use: ok'
 
+#ifndef MPIV_MPIF
+  ! the idiom: the size of a variable, then the type of that size
+  call MPI_SIZEOF(x, s, ierr)
+  call chk(ierr == MPI_SUCCESS .and. s == 8, 'sizeof real(dp) array')
+  call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, s, tm, ierr)
+  call MPI_SENDRECV(x, 4, tm, next, 5, y, 4, tm, prev, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call chk(y(4) == prev * 100 + 1.0_dp, 'ring of match_size(sizeof)')
+  call MPI_SIZEOF(k(1), s, ierr)
+  call chk(s == 8, 'sizeof integer(i8)')
+  call MPI_SIZEOF(f(2), s, ierr)
+  call chk(s == 4, 'sizeof real(sp)')
+  call MPI_SIZEOF(z, s, ierr)
+  call chk(s == 16, 'sizeof complex(dp)')
+#endif
   call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, storage_size(x(1)) / 8, tm, ierr)
   call MPI_TYPE_SIZE(tm, s, ierr)
   call chk(ierr == MPI_SUCCESS .and. s == 8, 'match_size(real, 8)')
