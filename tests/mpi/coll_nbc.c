@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 
 	/* several outstanding on one communicator, completed in reverse */
 	{
-		int v[4][N], w[4][N];
+		int v[4][N], w[4][N] = {{0}};	/* w[1], w[2] mixed in too */
 		for (int k = 0; k < 4; k++)
 			for (int i = 0; i < N; i++)
 				v[k][i] = me + k * 10 + i;
