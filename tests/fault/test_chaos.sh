@@ -46,7 +46,7 @@ PROGS=(
 	"flt_split    5 raw 200"
 	"flt_exit     3 tag 800 3"
 	"flt_coll=128k      4 raw 250 16384"
-	"flt_coll=ckpt128k  4 raw 800 16384"
+	"flt_coll=ckpt128k  4 raw 300 16384"
 	"flt_coll=force     5 raw 100 6000"
 	"flt_dtype    4 raw 1500"
 	"flt_intercomm      4 raw 600"

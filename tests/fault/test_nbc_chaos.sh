@@ -22,13 +22,13 @@ flt_need_chaos
 
 SEEDS=${FLT_SEEDS:-"11 22"}
 
-# name  nranks  args...   (LABEL ckpt: also --ckpt-interval 0.25, longer
-# runs, and the chaos runs must have taken checkpoints)
+# name  nranks  args...   (LABEL ckpt: also --ckpt-interval 0.25,
+# and the chaos runs must have taken checkpoints)
 PROGS=(
 	"flt_nbc          4 1500 48"
-	"flt_nbc=ckpt     4 4000 48"
+	"flt_nbc=ckpt     4 1500 48"
 	"flt_mprobe       4 1000 6"
-	"flt_mprobe=ckpt  4 4000 6"
+	"flt_mprobe=ckpt  4 2000 6"
 )
 
 nbc_prog() {

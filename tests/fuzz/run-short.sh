@@ -9,7 +9,7 @@ FB=$BUILD-fuzz
 SECS=${FUZZ_SECONDS:-20}
 
 command -v clang >/dev/null 2>&1 || { echo "run-short.sh: clang not found (apt-get install clang)" >&2; exit 1; }
-make -s -f tests/fuzz/fuzz.mk BUILD="$BUILD" || { echo "run-short.sh: fuzz build failed" >&2; exit 1; }
+make -s -j"${FUZZ_JOBS:-2}" -f tests/fuzz/fuzz.mk BUILD="$BUILD" || { echo "run-short.sh: fuzz build failed" >&2; exit 1; }
 
 # The targets' malloc limit is 2 GiB (-rss_limit_mb) and a frame header
 # may announce a message payload up to 4 GiB: cap it at 1 GiB here.

@@ -1,7 +1,8 @@
 /* flt_ring: a token travels ROUNDS times around the ring with blocking
  * Send/Recv; each rank folds some work into it.
  *   flt_ring [ROUNDS=1500] [WORK=3000] [AFTER=0]
- * Rank 0 prints the token every ROUNDS/10 rounds; with AFTER=1 every rank
+ * Rank 0 prints the token every ROUNDS/10 rounds (and sleeps a little
+ * each round while FLT_HOLD's file exists: flt.h); with AFTER=1 every rank
  * prints one line after MPI_Finalize returned; AFTER=2 also makes rank 1
  * exit with code 3 after it, AFTER=3 makes rank 1 die of SIGSEGV after
  * it. */
@@ -19,6 +20,7 @@ int main(int argc, char **argv)
 	for (long r = 1; r <= rounds; r++) {
 		int tag = (int)(r % 30000);
 		if (me == 0) {
+			flt_hold();
 			tok = flt_mix(tok, (uint64_t)r);
 			if (np > 1) {
 				FLT_MPI(MPI_Send(&tok, 1, MPI_UINT64_T, next, tag, MPI_COMM_WORLD));
