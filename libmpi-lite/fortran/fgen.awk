@@ -73,12 +73,13 @@ function parse_arg(s,    p, q) {
 # The handle part of a handle kind ("comm_o" -> "comm"), "" if none.
 function hbase(k,    b) {
 	b = k
-	sub(/_(o|io|a|ioa)$/, "", b)
+	sub(/_(o|io|a|ioa|oa)$/, "", b)
 	return (b in HCTYPE) ? b : ""
 }
 
 function hsuffix(k) {
 	if (k ~ /_ioa$/) return "ioa"
+	if (k ~ /_oa$/) return "oa"
 	if (k ~ /_io$/) return "io"
 	if (k ~ /_o$/) return "o"
 	if (k ~ /_a$/) return "a"
@@ -239,6 +240,16 @@ function emit_c(    i, k, n, b, s, a, rt, ct, fk, cname, fname, params, sep, dec
 				if (s == "ioa")
 					post = post "\tmpiv_fw_updatea(" fk ", " n ", *" AL[i] ", c_" n ");\n"
 				frees = frees "\tfree(c_" n ");\n"
+			} else if (s == "oa") {
+				# handles out: the C call fills the first ones
+				# (the rest stay NULL and their INTEGERs as they were)
+				if (AL[i] == "")
+					fail(n ": an array of handles needs its length [arg]")
+				decl = decl "\t" ct " *c_" n " = NULL;\n"
+				pre = pre "\tif (*" AL[i] " > 0 && (c_" n " = calloc((size_t)*" AL[i] ", sizeof(*c_" n "))) == NULL) {\n\t\trc = mpiv_err(NULL, MPI_ERR_NO_MEM, fn);\n\t\tgoto out;\n\t}\n"
+				a = "c_" n
+				post = post "\tif (rc == MPI_SUCCESS)\n\t\tfor (int k_ = 0; k_ < *" AL[i] "; k_++)\n\t\t\tif (c_" n "[k_] != NULL)\n\t\t\t\t" n "[k_] = mpiv_f_c2f(" fk ", c_" n "[k_]);\n"
+				frees = frees "\tfree(c_" n ");\n"
 			}
 		} else {
 			known = 0
@@ -308,7 +319,7 @@ function f90_decl(n, k) {
 	if (k == "s_o") return "character(len=*) :: " n
 	if (k == "fn") return "external :: " n
 	if (hbase(k) != "") {
-		if (hsuffix(k) == "a" || hsuffix(k) == "ioa")
+		if (hsuffix(k) == "a" || hsuffix(k) == "ioa" || hsuffix(k) == "oa")
 			return "integer :: " n "(*)"
 		if (hsuffix(k) == "in")
 			return "integer, intent(in) :: " n
@@ -379,7 +390,7 @@ function emit_f08(    i, n, k, b, s, args, sep, callargs, d, up, nm, hdr, line, 
 		args = args sep n
 		b = hbase(k)
 		s = hsuffix(k)
-		if (b != "" && (s == "a" || s == "ioa"))
+		if (b != "" && (s == "a" || s == "ioa" || s == "oa"))
 			piece = n "(1:" AL[i] ")%MPI_VAL"
 		else if (b != "")
 			piece = n "%MPI_VAL"
@@ -417,7 +428,7 @@ function emit_f08(    i, n, k, b, s, args, sep, callargs, d, up, nm, hdr, line, 
 		b = hbase(k)
 		s = hsuffix(k)
 		if (b != "") {
-			if (s == "a" || s == "ioa")
+			if (s == "a" || s == "ioa" || s == "oa")
 				d = "type(" HF08[b] ") :: " n "(*)"
 			else if (s == "in")
 				d = "type(" HF08[b] "), intent(in) :: " n

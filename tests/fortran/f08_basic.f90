@@ -2,7 +2,7 @@
 ! handles and their == and /=, TYPE(MPI_Status) with %MPI_SOURCE,
 ! optional IERROR, MPI_STATUS(ES)_IGNORE and MPI_IN_PLACE, arrays of
 ! TYPE(MPI_Request), a user op with the f08 signature (TYPE(C_PTR),
-! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes, split and cart
+! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes and their contents, split and cart
 ! communicators, MPI_Sizeof and MPI_Type_match_size, strings,
 ! MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
 program f08_basic
@@ -17,7 +17,9 @@ program f08_basic
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: req(2)
   type(MPI_Comm) :: half, dup, cart
-  type(MPI_Datatype) :: rowt
+  type(MPI_Datatype) :: rowt, olds(1)
+  integer :: cints(3)
+  integer(kind=MPI_ADDRESS_KIND) :: caddr(1)
   type(MPI_Op) :: myop
   logical :: flag
   double precision :: t0
@@ -79,6 +81,8 @@ program f08_basic
   call MPI_Sendrecv(a(2, 1), 1, rowt, rank, 1, row, 4, MPI_INTEGER, rank, 1, &
       MPI_COMM_WORLD, MPI_STATUS_IGNORE)
   call chk(all(row == (/ 2, 6, 10, 14 /)), 'vector type')
+  call MPI_Type_get_contents(rowt, 3, 0, 1, cints, caddr, olds)
+  call chk(all(cints == (/ 4, 1, 4 /)) .and. olds(1) == MPI_INTEGER, 'vector contents')
   call MPI_Type_free(rowt)
   call chk(rowt == MPI_DATATYPE_NULL, 'type_free')
   color = mod(rank, 2)

@@ -4,7 +4,7 @@
 ! SELECTED_REAL_KIND and SELECTED_INT_KIND (the way programs name their
 ! kinds), used in a ring and a reduction; MPI_TYPE_MATCH_SIZE from the
 ! sizes of those variables, and from MPI_SIZEOF (the `mpi` module only);
-! envelope of an F90 type; the refusal of a size no type has. Rank 0
+! envelope and contents of an F90 type; the refusal of a size no type has. Rank 0
 ! prints a line per family.
 program f_kinds
 #ifndef MPIV_MPIF
@@ -18,7 +18,8 @@ program f_kinds
   integer, parameter :: sp = selected_real_kind(6)
   integer, parameter :: i8 = selected_int_kind(18)
   integer :: ierr, rank, np, next, prev, i, s, tdp, tsp, tcx, ti8, t2, tm
-  integer :: ni, na, nd, comb
+  integer :: ni, na, nd, comb, cints(2), ctypes(1)
+  integer(kind=MPI_ADDRESS_KIND) :: caddr(1)
   real(dp) :: x(4), y(4)
   real(sp) :: f(3), g(3)
   complex(dp) :: z(2), w(2)
@@ -48,6 +49,8 @@ program f_kinds
   call MPI_TYPE_GET_ENVELOPE(tdp, ni, na, nd, comb, ierr)
   call chk(comb == MPI_COMBINER_F90_REAL .and. ni == 2 .and. na == 0 .and. nd == 0, &
       'envelope of f90_real')
+  call MPI_TYPE_GET_CONTENTS(tdp, 2, 0, 0, cints, caddr, ctypes, ierr)
+  call chk(ierr == MPI_SUCCESS .and. cints(1) == 15 .and. cints(2) == 307, 'contents of f90_real')
   if (rank == 0) write (*, '(a)') 'create_f90: ok'
 
   do i = 1, 4
