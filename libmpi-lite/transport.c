@@ -960,6 +960,9 @@ mpiv_transport_error(void)
 
 /* ---------------- progress ---------------- */
 
+/* An fd whose readability ends a wait (mpiv_tp_wake_fd), -1: none. */
+static int tp_wake_fd = -1;
+
 /* The wait's spin controller, set up on the first wait (MPIV_SPIN). */
 static struct spin *
 tp_spin_get(void)
@@ -984,8 +987,8 @@ static int
 tp_progress(int timeout_ms, long sleep_us)
 {
 	int ndp = dp_poll_count();
-	struct pollfd pfd[tp_nconns + 1 + ndp];
-	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd(), dp0, dpt;
+	struct pollfd pfd[tp_nconns + 1 + ndp + 1];
+	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd(), dp0, ndpf, dpt;
 	bool ready = false;
 	struct spin_wait w;
 
@@ -1014,7 +1017,15 @@ tp_progress(int timeout_ms, long sleep_us)
 	}
 	/* The direct protocol's listener and links to peers. */
 	dp0 = nfds;
-	nfds += dp_poll_fill(pfd + dp0, ndp);
+	ndpf = dp_poll_fill(pfd + dp0, ndp);
+	nfds += ndpf;
+	/* The Finalize keeper's child: its end ends the wait. */
+	if (tp_wake_fd >= 0) {
+		pfd[nfds].fd = tp_wake_fd;
+		pfd[nfds].events = POLLIN;
+		pfd[nfds].revents = 0;
+		nfds++;
+	}
 	dpt = dp_timeout_ms();
 	if (dp_poll_ready())
 		ready = true;
@@ -1091,8 +1102,14 @@ handle:
 		if (!c->dead && tp_conn_out_due(c))
 			tp_write(c);
 	}
-	dp_poll_handle(pfd + dp0, nfds - dp0);
+	dp_poll_handle(pfd + dp0, ndpf);
 	return tp_err != NULL ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+
+void
+mpiv_tp_wake_fd(int fd)
+{
+	tp_wake_fd = fd;
 }
 
 int

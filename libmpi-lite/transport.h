@@ -316,6 +316,9 @@ int mpiv_tp_wait_urgent(int cm);
  * MPI_ERR_PROC_FAILED once a CM connection is lost.
  */
 int mpiv_tp_progress(int timeout_ms);
+/* One more fd in every wait of mpiv_tp_progress: when it is readable the
+   wait returns (the Finalize keeper's pidfd of its child); -1: none. */
+void mpiv_tp_wake_fd(int fd);
 /*
  * The end of a non-blocking call (Test*, Request_get_status, Iprobe)
  * that entered at entry (mono_us) and found something or not, after its
