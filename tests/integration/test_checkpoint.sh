@@ -9,7 +9,7 @@
 #           exactly-once output from out_base, `mpiv checkpoint` on demand.
 #   mpi/*   tests/demo/heat.c with --ckpt-interval: checkpoints taken,
 #           `mpiv kill` after the first one restores from it, output
-#           byte-identical to failure-free. mpi/restore-twice: rank 1
+#           byte-identical to failure-free. mpi/restore-twice (flt_ckpt): rank 1
 #           killed after a checkpoint, restored, takes a new checkpoint
 #           as its restored incarnation (dumped again from inside its
 #           pid namespace), is killed again and comes back from that
@@ -294,15 +294,20 @@ else
 fi
 
 # ---------------- MPI ----------------
-HEAT="$W/heat"
-if ! "$MPIVCC" -O2 -o "$HEAT" "$ROOT/tests/demo/heat.c" 2> cc.err; then
-	notok mpi/build "mpivcc heat.c failed"
+HEAT="$W/heat" FCK="$W/flt_ckpt"
+# restore-twice runs tests/fault/progs/flt_ckpt (12000 steps, 1 MiB of
+# ballast a rank: a few seconds) held by FLT_HOLD until its second kill,
+# so it neither ends before it on a fast machine nor runs long after.
+FCK_ARGS=(12000 1 2000)
+if ! "$MPIVCC" -O2 -o "$HEAT" "$ROOT/tests/demo/heat.c" 2> cc.err ||
+    ! "$MPIVCC" -O2 -o "$FCK" "$ROOT/tests/fault/progs/flt_ckpt.c" 2>> cc.err; then
+	notok mpi/build "mpivcc heat.c or flt_ckpt.c failed"
 else
 	# Each case in both protocols, heat's steps scaled to about the same
 	# wall time (a direct job's messages are about 4x faster).
 	for PROTO in direct relay; do
 		MPI_SKIP=
-		if [ "$PROTO" = direct ]; then S1=80000 S2=240000; else S1=20000 S2=60000; fi
+		if [ "$PROTO" = direct ]; then S1=80000; else S1=20000; fi
 		"$MPIV" run --protocol "$PROTO" -n 4 "$HEAT" "$S1" > heat_ref 2> /dev/null
 		start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json "$HEAT" "$S1"
 		finish_job
@@ -358,7 +363,7 @@ else
 		# mpi/$PROTO/restore-twice: a restored rank checkpoints again and is
 		# restored from that newer checkpoint (daemons log at info into err).
 		if [ -z "${MPI_SKIP:-}" ]; then
-			"$MPIV" run --protocol "$PROTO" -n 4 "$HEAT" "$S2" > heat_ref2 2> /dev/null
+			"$MPIV" run --protocol "$PROTO" -n 4 "$FCK" "${FCK_ARGS[@]}" > fck_ref 2> /dev/null
 			# durable_after LINE INC: the number of the first rank-1 image
 			# stored by incarnation INC after line LINE of err that the
 			# dispatcher took as durable too.
@@ -381,8 +386,9 @@ else
 			have_durable() { [ -n "$(durable_after "$1" "$2")" ]; }
 			have_restored() { [ -n "$(restored_line "$1")" ]; }
 			why= f1= k2=
-			MPIV_LOG=info start_job --protocol "$PROTO" -n 4 --ckpt-interval 0.5 --report rep.json \
-			    "$HEAT" "$S2"
+			touch "$W/hold"
+			FLT_HOLD=$W/hold MPIV_LOG=info start_job --protocol "$PROTO" -n 4 \
+			    --ckpt-interval 0.5 --report rep.json "$FCK" "${FCK_ARGS[@]}"
 			if ! wait_for 20 have_durable 1 1; then
 				why="no first checkpoint of rank 1"
 			else
@@ -406,6 +412,9 @@ else
 					    > /dev/null 2>> err
 				fi
 			fi
+			# held until the second restore (or a failure)
+			[ -n "$why" ] || wait_for 20 have_restored 3
+			rm -f "$W/hold"
 			finish_job
 			gp=$(sed -n "s/.*node launched job=$JOB rank=1 incarnation=1 .*\
  getpid=\([0-9]*\).*/\1/p" err | head -n 1)
@@ -414,7 +423,7 @@ else
 			set -- $rl
 			if [ -n "$why" ]; then
 				notok mpi/$PROTO/restore-twice "$why"
-			elif [ "$(cat rc)" != 0 ] || ! cmp -s out heat_ref2; then
+			elif [ "$(cat rc)" != 0 ] || ! cmp -s out fck_ref; then
 				notok mpi/$PROTO/restore-twice "exit $(cat rc) or output differs"
 			elif [ $# -ne 2 ] || [ "$1" -lt 1 ] || [ "$2" -le "$1" ] ||
 			    [ "$2" -lt "$k2" ] || [ "$1" != "$f1" ]; then
