@@ -242,7 +242,7 @@ $(BUILD)/tests/mpi/%: tests/mpi/%.c $(LIBMPI_SO) $(LIBMPI_A) $(MPI_H) $(MPIVCC) 
 	@mkdir -p $(dir $@)
 	$(MPIVCC) -O1 -g -Wall -o $@ $<
 
-FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT)
+FTEST_DEPS := $(LIBMPI_SO) $(LIBMPI_A) $(MPIF_H) $(MPI_MOD) $(MPI_F08_MOD) $(LIBMPI_F08) $(MPIFORT) $(wildcard tests/fortran/*.inc)
 $(BUILD)/tests/fortran/%_mpif: tests/fortran/%.F90 $(FTEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(MPIFORT) -O1 -g -w -DMPIV_MPIF -o $@ $<

@@ -115,14 +115,6 @@ program f_kinds
 
 contains
 
-  subroutine chk(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      write (0, '(a,a,a,i0)') 'FAIL: ', what, ' on rank ', rank
-      call MPI_ABORT(MPI_COMM_WORLD, 3, e)
-    end if
-  end subroutine chk
+#include "chk.inc"
 
 end program f_kinds
