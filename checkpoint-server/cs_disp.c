@@ -122,6 +122,7 @@ cs_disp_on_frame(struct conn *c, const struct frame_hdr *h,
 		snprintf(cs->ended[cs->nended++ % CS_ENDED_KEEP],
 		    sizeof(cs->ended[0]), "%s", job);
 		cs_store_drop_job(cs, job, "the job has ended");
+		cs_notify_forget(cs, job);
 		log_debug("cs job=%s ended: grants=%zu forgotten", job,
 		    cs_grant_forget(cs, job));
 		return;

@@ -164,11 +164,19 @@ cs_notify_on_frame(struct conn *c, const struct frame_hdr *h,
 		Mpiv__HelloReply *r = (Mpiv__HelloReply *)m;
 		if (r->ok)
 			return;
-		/* The CM will not take them (e.g. the job ended): drop. */
-		log_warnx("cs cm=%s refused us job=%s reason=\"%s\": %u "
-		    "durable notices dropped", l->addr, l->job, r->error,
-		    cs_notify_count(l->pending) +
-		    cs_notify_count(l->inflight));
+		/* The CM will not take them (e.g. the job ended): drop.
+		   After the job's end that is the normal course (its CM
+		   forgot the job, and its log with it). */
+		if (cs_job_ended(l->cs, l->job))
+			log_info("cs cm=%s refused us job=%s (ended): %u "
+			    "durable notices dropped", l->addr, l->job,
+			    cs_notify_count(l->pending) +
+			    cs_notify_count(l->inflight));
+		else
+			log_warnx("cs cm=%s refused us job=%s reason=\"%s\": "
+			    "%u durable notices dropped", l->addr, l->job,
+			    r->error, cs_notify_count(l->pending) +
+			    cs_notify_count(l->inflight));
 		cs_notify_free_list(l->pending);
 		cs_notify_free_list(l->inflight);
 		l->pending = l->inflight = NULL;
@@ -292,12 +300,38 @@ cs_notify_on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 	cs_notify_dial(w->data);
 }
 
+/* JobEnd: the job's CMs free its logs anyway; its notices go, and its
+   links with them (closed, or not dialled again). */
+void
+cs_notify_forget(struct cs *cs, const char *job)
+{
+	struct cs_cmlink *l, *next;
+
+	for (l = cs->cmlinks; l != NULL; l = next) {
+		next = l->next;
+		if (strcmp(l->job, job) != 0)
+			continue;
+		cs_notify_free_list(l->pending);
+		cs_notify_free_list(l->inflight);
+		l->pending = l->inflight = NULL;
+		if (l->c != NULL)
+			conn_close(l->c, "job ended", false);
+		else
+			cs_notify_free_link(l);
+	}
+}
+
 void
 cs_notify_durable(struct cs *cs, const char *cm, const char *job,
     int32_t rank, uint64_t ckpt_no, uint32_t incarnation)
 {
 	struct cs_cmlink *l;
 
+	if (cs_job_ended(cs, job)) {
+		log_debug("cs job=%s ended: no durable notice for rank=%" PRId32,
+		    job, rank);
+		return;
+	}
 	for (l = cs->cmlinks; l != NULL; l = l->next)
 		if (strcmp(l->addr, cm) == 0 && strcmp(l->job, job) == 0)
 			break;

@@ -197,5 +197,6 @@ void cs_notify_durable(struct cs *cs, const char *cm, const char *job,
     int32_t rank, uint64_t ckpt_no, uint32_t incarnation);
 void cs_notify_pump(struct cs *cs);
 void cs_notify_close_all(struct cs *cs);
+void cs_notify_forget(struct cs *cs, const char *job);
 
 #endif
