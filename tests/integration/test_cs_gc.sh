@@ -72,7 +72,7 @@ RUN=(timeout -k 5 90 "$MPIV" run "${S[@]}" --dispatcher "$DA" --timeout 80)
 rc=$?
 if [ $rc = 0 ] && cmp -s "$T/j1.out" "$T/ref.out" && durable d1 1 1 &&
     wait_for 10 test ! -e "$T/store/1" &&
-    grep -q 'cs dropped job=1 images=[1-9][0-9]* reason="the job has ended"' "$T/cs.err"; then
+    wait_for 10 grep -q 'cs dropped job=1 images=[1-9][0-9]* reason="the job has ended"' "$T/cs.err"; then
 	ok "ended: job 1's images dropped as it ended ($(grep -c 'checkpoint durable job=1 ' "$T/d1.err") checkpoints taken)"
 else
 	notok "ended: exit $rc, store: $(ls "$T/store" 2> /dev/null | tr '\n' ' ')" "$T/cs.err" "$T/j1.err"
