@@ -89,8 +89,8 @@ wait "$J"
 start_disp "$DA" d2 || { notok "dispatcher restart on $DA" "$T/d2.err"; exit 1; }
 wait_for 20 services 2 || notok "no re-registration" "$T/d2.err"
 if wait_for 10 test ! -e "$T/store/2" &&
-    grep -q 'cs dropped job=2 images=[1-9][0-9]* reason="a previous dispatcher.s job"' "$T/cs.err" &&
-    grep -q 'cs forgot the ranks of jobs no longer run grants=[1-9]' "$T/cs.err"; then
+    wait_for 10 grep -q 'cs dropped job=2 images=[1-9][0-9]* reason="a previous dispatcher.s job"' "$T/cs.err" &&
+    wait_for 10 grep -q 'cs forgot the ranks of jobs no longer run grants=[1-9]' "$T/cs.err"; then
 	ok "restart: the gone dispatcher's job 2 dropped, and its ranks' grants, as the CS registered again"
 else
 	notok "restart: store $(ls "$T/store" | tr '\n' ' ')" "$T/cs.err"
