@@ -177,15 +177,15 @@ $(MPIF_H): $(FCONST)
 	@mkdir -p $(dir $@)
 	$(FCONST) mpif > $@.tmp && mv $@.tmp $@
 
-FSIZEOF := libmpi-lite/fortran/sizeof.f90
-$(MPI_F90): $(FCONST) $(FTBL) $(FGEN) $(FSIZEOF)
+FPROCS := libmpi-lite/fortran/procs.f90
+$(MPI_F90): $(FCONST) $(FTBL) $(FGEN) $(FPROCS)
 	@mkdir -p $(dir $@)
 	{ echo 'module mpi'; echo '  implicit none'; $(FCONST) module; \
 	  echo '  interface'; awk -v out=f90 -f $(FGEN) $(FTBL); \
-	  echo '  end interface'; echo 'contains'; cat $(FSIZEOF); \
+	  echo '  end interface'; echo 'contains'; cat $(FPROCS); \
 	  echo 'end module mpi'; } > $@.tmp && mv $@.tmp $@
 
-# (its MPI_SIZEOF is compiled code: in libmpi_f08.a too)
+# (its MPI_SIZEOF and MPI_F_SYNC_REG are compiled code: in libmpi_f08.a too)
 $(MPI_MOD): $(MPI_F90)
 	@mkdir -p $(dir $@) $(BUILD)/obj/gen
 	$(FORTRAN) -c -fPIC -O2 -J$(BUILD)/include -o $(BUILD)/obj/gen/mpi_mod.o $<
@@ -194,14 +194,14 @@ $(MPI_MOD): $(MPI_F90)
 # mpi_f08: its types and constants from fconst, the rest (PMPI_
 # interfaces, one module procedure per table line) from fgen.awk; its
 # procedures are compiled code, in libmpi_f08.a (mpifort links it).
-$(MPI_F08_F90): $(FCONST) $(FTBL) $(FGEN) $(FSIZEOF)
+$(MPI_F08_F90): $(FCONST) $(FTBL) $(FGEN) $(FPROCS)
 	@mkdir -p $(dir $@)
 	{ echo 'module mpi_f08'; echo '  implicit none'; $(FCONST) f08; \
 	  awk -v out=f08 -f $(FGEN) $(FTBL); \
 	  sed -e '/^!/d' \
 	      -e 's/integer, intent(out) :: ierror/integer, optional, intent(out) :: ierror/' \
 	      -e 's/ierror = MPI_SUCCESS/if (present(ierror)) ierror = MPI_SUCCESS/' \
-	      -e 's/MPI_SIZEOF/MPI_Sizeof/' $(FSIZEOF); \
+	      -e 's/MPI_SIZEOF/MPI_Sizeof/' -e 's/MPI_F_SYNC_REG/MPI_F_sync_reg/' $(FPROCS); \
 	  echo 'end module mpi_f08'; } > $@.tmp && mv $@.tmp $@
 
 $(MPI_F08_MOD): $(MPI_F08_F90)

@@ -53,6 +53,8 @@ program f08_basic
   call MPI_Irecv(jbuf, 10, MPI_INTEGER, prev, 7, MPI_COMM_WORLD, req(1))
   call MPI_Send(ibuf, 10, MPI_INTEGER, next, 7, MPI_COMM_WORLD)
   call MPI_Wait(req(1), MPI_STATUS_IGNORE)
+  call MPI_F_sync_reg(jbuf)
+  call chk(jbuf(1) == prev * 100 + 1, 'irecv, then MPI_F_sync_reg')
   flag = .false.
   call MPI_Test(req(1), flag, MPI_STATUS_IGNORE)
   call chk(flag, 'test on a null request')

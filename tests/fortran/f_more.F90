@@ -1,5 +1,5 @@
 ! tests/fortran/f_more.F90: the Fortran bindings of the non-blocking
-! collectives, Comm_idup, intercommunicators, matched probes,
+! collectives (and MPI_F_SYNC_REG), Comm_idup, intercommunicators, matched probes,
 ! neighbourhood collectives, error classes, subarray types and their
 ! envelope and contents, graph topologies and external32 packing, through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
@@ -44,6 +44,8 @@ program f_more
   call chk(sum2 == (rank + 1) * (rank + 2) / 2, 'iscan')
   call MPI_IBCAST(np, 1, MPI_INTEGER, 0, MPI_COMM_WORLD, req, ierr)
   call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_F_SYNC_REG(np)
+  call chk(np > 0, 'ibcast, then MPI_F_SYNC_REG')
   call MPI_COMM_IDUP(MPI_COMM_WORLD, dupc, req, ierr)
   call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
   call MPI_ALLREDUCE(buf, sum1, 1, MPI_INTEGER, MPI_SUM, dupc, ierr)
