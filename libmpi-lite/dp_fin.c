@@ -47,7 +47,7 @@
 #include "transport.h"
 
 #define DP_FIN_POLL_MS	2	/* the keeper looks at its child this often */
-#define DP_FIN_WAIT_MS	1000	/* ... or, with a pidfd of it, this often */
+#define DP_FIN_PIDFD_MS	1000	/* ... or, with a pidfd of it, this often */
 
 static pid_t dp_fin_pid;	/* keeper: the program's process */
 static bool dp_fin_is_child;	/* this is the program's process */
@@ -150,7 +150,7 @@ dp_fin_fork(void)
 			break;
 		if (w < 0 && errno != EINTR)
 			dp_fin_keeper_fail(MPI_ERR_INTERN);
-		rc = mpiv_tp_progress(pidfd >= 0 ? DP_FIN_WAIT_MS : DP_FIN_POLL_MS);
+		rc = mpiv_tp_progress(pidfd >= 0 ? DP_FIN_PIDFD_MS : DP_FIN_POLL_MS);
 		if (rc != MPI_SUCCESS)
 			dp_fin_keeper_fail(rc);
 	}
