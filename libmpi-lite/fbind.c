@@ -106,7 +106,7 @@ FB_ALIAS(mpi_pcontrol_)
 /* MPI_F_SYNC_REG(BUF): no IERROR. Doing nothing is its whole work: an
    external call that takes BUF makes the compiler store what it keeps
    of BUF in registers before, and load it again after. mpif.h programs
-   call this one; the modules' procedure calls mpi_f_sync_reg_cdesc (a
+   call this one; the modules' procedure calls mpi_f_sync_reg_cdesc_ (a
    descriptor of BUF, fortran/procs.f90). */
 void
 mpi_f_sync_reg_(void *buf)
@@ -115,9 +115,9 @@ mpi_f_sync_reg_(void *buf)
 }
 FB_ALIAS(mpi_f_sync_reg_)
 
-void mpi_f_sync_reg_cdesc(void *desc);
+void mpi_f_sync_reg_cdesc_(void *desc);
 void
-mpi_f_sync_reg_cdesc(void *desc)
+mpi_f_sync_reg_cdesc_(void *desc)
 {
 	(void)desc;
 }

@@ -21,7 +21,7 @@
   subroutine MPI_F_SYNC_REG(buf)
     type(*), dimension(..) :: buf
     interface
-      subroutine mpi_f_sync_reg_cdesc(b) bind(C, name='mpi_f_sync_reg_cdesc')
+      subroutine mpi_f_sync_reg_cdesc(b) bind(C, name='mpi_f_sync_reg_cdesc_')
         type(*), dimension(..) :: b
       end subroutine mpi_f_sync_reg_cdesc
     end interface

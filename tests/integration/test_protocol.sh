@@ -22,8 +22,9 @@ PIDS+=($!)
 "$MPIV" node --dispatcher "$DA" --slots 2 --name walled --no-listen --user root \
     --cache-dir "$T/c2" 2> "$T/n2.err" &
 PIDS+=($!)
+# (the two nodes register in either order: wait for both lines)
 wait_for 15 grep -q 'node registered .*name=walled .*listen=0' "$T/d.err" &&
-    grep -q 'node registered .*name=open .*listen=1' "$T/d.err" &&
+    wait_for 15 grep -q 'node registered .*name=open .*listen=1' "$T/d.err" &&
     ok "the dispatcher knows which node takes connections (listen=1/0)" ||
     notok "node registration with --no-listen" "$T/d.err"
 "$MPIV" status --dispatcher "$DA" --json > "$T/st.json" 2> "$T/st.err"
