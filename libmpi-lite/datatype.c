@@ -709,6 +709,7 @@ dt_copy(MPI_Datatype oldtype, MPI_Datatype *newtype)
 	if ((dt = malloc(sizeof(*dt))) == NULL)
 		return MPI_ERR_NO_MEM;
 	*dt = *oldtype;
+	dt->attrs = NULL;
 	dt->blocks = NULL;
 	if (oldtype->nblocks > 0) {
 		dt->blocks = malloc(oldtype->nblocks * sizeof(*dt->blocks));
@@ -794,6 +795,12 @@ MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 	(*newtype)->combiner = MPI_COMBINER_DUP;
 	rc = mpiv_dt_set_args(*newtype, MPI_COMBINER_DUP, 0, NULL, 0, NULL,
 	    0, NULL, 1, &oldtype);
+	if (rc == MPI_SUCCESS &&
+	    (rc = mpiv_type_attr_dup(oldtype, *newtype)) != MPI_SUCCESS) {
+		(void)mpiv_type_attr_free_all(*newtype);
+		mpiv_dt_release(*newtype);
+		*newtype = MPI_DATATYPE_NULL;
+	}
 	return dt_fail(rc, "MPI_Type_dup");
 }
 
@@ -830,9 +837,15 @@ mpiv_dt_release(MPI_Datatype dt)
 int
 MPI_Type_free(MPI_Datatype *datatype)
 {
+	int rc;
+
 	if (datatype == NULL || *datatype == MPI_DATATYPE_NULL ||
 	    (*datatype)->predefined)
 		return dt_fail(MPI_ERR_TYPE, "MPI_Type_free");
+	/* The attributes' delete callbacks run now, even if a pending
+	   operation keeps the type itself a while longer. */
+	if ((rc = mpiv_type_attr_free_all(*datatype)) != MPI_SUCCESS)
+		return dt_fail(rc, "MPI_Type_free");
 	mpiv_dt_release(*datatype);
 	*datatype = MPI_DATATYPE_NULL;
 	return MPI_SUCCESS;

@@ -83,6 +83,7 @@ dt_f90_get(int combiner, int p, int r, MPI_Datatype base,
 		return MPI_ERR_NO_MEM;
 	*dt = *base;	/* predefined: never released, never freed */
 	dt->args = NULL;
+	dt->attrs = NULL;
 	if (combiner == MPI_COMBINER_F90_INTEGER)
 		rc = mpiv_dt_set_args(dt, combiner, 1, &ints[1], 0, NULL, 0,
 		    NULL, 0, NULL);

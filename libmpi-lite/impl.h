@@ -81,6 +81,7 @@ struct mpiv_datatype {
 				   or too many runs (eruns_lost) */
 	bool eruns_lost;
 	struct mpiv_dt_args *args;	/* how it was built (get_contents) */
+	struct mpiv_attr *attrs;	/* attr.c */
 };
 
 /* Records how a derived type was built, for MPI_Type_get_envelope and
@@ -293,6 +294,11 @@ void mpiv_group_retain(struct mpiv_group *g);
 void mpiv_group_release(struct mpiv_group *g);
 int mpiv_attr_dup(MPI_Comm oldc, MPI_Comm newc);	/* copy callbacks */
 int mpiv_attr_free_all(MPI_Comm c);		/* delete callbacks */
+int mpiv_type_attr_dup(MPI_Datatype oldt, MPI_Datatype newt);
+int mpiv_type_attr_free_all(MPI_Datatype t);
+int mpiv_win_attr_get(MPI_Win win, int keyval, void *attribute_val,
+    int *flag);
+int mpiv_win_attr_free_all(MPI_Win win);
 int mpiv_topo_dup(MPI_Comm oldc, MPI_Comm newc);
 void mpiv_topo_free(MPI_Comm c);
 void mpiv_errh_retain(MPI_Errhandler e);

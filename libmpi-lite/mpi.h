@@ -310,12 +310,21 @@ typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 typedef int MPI_Type_copy_attr_function(MPI_Datatype, int, void *, void *,
     void *, int *);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype, int, void *, void *);
+typedef int MPI_Win_copy_attr_function(MPI_Win, int, void *, void *, void *,
+    int *);
+typedef int MPI_Win_delete_attr_function(MPI_Win, int, void *, void *);
 #define MPI_COMM_NULL_COPY_FN	((MPI_Comm_copy_attr_function *)0)
 #define MPI_COMM_NULL_DELETE_FN	((MPI_Comm_delete_attr_function *)0)
 #define MPI_NULL_COPY_FN	((MPI_Copy_function *)0)
 #define MPI_NULL_DELETE_FN	((MPI_Delete_function *)0)
 int MPI_COMM_DUP_FN(MPI_Comm, int, void *, void *, void *, int *);
 #define MPI_DUP_FN		MPI_COMM_DUP_FN
+#define MPI_TYPE_NULL_COPY_FN	((MPI_Type_copy_attr_function *)0)
+#define MPI_TYPE_NULL_DELETE_FN	((MPI_Type_delete_attr_function *)0)
+int MPI_TYPE_DUP_FN(MPI_Datatype, int, void *, void *, void *, int *);
+#define MPI_WIN_NULL_COPY_FN	((MPI_Win_copy_attr_function *)0)
+#define MPI_WIN_NULL_DELETE_FN	((MPI_Win_delete_attr_function *)0)
+int MPI_WIN_DUP_FN(MPI_Win, int, void *, void *, void *, int *);
 
 /* ---- environment ---- */
 int MPI_Init(int *argc, char ***argv);
@@ -467,6 +476,15 @@ int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *name);
 int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+    MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+    void *extra_state);
+int MPI_Type_free_keyval(int *type_keyval);
+int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval,
+    void *attribute_val);
+int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval,
+    void *attribute_val, int *flag);
+int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
 int MPI_Get_address(const void *location, MPI_Aint *address);
 int MPI_Address(void *location, MPI_Aint *address);
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -860,6 +878,12 @@ int MPI_Win_free(MPI_Win *win);
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val,
     int *flag);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+    MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+    void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
 int MPI_Win_set_name(MPI_Win win, const char *name);
 int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen);
 int MPI_Win_set_info(MPI_Win win, MPI_Info info);

@@ -353,6 +353,10 @@ MPI_Win_free(MPI_Win *win)
 			    "synchronized (call MPI_Win_fence first)", i);
 			return win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_free");
 		}
+	/* The attributes' delete callbacks, before the collective part (a
+	   failing one leaves the window as it was). */
+	if ((rc = mpiv_win_attr_free_all(w)) != MPI_SUCCESS)
+		return win_err(w, rc, "MPI_Win_free");
 	/* Collective: nobody leaves while a peer may still reach it. */
 	if ((rc = MPI_Barrier(w->comm)) != MPI_SUCCESS)
 		return win_err(w, rc, "MPI_Win_free");
@@ -377,6 +381,7 @@ int
 MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
 	void *v;
+	int rc;
 
 	if (win_check(win) != MPI_SUCCESS)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_get_attr");
@@ -399,9 +404,9 @@ MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag)
 		v = &win->model;
 		break;
 	default:
-		mpiv_err_detail("keyval %d: windows have only the predefined "
-		    "MPI_WIN_* attributes", keyval);
-		return win_err(win, MPI_ERR_KEYVAL, "MPI_Win_get_attr");
+		rc = mpiv_win_attr_get(win, keyval, attribute_val, flag);
+		return rc == MPI_SUCCESS ? rc :
+		    win_err(win, rc, "MPI_Win_get_attr");
 	}
 	*flag = 1;
 	memcpy(attribute_val, &v, sizeof(v));

@@ -95,6 +95,7 @@ struct mpiv_win {
 	MPI_Errhandler errh;
 	MPI_Info info;		/* as set by the program, or NULL */
 	char name[MPI_MAX_OBJECT_NAME];
+	struct mpiv_attr *attrs;	/* attr.c */
 	struct win_region *regions;
 	size_t nregions, capregions;
 
