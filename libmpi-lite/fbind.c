@@ -331,3 +331,147 @@ mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val,
 	*ierror = fb_set_attr(comm, *keyval, *val, "MPI_Attr_put");
 }
 FB_ALIAS(mpi_attr_put_)
+
+/* Datatype and window keyvals: the same rule, each kind with its own
+   predefined callbacks. */
+void mpi_type_null_copy_fn_(void) {}
+void mpi_type_null_delete_fn_(void) {}
+void mpi_type_dup_fn_(void) {}
+void mpi_win_null_copy_fn_(void) {}
+void mpi_win_null_delete_fn_(void) {}
+void mpi_win_dup_fn_(void) {}
+
+/* 0 (*dup: the copy callback is the kind's DUP_FN) if both are the
+   kind's predefined callbacks, else the error of a Fortran callback. */
+static int
+fb_keyval_fns(fb_proc *copy_fn, fb_proc *delete_fn, fb_proc *null_copy,
+    fb_proc *dup, fb_proc *null_delete, bool *is_dup, const char *kind,
+    const char *fn)
+{
+	if ((copy_fn != null_copy && copy_fn != dup) ||
+	    delete_fn != null_delete) {
+		mpiv_err_detail("attribute callbacks written in Fortran are not "
+		    "supported by mpiv (only MPI_%s_NULL_COPY_FN, "
+		    "MPI_%s_DUP_FN, MPI_%s_NULL_DELETE_FN)", kind, kind, kind);
+		return mpiv_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
+	}
+	*is_dup = copy_fn == dup;
+	return MPI_SUCCESS;
+}
+
+void
+mpi_type_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
+    MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
+{
+	bool dup = false;
+	int k = MPI_KEYVAL_INVALID;
+
+	if ((*ierror = fb_keyval_fns(copy_fn, delete_fn,
+	    mpi_type_null_copy_fn_, mpi_type_dup_fn_, mpi_type_null_delete_fn_,
+	    &dup, "TYPE", "MPI_Type_create_keyval")) != MPI_SUCCESS)
+		return;
+	*ierror = MPI_Type_create_keyval(dup ? MPI_TYPE_DUP_FN :
+	    MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k,
+	    (void *)*extra_state);
+	*keyval = k;
+}
+FB_ALIAS(mpi_type_create_keyval_)
+
+void
+mpi_win_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
+    MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
+{
+	bool dup = false;
+	int k = MPI_KEYVAL_INVALID;
+
+	if ((*ierror = fb_keyval_fns(copy_fn, delete_fn,
+	    mpi_win_null_copy_fn_, mpi_win_dup_fn_, mpi_win_null_delete_fn_,
+	    &dup, "WIN", "MPI_Win_create_keyval")) != MPI_SUCCESS)
+		return;
+	*ierror = MPI_Win_create_keyval(dup ? MPI_WIN_DUP_FN :
+	    MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k,
+	    (void *)*extra_state);
+	*keyval = k;
+}
+FB_ALIAS(mpi_win_create_keyval_)
+
+void
+mpi_type_set_attr_(MPI_Fint *datatype, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Type_set_attr";
+	MPI_Datatype t;
+
+	if ((*ierror = mpiv_fw_in(MPIV_F_TYPE, *datatype, (void **)&t, fn)) ==
+	    MPI_SUCCESS)
+		*ierror = MPI_Type_set_attr(t, *keyval, (void *)(intptr_t)*val);
+}
+FB_ALIAS(mpi_type_set_attr_)
+
+void
+mpi_type_get_attr_(MPI_Fint *datatype, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *flag, MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Type_get_attr";
+	MPI_Datatype t;
+	void *v = NULL;
+	int fl = 0;
+
+	*flag = 0;
+	if ((*ierror = mpiv_fw_in(MPIV_F_TYPE, *datatype, (void **)&t, fn)) !=
+	    MPI_SUCCESS)
+		return;
+	*ierror = MPI_Type_get_attr(t, *keyval, &v, &fl);
+	*flag = fl ? 1 : 0;
+	if (*ierror == MPI_SUCCESS && fl)
+		*val = (MPI_Aint)(intptr_t)v;
+}
+FB_ALIAS(mpi_type_get_attr_)
+
+void
+mpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Win_set_attr";
+	MPI_Win w;
+
+	if ((*ierror = mpiv_fw_in(MPIV_F_WIN, *win, (void **)&w, fn)) ==
+	    MPI_SUCCESS)
+		*ierror = MPI_Win_set_attr(w, *keyval, (void *)(intptr_t)*val);
+}
+FB_ALIAS(mpi_win_set_attr_)
+
+/* The predefined window keys' C values point at the value (an MPI_Aint
+   for MPI_WIN_SIZE, an int for the others) but MPI_WIN_BASE's, which
+   is the address itself: Fortran gets the value, or the address. */
+void
+mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val,
+    MPI_Fint *flag, MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Win_get_attr";
+	MPI_Win w;
+	void *v = NULL;
+	int fl = 0;
+
+	*flag = 0;
+	if ((*ierror = mpiv_fw_in(MPIV_F_WIN, *win, (void **)&w, fn)) !=
+	    MPI_SUCCESS)
+		return;
+	*ierror = MPI_Win_get_attr(w, *keyval, &v, &fl);
+	*flag = fl ? 1 : 0;
+	if (*ierror != MPI_SUCCESS || !fl)
+		return;
+	switch (*keyval) {
+	case MPI_WIN_SIZE:
+		*val = *(MPI_Aint *)v;
+		break;
+	case MPI_WIN_DISP_UNIT:
+	case MPI_WIN_CREATE_FLAVOR:
+	case MPI_WIN_MODEL:
+		*val = *(int *)v;
+		break;
+	default:
+		*val = (MPI_Aint)(intptr_t)v;
+	}
+}
+FB_ALIAS(mpi_win_get_attr_)

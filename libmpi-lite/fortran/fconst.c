@@ -151,6 +151,11 @@ main(int argc, char **argv)
 	FC(MPI_MODE_NOCHECK) FC(MPI_MODE_NOSTORE) FC(MPI_MODE_NOPUT)
 	FC(MPI_MODE_NOPRECEDE) FC(MPI_MODE_NOSUCCEED)
 	FC(MPI_LOCK_EXCLUSIVE) FC(MPI_LOCK_SHARED)
+	FC(MPI_WIN_BASE) FC(MPI_WIN_SIZE) FC(MPI_WIN_DISP_UNIT)
+	FC(MPI_WIN_CREATE_FLAVOR) FC(MPI_WIN_MODEL)
+	FC(MPI_WIN_FLAVOR_CREATE) FC(MPI_WIN_FLAVOR_ALLOCATE)
+	FC(MPI_WIN_FLAVOR_DYNAMIC) FC(MPI_WIN_FLAVOR_SHARED)
+	FC(MPI_WIN_SEPARATE) FC(MPI_WIN_UNIFIED)
 
 	printf("! ---- error classes\n");
 	FC(MPI_SUCCESS) FC(MPI_ERR_BUFFER) FC(MPI_ERR_COUNT) FC(MPI_ERR_TYPE)
@@ -173,7 +178,10 @@ main(int argc, char **argv)
 		    "  integer, bind(C, name=\"mpi_fortran_errcodes_ignore_\") :: MPI_ERRCODES_IGNORE(1)\n");
 		printf("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN\n"
 		    "  external :: MPI_COMM_DUP_FN, MPI_NULL_COPY_FN\n"
-		    "  external :: MPI_NULL_DELETE_FN, MPI_DUP_FN\n");
+		    "  external :: MPI_NULL_DELETE_FN, MPI_DUP_FN\n"
+		    "  external :: MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN\n"
+		    "  external :: MPI_TYPE_DUP_FN, MPI_WIN_NULL_COPY_FN\n"
+		    "  external :: MPI_WIN_NULL_DELETE_FN, MPI_WIN_DUP_FN\n");
 		return 0;
 	}
 	printf("! ---- special addresses: the library knows these blocks\n");
@@ -196,7 +204,13 @@ main(int argc, char **argv)
 	    "      EXTERNAL MPI_COMM_DUP_FN\n"
 	    "      EXTERNAL MPI_NULL_COPY_FN\n"
 	    "      EXTERNAL MPI_NULL_DELETE_FN\n"
-	    "      EXTERNAL MPI_DUP_FN\n");
+	    "      EXTERNAL MPI_DUP_FN\n"
+	    "      EXTERNAL MPI_TYPE_NULL_COPY_FN\n"
+	    "      EXTERNAL MPI_TYPE_NULL_DELETE_FN\n"
+	    "      EXTERNAL MPI_TYPE_DUP_FN\n"
+	    "      EXTERNAL MPI_WIN_NULL_COPY_FN\n"
+	    "      EXTERNAL MPI_WIN_NULL_DELETE_FN\n"
+	    "      EXTERNAL MPI_WIN_DUP_FN\n");
 	if (!module) {
 		printf("! ---- functions\n");
 		printf("      DOUBLE PRECISION MPI_WTIME, MPI_WTICK\n"

@@ -3,7 +3,7 @@
 ! optional IERROR, MPI_STATUS(ES)_IGNORE and MPI_IN_PLACE, arrays of
 ! TYPE(MPI_Request), a user op with the f08 signature (TYPE(C_PTR),
 ! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes and their contents, split and cart
-! communicators, MPI_Sizeof and MPI_Type_match_size, strings,
+! communicators, MPI_Sizeof and MPI_Type_match_size, a datatype attribute, strings,
 ! MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
 program f08_basic
   use mpi_f08
@@ -19,7 +19,8 @@ program f08_basic
   type(MPI_Comm) :: half, dup, cart
   type(MPI_Datatype) :: rowt, olds(1)
   integer :: cints(3)
-  integer(kind=MPI_ADDRESS_KIND) :: caddr(1)
+  integer(kind=MPI_ADDRESS_KIND) :: caddr(1), aval
+  integer :: tkey
   type(MPI_Op) :: myop
   logical :: flag
   double precision :: t0
@@ -107,6 +108,16 @@ program f08_basic
   call MPI_Type_match_size(MPI_TYPECLASS_REAL, n, rowt, ierr)
   call MPI_Type_size(rowt, i)
   call chk(n == 8 .and. i == 8 .and. ierr == MPI_SUCCESS, 'sizeof and match_size')
+  ! an attribute of a predefined datatype
+  call MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, tkey, &
+      0_MPI_ADDRESS_KIND)
+  call MPI_Type_set_attr(MPI_INTEGER, tkey, 77_MPI_ADDRESS_KIND)
+  call MPI_Type_get_attr(MPI_INTEGER, tkey, aval, flag)
+  call chk(flag .and. aval == 77, 'type attribute')
+  call MPI_Type_delete_attr(MPI_INTEGER, tkey)
+  call MPI_Type_get_attr(MPI_INTEGER, tkey, aval, flag)
+  call chk(.not. flag, 'type attribute deleted')
+  call MPI_Type_free_keyval(tkey)
   if (rank == 0) print '(a)', 'f08 datatypes and communicators: ok'
 
   ! ---- errors

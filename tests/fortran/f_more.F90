@@ -1,7 +1,8 @@
 ! tests/fortran/f_more.F90: the Fortran bindings of the non-blocking
 ! collectives (and MPI_F_SYNC_REG), Comm_idup, intercommunicators, matched probes,
 ! neighbourhood collectives, error classes, subarray types and their
-! envelope and contents, graph topologies and external32 packing, through the `mpi` module
+! envelope and contents, graph topologies and external32 packing,
+! datatype and window attributes, through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
 ! against its blocking twin or a known value; rank 0 prints a line per
 ! family.
@@ -26,6 +27,8 @@ program f_more
   integer(kind=MPI_ADDRESS_KIND) :: caddr(1)
   integer(kind=MPI_ADDRESS_KIND) :: xpos, xsize
   character(len=8) :: ext
+  integer :: tkey, tkey2, wkey, tdup, win, wbuf(4)
+  integer(kind=MPI_ADDRESS_KIND) :: aval, wsize
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -160,6 +163,53 @@ program f_more
   call chk(xpos == 4 .and. ichar(ext(3:3)) == 1 .and. ichar(ext(4:4)) == 2, &
       'pack_external')
   if (rank == 0) write (*, '(a)') 'arrays, graphs, external32: ok'
+
+  ! datatype and window attributes, with the predefined callbacks
+  call MPI_TYPE_CREATE_KEYVAL(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, tkey, &
+      0_MPI_ADDRESS_KIND, ierr)
+  call MPI_TYPE_CREATE_KEYVAL(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &
+      tkey2, 0_MPI_ADDRESS_KIND, ierr)
+  call MPI_TYPE_CONTIGUOUS(2, MPI_INTEGER, sub, ierr)
+  aval = 1000 + rank
+  call MPI_TYPE_SET_ATTR(sub, tkey, aval, ierr)
+  aval = 7
+  call MPI_TYPE_SET_ATTR(sub, tkey2, aval, ierr)
+  call MPI_TYPE_DUP(sub, tdup, ierr)
+  call MPI_TYPE_GET_ATTR(tdup, tkey, aval, flag, ierr)
+  call chk(flag .and. aval == 1000 + rank, 'type attribute copied by MPI_TYPE_DUP_FN')
+  call MPI_TYPE_GET_ATTR(tdup, tkey2, aval, flag, ierr)
+  call chk(.not. flag, 'MPI_TYPE_NULL_COPY_FN copies nothing')
+  call MPI_TYPE_GET_ATTR(sub, tkey2, aval, flag, ierr)
+  call chk(flag .and. aval == 7, 'type attribute')
+  call MPI_TYPE_DELETE_ATTR(sub, tkey, ierr)
+  call MPI_TYPE_GET_ATTR(sub, tkey, aval, flag, ierr)
+  call chk(.not. flag, 'type attribute deleted')
+  call MPI_TYPE_FREE(tdup, ierr)
+  call MPI_TYPE_FREE(sub, ierr)
+  call MPI_TYPE_FREE_KEYVAL(tkey, ierr)
+  call MPI_TYPE_FREE_KEYVAL(tkey2, ierr)
+  call chk(tkey == MPI_KEYVAL_INVALID, 'type_free_keyval')
+  call MPI_WIN_CREATE_KEYVAL(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, wkey, &
+      0_MPI_ADDRESS_KIND, ierr)
+  wsize = 16
+  call MPI_WIN_CREATE(wbuf, wsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  aval = 42 + rank
+  call MPI_WIN_SET_ATTR(win, wkey, aval, ierr)
+  call MPI_WIN_GET_ATTR(win, wkey, aval, flag, ierr)
+  call chk(flag .and. aval == 42 + rank, 'window attribute')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_SIZE, aval, flag, ierr)
+  call chk(flag .and. aval == 16, 'MPI_WIN_SIZE')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_DISP_UNIT, aval, flag, ierr)
+  call chk(flag .and. aval == 4, 'MPI_WIN_DISP_UNIT')
+  call MPI_WIN_GET_ATTR(win, MPI_WIN_CREATE_FLAVOR, aval, flag, ierr)
+  call chk(flag .and. aval == MPI_WIN_FLAVOR_CREATE, 'MPI_WIN_CREATE_FLAVOR')
+  call MPI_WIN_DELETE_ATTR(win, wkey, ierr)
+  call MPI_WIN_GET_ATTR(win, wkey, aval, flag, ierr)
+  call chk(.not. flag, 'window attribute deleted')
+  call MPI_WIN_FREE(win, ierr)
+  call MPI_WIN_FREE_KEYVAL(wkey, ierr)
+  call chk(wkey == MPI_KEYVAL_INVALID, 'win_free_keyval')
+  if (rank == 0) write (*, '(a)') 'type and window attributes: ok'
 
   call MPI_FINALIZE(ierr)
 
