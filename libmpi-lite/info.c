@@ -157,6 +157,51 @@ MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value,
 }
 
 int
+MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen,
+    int *flag)
+{
+	struct info_kv **p;
+	int rc;
+
+	if ((rc = info_check(info)) != MPI_SUCCESS ||
+	    (rc = info_check_key(key)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Info_get_valuelen");
+	if (valuelen == NULL || flag == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Info_get_valuelen");
+	*flag = 0;
+	if ((p = info_find(info, key)) == NULL)
+		return MPI_SUCCESS;
+	*valuelen = (int)strlen((*p)->val);
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+/* MPI-4: *buflen in, the room in value (the NUL included); out, the
+   value's length + 1, whatever was copied. */
+int
+MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value,
+    int *flag)
+{
+	struct info_kv **p;
+	int rc;
+
+	if ((rc = info_check(info)) != MPI_SUCCESS ||
+	    (rc = info_check_key(key)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Info_get_string");
+	if (buflen == NULL || *buflen < 0 || flag == NULL ||
+	    (value == NULL && *buflen > 0))
+		return mpiv_err(NULL, MPI_ERR_ARG, "MPI_Info_get_string");
+	*flag = 0;
+	if ((p = info_find(info, key)) == NULL)
+		return MPI_SUCCESS;
+	if (*buflen > 0)
+		snprintf(value, (size_t)*buflen, "%s", (*p)->val);
+	*buflen = (int)strlen((*p)->val) + 1;
+	*flag = 1;
+	return MPI_SUCCESS;
+}
+
+int
 MPI_Info_delete(MPI_Info info, const char *key)
 {
 	struct info_kv **p, *kv;

@@ -198,6 +198,8 @@ program f_misc
   call chk(flag .and. val == 'blue green', 'info get')
   call MPI_INFO_GET(info, 'size', 40, val, flag, ierr)
   call chk(.not. flag, 'info missing key')
+  call MPI_INFO_GET_VALUELEN(info, 'color', n, flag, ierr)
+  call chk(flag .and. n == 10, 'info get_valuelen')
   call MPI_INFO_GET_NKEYS(info, n, ierr)
   call MPI_INFO_GET_NTHKEY(info, 0, val, ierr)
   call chk(n == 1 .and. val == 'color', 'info keys')

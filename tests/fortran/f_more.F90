@@ -1,6 +1,6 @@
 ! tests/fortran/f_more.F90: the Fortran bindings of the non-blocking
 ! collectives (and MPI_F_SYNC_REG), Comm_idup, intercommunicators, matched probes,
-! neighbourhood collectives, error classes, subarray types and their
+! neighbourhood collectives (blocking and not), error classes, subarray types and their
 ! envelope and contents, graph topologies and external32 packing,
 ! datatype and window attributes, through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
@@ -108,6 +108,11 @@ program f_more
   call MPI_NEIGHBOR_ALLGATHER(buf, 1, MPI_INTEGER, got, 1, MPI_INTEGER, cart, ierr)
   call chk(got(1) == mod(rank - 1 + np, np) .and. got(2) == mod(rank + 1, np), &
       'neighbor_allgather')
+  got(1:2) = -1
+  call MPI_INEIGHBOR_ALLGATHER(buf, 1, MPI_INTEGER, got, 1, MPI_INTEGER, cart, req, ierr)
+  call MPI_WAIT(req, st, ierr)
+  call chk(got(1) == mod(rank - 1 + np, np) .and. got(2) == mod(rank + 1, np), &
+      'ineighbor_allgather')
   call MPI_COMM_FREE(cart, ierr)
   if (rank == 0) write (*, '(a)') 'neighbourhood collectives: ok'
 

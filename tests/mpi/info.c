@@ -30,6 +30,23 @@ int main(int argc, char **argv)
 	memset(val, 'X', sizeof val);
 	MPI_OK(MPI_Info_get(info, "gamma", 4, val, &flag));
 	CHECK(flag && !strncmp(val, "a lo", 4), "truncated get '%.8s'", val);
+	int vlen = -1;
+	MPI_OK(MPI_Info_get_valuelen(info, "alpha", &vlen, &flag));
+	CHECK(flag && vlen == 3, "get_valuelen alpha: %d", vlen);
+	MPI_OK(MPI_Info_get_valuelen(info, "missing", &vlen, &flag));
+	CHECK_INT(flag, 0, "get_valuelen of a missing key");
+#ifdef MPIV_MPI_LITE	/* MPI-4, not in Open MPI 4.1 */
+	int blen = 3;
+	memset(val, 'X', sizeof val);
+	MPI_OK(MPI_Info_get_string(info, "alpha", &blen, val, &flag));
+	CHECK(flag && blen == 4 && !strcmp(val, "on"), "get_string truncated: %d '%s'", blen, val);
+	blen = 0;
+	MPI_OK(MPI_Info_get_string(info, "alpha", &blen, NULL, &flag));
+	CHECK(flag && blen == 4, "get_string length: %d", blen);
+	blen = (int)sizeof val;
+	MPI_OK(MPI_Info_get_string(info, "alpha", &blen, val, &flag));
+	CHECK(flag && blen == 4 && !strcmp(val, "one"), "get_string: %d '%s'", blen, val);
+#endif
 
 	MPI_OK(MPI_Info_dup(info, &dup));
 	MPI_OK(MPI_Info_delete(info, "beta"));
