@@ -475,3 +475,67 @@ mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *val,
 	}
 }
 FB_ALIAS(mpi_win_get_attr_)
+
+/* ---------------- distributed graphs ---------------- */
+
+/* Weights may be MPI_UNWEIGHTED or MPI_WEIGHTS_EMPTY: COMMON blocks of
+   mpif.h whose addresses mpiv_f_weights turns into C's. */
+void
+mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree,
+    MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *outdegree,
+    MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info,
+    MPI_Fint *reorder, MPI_Fint *comm_dist_graph, MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Dist_graph_create_adjacent";
+	MPI_Comm c = NULL, g = NULL;
+	MPI_Info ci = NULL;
+
+	if ((*ierror = mpiv_fw_in(MPIV_F_COMM, *comm_old, (void **)&c, fn)) !=
+	    MPI_SUCCESS ||
+	    (*ierror = mpiv_fw_in(MPIV_F_INFO, *info, (void **)&ci, fn)) !=
+	    MPI_SUCCESS)
+		return;
+	*ierror = MPI_Dist_graph_create_adjacent(c, *indegree, sources,
+	    mpiv_f_weights(sourceweights), *outdegree, destinations,
+	    mpiv_f_weights(destweights), ci, *reorder != 0, &g);
+	*comm_dist_graph = mpiv_f_c2f(MPIV_F_COMM, g);
+}
+FB_ALIAS(mpi_dist_graph_create_adjacent_)
+
+void
+mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources,
+    MPI_Fint *degrees, MPI_Fint *destinations, MPI_Fint *weights,
+    MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *comm_dist_graph,
+    MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Dist_graph_create";
+	MPI_Comm c = NULL, g = NULL;
+	MPI_Info ci = NULL;
+
+	if ((*ierror = mpiv_fw_in(MPIV_F_COMM, *comm_old, (void **)&c, fn)) !=
+	    MPI_SUCCESS ||
+	    (*ierror = mpiv_fw_in(MPIV_F_INFO, *info, (void **)&ci, fn)) !=
+	    MPI_SUCCESS)
+		return;
+	*ierror = MPI_Dist_graph_create(c, *n, sources, degrees, destinations,
+	    mpiv_f_weights(weights), ci, *reorder != 0, &g);
+	*comm_dist_graph = mpiv_f_c2f(MPIV_F_COMM, g);
+}
+FB_ALIAS(mpi_dist_graph_create_)
+
+void
+mpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree,
+    MPI_Fint *sources, MPI_Fint *sourceweights, MPI_Fint *maxoutdegree,
+    MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_Dist_graph_neighbors";
+	MPI_Comm c = NULL;
+
+	if ((*ierror = mpiv_fw_in(MPIV_F_COMM, *comm, (void **)&c, fn)) !=
+	    MPI_SUCCESS)
+		return;
+	*ierror = MPI_Dist_graph_neighbors(c, *maxindegree, sources,
+	    mpiv_f_weights(sourceweights), *maxoutdegree, destinations,
+	    mpiv_f_weights(destweights));
+}
+FB_ALIAS(mpi_dist_graph_neighbors_)

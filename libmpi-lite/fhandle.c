@@ -36,6 +36,8 @@ MPI_Fint mpi_fortran_status_ignore_[sizeof(MPI_Status) / sizeof(MPI_Fint)];
 MPI_Fint mpi_fortran_statuses_ignore_[sizeof(MPI_Status) / sizeof(MPI_Fint)];
 MPI_Fint mpi_fortran_errcodes_ignore_[1];
 char mpi_fortran_argv_null_[1];
+MPI_Fint mpi_fortran_unweighted_[1];
+MPI_Fint mpi_fortran_weights_empty_[1];
 char mpi_fortran_argvs_null_[1];
 
 #define FH_TOMB ((void *)(uintptr_t)1)	/* a deleted hash entry */

@@ -100,6 +100,8 @@ extern MPI_Fint mpi_fortran_status_ignore_[];
 extern MPI_Fint mpi_fortran_statuses_ignore_[];
 extern MPI_Fint mpi_fortran_errcodes_ignore_[];
 extern char mpi_fortran_argv_null_[];
+extern MPI_Fint mpi_fortran_unweighted_[];
+extern MPI_Fint mpi_fortran_weights_empty_[];
 extern char mpi_fortran_argvs_null_[];
 
 /* A choice buffer from Fortran: MPI_BOTTOM and MPI_IN_PLACE become C's. */
@@ -111,6 +113,18 @@ mpiv_f_buf(void *p)
 	if (p == (void *)&mpi_fortran_in_place_)
 		return MPI_IN_PLACE;
 	return p;
+}
+
+/* A weights array from Fortran: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY
+   become C's. */
+static inline int *
+mpiv_f_weights(MPI_Fint *w)
+{
+	if (w == mpi_fortran_unweighted_)
+		return MPI_UNWEIGHTED;
+	if (w == mpi_fortran_weights_empty_)
+		return MPI_WEIGHTS_EMPTY;
+	return w;
 }
 
 static inline int

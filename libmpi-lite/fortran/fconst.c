@@ -175,7 +175,9 @@ main(int argc, char **argv)
 		    "  integer, bind(C, name=\"mpi_fortran_in_place_\") :: MPI_IN_PLACE\n"
 		    "  type(MPI_Status), bind(C, name=\"mpi_fortran_status_ignore_\") :: MPI_STATUS_IGNORE\n"
 		    "  type(MPI_Status), bind(C, name=\"mpi_fortran_statuses_ignore_\") :: MPI_STATUSES_IGNORE(1)\n"
-		    "  integer, bind(C, name=\"mpi_fortran_errcodes_ignore_\") :: MPI_ERRCODES_IGNORE(1)\n");
+		    "  integer, bind(C, name=\"mpi_fortran_errcodes_ignore_\") :: MPI_ERRCODES_IGNORE(1)\n"
+		    "  integer, bind(C, name=\"mpi_fortran_unweighted_\") :: MPI_UNWEIGHTED(1)\n"
+		    "  integer, bind(C, name=\"mpi_fortran_weights_empty_\") :: MPI_WEIGHTS_EMPTY(1)\n");
 		printf("  external :: MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN\n"
 		    "  external :: MPI_COMM_DUP_FN, MPI_NULL_COPY_FN\n"
 		    "  external :: MPI_NULL_DELETE_FN, MPI_DUP_FN\n"
@@ -193,6 +195,9 @@ main(int argc, char **argv)
 	    "MPI_FORTRAN_STATUSES_IGNORE");
 	fc_common("INTEGER", "MPI_ERRCODES_IGNORE", "(1)",
 	    "MPI_FORTRAN_ERRCODES_IGNORE");
+	fc_common("INTEGER", "MPI_UNWEIGHTED", "(1)", "MPI_FORTRAN_UNWEIGHTED");
+	fc_common("INTEGER", "MPI_WEIGHTS_EMPTY", "(1)",
+	    "MPI_FORTRAN_WEIGHTS_EMPTY");
 	fc_common("CHARACTER*1", "MPI_ARGV_NULL", "(1)",
 	    "MPI_FORTRAN_ARGV_NULL");
 	fc_common("CHARACTER*1", "MPI_ARGVS_NULL", "(1,1)",

@@ -3,7 +3,8 @@
 ! optional IERROR, MPI_STATUS(ES)_IGNORE and MPI_IN_PLACE, arrays of
 ! TYPE(MPI_Request), a user op with the f08 signature (TYPE(C_PTR),
 ! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes and their contents, split and cart
-! communicators, MPI_Sizeof and MPI_Type_match_size, a datatype attribute, strings,
+! communicators, a distributed graph with MPI_UNWEIGHTED, MPI_Sizeof and
+! MPI_Type_match_size, a datatype attribute, strings,
 ! MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
 program f08_basic
   use mpi_f08
@@ -16,7 +17,9 @@ program f08_basic
   character(len=MPI_MAX_OBJECT_NAME) :: oname
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: req(2)
-  type(MPI_Comm) :: half, dup, cart
+  type(MPI_Comm) :: half, dup, cart, dg
+  integer :: gs(1), gd(1), nin, nout
+  logical :: wtd
   type(MPI_Datatype) :: rowt, olds(1)
   integer :: cints(3)
   integer(kind=MPI_ADDRESS_KIND) :: caddr(1), aval
@@ -108,6 +111,16 @@ program f08_basic
   call MPI_Type_match_size(MPI_TYPECLASS_REAL, n, rowt, ierr)
   call MPI_Type_size(rowt, i)
   call chk(n == 8 .and. i == 8 .and. ierr == MPI_SUCCESS, 'sizeof and match_size')
+  ! a distributed ring, unweighted
+  gs(1) = prev
+  gd(1) = next
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, gs, MPI_UNWEIGHTED, 1, gd, &
+      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dg)
+  call MPI_Dist_graph_neighbors_count(dg, nin, nout, wtd)
+  call chk(nin == 1 .and. nout == 1 .and. .not. wtd, 'dist graph')
+  call MPI_Dist_graph_neighbors(dg, 1, gs, MPI_UNWEIGHTED, 1, gd, MPI_UNWEIGHTED)
+  call chk(gs(1) == prev .and. gd(1) == next, 'dist graph neighbors')
+  call MPI_Comm_free(dg)
   ! an attribute of a predefined datatype
   call MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, tkey, &
       0_MPI_ADDRESS_KIND)

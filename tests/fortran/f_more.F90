@@ -2,7 +2,8 @@
 ! collectives (and MPI_F_SYNC_REG), Comm_idup, intercommunicators, matched probes,
 ! neighbourhood collectives (blocking and not), error classes, subarray types and their
 ! envelope and contents, graph topologies and external32 packing,
-! datatype and window attributes, through the `mpi` module
+! datatype and window attributes, distributed graphs (weighted,
+! MPI_UNWEIGHTED), communicator and window hints, through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
 ! against its blocking twin or a known value; rank 0 prints a line per
 ! family.
@@ -29,6 +30,9 @@ program f_more
   character(len=8) :: ext
   integer :: tkey, tkey2, wkey, tdup, win, wbuf(4)
   integer(kind=MPI_ADDRESS_KIND) :: aval, wsize
+  integer :: gsrc(2), gdst(2), wts(2), isrc(2), idst(2), iw(2), ow(2), dg, nin, nout
+  integer :: hinfo, hinfo2
+  character(len=20) :: hval
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -215,6 +219,70 @@ program f_more
   call MPI_WIN_FREE_KEYVAL(wkey, ierr)
   call chk(wkey == MPI_KEYVAL_INVALID, 'win_free_keyval')
   if (rank == 0) write (*, '(a)') 'type and window attributes: ok'
+
+  ! distributed graphs: sources rank-1, rank-2; destinations rank+1, rank+2
+  gsrc(1) = mod(rank - 1 + np, np)
+  gsrc(2) = mod(rank - 2 + 2 * np, np)
+  gdst(1) = mod(rank + 1, np)
+  gdst(2) = mod(rank + 2, np)
+  wts(1) = 1
+  wts(2) = 2
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 2, gsrc, wts, 2, gdst, wts, &
+      MPI_INFO_NULL, .false., dg, ierr)
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, nin, nout, flag, ierr)
+  call chk(nin == 2 .and. nout == 2 .and. flag, 'dist_graph_neighbors_count')
+  call MPI_DIST_GRAPH_NEIGHBORS(dg, 2, isrc, iw, 2, idst, ow, ierr)
+  call chk(all(isrc == gsrc) .and. all(idst == gdst) .and. all(iw == wts) &
+      .and. all(ow == wts), 'dist_graph_neighbors')
+  buf(1) = rank
+  call MPI_NEIGHBOR_ALLGATHER(buf, 1, MPI_INTEGER, got, 1, MPI_INTEGER, dg, ierr)
+  call chk(got(1) == gsrc(1) .and. got(2) == gsrc(2), 'neighbor_allgather on a dist graph')
+  call MPI_COMM_FREE(dg, ierr)
+  call MPI_DIST_GRAPH_CREATE_ADJACENT(MPI_COMM_WORLD, 2, gsrc, MPI_UNWEIGHTED, 2, gdst, &
+      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dg, ierr)
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, nin, nout, flag, ierr)
+  call chk(nin == 2 .and. nout == 2 .and. .not. flag, 'MPI_UNWEIGHTED')
+  call MPI_COMM_FREE(dg, ierr)
+  ! each rank names one edge, its own to rank+1
+  isrc(1) = rank
+  iw(1) = 1
+  idst(1) = mod(rank + 1, np)
+  call MPI_DIST_GRAPH_CREATE(MPI_COMM_WORLD, 1, isrc, iw, idst, MPI_UNWEIGHTED, &
+      MPI_INFO_NULL, .false., dg, ierr)
+  call MPI_DIST_GRAPH_NEIGHBORS_COUNT(dg, nin, nout, flag, ierr)
+  call chk(nin == 1 .and. nout == 1 .and. .not. flag, 'dist_graph_create')
+  call MPI_DIST_GRAPH_NEIGHBORS(dg, 1, isrc, MPI_UNWEIGHTED, 1, idst, MPI_UNWEIGHTED, ierr)
+  call chk(isrc(1) == mod(rank - 1 + np, np) .and. idst(1) == mod(rank + 1, np), &
+      'dist_graph_neighbors (create)')
+  call MPI_COMM_FREE(dg, ierr)
+  if (rank == 0) write (*, '(a)') 'distributed graphs: ok'
+
+  ! hints of communicators and windows
+  call MPI_INFO_CREATE(hinfo, ierr)
+  call MPI_INFO_SET(hinfo, 'f_more_hint', 'yes', ierr)
+  call MPI_COMM_DUP_WITH_INFO(MPI_COMM_WORLD, hinfo, dupc, ierr)
+  call MPI_COMM_GET_INFO(dupc, hinfo2, ierr)
+  call MPI_INFO_GET(hinfo2, 'f_more_hint', 20, hval, flag, ierr)
+  call chk(flag .and. hval == 'yes', 'comm_dup_with_info, comm_get_info')
+  call MPI_INFO_FREE(hinfo2, ierr)
+  ! (which hints get_info then gives is the library's choice: Open MPI
+  ! 4.1 drops those it does not know)
+  call MPI_INFO_SET(hinfo, 'f_more_other', 'no', ierr)
+  call MPI_COMM_SET_INFO(dupc, hinfo, ierr)
+  call chk(ierr == MPI_SUCCESS, 'comm_set_info')
+  call MPI_COMM_GET_INFO(dupc, hinfo2, ierr)
+  call chk(ierr == MPI_SUCCESS .and. hinfo2 /= MPI_INFO_NULL, 'comm_get_info')
+  call MPI_INFO_FREE(hinfo2, ierr)
+  call MPI_COMM_FREE(dupc, ierr)
+  wsize = 16
+  call MPI_WIN_CREATE(wbuf, wsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_WIN_SET_INFO(win, hinfo, ierr)
+  call MPI_WIN_GET_INFO(win, hinfo2, ierr)
+  call chk(ierr == MPI_SUCCESS .and. hinfo2 /= MPI_INFO_NULL, 'win_set_info, win_get_info')
+  call MPI_INFO_FREE(hinfo2, ierr)
+  call MPI_WIN_FREE(win, ierr)
+  call MPI_INFO_FREE(hinfo, ierr)
+  if (rank == 0) write (*, '(a)') 'communicator and window hints: ok'
 
   call MPI_FINALIZE(ierr)
 
