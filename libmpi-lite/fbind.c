@@ -359,21 +359,42 @@ fb_keyval_fns(fb_proc *copy_fn, fb_proc *delete_fn, fb_proc *null_copy,
 	return MPI_SUCCESS;
 }
 
+/* MPI_TYPE_CREATE_KEYVAL (win false) or MPI_WIN_CREATE_KEYVAL. */
+static int
+fb_obj_keyval(bool win, fb_proc *copy_fn, fb_proc *delete_fn,
+    MPI_Fint *keyval, MPI_Aint extra)
+{
+	bool dup = false;
+	int k = MPI_KEYVAL_INVALID, rc;
+
+	if (win)
+		rc = fb_keyval_fns(copy_fn, delete_fn, mpi_win_null_copy_fn_,
+		    mpi_win_dup_fn_, mpi_win_null_delete_fn_, &dup, "WIN",
+		    "MPI_Win_create_keyval");
+	else
+		rc = fb_keyval_fns(copy_fn, delete_fn, mpi_type_null_copy_fn_,
+		    mpi_type_dup_fn_, mpi_type_null_delete_fn_, &dup, "TYPE",
+		    "MPI_Type_create_keyval");
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if (win)
+		rc = MPI_Win_create_keyval(dup ? MPI_WIN_DUP_FN :
+		    MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k,
+		    (void *)extra);
+	else
+		rc = MPI_Type_create_keyval(dup ? MPI_TYPE_DUP_FN :
+		    MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k,
+		    (void *)extra);
+	*keyval = k;
+	return rc;
+}
+
 void
 mpi_type_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
     MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
 {
-	bool dup = false;
-	int k = MPI_KEYVAL_INVALID;
-
-	if ((*ierror = fb_keyval_fns(copy_fn, delete_fn,
-	    mpi_type_null_copy_fn_, mpi_type_dup_fn_, mpi_type_null_delete_fn_,
-	    &dup, "TYPE", "MPI_Type_create_keyval")) != MPI_SUCCESS)
-		return;
-	*ierror = MPI_Type_create_keyval(dup ? MPI_TYPE_DUP_FN :
-	    MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k,
-	    (void *)*extra_state);
-	*keyval = k;
+	*ierror = fb_obj_keyval(false, copy_fn, delete_fn, keyval,
+	    *extra_state);
 }
 FB_ALIAS(mpi_type_create_keyval_)
 
@@ -381,17 +402,8 @@ void
 mpi_win_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
     MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
 {
-	bool dup = false;
-	int k = MPI_KEYVAL_INVALID;
-
-	if ((*ierror = fb_keyval_fns(copy_fn, delete_fn,
-	    mpi_win_null_copy_fn_, mpi_win_dup_fn_, mpi_win_null_delete_fn_,
-	    &dup, "WIN", "MPI_Win_create_keyval")) != MPI_SUCCESS)
-		return;
-	*ierror = MPI_Win_create_keyval(dup ? MPI_WIN_DUP_FN :
-	    MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k,
-	    (void *)*extra_state);
-	*keyval = k;
+	*ierror = fb_obj_keyval(true, copy_fn, delete_fn, keyval,
+	    *extra_state);
 }
 FB_ALIAS(mpi_win_create_keyval_)
 

@@ -15,6 +15,12 @@
 #   MPIV_ASAN_BUILD   ASan build dir (default: build-asan)
 #   MPIV_MPI_TIMEOUT  per-job --timeout passed to mpiv run (default 60)
 #   MPIV_SCRIPT_TIMEOUT  hard timeout of each integration/fault script (600)
+#   MPIV_TEST_JOBS    integration scripts run this many at a time (default
+#                     2; 1 = one at a time). Most of them wait on daemons,
+#                     heartbeats and timeouts rather than compute; those
+#                     that look at every process of the machine, or are
+#                     heavy, run alone (PAR_ALONE below). Their output is
+#                     printed in order as they finish.
 #
 # Tests, in order (names as printed):
 #   unit/NAME               every executable in $MPIV_BUILD/tests/unit/
@@ -55,6 +61,7 @@ B=${MPIV_BUILD:-build}
 ASAN_B=${MPIV_ASAN_BUILD:-build-asan}
 ASAN_MODE=${MPIV_ASAN:-auto}
 MPI_TIMEOUT=${MPIV_MPI_TIMEOUT:-60}
+T_JOBS=${MPIV_TEST_JOBS:-2}
 SCRIPT_TIMEOUT=${MPIV_SCRIPT_TIMEOUT:-600}
 LIST_ONLY=0
 # Reference stdout of MPI cases: lines "PROG NRANKS: LINE" (from Open MPI).
@@ -67,7 +74,7 @@ while [ $# -gt 0 ]; do
 	-k*) T_PATTERN=${1#-k}; shift ;;
 	-l) LIST_ONLY=1; shift ;;
 	--no-asan) ASAN_MODE=0; shift ;;
-	-j) shift 2 ;;		# accepted, ignored: tests run one at a time
+	-j) T_JOBS=${2:?-j needs a number}; shift 2 ;;
 	-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
 	*) echo "usage: tests/run.sh [-k PATTERN] [-l] [--no-asan]" >&2; exit 2 ;;
 	esac
@@ -224,6 +231,72 @@ run_scripts() {
 	done
 }
 
+# Integration scripts that run alone: they look for stray processes of
+# the whole machine (any other test's would count), install and start
+# system daemons, or load both cores for long.
+PAR_ALONE="test_restart test_run_errors test_privsep test_slurm test_checkpoint
+	test_ckpt_elsewhere test_huge_msg test_bench_apps"
+
+# run_scripts_par DIR: as run_scripts, T_JOBS at a time (each in a
+# subshell with its own T_TMP, its output kept and printed in order);
+# the counters are taken from the lines it printed.
+PAR_NAMES=()
+PAR_PIDS=()
+PAR_DONE=0
+par_flush() {	# print the finished jobs at the head of the queue
+	local i line
+	while [ "$PAR_DONE" -lt ${#PAR_PIDS[@]} ]; do
+		i=$PAR_DONE
+		[ "${1:-}" = all ] && wait "${PAR_PIDS[i]}" 2> /dev/null
+		kill -0 "${PAR_PIDS[i]}" 2> /dev/null && break
+		while IFS= read -r line; do
+			printf '%s\n' "$line"
+			case $line in
+			"ok - "*" # SKIP "*) T_SKIP=$((T_SKIP + 1)) ;;
+			"ok - "*) T_PASS=$((T_PASS + 1)) ;;
+			"not ok - "*)
+				T_FAIL=$((T_FAIL + 1))
+				T_FAILED_NAMES+=("${PAR_NAMES[i]}") ;;
+			esac
+		done < "$T_TMP/par.$i.out"
+		PAR_DONE=$((PAR_DONE + 1))
+	done
+}
+
+run_scripts_par() {
+	local dir=$1 f t name i
+	if [ "$T_JOBS" -le 1 ] || [ "$LIST_ONLY" = 1 ]; then
+		run_scripts "$dir"
+		return
+	fi
+	for f in "$dir"/*.sh; do
+		[ -f "$f" ] || continue
+		t=$(basename "$f" .sh)
+		name="$(basename "$dir")/$t"
+		t_selected "$name" || continue
+		if [[ " $(echo $PAR_ALONE) " == *" $t "* ]]; then
+			wait
+			par_flush all
+			t_run "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
+			continue
+		fi
+		while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
+			wait -n
+			par_flush
+		done
+		i=${#PAR_PIDS[@]}
+		mkdir -p "$T_TMP/par.$i"
+		( T_TMP=$T_TMP/par.$i
+		  t_run "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f" ) \
+		    > "$T_TMP/par.$i.out" 2>&1 &
+		PAR_PIDS[i]=$!
+		PAR_NAMES[i]=$name
+		par_flush
+	done
+	wait
+	par_flush all
+}
+
 # The fault scripts that run in both protocols: in the default (auto,
 # direct here) and again in the relay. The others test what only one
 # protocol has and say so themselves (--protocol relay for the CMs' fault
@@ -262,7 +335,7 @@ run_mpi "$B" "relay/" "" "${SAN_ENV_MPI[@]}"
 MPI_RUN_ARGS=()
 MPI_DIR=mpi
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
-run_scripts tests/integration
+run_scripts_par tests/integration
 run_scripts tests/fault
 run_scripts_relay tests/fault
 if [ -f tests/fuzz/run-short.sh ]; then
