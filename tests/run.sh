@@ -15,12 +15,14 @@
 #   MPIV_ASAN_BUILD   ASan build dir (default: build-asan)
 #   MPIV_MPI_TIMEOUT  per-job --timeout passed to mpiv run (default 60)
 #   MPIV_SCRIPT_TIMEOUT  hard timeout of each integration/fault script (600)
-#   MPIV_TEST_JOBS    integration scripts run this many at a time (default
-#                     2; 1 = one at a time). Most of them wait on daemons,
-#                     heartbeats and timeouts rather than compute; those
-#                     that look at every process of the machine, or are
-#                     heavy, run alone (PAR_ALONE below). Their output is
-#                     printed in order as they finish.
+#   MPIV_TEST_JOBS    MPI cases and integration scripts run this many at
+#                     a time (default 2, or -j N; 1 = one at a time). Most
+#                     wait on daemons, heartbeats and timeouts rather than
+#                     compute; the integration scripts that look at every
+#                     process of the machine, or are heavy, run alone
+#                     (PAR_ALONE below); the fault scripts, whose chaos
+#                     runs are timed, run one at a time. Output is printed
+#                     in order as they finish.
 #
 # Tests, in order (names as printed):
 #   unit/NAME               every executable in $MPIV_BUILD/tests/unit/
@@ -190,12 +192,13 @@ run_mpi() {
 			T_EXPECT_STDOUT="$T_TMP/expected"
 			sed -n "s/^$prog $n: //p" "$expected" > "$T_EXPECT_STDOUT"
 		fi
-		t_run "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
+		t_run_bg "$name" $((MPI_TIMEOUT + 30)) "$expect" env "$@" \
 			"$build/bin/mpiv" run -n "$n" --timeout "$MPI_TIMEOUT" \
 			"${MPI_RUN_ARGS[@]}" "${mpivargs[@]}" \
 			"$build/tests/$dir/$prog" "${progargs[@]}"
 		T_EXPECT_STDOUT=
 	done < "$cases"
+	t_run_wait
 }
 
 # A program started without mpiv run: MPI_Init fails, exit 1, a message
@@ -231,15 +234,11 @@ run_scripts() {
 	done
 }
 
-# Integration scripts that run alone: they look for stray processes of
-# the whole machine (any other test's would count), install and start
-# system daemons, or load both cores for long.
-PAR_ALONE="test_restart test_run_errors test_privsep test_slurm test_checkpoint
-	test_ckpt_elsewhere test_huge_msg test_bench_apps"
-
-# run_scripts_par DIR: as run_scripts, T_JOBS at a time (each in a
-# subshell with its own T_TMP, its output kept and printed in order);
-# the counters are taken from the lines it printed.
+# t_run_bg NAME SECS EXPECT CMD...: t_run in a subshell in the
+# background, T_JOBS at a time, with its own T_TMP (and its own copy of
+# T_EXPECT_STDOUT); its output is kept and printed in order as the jobs
+# finish, and the counters are taken from the lines it printed.
+# t_run_wait: waits for all of them and prints the rest.
 PAR_NAMES=()
 PAR_PIDS=()
 PAR_DONE=0
@@ -263,38 +262,57 @@ par_flush() {	# print the finished jobs at the head of the queue
 	done
 }
 
-run_scripts_par() {
-	local dir=$1 f t name i
+t_run_bg() {
+	local name=$1 i exp=
+	t_selected "$name" || return 0
 	if [ "$T_JOBS" -le 1 ] || [ "$LIST_ONLY" = 1 ]; then
-		run_scripts "$dir"
+		t_run "$@"
 		return
 	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
+		wait -n
+		par_flush
+	done
+	i=${#PAR_PIDS[@]}
+	mkdir -p "$T_TMP/par.$i"
+	if [ -n "${T_EXPECT_STDOUT:-}" ]; then
+		exp=$T_TMP/par.$i/expected.ref
+		cp "$T_EXPECT_STDOUT" "$exp"
+	fi
+	( T_TMP=$T_TMP/par.$i T_EXPECT_STDOUT=$exp
+	  t_run "$@" ) > "$T_TMP/par.$i.out" 2>&1 &
+	PAR_PIDS[i]=$!
+	PAR_NAMES[i]=$name
+	par_flush
+}
+
+t_run_wait() {
+	wait
+	par_flush all
+}
+
+# Integration scripts that run alone: they look for stray processes of
+# the whole machine (any other test's would count), install and start
+# system daemons, or load both cores for long.
+PAR_ALONE="test_restart test_run_errors test_privsep test_slurm test_checkpoint
+	test_ckpt_elsewhere test_huge_msg test_bench_apps"
+
+# run_scripts_par DIR: as run_scripts, T_JOBS at a time but PAR_ALONE.
+run_scripts_par() {
+	local dir=$1 f t name
 	for f in "$dir"/*.sh; do
 		[ -f "$f" ] || continue
 		t=$(basename "$f" .sh)
 		name="$(basename "$dir")/$t"
 		t_selected "$name" || continue
 		if [[ " $(echo $PAR_ALONE) " == *" $t "* ]]; then
-			wait
-			par_flush all
+			t_run_wait
 			t_run "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
-			continue
+		else
+			t_run_bg "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
 		fi
-		while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
-			wait -n
-			par_flush
-		done
-		i=${#PAR_PIDS[@]}
-		mkdir -p "$T_TMP/par.$i"
-		( T_TMP=$T_TMP/par.$i
-		  t_run "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f" ) \
-		    > "$T_TMP/par.$i.out" 2>&1 &
-		PAR_PIDS[i]=$!
-		PAR_NAMES[i]=$name
-		par_flush
 	done
-	wait
-	par_flush all
+	t_run_wait
 }
 
 # The fault scripts that run in both protocols: in the default (auto,
