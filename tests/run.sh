@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tests/run.sh: the test runner `make test` calls (from the repo root).
 #
-#   tests/run.sh [-k PATTERN] [-l] [--no-asan]
+#   tests/run.sh [-k PATTERN] [-l] [--no-asan] [-j N]
 #
 #   -k PATTERN  run only tests whose name matches PATTERN (bash regex,
 #               so a plain substring works: -k mpi/p2p, -k 'n16$')
 #   -l          list the test names that would run, run nothing
 #   --no-asan   do not run the ASan pass even if build-asan/ exists
+#   -j N        N tests at a time where that is safe (MPIV_TEST_JOBS)
 #
 # Environment:
 #   MPIV_BUILD        build dir (default: build)
@@ -78,7 +79,7 @@ while [ $# -gt 0 ]; do
 	--no-asan) ASAN_MODE=0; shift ;;
 	-j) T_JOBS=${2:?-j needs a number}; shift 2 ;;
 	-h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-	*) echo "usage: tests/run.sh [-k PATTERN] [-l] [--no-asan]" >&2; exit 2 ;;
+	*) echo "usage: tests/run.sh [-k PATTERN] [-l] [--no-asan] [-j N]" >&2; exit 2 ;;
 	esac
 done
 
