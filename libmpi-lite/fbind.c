@@ -551,3 +551,191 @@ mpi_dist_graph_neighbors_(MPI_Fint *comm, MPI_Fint *maxindegree,
 	    mpiv_f_weights(destweights));
 }
 FB_ALIAS(mpi_dist_graph_neighbors_)
+
+/* ---------------- the w collectives (arrays of datatypes) ---------------- */
+
+/* How many blocks an array of datatypes of a w collective on c has:
+   WHICH 0 its size (MPI_ALLTOALLW), 1 its in-degree (the receive side of
+   MPI_NEIGHBOR_ALLTOALLW), 2 its out-degree (the send side); 0 if c has
+   no topology (the call itself then says so). */
+static int
+fb_nblocks(MPI_Comm c, int which)
+{
+	int kind = MPI_UNDEFINED, n = 0, in = 0, out = 0, w = 0, r = 0;
+
+	if (which == 0)
+		return MPI_Comm_size(c, &n) == MPI_SUCCESS ? n : 0;
+	if (c->remote != NULL || MPI_Topo_test(c, &kind) != MPI_SUCCESS)
+		return 0;
+	switch (kind) {
+	case MPI_CART:
+		return MPI_Cartdim_get(c, &n) == MPI_SUCCESS ? 2 * n : 0;
+	case MPI_GRAPH:
+		if (MPI_Comm_rank(c, &r) != MPI_SUCCESS ||
+		    MPI_Graph_neighbors_count(c, r, &n) != MPI_SUCCESS)
+			return 0;
+		return n;
+	case MPI_DIST_GRAPH:
+		if (MPI_Dist_graph_neighbors_count(c, &in, &out, &w) !=
+		    MPI_SUCCESS)
+			return 0;
+		return which == 1 ? in : out;
+	default:
+		return 0;
+	}
+}
+
+/* The same for the mpi_f08 module, whose procedures pass the arrays'
+   first elements (TYPE(MPI_Datatype) arrays, copied out to INTEGERs). */
+MPI_Fint mpi_f08_nblocks_(MPI_Fint *comm, MPI_Fint *which);
+MPI_Fint
+mpi_f08_nblocks_(MPI_Fint *comm, MPI_Fint *which)
+{
+	MPI_Comm c;
+
+	if (mpiv_f_f2c(MPIV_F_COMM, *comm, (void **)&c) != 0 || c == NULL ||
+	    c == MPI_COMM_NULL)
+		return 0;
+	return fb_nblocks(c, *which);
+}
+
+/* Converts a w collective's two arrays of datatypes (the send one unless
+   in place), ns and nr long; the C arrays are freed by the caller. */
+static int
+fb_w_types(const MPI_Fint *st, int ns, const MPI_Fint *rt, int nr,
+    bool inplace, void ***cs, void ***cr, const char *fn)
+{
+	int rc;
+
+	*cs = *cr = NULL;
+	if ((rc = mpiv_fw_ina(MPIV_F_TYPE, rt, nr, cr, false, fn)) !=
+	    MPI_SUCCESS)
+		return rc;
+	if (!inplace && (rc = mpiv_fw_ina(MPIV_F_TYPE, st, ns, cs, false,
+	    fn)) != MPI_SUCCESS)
+		return rc;
+	return MPI_SUCCESS;
+}
+
+/* MPI_ALLTOALLW and MPI_IALLTOALLW (request not NULL). */
+static int
+fb_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+    MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
+    MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+    MPI_Fint *request, const char *fn)
+{
+	void **cs = NULL, **cr = NULL, *sb = mpiv_f_buf(sendbuf);
+	MPI_Comm c;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc, n;
+
+	if ((rc = mpiv_fw_in(MPIV_F_COMM, *comm, (void **)&c, fn)) !=
+	    MPI_SUCCESS)
+		return rc;
+	n = fb_nblocks(c, 0);
+	if ((rc = fb_w_types(sendtypes, n, recvtypes, n, sb == MPI_IN_PLACE,
+	    &cs, &cr, fn)) == MPI_SUCCESS) {
+		const MPI_Datatype *ts = (const MPI_Datatype *)(cs != NULL ?
+		    cs : cr);
+
+		if (request == NULL)
+			rc = MPI_Alltoallw(sb, sendcounts, sdispls, ts,
+			    mpiv_f_buf(recvbuf), recvcounts, rdispls,
+			    (const MPI_Datatype *)cr, c);
+		else {
+			rc = MPI_Ialltoallw(sb, sendcounts, sdispls, ts,
+			    mpiv_f_buf(recvbuf), recvcounts, rdispls,
+			    (const MPI_Datatype *)cr, c, &r);
+			*request = mpiv_f_c2f(MPIV_F_REQUEST, r);
+		}
+	}
+	free(cs);
+	free(cr);
+	return rc;
+}
+
+void
+mpi_alltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+    MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
+    MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierror)
+{
+	*ierror = fb_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+	    recvbuf, recvcounts, rdispls, recvtypes, comm, NULL,
+	    "MPI_Alltoallw");
+}
+FB_ALIAS(mpi_alltoallw_)
+
+void
+mpi_ialltoallw_(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
+    MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts,
+    MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm,
+    MPI_Fint *request, MPI_Fint *ierror)
+{
+	*ierror = fb_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
+	    recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+	    "MPI_Ialltoallw");
+}
+FB_ALIAS(mpi_ialltoallw_)
+
+/* MPI_NEIGHBOR_ALLTOALLW and MPI_INEIGHBOR_ALLTOALLW (request not NULL):
+   the send types are as many as the out-neighbours, the receive types
+   as the in-neighbours. */
+static int
+fb_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
+    MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+    MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+    MPI_Fint *comm, MPI_Fint *request, const char *fn)
+{
+	void **cs = NULL, **cr = NULL;
+	MPI_Comm c;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc;
+
+	if ((rc = mpiv_fw_in(MPIV_F_COMM, *comm, (void **)&c, fn)) !=
+	    MPI_SUCCESS)
+		return rc;
+	if ((rc = fb_w_types(sendtypes, fb_nblocks(c, 2), recvtypes,
+	    fb_nblocks(c, 1), false, &cs, &cr, fn)) == MPI_SUCCESS) {
+		/* (mpiv_fw_ina's arrays are never NULL, even empty) */
+		const MPI_Datatype *ts = (const MPI_Datatype *)cs;
+		const MPI_Datatype *tr = (const MPI_Datatype *)cr;
+
+		if (request == NULL)
+			rc = MPI_Neighbor_alltoallw(mpiv_f_buf(sendbuf),
+			    sendcounts, sdispls, ts, mpiv_f_buf(recvbuf),
+			    recvcounts, rdispls, tr, c);
+		else {
+			rc = MPI_Ineighbor_alltoallw(mpiv_f_buf(sendbuf),
+			    sendcounts, sdispls, ts, mpiv_f_buf(recvbuf),
+			    recvcounts, rdispls, tr, c, &r);
+			*request = mpiv_f_c2f(MPIV_F_REQUEST, r);
+		}
+	}
+	free(cs);
+	free(cr);
+	return rc;
+}
+
+void
+mpi_neighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts,
+    MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+    MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+    MPI_Fint *comm, MPI_Fint *ierror)
+{
+	*ierror = fb_neighbor_alltoallw(sendbuf, sendcounts, sdispls,
+	    sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, NULL,
+	    "MPI_Neighbor_alltoallw");
+}
+FB_ALIAS(mpi_neighbor_alltoallw_)
+
+void
+mpi_ineighbor_alltoallw_(void *sendbuf, MPI_Fint *sendcounts,
+    MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf,
+    MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes,
+    MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+	*ierror = fb_neighbor_alltoallw(sendbuf, sendcounts, sdispls,
+	    sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request,
+	    "MPI_Ineighbor_alltoallw");
+}
+FB_ALIAS(mpi_ineighbor_alltoallw_)

@@ -18,7 +18,8 @@ program f08_basic
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: req(2)
   type(MPI_Comm) :: half, dup, cart, dg
-  integer :: gs(1), gd(1), nin, nout
+  integer :: gs(1), gd(1), nin, nout, wc(64), wd(64), ws(64), wr(64)
+  type(MPI_Datatype) :: wt(64)
   logical :: wtd
   type(MPI_Datatype) :: rowt, olds(1)
   integer :: cints(3)
@@ -121,6 +122,18 @@ program f08_basic
   call MPI_Dist_graph_neighbors(dg, 1, gs, MPI_UNWEIGHTED, 1, gd, MPI_UNWEIGHTED)
   call chk(gs(1) == prev .and. gd(1) == next, 'dist graph neighbors')
   call MPI_Comm_free(dg)
+  ! MPI_Alltoallw: its datatypes an array of TYPE(MPI_Datatype)
+  do i = 1, np
+    wc(i) = 1
+    wd(i) = 4 * (i - 1)
+    wt(i) = MPI_INTEGER
+    ws(i) = 10 * rank + i - 1
+    wr(i) = -1
+  end do
+  call MPI_Alltoallw(ws, wc, wd, wt, wr, wc, wd, wt, MPI_COMM_WORLD)
+  do i = 1, np
+    call chk(wr(i) == 10 * (i - 1) + rank, 'alltoallw')
+  end do
   ! an attribute of a predefined datatype
   call MPI_Type_create_keyval(MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN, tkey, &
       0_MPI_ADDRESS_KIND)
