@@ -21,9 +21,9 @@
 #                     wait on daemons, heartbeats and timeouts rather than
 #                     compute; the integration scripts that look at every
 #                     process of the machine, or are heavy, run alone
-#                     (PAR_ALONE below); the fault scripts, whose chaos
-#                     runs are timed, run one at a time. Output is printed
-#                     in order as they finish.
+#                     (PAR_ALONE below); the fault scripts run in two
+#                     lanes (FAULT_HEAVY below), one script at a time
+#                     each. Output is printed in order as they finish.
 #
 # Tests, in order (names as printed):
 #   unit/NAME               every executable in $MPIV_BUILD/tests/unit/
@@ -221,20 +221,6 @@ run_no_launcher() {
 		no-launcher "$prog"
 }
 
-# Scripts get the MPI sanitizer settings too (no leak reports from test
-# programs when MPIV_BUILD is an ASan build).
-run_scripts() {
-	local dir=$1 f
-	for f in "$dir"/*.sh; do
-		[ -f "$f" ] || continue
-		if [ -x "$f" ]; then
-			t_run "$(basename "$dir")/$(basename "$f" .sh)" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" "$f"
-		else
-			t_run "$(basename "$dir")/$(basename "$f" .sh)" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
-		fi
-	done
-}
-
 # t_run_bg NAME SECS EXPECT CMD...: t_run in a subshell in the
 # background, T_JOBS at a time, with its own T_TMP (and its own copy of
 # T_EXPECT_STDOUT); its output is kept and printed in order as the jobs
@@ -244,7 +230,7 @@ PAR_NAMES=()
 PAR_PIDS=()
 PAR_DONE=0
 par_flush() {	# print the finished jobs at the head of the queue
-	local i line
+	local i line name
 	while [ "$PAR_DONE" -lt ${#PAR_PIDS[@]} ]; do
 		i=$PAR_DONE
 		[ "${1:-}" = all ] && wait "${PAR_PIDS[i]}" 2> /dev/null
@@ -255,8 +241,10 @@ par_flush() {	# print the finished jobs at the head of the queue
 			"ok - "*" # SKIP "*) T_SKIP=$((T_SKIP + 1)) ;;
 			"ok - "*) T_PASS=$((T_PASS + 1)) ;;
 			"not ok - "*)
+				# (a lane runs several tests: the name is the line's)
+				name=${line#not ok - }
 				T_FAIL=$((T_FAIL + 1))
-				T_FAILED_NAMES+=("${PAR_NAMES[i]}") ;;
+				T_FAILED_NAMES+=("${name%% (*}") ;;
 			esac
 		done < "$T_TMP/par.$i.out"
 		PAR_DONE=$((PAR_DONE + 1))
@@ -292,13 +280,37 @@ t_run_wait() {
 	par_flush all
 }
 
+# t_lane_bg NAME FUNC: runs the shell function FUNC (which calls t_run
+# for each of its tests, one after the other) in the background like
+# t_run_bg, as one job of the queue; with T_JOBS 1, runs it here.
+t_lane_bg() {
+	local name=$1 i
+	shift
+	if [ "$T_JOBS" -le 1 ] || [ "$LIST_ONLY" = 1 ]; then
+		"$@"
+		return
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
+		wait -n
+		par_flush
+	done
+	i=${#PAR_PIDS[@]}
+	mkdir -p "$T_TMP/par.$i"
+	( T_TMP=$T_TMP/par.$i; "$@" ) > "$T_TMP/par.$i.out" 2>&1 &
+	PAR_PIDS[i]=$!
+	PAR_NAMES[i]=$name
+	par_flush
+}
+
 # Integration scripts that run alone: they look for stray processes of
 # the whole machine (any other test's would count), install and start
 # system daemons, or load both cores for long.
 PAR_ALONE="test_restart test_run_errors test_privsep test_slurm test_checkpoint
 	test_ckpt_elsewhere test_huge_msg test_bench_apps"
 
-# run_scripts_par DIR: as run_scripts, T_JOBS at a time but PAR_ALONE.
+# run_scripts_par DIR: DIR/*.sh, T_JOBS at a time but PAR_ALONE. Scripts
+# get the MPI sanitizer settings too (no leak reports from test programs
+# when MPIV_BUILD is an ASan build).
 run_scripts_par() {
 	local dir=$1 f t name
 	for f in "$dir"/*.sh; do
@@ -327,11 +339,34 @@ BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
 	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos
 	test_nbc_chaos"
 
-run_scripts_relay() {
-	local dir=$1 t f
+# The fault scripts run in two lanes side by side, each one script at a
+# time: the chaos scripts whose programs keep both cores busy (HEAVY:
+# about 700 s of the suite's 1300 s of fault scripts), and the others,
+# which mostly wait on heartbeats, kills and restarts. So no two heavy
+# ones share the cores (their chaos runs are timed by their own
+# failure-free runs, which share the cores the same way), and the two
+# passes of test_netns never run at once. With -j 1 everything runs one
+# at a time, in the same order.
+FAULT_HEAVY="test_chaos test_ckpt_chaos test_nbc_chaos"
+
+# fault_lane DIR heavy|light: that lane's scripts, both protocols.
+fault_lane() {
+	local dir=$1 lane=$2 f t heavy
+	for f in "$dir"/*.sh; do
+		[ -f "$f" ] || continue
+		t=$(basename "$f" .sh)
+		heavy=light
+		[[ " $FAULT_HEAVY " == *" $t "* ]] && heavy=heavy
+		[ "$heavy" = "$lane" ] || continue
+		t_run "$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
+			env "${SAN_ENV_MPI[@]}" bash "$f"
+	done
 	for t in $BOTH_FAULT; do
 		f=$dir/$t.sh
 		[ -f "$f" ] || continue
+		heavy=light
+		[[ " $FAULT_HEAVY " == *" $t "* ]] && heavy=heavy
+		[ "$heavy" = "$lane" ] || continue
 		t_run "relay/$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
 			env "${SAN_ENV_MPI[@]}" FLT_PROTOCOL=relay bash "$f"
 	done
@@ -355,8 +390,9 @@ MPI_RUN_ARGS=()
 MPI_DIR=mpi
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
 run_scripts_par tests/integration
-run_scripts tests/fault
-run_scripts_relay tests/fault
+t_lane_bg fault-heavy fault_lane tests/fault heavy
+t_lane_bg fault-light fault_lane tests/fault light
+t_run_wait
 if [ -f tests/fuzz/run-short.sh ]; then
 	# 8 s a target here (the suite's budget); `FUZZ_SECONDS=60 bash
 	# tests/fuzz/run-short.sh` or `make fuzz` for longer runs.

@@ -356,8 +356,27 @@ for line in "${FAULTS[@]}"; do
 	# at least the last durable one when the relaunch was decided: a
 	# dead incarnation's clone may make a later one durable before the
 	# restore, which then takes that one (its log may be freed already)
+	# On a loaded machine the checkpoint WANT expects may not be durable
+	# yet at the relaunch (then the restart takes the last durable one);
+	# and one that becomes durable just after it may free the log the
+	# relaunched incarnation would replay from: the CM refuses it ("cannot
+	# restart from the beginning" / "cannot resume at") and the rank
+	# comes back again from that checkpoint (a later from_ckpt).
+	set -- $fc
+	fc1=${1:-x} fcs_ok=1 prev=-1
+	for f in "$@"; do [ "$f" -gt "$prev" ] || fcs_ok=0; prev=$f; done
+	refused=$(grep -c "rank $rank (incarnation [0-9]*) cannot \(restart from the beginning\|resume at\)" "$o.err")
+	if [ $# -gt 1 ] && [ "$fcs_ok" = 1 ] && [ "$refused" -ge $(($# - 1)) ]; then
+		echo "# $name: the first restart (from $fc1) was refused by the CM, a later checkpoint freed its log: then from ${*:2}"
+	elif [ $# -gt 1 ]; then
+		fcs_ok=0
+	fi
+	if [ "$fc1" = "${lastd:-0}" ] && ! re_match "$fc1" "$want"; then
+		echo "# $name: no checkpoint WANT ($want) was durable at the relaunch: restarted from $fc1, the last durable one"
+		want="^$fc1\$"
+	fi
 	expect_if "$what" "restart of rank $rank from_ckpt '$fc' (want $want, and at least the last durable one before the relaunch: $lastd)" \
-		're_match "$fc" "$want" && [ "$fc" -ge "${lastd:-0}" ]'
+		'[ "$fcs_ok" = 1 ] && re_match "$fc1" "$want" && [ "$fc1" -ge "${lastd:-0}" ]'
 done
 
 # after-fork-late: the parent dies while its 16 MiB clone is dumped; the

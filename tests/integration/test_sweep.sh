@@ -35,7 +35,7 @@ done
 CK=0,200ms,1s
 CRIU=${MPIV_CRIU:-/opt/mpiv/criu/criu}
 timeout 60 "$CRIU" check > /dev/null 2>&1 || CK=0	# no checkpoints here
-JOB=(-n 4 "$T/flt_stencil" 20000 4000)	# about a second on a quiet machine
+JOB=(-n 4 "$T/flt_stencil" 10000 4000)	# about half a second on a quiet machine
 
 # sweep OUTFILE ARGS...: runs mpiv sweep (bounded), exit code in RC
 sweep() {
