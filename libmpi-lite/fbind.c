@@ -7,8 +7,10 @@
  *
  * A Fortran user function (MPI_OP_CREATE, MPI_COMM_CREATE_ERRHANDLER)
  * is kept in the C object (fortran_fn) and called with Fortran handles:
- * op.c and errh.c check for it. Attribute callbacks written in Fortran
- * are not supported: only the predefined ones.
+ * op.c and errh.c check for it. A generalized request's Fortran
+ * callbacks are called through C ones (struct fb_greq). Attribute
+ * callbacks written in Fortran are not supported: only the predefined
+ * ones.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -191,6 +193,125 @@ mpi_errhandler_create_(fb_proc *function, MPI_Fint *errhandler,
 	mpi_comm_create_errhandler_(function, errhandler, ierror);
 }
 FB_ALIAS(mpi_errhandler_create_)
+
+/* ---------------- generalized requests ---------------- */
+
+/*
+ * MPI_GREQUEST_START with Fortran callbacks: grequest.c calls these C
+ * functions, which call the program's subroutines with Fortran
+ * arguments (the address-sized EXTRA_STATE, a status of MPI_STATUS_SIZE
+ * INTEGERs, LOGICAL COMPLETE, IERROR last) and return their IERROR.
+ */
+typedef void fb_greq_query_fn(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+typedef void fb_greq_free_fn(MPI_Aint *, MPI_Fint *);
+typedef void fb_greq_cancel_fn(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+
+struct fb_greq {
+	fb_greq_query_fn *query;
+	fb_greq_free_fn *free;
+	fb_greq_cancel_fn *cancel;
+	MPI_Aint extra;
+};
+
+static int
+fb_greq_query(void *extra, MPI_Status *status)
+{
+	struct fb_greq *g = extra;
+	MPI_Fint f[MPI_F_STATUS_SIZE], ierr = MPI_SUCCESS;
+
+	/* (a Fortran INTEGER array need not be aligned as MPI_Status is) */
+	memcpy(f, status, sizeof(*status));
+	g->query(&g->extra, f, &ierr);
+	memcpy(status, f, sizeof(*status));
+	return ierr;
+}
+
+static int
+fb_greq_free(void *extra)
+{
+	struct fb_greq *g = extra;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	g->free(&g->extra, &ierr);
+	free(g);	/* grequest.c never calls back after free_fn */
+	return ierr;
+}
+
+static int
+fb_greq_cancel(void *extra, int complete)
+{
+	struct fb_greq *g = extra;
+	MPI_Fint fcomplete = complete != 0, ierr = MPI_SUCCESS;
+
+	g->cancel(&g->extra, &fcomplete, &ierr);
+	return ierr;
+}
+
+void
+mpi_grequest_start_(fb_proc *query_fn, fb_proc *free_fn, fb_proc *cancel_fn,
+    MPI_Aint *extra_state, MPI_Fint *request, MPI_Fint *ierror)
+{
+	MPI_Request c = MPI_REQUEST_NULL;
+	struct fb_greq *g;
+	int rc;
+
+	if (query_fn == NULL || free_fn == NULL || cancel_fn == NULL) {
+		*ierror = mpiv_err(NULL, MPI_ERR_ARG, "MPI_Grequest_start");
+		return;
+	}
+	if ((g = malloc(sizeof(*g))) == NULL) {
+		*ierror = mpiv_err(NULL, MPI_ERR_NO_MEM, "MPI_Grequest_start");
+		return;
+	}
+	g->query = (fb_greq_query_fn *)query_fn;
+	g->free = (fb_greq_free_fn *)free_fn;
+	g->cancel = (fb_greq_cancel_fn *)cancel_fn;
+	g->extra = *extra_state;
+	rc = MPI_Grequest_start(fb_greq_query, fb_greq_free, fb_greq_cancel,
+	    g, &c);
+	if (rc != MPI_SUCCESS) {
+		free(g);
+		*ierror = rc;
+		return;
+	}
+	*request = mpiv_f_c2f(MPIV_F_REQUEST, c);
+	*ierror = MPI_SUCCESS;
+}
+FB_ALIAS(mpi_grequest_start_)
+
+/* A status in and out, which the generated wrappers do not have. */
+void
+mpi_status_set_elements_(MPI_Fint *status, MPI_Fint *datatype,
+    MPI_Fint *count, MPI_Fint *ierror)
+{
+	MPI_Datatype t;
+	MPI_Status st;
+	int rc;
+
+	if ((rc = mpiv_fw_in(MPIV_F_TYPE, *datatype, (void **)&t,
+	    "MPI_Status_set_elements")) != MPI_SUCCESS) {
+		*ierror = rc;
+		return;
+	}
+	memcpy(&st, status, sizeof(st));
+	if ((rc = MPI_Status_set_elements(&st, t, *count)) == MPI_SUCCESS)
+		memcpy(status, &st, sizeof(st));
+	*ierror = rc;
+}
+FB_ALIAS(mpi_status_set_elements_)
+
+void
+mpi_status_set_cancelled_(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierror)
+{
+	MPI_Status st;
+	int rc;
+
+	memcpy(&st, status, sizeof(st));
+	if ((rc = MPI_Status_set_cancelled(&st, *flag != 0)) == MPI_SUCCESS)
+		memcpy(status, &st, sizeof(st));
+	*ierror = rc;
+}
+FB_ALIAS(mpi_status_set_cancelled_)
 
 /* ---------------- attributes ---------------- */
 

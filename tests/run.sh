@@ -20,8 +20,9 @@
 #                     a time (default 2, or -j N; 1 = one at a time). Most
 #                     wait on daemons, heartbeats and timeouts rather than
 #                     compute; the integration scripts that look at every
-#                     process of the machine, or are heavy, run alone
-#                     (PAR_ALONE below); the fault scripts run in two
+#                     process of the machine run alone (PAR_ALONE below),
+#                     the heavy ones one at a time in a lane beside the
+#                     others (PAR_HEAVY); the fault scripts run in two
 #                     lanes (FAULT_HEAVY below), one script at a time
 #                     each. Output is printed in order as they finish.
 #
@@ -303,27 +304,39 @@ t_lane_bg() {
 }
 
 # Integration scripts that run alone: they look for stray processes of
-# the whole machine (any other test's would count), install and start
-# system daemons, or load both cores for long.
-PAR_ALONE="test_restart test_run_errors test_privsep test_slurm test_checkpoint
-	test_ckpt_elsewhere test_huge_msg test_bench_apps"
+# the whole machine (any other test's would count), or install and start
+# system daemons. They run first, one at a time.
+PAR_ALONE="test_restart test_run_errors test_privsep test_slurm"
+# Integration scripts that load both cores for long (CRIU dumps of busy
+# ranks, GiB messages, the application benchmarks): one lane, one at a
+# time, beside the others.
+PAR_HEAVY="test_checkpoint test_ckpt_elsewhere test_huge_msg test_bench_apps"
 
-# run_scripts_par DIR: DIR/*.sh, T_JOBS at a time but PAR_ALONE. Scripts
-# get the MPI sanitizer settings too (no leak reports from test programs
-# when MPIV_BUILD is an ASan build).
+# script_lane DIR LIST: the scripts of DIR named in LIST, one at a time.
+script_lane() {
+	local dir=$1 t
+	for t in $2; do
+		[ -f "$dir/$t.sh" ] || continue
+		t_run "$(basename "$dir")/$t" "$SCRIPT_TIMEOUT" 0 \
+			env "${SAN_ENV_MPI[@]}" bash "$dir/$t.sh"
+	done
+}
+
+# run_scripts_par DIR: DIR/*.sh: PAR_ALONE alone, then PAR_HEAVY as one
+# lane beside the others, T_JOBS at a time in all. Scripts get the MPI
+# sanitizer settings too (no leak reports from test programs when
+# MPIV_BUILD is an ASan build).
 run_scripts_par() {
 	local dir=$1 f t name
+	script_lane "$dir" "$PAR_ALONE"
+	t_lane_bg "$(basename "$dir")/heavy" script_lane "$dir" "$PAR_HEAVY"
 	for f in "$dir"/*.sh; do
 		[ -f "$f" ] || continue
 		t=$(basename "$f" .sh)
 		name="$(basename "$dir")/$t"
 		t_selected "$name" || continue
-		if [[ " $(echo $PAR_ALONE) " == *" $t "* ]]; then
-			t_run_wait
-			t_run "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
-		else
-			t_run_bg "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
-		fi
+		[[ " $(echo $PAR_ALONE $PAR_HEAVY) " == *" $t "* ]] && continue
+		t_run_bg "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
 	done
 	t_run_wait
 }

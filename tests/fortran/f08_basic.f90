@@ -5,7 +5,8 @@
 ! VALUE buffers, TYPE(MPI_Datatype)), derived datatypes and their contents, split and cart
 ! communicators, a distributed graph with MPI_UNWEIGHTED, MPI_Sizeof and
 ! MPI_Type_match_size, a datatype attribute, strings,
-! MPI_ERRORS_RETURN and an f08 error handler. Checks abort; rank 0 prints.
+! a generalized request with f08 callbacks, MPI_ERRORS_RETURN and an f08
+! error handler. Checks abort; rank 0 prints.
 program f08_basic
   use mpi_f08
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
@@ -28,7 +29,9 @@ program f08_basic
   type(MPI_Op) :: myop
   logical :: flag
   double precision :: t0
-  external :: f08_sum, f08_handler
+  external :: f08_sum, f08_handler, f08_gq, f08_gf, f08_gc
+  integer :: ng
+  common /f08gr/ ng
   type(MPI_Errhandler) :: eh
   integer :: nerr
   common /f08eh/ nerr
@@ -144,6 +147,14 @@ program f08_basic
   call MPI_Type_get_attr(MPI_INTEGER, tkey, aval, flag)
   call chk(.not. flag, 'type attribute deleted')
   call MPI_Type_free_keyval(tkey)
+  ! a generalized request: the f08 query_fn sets the status
+  ng = 0
+  call MPI_Grequest_start(f08_gq, f08_gf, f08_gc, int(3 + rank, MPI_ADDRESS_KIND), req(1))
+  call MPI_Grequest_complete(req(1))
+  call MPI_Wait(req(1), st)
+  call MPI_Get_count(st, MPI_INTEGER, n)
+  call chk(ng == 11 .and. n == 3 + rank .and. st%MPI_TAG == 9 .and. &
+      req(1) == MPI_REQUEST_NULL, 'f08 generalized request')
   if (rank == 0) print '(a)', 'f08 datatypes and communicators: ok'
 
   ! ---- errors
@@ -204,3 +215,41 @@ subroutine f08_handler(comm, error_code)
   common /f08eh/ nerr
   if (comm == MPI_COMM_WORLD .and. error_code == MPI_ERR_COUNT) nerr = nerr + 1
 end subroutine f08_handler
+
+! f08 generalized request callbacks: query (TYPE(MPI_Status)) counts 1,
+! free 10, cancel 100 in /f08gr/.
+subroutine f08_gq(extra, status, ierror)
+  use mpi_f08
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  type(MPI_Status) :: status
+  integer :: ierror, ng
+  common /f08gr/ ng
+  ng = ng + 1
+  call MPI_Status_set_elements(status, MPI_INTEGER, int(extra))
+  status%MPI_TAG = 9
+  ierror = MPI_SUCCESS
+end subroutine f08_gq
+
+subroutine f08_gf(extra, ierror)
+  use mpi_f08
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: ierror, ng
+  common /f08gr/ ng
+  ng = ng + 10
+  if (extra < 0) ng = -1
+  ierror = MPI_SUCCESS
+end subroutine f08_gf
+
+subroutine f08_gc(extra, complete, ierror)
+  use mpi_f08
+  implicit none
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  logical :: complete
+  integer :: ierror, ng
+  common /f08gr/ ng
+  ng = ng + 100
+  if (complete .or. extra < 0) ng = -1
+  ierror = MPI_SUCCESS
+end subroutine f08_gc

@@ -4,7 +4,8 @@
 ! envelope and contents, graph topologies and external32 packing,
 ! datatype and window attributes, distributed graphs (weighted,
 ! MPI_UNWEIGHTED), communicator and window hints, the w collectives
-! (arrays of datatypes), through the `mpi` module
+! (arrays of datatypes), generalized requests (Fortran callbacks,
+! MPI_STATUS_SET_ELEMENTS / _CANCELLED), through the `mpi` module
 ! (f_more) and include 'mpif.h' (f_more_mpif). Each result is checked
 ! against its blocking twin or a known value; rank 0 prints a line per
 ! family.
@@ -37,6 +38,9 @@ program f_more
   integer :: wcnt(64), wdsp(64), wtyp(64), wsb(64), wrb(64)
   integer(kind=MPI_ADDRESS_KIND) :: wadsp(2), wardsp(2)
   double precision :: wdd(2)
+  integer :: nq, nf, nc, gcnt
+  common /fm_greq/ nq, nf, nc
+  external :: fm_query, fm_free, fm_cancel
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -346,6 +350,34 @@ program f_more
   end if
   if (rank == 0) write (*, '(a)') 'w collectives: ok'
 
+  ! generalized requests: the callbacks (below the program) count their
+  ! calls in /fm_greq/; query_fn sets the status from EXTRA_STATE
+  nq = 0
+  nf = 0
+  nc = 0
+  call MPI_GREQUEST_START(fm_query, fm_free, fm_cancel, int(5 + rank, MPI_ADDRESS_KIND), &
+      req, ierr)
+  call chk(ierr == MPI_SUCCESS, 'grequest_start')
+  call MPI_TEST(req, flag, st, ierr)
+  call chk(.not. flag .and. nq == 0, 'test of a pending grequest')
+  call MPI_GREQUEST_COMPLETE(req, ierr)
+  call MPI_WAIT(req, st, ierr)
+  call chk(ierr == MPI_SUCCESS .and. req == MPI_REQUEST_NULL, 'wait on a grequest')
+  call chk(nq == 1 .and. nf == 1 .and. nc == 0, 'grequest callbacks')
+  call chk(st(MPI_SOURCE) == 7 .and. st(MPI_TAG) == 8, 'grequest status')
+  call MPI_GET_COUNT(st, MPI_INTEGER, gcnt, ierr)
+  call chk(gcnt == 5 + rank, 'grequest status_set_elements')
+  call MPI_TEST_CANCELLED(st, flag, ierr)
+  call chk(.not. flag, 'grequest not cancelled')
+  ! cancelled while pending (cancel_fn told so), completed, then freed
+  call MPI_GREQUEST_START(fm_query, fm_free, fm_cancel, int(1, MPI_ADDRESS_KIND), req, ierr)
+  call MPI_CANCEL(req, ierr)
+  call chk(nc == 1, 'grequest cancel_fn (pending)')
+  call MPI_GREQUEST_COMPLETE(req, ierr)
+  call MPI_REQUEST_FREE(req, ierr)
+  call chk(nf == 2 .and. nq == 1 .and. req == MPI_REQUEST_NULL, 'grequest freed after completion')
+  if (rank == 0) write (*, '(a)') 'generalized requests: ok'
+
   call MPI_FINALIZE(ierr)
 
 contains
@@ -353,3 +385,61 @@ contains
 #include "chk.inc"
 
 end program f_more
+
+! The generalized request callbacks of f_more (external: an internal
+! procedure as an actual argument needs an executable stack).
+subroutine fm_query(extra, status, ierr)
+#ifndef MPIV_MPIF
+  use mpi
+#endif
+  implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: status(MPI_STATUS_SIZE), ierr
+  integer :: nq, nf, nc, e
+  common /fm_greq/ nq, nf, nc
+  nq = nq + 1
+  call MPI_STATUS_SET_ELEMENTS(status, MPI_INTEGER, int(extra), e)
+  call MPI_STATUS_SET_CANCELLED(status, .false., e)
+  status(MPI_SOURCE) = 7
+  status(MPI_TAG) = 8
+  ierr = MPI_SUCCESS
+end subroutine fm_query
+
+subroutine fm_free(extra, ierr)
+#ifndef MPIV_MPIF
+  use mpi
+#endif
+  implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  integer :: ierr
+  integer :: nq, nf, nc
+  common /fm_greq/ nq, nf, nc
+  nf = nf + 1
+  if (extra < 0) nf = -1
+  ierr = MPI_SUCCESS
+end subroutine fm_free
+
+subroutine fm_cancel(extra, complete, ierr)
+#ifndef MPIV_MPIF
+  use mpi
+#endif
+  implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  logical :: complete
+  integer :: ierr
+  integer :: nq, nf, nc
+  common /fm_greq/ nq, nf, nc
+  nc = nc + 1
+  if (complete) nc = nc + 10
+  if (extra < 0) nc = -1
+  ierr = MPI_SUCCESS
+end subroutine fm_cancel
