@@ -118,7 +118,7 @@ fi
 
 # --- away
 mkdir -p "$T/store/legacy/0" && : > "$T/store/legacy/0/ckpt-1.img"
-"${RUN[@]}" --ckpt-interval 0.2 -n 2 "$T/prog" 400000 3000 > "$T/j4.out" 2> "$T/j4.err" &
+"${RUN[@]}" --ckpt-interval 0.2 -n 2 "$T/prog" 150000 3000 > "$T/j4.out" 2> "$T/j4.err" &
 J=$!
 wait_for 40 durable d3 2 2 || notok "job 2 (third dispatcher): no checkpoints" "$T/d3.err"
 kill -KILL "$CSPID"
