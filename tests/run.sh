@@ -297,6 +297,7 @@ t_lane_bg() {
 	done
 	i=${#PAR_PIDS[@]}
 	mkdir -p "$T_TMP/par.$i"
+	echo "# $name: started (its tests print as it ends)"
 	( T_TMP=$T_TMP/par.$i; "$@" ) > "$T_TMP/par.$i.out" 2>&1 &
 	PAR_PIDS[i]=$!
 	PAR_NAMES[i]=$name
@@ -407,9 +408,9 @@ t_lane_bg fault-heavy fault_lane tests/fault heavy
 t_lane_bg fault-light fault_lane tests/fault light
 t_run_wait
 if [ -f tests/fuzz/run-short.sh ]; then
-	# 8 s a target here (the suite's budget); `FUZZ_SECONDS=60 bash
+	# 5 s a target here (the suite's budget); `FUZZ_SECONDS=60 bash
 	# tests/fuzz/run-short.sh` or `make fuzz` for longer runs.
-	FUZZ_SECONDS=${FUZZ_SECONDS:-8} t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 \
+	FUZZ_SECONDS=${FUZZ_SECONDS:-5} t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 \
 	    bash tests/fuzz/run-short.sh
 fi
 
