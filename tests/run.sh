@@ -252,28 +252,40 @@ par_flush() {	# print the finished jobs at the head of the queue
 	done
 }
 
+# par_slot: waits for a free slot (fewer than T_JOBS jobs running),
+# printing what finished meanwhile; PAR_I gets the new job's index, and
+# its T_TMP ($T_TMP/par.$PAR_I) is made.
+par_slot() {
+	while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
+		wait -n
+		par_flush
+	done
+	PAR_I=${#PAR_PIDS[@]}
+	mkdir -p "$T_TMP/par.$PAR_I"
+}
+
+# par_started NAME: records the job just started in the background.
+par_started() {
+	PAR_PIDS[PAR_I]=$!
+	PAR_NAMES[PAR_I]=$1
+	par_flush
+}
+
 t_run_bg() {
-	local name=$1 i exp=
+	local name=$1 exp=
 	t_selected "$name" || return 0
 	if [ "$T_JOBS" -le 1 ] || [ "$LIST_ONLY" = 1 ]; then
 		t_run "$@"
 		return
 	fi
-	while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
-		wait -n
-		par_flush
-	done
-	i=${#PAR_PIDS[@]}
-	mkdir -p "$T_TMP/par.$i"
+	par_slot
 	if [ -n "${T_EXPECT_STDOUT:-}" ]; then
-		exp=$T_TMP/par.$i/expected.ref
+		exp=$T_TMP/par.$PAR_I/expected.ref
 		cp "$T_EXPECT_STDOUT" "$exp"
 	fi
-	( T_TMP=$T_TMP/par.$i T_EXPECT_STDOUT=$exp
-	  t_run "$@" ) > "$T_TMP/par.$i.out" 2>&1 &
-	PAR_PIDS[i]=$!
-	PAR_NAMES[i]=$name
-	par_flush
+	( T_TMP=$T_TMP/par.$PAR_I T_EXPECT_STDOUT=$exp
+	  t_run "$@" ) > "$T_TMP/par.$PAR_I.out" 2>&1 &
+	par_started "$name"
 }
 
 t_run_wait() {
@@ -285,23 +297,16 @@ t_run_wait() {
 # for each of its tests, one after the other) in the background like
 # t_run_bg, as one job of the queue; with T_JOBS 1, runs it here.
 t_lane_bg() {
-	local name=$1 i
+	local name=$1
 	shift
 	if [ "$T_JOBS" -le 1 ] || [ "$LIST_ONLY" = 1 ]; then
 		"$@"
 		return
 	fi
-	while [ "$(jobs -rp | wc -l)" -ge "$T_JOBS" ]; do
-		wait -n
-		par_flush
-	done
-	i=${#PAR_PIDS[@]}
-	mkdir -p "$T_TMP/par.$i"
+	par_slot
 	echo "# $name: started (its tests print as it ends)"
-	( T_TMP=$T_TMP/par.$i; "$@" ) > "$T_TMP/par.$i.out" 2>&1 &
-	PAR_PIDS[i]=$!
-	PAR_NAMES[i]=$name
-	par_flush
+	( T_TMP=$T_TMP/par.$PAR_I; "$@" ) > "$T_TMP/par.$PAR_I.out" 2>&1 &
+	par_started "$name"
 }
 
 # Integration scripts that run alone: they look for stray processes of
