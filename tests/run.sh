@@ -16,13 +16,12 @@
 #   MPIV_ASAN_BUILD   ASan build dir (default: build-asan)
 #   MPIV_MPI_TIMEOUT  per-job --timeout passed to mpiv run (default 60)
 #   MPIV_SCRIPT_TIMEOUT  hard timeout of each integration/fault script (600)
-#   MPIV_TEST_JOBS    MPI cases and integration scripts run this many at
-#                     a time (default 2, or -j N; 1 = one at a time). Most
-#                     wait on daemons, heartbeats and timeouts rather than
-#                     compute; the integration scripts that look at every
-#                     process of the machine run alone (PAR_ALONE below),
-#                     the heavy ones one at a time in a lane beside the
-#                     others (PAR_HEAVY); the fault scripts run in two
+#   MPIV_TEST_JOBS    unit tests, MPI cases and integration scripts run
+#                     this many at a time (default 2, or -j N; 1 = one at
+#                     a time). Most wait on daemons, heartbeats and
+#                     timeouts rather than compute; the heavy integration
+#                     scripts run one at a time in a lane beside the
+#                     others (PAR_HEAVY below); the fault scripts run in two
 #                     lanes (FAULT_HEAVY below), one script at a time
 #                     each. Output is printed in order as they finish.
 #
@@ -107,15 +106,18 @@ SAN_ENV_UNIT=(ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}"
 SAN_ENV_MPI=(ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0}"
 	UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}")
 
-# run_unit BUILD PREFIX [env assignments...]
+# run_unit BUILD PREFIX [env assignments...]: T_JOBS at a time (each
+# is one process, most of them single-threaded: one at a time left a
+# core idle for half a minute, or more under ASan).
 run_unit() {
 	local build=$1 prefix=$2 f
 	shift 2
 	[ -d "$build/tests/unit" ] || return 0
 	for f in "$build"/tests/unit/*; do
 		[ -f "$f" ] && [ -x "$f" ] || continue
-		t_run "${prefix}unit/$(basename "$f")" 300 0 env "$@" "$f"
+		t_run_bg "${prefix}unit/$(basename "$f")" 300 0 env "$@" "$f"
 	done
+	t_run_wait
 }
 
 # run_mpi BUILD PREFIX RANKFILTER [env assignments...]
@@ -309,10 +311,8 @@ t_lane_bg() {
 	par_started "$name"
 }
 
-# Integration scripts that run alone: they look for stray processes of
-# the whole machine (any other test's would count), or install and start
-# system daemons. They run first, one at a time.
-PAR_ALONE="test_restart test_run_errors test_privsep test_slurm"
+# (The scripts that look for stray processes count only those started
+# under their own TMPDIR, so every script can run beside the others.)
 # Integration scripts that load both cores for long (CRIU dumps of busy
 # ranks, GiB messages, the application benchmarks): one lane, one at a
 # time, beside the others.
@@ -328,20 +328,18 @@ script_lane() {
 	done
 }
 
-# run_scripts_par DIR: DIR/*.sh: PAR_ALONE alone, then PAR_HEAVY as one
-# lane beside the others, T_JOBS at a time in all. Scripts get the MPI
-# sanitizer settings too (no leak reports from test programs when
-# MPIV_BUILD is an ASan build).
+# run_scripts_par DIR: DIR/*.sh: PAR_HEAVY as one lane beside the others,
+# T_JOBS at a time in all. Scripts get the MPI sanitizer settings too
+# (no leak reports from test programs when MPIV_BUILD is an ASan build).
 run_scripts_par() {
 	local dir=$1 f t name
-	script_lane "$dir" "$PAR_ALONE"
 	t_lane_bg "$(basename "$dir")/heavy" script_lane "$dir" "$PAR_HEAVY"
 	for f in "$dir"/*.sh; do
 		[ -f "$f" ] || continue
 		t=$(basename "$f" .sh)
 		name="$(basename "$dir")/$t"
 		t_selected "$name" || continue
-		[[ " $(echo $PAR_ALONE $PAR_HEAVY) " == *" $t "* ]] && continue
+		[[ " $PAR_HEAVY " == *" $t "* ]] && continue
 		t_run_bg "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
 	done
 	t_run_wait

@@ -48,12 +48,12 @@ PROGS=(
 	"flt_coll     4 raw 250 32"
 	"flt_split    5 raw 200"
 	"flt_exit     3 tag 800 3"
-	"flt_coll=128k      4 raw 250 16384"
-	"flt_coll=ckpt128k  4 raw 180 16384"
+	"flt_coll=128k      4 raw 120 16384"
+	"flt_coll=ckpt128k  4 raw 100 16384"
 	"flt_coll=force     5 raw 100 6000"
 	"flt_dtype    4 raw 1500"
 	"flt_intercomm      4 raw 600"
-	"flt_intercomm=ckpt 4 raw 1000"
+	"flt_intercomm=ckpt 4 raw 500"
 	"flt_neighbor       5 raw 600"
 )
 

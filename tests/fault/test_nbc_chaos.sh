@@ -26,9 +26,9 @@ SEEDS=${FLT_SEEDS:-"11 22"}
 # and the chaos runs must have taken checkpoints)
 PROGS=(
 	"flt_nbc          4 1500 48"
-	"flt_nbc=ckpt     4 1500 48"
+	"flt_nbc=ckpt     4 800 48"
 	"flt_mprobe       4 1000 6"
-	"flt_mprobe=ckpt  4 2000 6"
+	"flt_mprobe=ckpt  4 1000 6"
 )
 
 nbc_prog() {
