@@ -38,10 +38,10 @@ fi
 
 SEEDS=${FLT_SEEDS:-"4 9"}
 NP=9
-# about 1.5 s failure-free on 2 loaded cores: a direct job's messages are
-# about 4x faster than the relay's
-STEPS=2000
-[ "${FLT_PROTOCOL:-direct}" = relay ] && STEPS=500
+# about 2-3 s failure-free on 2 loaded cores (9 ranks): a direct job's
+# messages are about 4x faster than the relay's
+STEPS=1000
+[ "${FLT_PROTOCOL:-direct}" = relay ] && STEPS=300
 
 ref=$FLT_TMP/ref
 flt_job "$ref" 60 -n "$NP" "$BIN" "$STEPS"

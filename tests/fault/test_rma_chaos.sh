@@ -26,8 +26,8 @@ SEEDS=${FLT_SEEDS:-"11 22"}
 
 # name  nranks  args...
 PROGS=(
-	"flt_rma=fence      4 3000 3000 0"
-	"flt_rma=pscw       4 3000 3000 1"
+	"flt_rma=fence      4 2000 3000 0"
+	"flt_rma=pscw       4 2000 3000 1"
 	"flt_rma=ckptpscw   3 3000 3000 1"
 )
 
