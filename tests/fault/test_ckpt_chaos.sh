@@ -56,11 +56,11 @@ timeout 20 "$MPIV" run --help 2>&1 | grep -q -- '--ckpt-interval' ||
 
 SEEDS=${FLT_SEEDS:-"3 8"}
 NP=3
-SMALL=(12000 8 2000)	# flt_ckpt STEPS MiB WORK: ~2 s here, 8 MiB images
+SMALL=(12000 4 2000)	# flt_ckpt STEPS MiB WORK: ~2 s here, 4 MiB images
 BIG=(24000 16 2000)	# ~4 s, 16 MiB images: dump + upload ~0.2 s
 if [ "${FLT_PROTOCOL:-direct}" = direct ]; then	# auto: direct here
 	# the same wall times: a direct job's messages are about 3x faster
-	SMALL=(36000 8 2000)
+	SMALL=(36000 4 2000)
 	BIG=(72000 16 2000)
 fi
 # 64 MiB images (on-demand checkpoints only): more than the loopback
