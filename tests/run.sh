@@ -342,7 +342,6 @@ run_scripts_par() {
 		[[ " $PAR_HEAVY " == *" $t "* ]] && continue
 		t_run_bg "$name" "$SCRIPT_TIMEOUT" 0 env "${SAN_ENV_MPI[@]}" bash "$f"
 	done
-	t_run_wait
 }
 
 # The fault scripts that run in both protocols: in the default (auto,
@@ -354,17 +353,17 @@ run_scripts_par() {
 # agents (auto runs relay).
 BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
 	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos
-	test_nbc_chaos"
+	test_nbc_chaos test_rma_chaos"
 
 # The fault scripts run in two lanes side by side, each one script at a
 # time: the chaos scripts whose programs keep both cores busy (HEAVY:
-# about 700 s of the suite's 1300 s of fault scripts), and the others,
+# about half of the fault scripts' time), and the others,
 # which mostly wait on heartbeats, kills and restarts. So no two heavy
 # ones share the cores (their chaos runs are timed by their own
 # failure-free runs, which share the cores the same way), and the two
 # passes of test_netns never run at once. With -j 1 everything runs one
 # at a time, in the same order.
-FAULT_HEAVY="test_chaos test_ckpt_chaos test_nbc_chaos"
+FAULT_HEAVY="test_chaos test_ckpt_chaos test_nbc_chaos test_rma_chaos"
 
 # fault_lane DIR heavy|light: that lane's scripts, both protocols.
 fault_lane() {
@@ -406,16 +405,20 @@ run_mpi "$B" "relay/" "" "${SAN_ENV_MPI[@]}"
 MPI_RUN_ARGS=()
 MPI_DIR=mpi
 run_no_launcher "$B" "" "${SAN_ENV_MPI[@]}"
+# One queue, T_JOBS at a time: the integration scripts, then the two
+# fault lanes (each starts as soon as a slot frees, so no core idles
+# while the last integration script ends), then the fuzzers (they start
+# when the first lane ends, beside the other).
 run_scripts_par tests/integration
 t_lane_bg fault-heavy fault_lane tests/fault heavy
 t_lane_bg fault-light fault_lane tests/fault light
-t_run_wait
 if [ -f tests/fuzz/run-short.sh ]; then
 	# 5 s a target here (the suite's budget); `FUZZ_SECONDS=60 bash
 	# tests/fuzz/run-short.sh` or `make fuzz` for longer runs.
-	FUZZ_SECONDS=${FUZZ_SECONDS:-5} t_run fuzz/run-short "$SCRIPT_TIMEOUT" 0 \
+	FUZZ_SECONDS=${FUZZ_SECONDS:-5} t_run_bg fuzz/run-short "$SCRIPT_TIMEOUT" 0 \
 	    bash tests/fuzz/run-short.sh
 fi
+t_run_wait
 
 if [ "$ASAN_MODE" != 0 ] && [ "$B" != "$ASAN_B" ] && [ -x "$ASAN_B/bin/mpiv" ]; then
 	echo "# ASan/UBSan pass: $ASAN_B"

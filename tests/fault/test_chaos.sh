@@ -19,10 +19,12 @@
 
 flt_need_chaos
 
-# Two seeds a program, in each protocol: about 400 kills a pass (the
-# suite's time: this script is its slowest). FLT_SEEDS="11 22 33 44"
-# runs more; `make soak` kills ranks, nodes and CMs for as long as asked.
+# Two seeds a program in the direct protocol (about 400 kills), one
+# other seed in the relay (about 200 kills): the suite's time, this
+# script is its slowest. FLT_SEEDS="11 22 33 44" runs more; `make soak`
+# kills ranks, nodes and CMs for as long as asked.
 SEEDS=${FLT_SEEDS:-"11 22"}
+[ "${FLT_PROTOCOL:-direct}" = relay ] && SEEDS=${FLT_SEEDS:-33}
 
 # name  nranks  output-mode  args...
 # output-mode: raw (only rank 0 prints: stdout compared byte for byte)
