@@ -35,6 +35,12 @@ ARGS=(6000 4000)	# ~3 s here
 flt_job "$FLT_TMP/ref" 60 -n 4 --cms 2 --tag-output "$bin" "${ARGS[@]}"
 [ "$FLT_RC" = 0 ] || { flt_notok "failure-free run: exit $FLT_RC" "$FLT_TMP/ref.err"; flt_finish; }
 flt_norm "$FLT_TMP/ref.out" > "$FLT_TMP/ref.norm"
+# fsync: every answer of the relay's CM waits for the disk (about 9x
+# slower here): half the steps, against its own failure-free run
+FS_ARGS=(3000 4000)
+flt_job "$FLT_TMP/ref.fs" 60 -n 4 --cms 2 --tag-output "$bin" "${FS_ARGS[@]}"
+[ "$FLT_RC" = 0 ] || { flt_notok "failure-free run (fsync's): exit $FLT_RC" "$FLT_TMP/ref.fs.err"; flt_finish; }
+flt_norm "$FLT_TMP/ref.fs.out" > "$FLT_TMP/ref.fs.norm"
 
 # cm_pid PID [INDEX]: pid of the embedded CM number INDEX (default 0)
 # among the descendants of PID (timeout -> mpiv run -> daemons)
@@ -55,14 +61,18 @@ OVER='^mpiv: job [^ ]* runs again from the beginning'
 
 # crash NAME KILLS MPIV_RUN_OPTIONS...: runs the job, kills CM 0 KILLS
 # times (each after the previous recovery was said), checks the result:
-# with --cm-store off the job must start over, else continue.
+# with --cm-store off the job must start over, else continue. The job's
+# arguments: the array named by CRASH_ARGS (default ARGS), its output
+# compared with CRASH_REF (default the failure-free run of ARGS).
 crash() {
 	local name=$1 kills=$2 out=$FLT_TMP/$1 pid cm k WENT_ON=$RESUMED said=continues
+	local -n args=${CRASH_ARGS:-ARGS}
+	local ref=${CRASH_REF:-$FLT_TMP/ref.norm}
 	shift 2
 	case " $* " in *" --cm-store off "*) WENT_ON=$OVER said="runs again" ;; esac
 	rm -f "$out".*
 	timeout -k 5 150 "$MPIV" run $(flt_proto) --report "$out.json" --timeout 120 -n 4 --cms 2 \
-		--tag-output "$@" "$bin" "${ARGS[@]}" < /dev/null > "$out.out" 2> "$out.err" &
+		--tag-output "$@" "$bin" "${args[@]}" < /dev/null > "$out.out" 2> "$out.err" &
 	pid=$!
 	FLT_BG_PIDS=("$pid")
 	for k in $(seq 1 "$kills"); do
@@ -89,13 +99,13 @@ crash() {
 		flt_notok "$name: the dispatcher saw a rank print other output when it started over" "$out.err"
 	else
 		flt_same "$name: $kills CM kills, $(flt_report "$out.json" restarts) rank restarts, $(flt_report "$out.json" kills) rank kills, $(flt_report "$out.json" checkpoints) checkpoints" \
-			"$FLT_TMP/ref.norm" "$out.norm"
+			"$ref" "$out.norm"
 	fi
 }
 
 crash one 1 --cm-store write
 crash twice 2 --cm-store write
-crash fsync 1 --cm-store fsync
+CRASH_ARGS=FS_ARGS CRASH_REF=$FLT_TMP/ref.fs.norm crash fsync 1 --cm-store fsync
 crash over 1 --cm-store off
 crash over_twice 2 --cm-store off
 
