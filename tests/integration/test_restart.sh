@@ -390,15 +390,8 @@ fi
 
 # ---- nothing left behind ----
 sleep 0.3
-# (this script's own: processes started under its TMPDIR, so other
-# tests running beside it do not count)
-own_strays() {
-	local p
-	for p in $(pgrep -f "$1"); do
-		tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qF "TMPDIR=$W/" &&
-			ps -o pid=,args= -p "$p"
-	done
-}
+# (this script's own: tests/integration/strays.bash)
+. "$ROOT/tests/integration/strays.bash"
 own_strays "$ROOT/$B/bin/mpiv" > strays
 if [ -s strays ]; then
 	notok cleanup/processes "stray processes: $(tr '\n' ';' < strays)"
