@@ -422,8 +422,9 @@ t_run_wait
 
 if [ "$ASAN_MODE" != 0 ] && [ "$B" != "$ASAN_B" ] && [ -x "$ASAN_B/bin/mpiv" ]; then
 	echo "# ASan/UBSan pass: $ASAN_B"
-	# the MPI cases at 2 and 4 ranks (every path of the library and the
-	# daemons; the 1-rank cases run in the plain pass, the suite's time)
+	# the MPI cases at 2 and 4 ranks only (for the suite's time: the
+	# 1-rank cases, self-sends and 1-rank collectives, run in the plain
+	# pass but not under ASan)
 	run_unit "$ASAN_B" "asan/" "${SAN_ENV_UNIT[@]}"
 	run_mpi "$ASAN_B" "asan/" '^(2|4)$' "${SAN_ENV_MPI[@]}"
 	MPI_DIR=fortran

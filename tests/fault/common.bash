@@ -183,14 +183,19 @@ flt_report() {
 	jq -r "(.${2} // empty) | tostring" "$1" 2>/dev/null
 }
 
-# flt_same WHAT REF GOT: compares two files, ok/not ok with a diff.
+# flt_same WHAT REF GOT: compares two files, ok/not ok with a diff
+# (GOT.diff). Each is read once, so either may be a process substitution
+# (<(sort ...): a pipe, empty when read again); the diff of one goes
+# under FLT_TMP.
 flt_same() {
-	if cmp -s "$2" "$3"; then
+	local d=$3.diff
+	case $3 in /dev/fd/*) d=$(mktemp "$FLT_TMP/same.XXXXXX") ;; esac
+	if diff "$2" "$3" > "$d" 2>&1; then
+		rm -f "$d"
 		flt_ok "$1"
 		return 0
 	fi
-	diff "$2" "$3" > "$3.diff" 2>&1
-	flt_notok "$1: output differs from the failure-free run" "$3.diff"
+	flt_notok "$1: output differs from the failure-free run" "$d"
 	return 1
 }
 

@@ -127,11 +127,8 @@ else
 		elif [ "${r:-0}" -lt 1 ]; then
 			flt_notok "$name ($fault): no restart in the report" "$o.json"
 		else
-			# sorted into files: flt_same reads them again for its diff
-			LC_ALL=C sort "$FLT_TMP/ref-after.out" > "$o.ref.sorted"
-			LC_ALL=C sort "$o.out" > "$o.sorted"
 			flt_same "$name ($fault): $r restart(s), every line after MPI_Finalize printed once" \
-				"$o.ref.sorted" "$o.sorted"
+				<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
 		fi
 	done
 	for c in exit-after:2:3:-:"rank 1 exited with code 3" \
@@ -153,10 +150,8 @@ else
 		elif ! grep -q "$msg" "$o.err"; then
 			flt_notok "$name: no \"$msg\" on stderr" "$o.err"
 		else
-			LC_ALL=C sort "$FLT_TMP/ref-after.out" > "$o.ref.sorted"
-			LC_ALL=C sort "$o.out" > "$o.sorted"
 			flt_same "$name: exit $code, \"$msg\", every line printed" \
-				"$o.ref.sorted" "$o.sorted"
+				<(LC_ALL=C sort "$FLT_TMP/ref-after.out") <(LC_ALL=C sort "$o.out")
 		fi
 	done
 fi
