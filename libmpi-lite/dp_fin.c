@@ -24,9 +24,13 @@
  * start or checkpoint like any rank killed before MPI_Finalize: its
  * peers still hold its messages. A child killed by SIGKILL or SIGTERM
  * alone (the OOM killer, a user's kill of the pid) takes the keeper with
- * it by SIGKILL, so the rank runs again; a child killed by another
- * signal ends the keeper with that signal (the job fails, as it would
- * have).
+ * it by SIGKILL, so the rank runs again. A child killed by another
+ * signal (a crash after MPI_Finalize) is an end like an exit code: the
+ * keeper syncs what it printed, waits for the close like any rank, and
+ * then ends with that signal, so the job fails with it, and with every
+ * line its ranks printed (the keeper used to die at once, and the
+ * dispatcher then killed the ranks that had not printed their last
+ * lines yet).
  *
  * Not forked (the rank goes to the close itself, as before): a process
  * with more threads than the caller (a child of fork() would have only
@@ -52,6 +56,7 @@
 static pid_t dp_fin_pid;	/* keeper: the program's process */
 static bool dp_fin_is_child;	/* this is the program's process */
 static int dp_fin_status;	/* keeper: how the child ended */
+static int dp_fin_sig;		/* keeper: the signal that ended it, or 0 */
 
 /* Threads of this process (from /proc), or -1 when unknown. */
 static int
@@ -164,7 +169,7 @@ dp_fin_fork(void)
 		/* killed from outside: the whole rank runs again */
 		if (sig == SIGKILL || sig == SIGTERM)
 			raise(SIGKILL);
-		dp_fin_die(sig);
+		dp_fin_sig = sig;	/* its end, once the job closed */
 	}
 	/* what the program printed after MPI_Finalize, before the close */
 	if ((rc = mpiv_ckpt_output_sync()) != MPI_SUCCESS)
@@ -181,6 +186,8 @@ mpiv_p2p_fin_child(void)
 int
 mpiv_p2p_fin_code(void)
 {
+	if (dp_fin_sig != 0)
+		return -dp_fin_sig;
 	return dp_fin_pid > 0 && WIFEXITED(dp_fin_status) ?
 	    WEXITSTATUS(dp_fin_status) : 0;
 }
@@ -189,7 +196,15 @@ void
 mpiv_p2p_fin_exit(void)
 {
 	if (dp_fin_pid > 0)
-		_exit(mpiv_p2p_fin_code());
+		mpiv_p2p_fin_leave(mpiv_p2p_fin_code());
+}
+
+void
+mpiv_p2p_fin_leave(int code)
+{
+	if (code < 0)
+		dp_fin_die(-code);
+	_exit(code);
 }
 
 void

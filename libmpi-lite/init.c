@@ -114,7 +114,7 @@ MPI_Init(int *argc, char ***argv)
 		   incarnation of this one too): no peer runs again, this
 		   incarnation has nothing to do. */
 		mpiv_tp_close(mpiv_tp_fin_code());
-		_exit(mpiv_tp_fin_code());
+		mpiv_p2p_fin_leave(mpiv_tp_fin_code());
 	}
 	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
 		init_die("rank %ld: out of memory", rank);

@@ -1681,7 +1681,7 @@ direct_restore(void)
 		   the end of MPI_Finalize, peers may be gone, and this one
 		   has nothing left to do (as at MPI_Init). */
 		mpiv_tp_close(mpiv_tp_fin_code());
-		_exit(mpiv_tp_fin_code());
+		mpiv_p2p_fin_leave(mpiv_tp_fin_code());
 	}
 	/* A wildcard receive matched before the checkpoint and waiting for
 	   its pull: its match may be logged already (by the incarnation

@@ -61,12 +61,15 @@ extern const struct mpiv_proto *mpiv_proto;
 int mpiv_p2p_finalize(void);
 /* After it, in a direct job (dp_fin.c): this is the program's process
    past MPI_Finalize, which leaves the links to the rank's process; the
-   exit code of that process's end (0 before or without one); the
-   keeper ends as it did (returns elsewhere); the keeper cannot finish
-   (returns elsewhere: it must not go back to the program). */
+   exit code of that process's end, or -signal when a signal ended it
+   (0 before or without one); the keeper ends as it did (returns
+   elsewhere); this process ends as such a code says (an exit code, or
+   that signal); the keeper cannot finish (returns elsewhere: it must
+   not go back to the program). */
 bool mpiv_p2p_fin_child(void);
 int mpiv_p2p_fin_code(void);
 void mpiv_p2p_fin_exit(void);
+void mpiv_p2p_fin_leave(int code) __attribute__((noreturn));
 void mpiv_p2p_fin_fail(int rc);
 
 /* Streaming replay, the relay protocol's (rp_ahead.c): the window asked

@@ -38,10 +38,13 @@
 #               (MPIV_FINALIZE_FORK=0 still shows it)
 #   exit-after, segv-after  the program's process exits 3, or dies of
 #               SIGSEGV, after MPI_Finalize: the job ends with 3 or 139,
-#               as without the fork
-#   exit-closed  exits 3, and its rank is killed after the job closed: the
-#               relaunch leaves at MPI_Init with the code its FinWait gave
-#               (it left with 0 before)
+#               as without the fork, and with the lines the other ranks
+#               print 0.3 s later (a keeper that died at once with its
+#               SIGSEGV failed the job before them: seen under load)
+#   exit-closed, segv-closed  the same, and its rank is killed after the
+#               job closed: the relaunch leaves at MPI_Init with the code
+#               its FinWait gave (it left with 0 before), or dies of the
+#               same signal
 #   fork, no-fork  flt_finfork prints each rank's pid before and after
 #               MPI_Finalize: they differ (the program went on in a
 #               forked process), and are the same when a second thread
@@ -133,7 +136,8 @@ else
 	done
 	for c in exit-after:2:3:-:"rank 1 exited with code 3" \
 	    segv-after:3:139:-:"rank 1 killed by signal 11" \
-	    exit-closed:2:3:closed:"rank 1 exited with code 3"; do
+	    exit-closed:2:3:closed:"rank 1 exited with code 3" \
+	    segv-closed:3:139:closed:"rank 1 killed by signal 11"; do
 		IFS=: read -r name arg code fault msg <<< "$c"
 		o=$FLT_TMP/$name
 		rm -f "$o.flog"

@@ -5,7 +5,8 @@
  * each round while FLT_HOLD's file exists: flt.h); with AFTER=1 every rank
  * prints one line after MPI_Finalize returned; AFTER=2 also makes rank 1
  * exit with code 3 after it, AFTER=3 makes rank 1 die of SIGSEGV after
- * it. */
+ * it; with either, the other ranks print their line 0.3 s later, so a
+ * job torn down at rank 1's end would lose them. */
 #include <signal.h>
 
 #include "flt.h"
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
 	}
 	FLT_MPI(MPI_Finalize());
 	long after = flt_arg(argc, argv, 3, 0);
+	if (after >= 2 && me != 1)
+		usleep(300 * 1000);
 	if (after)
 		FLT_SAY("ring: rank %d after MPI_Finalize\n", me);
 	if (after == 2 && me == 1)
