@@ -1164,7 +1164,8 @@ direct_send_self(struct mpiv_request *r, const void *payload, size_t bytes,
 }
 
 /*
- * sblog_append, and when the log is full: every receiver it holds
+ * sblog_append (nothing kept for a seq a trim covered already: sblog_skip),
+ * and when the log is full: every receiver it holds
  * messages for is asked for a checkpoint (DCkptAsk, again each second),
  * whose durability frees them (DTrim); the send waits for that, taking
  * its own checkpoints meanwhile (its receivers may be stuck the same
@@ -1178,6 +1179,12 @@ dp_log_append(int dst, uint32_t context, int32_t tag, uint32_t flags,
 	long deadline = 0, ask = 0;
 	uint64_t seq, trimmed = 0;
 
+	/* A re-execution's message that dst's durable checkpoint holds
+	   (a DTrim covered its seq): no run of dst needs it again, so it
+	   takes no room. A synchronous one stays: a link to dst set up
+	   later sends it again from here to be acknowledged. */
+	if (!(flags & DP_SYNC) && (seq = sblog_skip(&dp_sb, dst)) != 0)
+		return seq;
 	while ((seq = sblog_append(&dp_sb, dst, context, tag, flags, payload,
 	    bytes)) == 0 && errno == ENOSPC) {
 		struct sblog_stats st;

@@ -114,6 +114,7 @@ struct sblog_chan {
 					   when it asks for later seqs; NULL
 					   once dropped */
 	uint64_t next_seq;		/* the next append's seq */
+	uint64_t trim_upto;		/* the highest sblog_trim upto */
 };
 
 struct sblog_slab {
@@ -883,7 +884,26 @@ sblog_trim(struct sblog *sb, int dst, uint64_t upto)
 {
 	if (dst < 0 || dst >= sb->nranks)
 		return;
+	if (upto > sb->chans[dst].trim_upto)
+		sb->chans[dst].trim_upto = upto;
 	sblog_drop(sb, &sb->chans[dst], upto);
+}
+
+bool
+sblog_covered(const struct sblog *sb, int dst)
+{
+	if (dst < 0 || dst >= sb->nranks)
+		return false;
+	return sb->chans[dst].next_seq <= sb->chans[dst].trim_upto;
+}
+
+uint64_t
+sblog_skip(struct sblog *sb, int dst)
+{
+	if (!sblog_covered(sb, dst))
+		return 0;
+	sb->appended++;
+	return sb->chans[dst].next_seq++;
 }
 
 int

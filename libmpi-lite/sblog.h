@@ -174,6 +174,17 @@ uint64_t sblog_append(struct sblog *sb, int dst, uint32_t context,
  */
 void sblog_trim(struct sblog *sb, int dst, uint64_t upto);
 
+/*
+ * Whether the next append to dst would get a seq that a trim covered
+ * already (a re-execution sending again what the receiver's durable
+ * checkpoint holds), and that append without storing anything: the seq
+ * it would have had, or 0 when not covered. Such an entry would stay in
+ * the log until the receiver's next checkpoint, and a receiver that
+ * takes none (one in MPI_Finalize) would let it fill the log for good.
+ */
+bool sblog_covered(const struct sblog *sb, int dst);
+uint64_t sblog_skip(struct sblog *sb, int dst);
+
 typedef int (*sblog_replay_cb)(void *arg, uint64_t seq, uint32_t context,
     int32_t tag, uint32_t flags, const void *buf, size_t len);
 

@@ -11,6 +11,14 @@
 #            durability to free it (DTrim); the failure-free output
 #   chaos    the same while ranks are killed at random (restores from
 #            those checkpoints, resends from trimmed logs): same output
+#   rerun-covered  2 ranks, rank 0 only sends (flt_bigring ONEWAY): its
+#            log is trimmed by rank 1's checkpoints, it takes none itself,
+#            and it is killed entering MPI_Finalize, while rank 1 waits in
+#            its own MPI_Finalize (where no checkpoint is taken). Its
+#            relaunch sends all ~300 MiB again; what rank 1's checkpoint
+#            holds takes no room in its log (it used to: the log filled
+#            with those, rank 1 could free nothing, and the job failed
+#            after 10 s saying the log was full: seen once in chaos)
 # The send log spills to an unlinked file in MPIV_SENDLOG_DIR past
 # MPIV_SENDLOG_MEM (libmpi-lite/dp_spill.c); a watcher reads the ranks'
 # open files in /proc to see it (unlinked, it is nowhere else):
@@ -151,6 +159,23 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	else
 		flt_same "chaos: $kills kills under the $CAP log cap, $(flt_report "$FLT_TMP/chaos.json" checkpoints) checkpoints" \
 			"$FLT_TMP/ref.out" "$FLT_TMP/chaos.out"
+	fi
+
+	flt_job "$FLT_TMP/ow-ref" 90 -n 2 "${D[@]}" "$ring" "${ARGS[@]}" 1
+	owref=$FLT_RC
+	MPIV_SENDLOG_MAX=$CAP MPIV_FAULT=finalize:1:0 MPIV_FAULT_LOG=$FLT_TMP/ow.flog \
+		flt_job "$FLT_TMP/ow" 90 -n 2 "${D[@]}" "$ring" "${ARGS[@]}" 1
+	if [ "$owref" != 0 ]; then
+		flt_notok "rerun-covered: failure-free run failed" "$FLT_TMP/ow-ref.err"
+	elif [ "$FLT_RC" != 0 ]; then
+		flt_notok "rerun-covered: exit $FLT_RC" "$FLT_TMP/ow.err"
+	elif ! grep -q "^fault finalize:" "$FLT_TMP/ow.flog" 2>/dev/null; then
+		flt_notok "rerun-covered: the fault point never fired" "$FLT_TMP/ow.err"
+	elif [ "$(flt_report "$FLT_TMP/ow.json" checkpoints)" -lt 1 ]; then
+		flt_notok "rerun-covered: no checkpoint of rank 1 trimmed rank 0's log" "$FLT_TMP/ow.err"
+	else
+		flt_same "rerun-covered: rank 0 relaunched, sent ~300 MiB again under the $CAP cap, $(flt_report "$FLT_TMP/ow.json" checkpoints) checkpoints" \
+			"$FLT_TMP/ow-ref.out" "$FLT_TMP/ow.out"
 	fi
 
 	spill_run spill MPIV_SENDLOG_MEM=8M MPIV_SENDLOG_MAX=96M -- \

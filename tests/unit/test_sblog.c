@@ -182,6 +182,38 @@ test_trim(void)
 	sblog_fini(&sb);
 }
 
+/* A re-execution sends again what a trim covered: skipped, not kept. */
+static void
+test_covered(void)
+{
+	struct sblog sb;
+	struct sblog_stats st;
+	char c = 'x';
+	int i;
+
+	sblog_init(&sb, 3, NULL);
+	for (i = 0; i < 3; i++)
+		sblog_append(&sb, 1, 0, i, 0, &c, 1);
+	CHECK(!sblog_covered(&sb, 1) && sblog_skip(&sb, 1) == 0 &&
+	    sblog_last_seq(&sb, 1) == 3, "nothing trimmed: not covered");
+	sblog_trim(&sb, 1, 5);		/* the receiver holds up to 5 */
+	sblog_trim(&sb, 1, 2);		/* an older trim lowers nothing */
+	CHECK(sblog_covered(&sb, 1) && !sblog_covered(&sb, 2) &&
+	    !sblog_covered(&sb, -1) && !sblog_covered(&sb, 3),
+	    "trim past the last seq: the next ones are covered, on that "
+	    "channel only");
+	CHECK(sblog_skip(&sb, 1) == 4 && sblog_skip(&sb, 1) == 5 &&
+	    sblog_skip(&sb, 1) == 0 && !sblog_covered(&sb, 1),
+	    "skip hands out 4 and 5, then nothing");
+	sblog_stats(&sb, &st);
+	CHECK(st.entries == 0 && st.total_bytes == 0 &&
+	    sblog_first_seq(&sb, 1) == 6 && sblog_last_seq(&sb, 1) == 5,
+	    "skipped seqs take no room: empty, first 6, last 5");
+	CHECK(sblog_append(&sb, 1, 0, 9, 0, &c, 1) == 6 &&
+	    sblog_first_seq(&sb, 1) == 6, "the next append is 6, kept");
+	sblog_fini(&sb);
+}
+
 /* Random payloads of 0 .. 1 MiB on two channels, replayed with their
    envelopes and digests, with and without spilling. */
 static void
@@ -1160,6 +1192,7 @@ main(int argc, char **argv)
 	printf("# seed %#" PRIx64 " (--seed to repeat)\n", rng_state);
 	test_seq();
 	test_trim();
+	test_covered();
 	test_replay(0);
 	test_replay(1);
 	test_space();

@@ -1,10 +1,13 @@
 /* flt_bigring: big messages around a ring, for the log memory cap.
- *   flt_bigring [ROUNDS=200] [KIB=1024]
+ *   flt_bigring [ROUNDS=200] [KIB=1024] [ONEWAY=0]
  * Each round every rank sends KIB KiB to the next rank and receives as
  * much from the previous one (Sendrecv), folds the payload into its
  * state and rewrites it. Without checkpoints the CM's log grows by
  * ROUNDS * ranks * KIB KiB; rank 0 prints its state every ROUNDS/10
- * rounds and at the end every rank's state in rank order. */
+ * rounds and at the end every rank's state in rank order. ONEWAY=1: rank
+ * 0 only sends (Send) and rank 1 only receives (Recv), so rank 1 logs
+ * nothing for rank 0 and rank 0 is never asked for a checkpoint; the
+ * other ranks only take part in the final Gather. */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -18,9 +21,20 @@ int main(int argc, char **argv)
 	FLT_ASSERT(out != NULL && in != NULL, "out of memory");
 	for (size_t i = 0; i < n; i++)
 		out[i] = flt_mix(st, i);
+	long oneway = flt_arg(argc, argv, 3, 0);
 	for (long r = 1; r <= rounds; r++) {
-		FLT_MPI(MPI_Sendrecv(out, (int)n, MPI_UINT64_T, next, 7, in, (int)n, MPI_UINT64_T,
-		    prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		if (oneway && me > 1)
+			break;
+		if (oneway && me == 0)
+			FLT_MPI(MPI_Send(out, (int)n, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD));
+		else if (oneway)
+			FLT_MPI(MPI_Recv(in, (int)n, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		else
+			FLT_MPI(MPI_Sendrecv(out, (int)n, MPI_UINT64_T, next, 7, in, (int)n, MPI_UINT64_T,
+			    prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+		if (oneway && me == 0)
+			for (size_t i = 0; i < n; i++)	/* what rank 1 would fold */
+				in[i] = out[i];
 		st = flt_mix(st, in[(size_t)r % n] ^ in[n - 1]);
 		for (size_t i = 0; i < n; i += 512)
 			out[i] = flt_mix(in[i], st);
