@@ -28,14 +28,20 @@ struct mpiv_state mpiv_state;
 static void __attribute__((noreturn, format(printf, 1, 2)))
 init_die(const char *fmt, ...)
 {
+	char line[1024];
 	va_list ap;
+	int n;
 
 	fflush(stdout);
-	fputs("mpiv: ", stderr);
+	/* one write: the lines of ranks dying together stay whole */
+	n = snprintf(line, sizeof(line), "mpiv: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(STDERR_FILENO, line, (size_t)n);
 	exit(1);
 }
 
@@ -116,8 +122,12 @@ MPI_Init(int *argc, char ***argv)
 		mpiv_tp_close(mpiv_tp_fin_code());
 		mpiv_p2p_fin_leave(mpiv_tp_fin_code());
 	}
-	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS)
+	if ((rc = mpiv_p2p_init((int)size)) != MPI_SUCCESS) {
+		/* a bad setting (MPIV_SENDLOG_MAX=abc) says which */
+		if (rc != MPI_ERR_NO_MEM && *mpiv_err_last_detail() != '\0')
+			init_die("rank %ld: %s", rank, mpiv_err_last_detail());
 		init_die("rank %ld: out of memory", rank);
+	}
 	mpiv_state.world_rank = (int)rank;
 	mpiv_state.world_size = (int)size;
 	if ((rc = mpiv_comm_init((int)rank, (int)size)) != MPI_SUCCESS)

@@ -42,6 +42,8 @@
 
 #define DP_SYNC	1u		/* sblog flags: a synchronous send */
 #define DP_LOG_WAIT_MS	10000	/* a full log waits this long for trims */
+#define DP_LOG_WAIT_MAX	86400.0	/* MPIV_SENDLOG_WAIT's most, seconds */
+static long dp_log_wait_ms = DP_LOG_WAIT_MS;	/* MPIV_SENDLOG_WAIT */
 #define DP_FIN_WAIT_MS	1000	/* FinWait is said again this often */
 
 struct dp_msg {
@@ -1043,6 +1045,24 @@ direct_init(int world_size)
 	if (sblog_init(&dp_sb, world_size, &conf) < 0)
 		return MPI_ERR_NO_MEM;
 	dp_sb_ready = true;
+	dp_log_wait_ms = DP_LOG_WAIT_MS;
+	if ((env = getenv("MPIV_SENDLOG_WAIT")) != NULL && *env != '\0') {
+		char *end;
+		double w;
+
+		errno = 0;
+		w = strtod(env, &end);
+		if (errno != 0 || end == env || *end != '\0' || !(w > 0) ||
+		    w > DP_LOG_WAIT_MAX) {
+			mpiv_err_detail("MPIV_SENDLOG_WAIT is not a number of "
+			    "seconds above 0 and at most %.0f: '%s'",
+			    DP_LOG_WAIT_MAX, env);
+			return MPI_ERR_ARG;
+		}
+		dp_log_wait_ms = (long)(w * 1000.0);
+		if (dp_log_wait_ms < 1)
+			dp_log_wait_ms = 1;
+	}
 	if ((env = getenv("MPIV_UNEXPECTED_MAX")) != NULL && *env != '\0' &&
 	    sblog_parse_size(env, &dp_unx_max) < 0) {
 		mpiv_err_detail("MPIV_UNEXPECTED_MAX is not a byte count");
@@ -1169,7 +1189,7 @@ direct_send_self(struct mpiv_request *r, const void *payload, size_t bytes,
  * messages for is asked for a checkpoint (DCkptAsk, again each second),
  * whose durability frees them (DTrim); the send waits for that, taking
  * its own checkpoints meanwhile (its receivers may be stuck the same
- * way), and gives up after DP_LOG_WAIT_MS without a trim. 0 with errno
+ * way), and gives up after MPIV_SENDLOG_WAIT without a trim. 0 with errno
  * as sblog_append's.
  */
 static uint64_t
@@ -1193,7 +1213,7 @@ dp_log_append(int dst, uint32_t context, int32_t tag, uint32_t flags,
 		sblog_stats(&dp_sb, &st);
 		if (deadline == 0 || st.trimmed > trimmed) {
 			/* waiting starts, or a trim came: a while more */
-			deadline = now + DP_LOG_WAIT_MS * 1000L;
+			deadline = now + dp_log_wait_ms * 1000L;
 			trimmed = st.trimmed;
 		} else if (now > deadline) {
 			errno = ENOSPC;
@@ -1382,11 +1402,11 @@ direct_send(struct mpiv_request *r)
 			sblog_stats(&dp_sb, &st);
 			mpiv_err_detail("the log of sent messages is full (%llu "
 			    "bytes, MPIV_SENDLOG_MAX) and no receiver's "
-			    "checkpoint freed any of it within %d s: "
-			    "checkpoints free it (they need CRIU on the "
-			    "nodes), or raise MPIV_SENDLOG_MAX",
-			    (unsigned long long)st.total_bytes,
-			    DP_LOG_WAIT_MS / 1000);
+			    "checkpoint freed any of it within %g s "
+			    "(MPIV_SENDLOG_WAIT): checkpoints free it (they "
+			    "need CRIU on the nodes), or raise "
+			    "MPIV_SENDLOG_MAX", (unsigned long long)st.total_bytes,
+			    (double)dp_log_wait_ms / 1000.0);
 			return MPI_ERR_NO_MEM;
 		}
 		mpiv_err_detail("cannot log a send to rank %d: %s", dst,

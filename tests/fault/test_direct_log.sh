@@ -5,7 +5,11 @@
 # sender's log; MPIV_SENDLOG_MAX caps each log at 48 MiB.
 #   nockpt   no CRIU: no checkpoint can free a log, so a sender fails
 #            with one error naming MPIV_SENDLOG_MAX (never a hang until
-#            --timeout, never a wrong output)
+#            --timeout, never a wrong output), after MPIV_SENDLOG_WAIT
+#            (3 s here, 10 by default)
+#   bad-settings  MPIV_SENDLOG_WAIT or MPIV_SENDLOG_MAX that is no number:
+#            the job fails at MPI_Init saying which (it said "out of
+#            memory" before)
 #   ckpt     CRIU, no --ckpt-interval: a sender with a full log asks its
 #            receivers for checkpoints (DCkptAsk) and waits for their
 #            durability to free it (DTrim); the failure-free output
@@ -44,13 +48,13 @@ flt_job "$FLT_TMP/ref" 90 -n 3 "${D[@]}" "$ring" "${ARGS[@]}"
 [ "$FLT_RC" = 0 ] || { flt_notok "failure-free run: exit $FLT_RC" "$FLT_TMP/ref.err"; flt_finish; }
 
 t0=$(date +%s)
-MPIV_CRIU=/nonexistent MPIV_SENDLOG_MAX=$CAP flt_job "$FLT_TMP/nockpt" 90 -n 3 "${D[@]}" "$ring" "${ARGS[@]}"
+MPIV_CRIU=/nonexistent MPIV_SENDLOG_MAX=$CAP MPIV_SENDLOG_WAIT=3 flt_job "$FLT_TMP/nockpt" 90 -n 3 "${D[@]}" "$ring" "${ARGS[@]}"
 secs=$(( $(date +%s) - t0 ))
 if [ "$FLT_RC" = 0 ] || [ "$FLT_RC" = 124 ]; then
 	flt_notok "nockpt: exit $FLT_RC after $secs s (want a failure)" "$FLT_TMP/nockpt.err"
-elif ! grep -q 'the log of sent messages is full .*MPIV_SENDLOG_MAX' "$FLT_TMP/nockpt.err"; then
-	flt_notok "nockpt: no error naming MPIV_SENDLOG_MAX" "$FLT_TMP/nockpt.err"
-elif [ "$secs" -gt 40 ]; then
+elif ! grep -q 'the log of sent messages is full .*within 3 s (MPIV_SENDLOG_WAIT).*MPIV_SENDLOG_MAX' "$FLT_TMP/nockpt.err"; then
+	flt_notok "nockpt: no error naming MPIV_SENDLOG_MAX and a 3 s MPIV_SENDLOG_WAIT" "$FLT_TMP/nockpt.err"
+elif [ "$secs" -gt 30 ]; then
 	flt_notok "nockpt: failed only after $secs s" "$FLT_TMP/nockpt.err"
 else
 	flt_ok "nockpt: exit $FLT_RC after $secs s: $(grep -m1 'MPIV_SENDLOG_MAX' "$FLT_TMP/nockpt.err" | cut -c1-140)..."
@@ -109,6 +113,22 @@ spill_restored() {
 	    first[$2] != $3 && !(($2, $3) in seen) { seen[$2, $3] = 1; n++; if ($5 > 0) full++ }
 	    END { printf "%d %d\n", n, full }' "$1"
 }
+
+for c in "MPIV_SENDLOG_WAIT=soon:MPIV_SENDLOG_WAIT is not a number of seconds" \
+    "MPIV_SENDLOG_WAIT=0:MPIV_SENDLOG_WAIT is not a number of seconds" \
+    "MPIV_SENDLOG_MAX=lots:MPIV_SENDLOG_MAX is not a byte count"; do
+	set=${c%%:*} want=${c#*:} o=$FLT_TMP/bad-${set%%=*}-${set#*=}
+	export "$set"
+	flt_job "$o" 60 -n 2 "${D[@]}" "$ring" 2 16
+	unset "${set%%=*}"
+	if [ "$FLT_RC" = 0 ] || [ "$FLT_RC" = 124 ]; then
+		flt_notok "bad-settings $set: exit $FLT_RC" "$o.err"
+	elif ! grep -q "$want" "$o.err"; then
+		flt_notok "bad-settings $set: no \"$want\"" "$o.err"
+	else
+		flt_ok "bad-settings $set: exit $FLT_RC, $(grep -m1 "$want" "$o.err" | cut -c1-120)"
+	fi
+done
 
 MPIV_SENDLOG_DIR=$FLT_TMP/no/such/dir MPIV_SENDLOG_MEM=1M \
 	flt_job "$FLT_TMP/nodir" 60 -n 3 "${D[@]}" "$ring" 20 1024
