@@ -139,9 +139,7 @@ program f_more
   if (rank == 0) write (*, '(a)') 'error classes: ok'
 
   ! a subarray in Fortran order, its envelope, graphs, external32
-  do i = 1, 16
-    a(mod(i - 1, 4) + 1, (i - 1) / 4 + 1) = i
-  end do
+  a = reshape([(i, i = 1, 16)], [4, 4])    ! column by column: 1 .. 16
   sizes = 4
   subs = 2
   starts = 1
