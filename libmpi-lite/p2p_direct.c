@@ -43,7 +43,6 @@
 #define DP_SYNC	1u		/* sblog flags: a synchronous send */
 #define DP_LOG_WAIT_MS	10000	/* a full log waits this long for trims */
 #define DP_LOG_WAIT_MAX	86400.0	/* MPIV_SENDLOG_WAIT's most, seconds */
-static long dp_log_wait_ms = DP_LOG_WAIT_MS;	/* MPIV_SENDLOG_WAIT */
 #define DP_FIN_WAIT_MS	1000	/* FinWait is said again this often */
 
 struct dp_msg {
@@ -100,6 +99,7 @@ static int dp_spill_fd = -1;		/* the log's spill file, -1: none */
 #define DP_PULL_MIN	(64u << 10)
 #define DP_UNX_MAX	(64ull << 20)
 static uint64_t dp_unx_bytes, dp_unx_max = DP_UNX_MAX;
+static long dp_log_wait_ms = DP_LOG_WAIT_MS;	/* MPIV_SENDLOG_WAIT */
 static struct dp_mlist dp_pulls;
 static struct dp_msg **dp_pulling;	/* [peer] */
 struct dp_wanted {

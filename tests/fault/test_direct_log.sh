@@ -185,16 +185,17 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	owref=$FLT_RC
 	MPIV_SENDLOG_MAX=$CAP MPIV_FAULT=finalize:1:0 MPIV_FAULT_LOG=$FLT_TMP/ow.flog \
 		flt_job "$FLT_TMP/ow" 90 -n 2 "${D[@]}" "$ring" "${ARGS[@]}" 1
+	ck=$(flt_report "$FLT_TMP/ow.json" checkpoints)
 	if [ "$owref" != 0 ]; then
 		flt_notok "rerun-covered: failure-free run failed" "$FLT_TMP/ow-ref.err"
 	elif [ "$FLT_RC" != 0 ]; then
 		flt_notok "rerun-covered: exit $FLT_RC" "$FLT_TMP/ow.err"
 	elif ! grep -q "^fault finalize:" "$FLT_TMP/ow.flog" 2>/dev/null; then
 		flt_notok "rerun-covered: the fault point never fired" "$FLT_TMP/ow.err"
-	elif [ "$(flt_report "$FLT_TMP/ow.json" checkpoints)" -lt 1 ]; then
+	elif [ "${ck:-0}" -lt 1 ]; then
 		flt_notok "rerun-covered: no checkpoint of rank 1 trimmed rank 0's log" "$FLT_TMP/ow.err"
 	else
-		flt_same "rerun-covered: rank 0 relaunched, sent ~300 MiB again under the $CAP cap, $(flt_report "$FLT_TMP/ow.json" checkpoints) checkpoints" \
+		flt_same "rerun-covered: rank 0 relaunched, sent ~300 MiB again under the $CAP cap, $ck checkpoints" \
 			"$FLT_TMP/ow-ref.out" "$FLT_TMP/ow.out"
 	fi
 
