@@ -941,10 +941,32 @@ dp_resend_cb(void *arg, uint64_t seq, uint32_t context, int32_t tag,
 	return rs->rc != MPI_SUCCESS || rs->one;
 }
 
+/*
+ * A synchronous send whose seq a trim covered: dst's durable checkpoint
+ * holds the message, so its bytes are kept nowhere; a frame without
+ * them (the digest of the bytes, for the check) asks dst to acknowledge
+ * it, at once if it matched it already, else when it does.
+ */
+static int
+dp_send_covered(int dst, uint64_t seq, uint64_t digest)
+{
+	Mpiv__DSend d = MPIV__DSEND__INIT;
+
+	d.seq = seq;
+	d.sync = true;
+	d.digest = digest;
+	return dp_send_up(dst, MPIV__MSG_TYPE__MSG_DSEND, &d.base, NULL, 0,
+	    NULL, NULL);
+}
+
+struct dp_sync_item {
+	uint64_t seq, digest;
+};
+
 struct dp_sync_scan {
 	int p;
 	uint64_t upto;
-	uint64_t *seqs;
+	struct dp_sync_item *v;
 	size_t n, cap;
 };
 
@@ -958,14 +980,15 @@ dp_sync_scan_cb(struct mpiv_request *r, void *arg)
 		return;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 8;
-		uint64_t *v = realloc(s->seqs, cap * sizeof(*v));
+		struct dp_sync_item *v = realloc(s->v, cap * sizeof(*v));
 
 		if (v == NULL)
 			return;
-		s->seqs = v;
+		s->v = v;
 		s->cap = cap;
 	}
-	s->seqs[s->n++] = r->dp_seq;
+	s->v[s->n].seq = r->dp_seq;
+	s->v[s->n++].digest = r->dp_digest;
 }
 
 void
@@ -993,10 +1016,13 @@ dpx_link_up(int p)
 	mpiv_req_foreach(dp_sync_scan_cb, &sc);
 	for (size_t i = 0; i < sc.n; i++) {
 		rs.one = true;
-		(void)sblog_replay(&dp_sb, p, sc.seqs[i] - 1, dp_resend_cb,
-		    &rs);
+		if (sc.v[i].seq <= sblog_trimmed(&dp_sb, p))
+			(void)dp_send_covered(p, sc.v[i].seq, sc.v[i].digest);
+		else
+			(void)sblog_replay(&dp_sb, p, sc.v[i].seq - 1,
+			    dp_resend_cb, &rs);
 	}
-	free(sc.seqs);
+	free(sc.v);
 	if (dp_trim_sent != NULL && dp_trim_ckpt > 0) {
 		Mpiv__DTrim t = MPIV__DTRIM__INIT;
 
@@ -1201,9 +1227,9 @@ dp_log_append(int dst, uint32_t context, int32_t tag, uint32_t flags,
 
 	/* A re-execution's message that dst's durable checkpoint holds
 	   (a DTrim covered its seq): no run of dst needs it again, so it
-	   takes no room. A synchronous one stays: a link to dst set up
-	   later sends it again from here to be acknowledged. */
-	if (!(flags & DP_SYNC) && (seq = sblog_skip(&dp_sb, dst)) != 0)
+	   takes no room. A synchronous one is acknowledged again from a
+	   frame without its bytes (dp_send_covered). */
+	if ((seq = sblog_skip(&dp_sb, dst)) != 0)
 		return seq;
 	while ((seq = sblog_append(&dp_sb, dst, context, tag, flags, payload,
 	    bytes)) == 0 && errno == ENOSPC) {
@@ -1417,6 +1443,21 @@ direct_send(struct mpiv_request *r)
 	if (dp_nwanted > 0)
 		dp_serve_wanted(dst, seq);
 	dp_send_track(r, dst, seq, sync);
+	if (sync && dp_logging && seq <= sblog_trimmed(&dp_sb, dst)) {
+		/* kept nowhere: dst holds it (dp_send_covered) */
+		r->dp_digest = dp_digest(r->context, r->tag, payload, bytes);
+		free(owned);
+		if (pp->up != NULL && seq <= pp->peer_has) {
+			if (seq > dp_checked[dst])
+				dp_checked[dst] = seq;
+			if ((rc = dp_send_covered(dst, seq, r->dp_digest)) !=
+			    MPI_SUCCESS)
+				return rc;
+		}
+		/* else the next link to dst asks for the acknowledgement */
+		mpiv_p2p_send_written(r);
+		return MPI_SUCCESS;
+	}
 	if (pp->up != NULL && seq <= pp->peer_has) {
 		/* A re-execution's message the peer holds: it compares it
 		   with the first run's; a synchronous one goes whole, to be

@@ -898,6 +898,14 @@ sblog_covered(const struct sblog *sb, int dst)
 }
 
 uint64_t
+sblog_trimmed(const struct sblog *sb, int dst)
+{
+	if (dst < 0 || dst >= sb->nranks)
+		return 0;
+	return sb->chans[dst].trim_upto;
+}
+
+uint64_t
 sblog_skip(struct sblog *sb, int dst)
 {
 	if (!sblog_covered(sb, dst))

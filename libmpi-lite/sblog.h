@@ -184,6 +184,8 @@ void sblog_trim(struct sblog *sb, int dst, uint64_t upto);
  */
 bool sblog_covered(const struct sblog *sb, int dst);
 uint64_t sblog_skip(struct sblog *sb, int dst);
+/* The highest seq to dst a trim covered (0: none). */
+uint64_t sblog_trimmed(const struct sblog *sb, int dst);
 
 typedef int (*sblog_replay_cb)(void *arg, uint64_t seq, uint32_t context,
     int32_t tag, uint32_t flags, const void *buf, size_t len);

@@ -93,6 +93,9 @@ struct mpiv_request {
 	uint64_t dp_seq;	/* receive: only this seq (a logged match) or
 				   0; send: its seq */
 	int dp_dst;		/* send: world rank of the receiver */
+	uint64_t dp_digest;	/* synchronous send whose seq a trim covered:
+				   the digest of its bytes, which are kept
+				   nowhere (sent again without them) */
 
 	/* A non-blocking collective: its schedule, freed when it ends;
 	   nbc_p2p: MPI_Imrecv's (may be freed or cancelled). */

@@ -22,7 +22,11 @@
 #            relaunch sends all ~300 MiB again; what rank 1's checkpoint
 #            holds takes no room in its log (it used to: the log filled
 #            with those, rank 1 could free nothing, and the job failed
-#            after 10 s saying the log was full: seen once in chaos)
+#            after 10 s saying the log was full: seen once in chaos);
+#            rerun-covered-ssend the same with MPI_Ssend (ONEWAY=2), whose
+#            covered messages are acknowledged again from frames without
+#            their bytes; rerun-covered-relink also kills rank 1 while
+#            they come, so a pending one is asked for again on a new link
 # The send log spills to an unlinked file in MPIV_SENDLOG_DIR past
 # MPIV_SENDLOG_MEM (libmpi-lite/dp_spill.c); a watcher reads the ranks'
 # open files in /proc to see it (unlinked, it is nowhere else):
@@ -197,6 +201,40 @@ if timeout 60 "$CRIU" check > /dev/null 2>&1; then
 	else
 		flt_same "rerun-covered: rank 0 relaunched, sent ~300 MiB again under the $CAP cap, $ck checkpoints" \
 			"$FLT_TMP/ow-ref.out" "$FLT_TMP/ow.out"
+	fi
+
+	# The same with MPI_Ssend: a covered synchronous send keeps nothing
+	# either; rank 1 acknowledges it again without its payload.
+	MPIV_SENDLOG_MAX=$CAP MPIV_FAULT=finalize:1:0 MPIV_FAULT_LOG=$FLT_TMP/ows.flog \
+		flt_job "$FLT_TMP/ows" 90 -n 2 "${D[@]}" "$ring" "${ARGS[@]}" 2
+	ck=$(flt_report "$FLT_TMP/ows.json" checkpoints)
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "rerun-covered-ssend: exit $FLT_RC" "$FLT_TMP/ows.err"
+	elif ! grep -q "^fault finalize:" "$FLT_TMP/ows.flog" 2>/dev/null; then
+		flt_notok "rerun-covered-ssend: the fault point never fired" "$FLT_TMP/ows.err"
+	elif [ "${ck:-0}" -lt 1 ]; then
+		flt_notok "rerun-covered-ssend: no checkpoint of rank 1 trimmed rank 0's log" "$FLT_TMP/ows.err"
+	else
+		flt_same "rerun-covered-ssend: rank 0 relaunched, sent ~300 MiB again by MPI_Ssend under the $CAP cap, $ck checkpoints" \
+			"$FLT_TMP/ow-ref.out" "$FLT_TMP/ows.out"
+	fi
+
+	# ... and rank 1 killed at the 5th message rank 0's relaunch sends
+	# again (the 300 of the first run, then those): restored from its
+	# checkpoint, it gets the pending MPI_Ssend's request again on the
+	# new link, still without the bytes
+	MPIV_SENDLOG_MAX=$CAP MPIV_FAULT=finalize:1:0,deliver:305:1:1 MPIV_FAULT_LOG=$FLT_TMP/owr.flog \
+		flt_job "$FLT_TMP/owr" 90 -n 2 "${D[@]}" "$ring" "${ARGS[@]}" 2
+	fromck=$(jq -r '[.restart_log[]? | select(.rank == 1 and .from_ckpt > 0)] | length' "$FLT_TMP/owr.json" 2>/dev/null)
+	if [ "$FLT_RC" != 0 ]; then
+		flt_notok "rerun-covered-relink: exit $FLT_RC" "$FLT_TMP/owr.err"
+	elif ! grep -q "^fault deliver:305 rank 1" "$FLT_TMP/owr.flog" 2>/dev/null; then
+		flt_notok "rerun-covered-relink: rank 1 was not killed at its 305th message" "$FLT_TMP/owr.err"
+	elif [ "${fromck:-0}" -lt 1 ]; then
+		flt_notok "rerun-covered-relink: rank 1 was not restored from a checkpoint" "$FLT_TMP/owr.err"
+	else
+		flt_same "rerun-covered-relink: rank 1 killed while rank 0 re-sent by MPI_Ssend, restored from its checkpoint" \
+			"$FLT_TMP/ow-ref.out" "$FLT_TMP/owr.out"
 	fi
 
 	spill_run spill MPIV_SENDLOG_MEM=8M MPIV_SENDLOG_MAX=96M -- \

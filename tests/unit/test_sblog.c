@@ -202,6 +202,9 @@ test_covered(void)
 	    !sblog_covered(&sb, -1) && !sblog_covered(&sb, 3),
 	    "trim past the last seq: the next ones are covered, on that "
 	    "channel only");
+	CHECK(sblog_trimmed(&sb, 1) == 5 && sblog_trimmed(&sb, 2) == 0 &&
+	    sblog_trimmed(&sb, -1) == 0 && sblog_trimmed(&sb, 3) == 0,
+	    "the highest trim is kept per channel");
 	CHECK(sblog_skip(&sb, 1) == 4 && sblog_skip(&sb, 1) == 5 &&
 	    sblog_skip(&sb, 1) == 0 && !sblog_covered(&sb, 1),
 	    "skip hands out 4 and 5, then nothing");

@@ -7,7 +7,8 @@
  * rounds and at the end every rank's state in rank order. ONEWAY=1: rank
  * 0 only sends (Send) and rank 1 only receives (Recv), so rank 1 logs
  * nothing for rank 0 and rank 0 is never asked for a checkpoint; the
- * other ranks only take part in the final Gather. */
+ * other ranks only take part in the final Gather. ONEWAY=2: the same
+ * with MPI_Ssend. */
 #include "flt.h"
 
 int main(int argc, char **argv)
@@ -25,7 +26,9 @@ int main(int argc, char **argv)
 	for (long r = 1; r <= rounds; r++) {
 		if (oneway && me > 1)
 			break;
-		if (oneway && me == 0)
+		if (oneway == 2 && me == 0)
+			FLT_MPI(MPI_Ssend(out, (int)n, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD));
+		else if (oneway && me == 0)
 			FLT_MPI(MPI_Send(out, (int)n, MPI_UINT64_T, 1, 7, MPI_COMM_WORLD));
 		else if (oneway)
 			FLT_MPI(MPI_Recv(in, (int)n, MPI_UINT64_T, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
