@@ -1091,13 +1091,32 @@ djob_task_exit(struct dpeer *node, const Mpiv__TaskExit *te)
 			    te->rank, code);
 	}
 	rk->exit_code = code;
+	if (why[0] != '\0' && !j->failed && te->finalized && !te->aborted &&
+	    j->state == DJOB_RUNNING && j->fin_code == 0 &&
+	    j->nexited < j->nranks) {
+		/* The program's own end, past MPI_Finalize: the others may
+		   still print what they print after theirs (mpirun's
+		   race, kept out). The job fails with it once they ended. */
+		j->fin_code = code;
+		snprintf(j->fin_reason, sizeof(j->fin_reason), "%s", why);
+		log_info("dispatcher rank failed past MPI_Finalize, waiting "
+		    "for the others job=%s rank=%d exit_code=%d", j->id,
+		    te->rank, code);
+		djob_schedule(node->d);
+		return;
+	}
 	if (why[0] != '\0' && !j->failed) {
-		djob_fail(j, code, why);
+		if (j->fin_code != 0)	/* the first failure decides */
+			djob_fail(j, j->fin_code, j->fin_reason);
+		else
+			djob_fail(j, code, why);
 		return;
 	}
 	if (j->state == DJOB_FINISHING) {
 		if (!djob_ranks_pending(j))
 			djob_finish(j);
+	} else if (j->nexited == j->nranks && j->fin_code != 0) {
+		djob_fail(j, j->fin_code, j->fin_reason);
 	} else if (j->nexited == j->nranks) {
 		djob_finish_soon(j);
 	} else {

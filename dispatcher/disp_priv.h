@@ -191,6 +191,10 @@ struct djob {
 	bool failed;
 	int exit_code;		/* first failure's code */
 	char reason[512];	/* first failure's reason */
+	/* A rank that failed past MPI_Finalize: the job fails with it once
+	   every rank ended (or at the next failure), not at once. */
+	int fin_code;		/* 0: none */
+	char fin_reason[400];
 	char waitmsg[128];	/* last "waiting" message sent */
 	ev_timer grace_w;	/* FINISHING: stop waiting for killed ranks */
 	ev_timer replay_w;	/* every rank exited: stop waiting for the

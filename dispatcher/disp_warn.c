@@ -8,8 +8,10 @@
  *                 failed, upload refused: the node's CkptTaken says why),
  *                 or one of the job's checkpoint servers is gone;
  *                 cleared when every rank took a checkpoint again
- *   waiting       the job waits for CMs, CSs or node slots, or a killed
- *                 rank waits for a free slot, for DWARN_WAIT_GRACE s
+ *   waiting       the job waits for CMs, CSs or node slots, a killed
+ *                 rank waits for a free slot, or the job waits for its
+ *                 ranks to end after one failed past MPI_Finalize, for
+ *                 DWARN_WAIT_GRACE s
  *   stalled       a CM or CS of the job left a probe unanswered for
  *                 stall_after s (CMs answer CmStatsReq, as they always
  *                 did; CSs echo a Heartbeat: a CS that never answered
@@ -182,6 +184,23 @@ dwarn_waiting_holds(const struct djob *j, char *text, size_t n)
 	}
 	if (j->state != DJOB_RUNNING)
 		return false;
+	if (j->fin_code != 0) {
+		/* told, so that a program whose other ranks never end (one
+		   waits for a message the finished rank never sent) does not
+		   hang silently */
+		for (int r = 0; r < j->nranks; r++)
+			if (!j->ranks[r].exited) {
+				if (first < 0)
+					first = r;
+				nwait++;
+			}
+		snprintf(text, n, "job %s is waiting: %.160s after "
+		    "MPI_Finalize; the job ends with that once the other "
+		    "ranks do (%d still running%s%d)", j->id, j->fin_reason,
+		    nwait, nwait > 1 ? ", the first rank " : ": rank ",
+		    first);
+		return true;
+	}
 	for (int r = 0; r < j->nranks; r++)
 		if (j->ranks[r].relaunch && !j->ranks[r].exited) {
 			if (first < 0)

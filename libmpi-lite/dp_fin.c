@@ -202,6 +202,7 @@ mpiv_p2p_fin_exit(void)
 void
 mpiv_p2p_fin_leave(int code)
 {
+	mpiv_say_finalized();
 	if (code < 0)
 		dp_fin_die(-code);
 	_exit(code);

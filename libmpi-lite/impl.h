@@ -428,6 +428,9 @@ extern struct mpiv_state mpiv_state;
 
 /* Aborts the whole job with code (MPI_Abort path; never returns). */
 void mpiv_abort_job(int code, const char *why) __attribute__((noreturn));
+/* Tells the node agent that this rank finished MPI_Finalize: however the
+   program ends from here, the other ranks may end before the job fails. */
+void mpiv_say_finalized(void);
 
 /* Named fault points for the fault-injection tests (fault.c): kills the
    process with SIGKILL when MPIV_FAULT asks for this hit of NAME. */

@@ -70,6 +70,7 @@ struct task {
 	uint64_t sync_base[2];	/* out_count at that ckpt-sync */
 	bool aborted;
 	int abort_code;
+	bool finalized;		/* said "finalized": past MPI_Finalize */
 	char reason[320];
 	struct task *prev, *next;
 };

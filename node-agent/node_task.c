@@ -87,10 +87,11 @@ task_report(struct task *t)
 	te.aborted = t->aborted;
 	te.abort_code = t->abort_code;
 	te.reason = t->reason;
+	te.finalized = t->finalized;
 	log_info("node task exit job=%s rank=%d incarnation=%u pid=%d "
-	    "code=%d signal=%d aborted=%d restored=%d", t->job, t->rank,
-	    t->incarnation, (int)t->task_pid, te.exit_code, te.signal,
-	    te.aborted, t->restored);
+	    "code=%d signal=%d aborted=%d finalized=%d restored=%d", t->job,
+	    t->rank, t->incarnation, (int)t->task_pid, te.exit_code,
+	    te.signal, te.aborted, te.finalized, t->restored);
 	if (n->c != NULL)
 		(void)conn_send(n->c, MPIV__MSG_TYPE__MSG_TASK_EXIT, &te.base,
 		    NULL, 0);
@@ -165,7 +166,7 @@ node_output_synced(struct node *n, const Mpiv__OutputSync *os)
 
 /*
  * Parses the lines of the rank's control pipe: "abort <code>", "out-sync
- * n" and the checkpoint lines (docs/CHECKPOINT.md).
+ * n", "finalized" and the checkpoint lines (docs/CHECKPOINT.md).
  */
 static void
 task_ctrl_parse(struct task *t)
@@ -192,6 +193,8 @@ task_ctrl_parse(struct task *t)
 			k = strtoull(t->ctrl_buf + 9, &end, 10);
 			if (end != t->ctrl_buf + 9 && *end == '\0')
 				task_output_sync(t, k);
+		} else if (strcmp(t->ctrl_buf, "finalized") == 0) {
+			t->finalized = true;
 		} else if (strncmp(t->ctrl_buf, "ckpt-skip ", 10) == 0) {
 			log_info("node checkpoint skipped job=%s rank=%d "
 			    "incarnation=%u what=\"%s\"", t->job, t->rank,

@@ -41,6 +41,12 @@
 #               as without the fork, and with the lines the other ranks
 #               print 0.3 s later (a keeper that died at once with its
 #               SIGSEGV failed the job before them: seen under load)
+#   relay-exit-after, relay-segv-after  the same in a relay job: the
+#               rank says it finished MPI_Finalize on its control pipe,
+#               and the dispatcher fails the job only once the other
+#               ranks ended (it failed it at once, their lines lost);
+#               relay-exit-wait: they end 4 s later, and mpiv run says
+#               meanwhile why the job still runs
 #   exit-closed, segv-closed  the same, and its rank is killed after the
 #               job closed: the relaunch leaves at MPI_Init with the code
 #               its FinWait gave (it left with 0 before), or dies of the
@@ -137,11 +143,18 @@ else
 	for c in exit-after:2:3:-:"rank 1 exited with code 3" \
 	    segv-after:3:139:-:"rank 1 killed by signal 11" \
 	    exit-closed:2:3:closed:"rank 1 exited with code 3" \
-	    segv-closed:3:139:closed:"rank 1 killed by signal 11"; do
+	    segv-closed:3:139:closed:"rank 1 killed by signal 11" \
+	    relay-exit-after:2:3:-:"rank 1 exited with code 3" \
+	    relay-segv-after:3:139:-:"rank 1 killed by signal 11" \
+	    relay-exit-wait:4:3:-:"is waiting: rank 1 exited with code 3 after MPI_Finalize; the job ends with that once the other ranks do (2 still running, the first rank 0)"; do
 		IFS=: read -r name arg code fault msg <<< "$c"
 		o=$FLT_TMP/$name
 		rm -f "$o.flog"
-		if [ "$fault" = - ]; then
+		if [ "${name#relay-}" != "$name" ]; then
+			# the relay protocol: the node tells the dispatcher the
+			# rank finished MPI_Finalize, which lets the others end
+			flt_job "$o" 90 -n 3 --protocol relay "$ring" 300 3000 "$arg"
+		elif [ "$fault" = - ]; then
 			flt_job "$o" 90 -n 3 "${D[@]}" "$ring" 300 3000 "$arg"
 		else
 			MPIV_FAULT=$fault:1:1 MPIV_FAULT_LOG=$o.flog \

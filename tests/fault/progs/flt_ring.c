@@ -6,7 +6,8 @@
  * prints one line after MPI_Finalize returned; AFTER=2 also makes rank 1
  * exit with code 3 after it, AFTER=3 makes rank 1 die of SIGSEGV after
  * it; with either, the other ranks print their line 0.3 s later, so a
- * job torn down at rank 1's end would lose them. */
+ * job torn down at rank 1's end would lose them. AFTER=4: as 2, the
+ * others 4 s later (the dispatcher says the job waits for them). */
 #include <signal.h>
 
 #include "flt.h"
@@ -49,10 +50,10 @@ int main(int argc, char **argv)
 	FLT_MPI(MPI_Finalize());
 	long after = flt_arg(argc, argv, 3, 0);
 	if (after >= 2 && me != 1)
-		usleep(300 * 1000);
+		usleep(after == 4 ? 4000 * 1000 : 300 * 1000);
 	if (after)
 		FLT_SAY("ring: rank %d after MPI_Finalize\n", me);
-	if (after == 2 && me == 1)
+	if ((after == 2 || after == 4) && me == 1)
 		return 3;
 	if (after == 3 && me == 1) {
 		fflush(stdout);
