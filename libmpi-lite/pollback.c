@@ -23,11 +23,24 @@
  *    slowed);
  *  - contended (the job's ranks at least as many as the online CPUs:
  *    with the Channel Memory and the node agent, some process lacks a
- *    core): the first PB_FREE_POLLS calls of a run return at once, then
- *    each sleeps, PB_SLEEP_MIN_US first, doubling up to the cap;
+ *    core): the first PB_FREE_POLLS calls of a run return at once; in a
+ *    direct job each then yields the CPU (sched_yield) up to
+ *    PB_CYIELD_US of the run; then each sleeps, PB_SLEEP_MIN_US first,
+ *    doubling up to the cap. A relay job sleeps at once: its every
+ *    Iprobe needs the Channel Memory, which yielding ranks keep from the
+ *    cores, and relay jobs are the ones on shared desktops (measured on
+ *    2 cores beside two busy processes: 7-13 % slower with the yields,
+ *    where a direct job lost 0-3 %; docs/BENCHMARKS.md);
  *  - uncontended: the run returns at once for PB_SPIN_US, then yields
- *    the CPU (sched_yield) on each call up to PB_YIELD_US, then sleeps
- *    with the same backoff;
+ *    on each call up to PB_YIELD_US, then sleeps with the same backoff;
+ *  - a yield hands the core to whatever else is runnable on it: a peer
+ *    or the Channel Memory that moves the awaited message (the point),
+ *    or a program outside the job that keeps it for its whole time
+ *    slice, milliseconds, where a sleeping rank woken by its data gets
+ *    the core back at once. A yield that returns PB_JUMP_US or more
+ *    after it was decided lost the core that way: the rest of its run
+ *    sleeps, and when another did within PB_LOST_WINDOW_US (once is
+ *    noise: a daemon's tick), no run yields for PB_HOLDOFF_US;
  *  - a sleep is a poll() on the rank's sockets (transport.c): it ends
  *    the moment data arrives or a queued frame can be written, so it adds
  *    no latency to a message the rank's sockets see. What it delays is a
@@ -72,16 +85,32 @@ pollback_parse(const char *e)
 }
 
 /* env: MPIV_POLL_BACKOFF (NULL when unset); ncpu: online CPUs; nranks:
-   the job's ranks. */
+   the job's ranks; direct: a direct job (contended, it yields too). */
 void
-pollback_init(struct pollback *pb, const char *env, int ncpu, int nranks)
+pollback_init(struct pollback *pb, const char *env, int ncpu, int nranks,
+    bool direct)
 {
 	pb->cap = pollback_parse(env);
 	pb->contended = ncpu < 2 || nranks >= ncpu;
+	pb->cyield = direct && ncpu >= 2;
 	pb->last_ret = -1;
 	pb->run_start = 0;
 	pb->polls = 0;
 	pb->sleep = PB_SLEEP_MIN_US;
+	pb->yield_at = -1;
+	pb->run_lost = false;
+	pb->lost_at = -1;
+	pb->holdoff_until = 0;
+}
+
+/* A yield is allowed at now (and noted, to be timed when it returns). */
+static bool
+pollback_may_yield(struct pollback *pb, long now)
+{
+	if (pb->run_lost || now < pb->holdoff_until)
+		return false;
+	pb->yield_at = now;
+	return true;
 }
 
 /*
@@ -99,6 +128,11 @@ pollback_next(struct pollback *pb, long entry, long now, bool found, long *us)
 	    entry < pb->last_ret) {
 		pb->polls = 0;
 		pb->sleep = PB_SLEEP_MIN_US;
+		pb->run_lost = false;
+		if (entry < pb->last_ret) {	/* another clock */
+			pb->holdoff_until = 0;
+			pb->lost_at = -1;
+		}
 	}
 	if (found || pb->cap <= 0)
 		return PB_NONE;
@@ -108,10 +142,13 @@ pollback_next(struct pollback *pb, long entry, long now, bool found, long *us)
 	if (pb->contended) {
 		if (pb->polls <= PB_FREE_POLLS)
 			return PB_NONE;
+		if (pb->cyield && run < PB_CYIELD_US &&
+		    pollback_may_yield(pb, now))
+			return PB_YIELD;
 	} else {
 		if (run < PB_SPIN_US)
 			return PB_NONE;
-		if (run < PB_YIELD_US)
+		if (run < PB_YIELD_US && pollback_may_yield(pb, now))
 			return PB_YIELD;
 	}
 	*us = pb->sleep < pb->cap ? pb->sleep : pb->cap;
@@ -124,5 +161,14 @@ pollback_next(struct pollback *pb, long entry, long now, bool found, long *us)
 void
 pollback_returned(struct pollback *pb, long now)
 {
+	if (pb->yield_at >= 0 && now - pb->yield_at >= PB_JUMP_US) {
+		/* another task held the core: this run sleeps from here,
+		   and every run for a while if it is not the first time */
+		pb->run_lost = true;
+		if (pb->lost_at >= 0 && now - pb->lost_at < PB_LOST_WINDOW_US)
+			pb->holdoff_until = now + PB_HOLDOFF_US;
+		pb->lost_at = now;
+	}
+	pb->yield_at = -1;
 	pb->last_ret = now;
 }

@@ -17,10 +17,16 @@
 #define PB_TIGHT_US		5	/* the program ran longer than this
 					   between two calls: a new run */
 #define PB_FREE_POLLS		2	/* contended: calls of a run that
-					   return at once */
+					   return at once ... */
+#define PB_CYIELD_US		300	/* ... then (direct) yields until this
+					   long */
 #define PB_SPIN_US		50	/* uncontended: a run returns at once
 					   this long ... */
 #define PB_YIELD_US		1000	/* ... then yields until this long */
+#define PB_JUMP_US		500	/* a yield this long: another task
+					   held the core */
+#define PB_LOST_WINDOW_US	100000	/* two such yields within this ... */
+#define PB_HOLDOFF_US		1000000	/* ... and no yields for this long */
 
 enum pb_action {
 	PB_NONE,	/* return at once */
@@ -32,14 +38,19 @@ enum pb_action {
 struct pollback {
 	long	cap;		/* the longest sleep, µs; 0: off */
 	bool	contended;	/* ranks outnumber CPUs (pollback_init) */
+	bool	cyield;		/* contended, and yields (direct job) */
 	long	last_ret;	/* the previous call returned (µs), -1: none */
 	long	run_start;	/* the first fruitless call of the run */
 	int	polls;		/* fruitless calls in the run */
 	long	sleep;		/* the next sleep of the run, µs */
+	long	yield_at;	/* a yield was decided then, -1: none */
+	bool	run_lost;	/* a yield of this run lost the core */
+	long	lost_at;	/* the last yield that lost it, -1: none */
+	long	holdoff_until;	/* no yields before then */
 };
 
 long		pollback_parse(const char *);
-void		pollback_init(struct pollback *, const char *, int, int);
+void		pollback_init(struct pollback *, const char *, int, int, bool);
 enum pb_action	pollback_next(struct pollback *, long, long, bool, long *);
 void		pollback_returned(struct pollback *, long);
 

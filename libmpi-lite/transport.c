@@ -1126,7 +1126,7 @@ tp_pollback_get(void)
 	if (!tp_pollback_ready) {
 		pollback_init(&tp_pollback, getenv("MPIV_POLL_BACKOFF"),
 		    (int)sysconf(_SC_NPROCESSORS_ONLN),
-		    mpiv_state.world_size);
+		    mpiv_state.world_size, mpiv_proto == &mpiv_proto_direct);
 		tp_pollback_ready = true;
 	}
 	return &tp_pollback;
