@@ -150,6 +150,9 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 			    MPIV__MSG_TYPE__MSG_JOB_END, &je.base, NULL, 0);
 	j->cms[j->regen_idx] = cm;
 	cm->njobs++;
+	/* a rank that failed past MPI_Finalize runs again and says so
+	   again (disp_job.c) */
+	j->fin_code = 0;
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
 
