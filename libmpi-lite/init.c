@@ -222,9 +222,23 @@ MPI_Finalize(void)
 	mpiv_p2p_fini();
 	mpiv_ndlog_fini();
 	mpiv_state.finalized = true;
-	mpiv_say_finalized();
+	/* a direct keeper leaves here (and says it as it leaves) */
 	mpiv_p2p_fin_exit();
+	mpiv_say_finalized();
 	return MPI_SUCCESS;
+}
+
+/* One line to the node agent (MPIV_CTRL_FD), if there is one; a node
+   that is gone hears nothing. */
+static void
+init_ctrl_line(const char *line, size_t n)
+{
+	long fd;
+
+	if (init_env_int("MPIV_CTRL_FD", 0, INT_MAX, &fd) == 0 &&
+	    write((int)fd, line, n) < 0) {
+		/* nothing more we can do */
+	}
 }
 
 /*
@@ -235,19 +249,14 @@ MPI_Finalize(void)
 void
 mpiv_abort_job(int code, const char *why)
 {
-	long fd;
 	char line[64];
 	int n;
 
 	(void)why;
 	fflush(stdout);
 	fflush(stderr);
-	if (init_env_int("MPIV_CTRL_FD", 0, INT_MAX, &fd) == 0) {
-		n = snprintf(line, sizeof(line), "abort %d\n", code);
-		if (write((int)fd, line, (size_t)n) < 0) {
-			/* nothing more we can do: exit anyway */
-		}
-	}
+	n = snprintf(line, sizeof(line), "abort %d\n", code);
+	init_ctrl_line(line, (size_t)n);
 	_exit(code);
 }
 
@@ -255,12 +264,8 @@ void
 mpiv_say_finalized(void)
 {
 	static const char line[] = "finalized\n";
-	long fd;
 
-	if (init_env_int("MPIV_CTRL_FD", 0, INT_MAX, &fd) == 0 &&
-	    write((int)fd, line, sizeof(line) - 1) < 0) {
-		/* the node is gone: nothing to tell */
-	}
+	init_ctrl_line(line, sizeof(line) - 1);
 }
 
 int
