@@ -499,10 +499,10 @@ dp_seal_on(struct dp_link *l, const uint8_t *peer_pub,
 	const struct auth_key *k = tp_keyed ? &dp_peers[l->c.peer].key : NULL;
 	uint8_t own[SEAL_PUB_LEN], peer[SEAL_PUB_LEN];
 	struct tp_conn *c = &l->c;
-	char who[32];
+	char who[48];
 	int rc;
 
-	snprintf(who, sizeof(who), "rank %d", dp_rank);
+	snprintf(who, sizeof(who), "rank %d incarnation %u", dp_rank, dp_inc);
 	auth_client_trace(who, c->addr, l->cipher);
 	if (l->cipher == SEAL_NONE)
 		return 0;

@@ -143,7 +143,8 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 	if (rep->ok) {
 		char who[48];
 
-		snprintf(who, sizeof(who), "rank %d", rank);
+		snprintf(who, sizeof(who), "rank %d incarnation %u", rank,
+		    incarnation);
 		auth_client_trace(who, c->addr, c->seal.on ?
 		    c->seal.tx.cipher : SEAL_NONE);
 	}
