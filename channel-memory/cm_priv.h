@@ -331,6 +331,7 @@ struct session {
 	struct logent *in_ent;	/* once delivered (cut-through) */
 	Mpiv__StoreMsg in_sm;	/* its record for the store, when complete */
 	bool in_store;
+	bool in_mcast;		/* a multicast: taken once whole (relay.c) */
 };
 
 /* cm.c */
@@ -365,7 +366,7 @@ void job_recovered(struct job *j);
 /* relay.c */
 int relay_send_begin(struct session *s, const Mpiv__Send *snd,
     uint32_t len);
-void relay_send_end(struct session *s);
+void relay_send_end(struct session *s, const Mpiv__Send *snd);
 void relay_send_abort(struct session *s);
 void relay_live_post(struct session *s, const struct post *p);
 void relay_msg_free(struct msg *m);

@@ -256,6 +256,182 @@ relay_send_check(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	return 0;
 }
 
+/* The store's record of snd's copy to receiver dst as seq. */
+static void
+relay_store_rec(Mpiv__StoreMsg *sm, const Mpiv__Send *snd, int32_t dst,
+    uint64_t seq)
+{
+	mpiv__store_msg__init(sm);
+	sm->src = snd->src;
+	sm->dst = dst;
+	sm->context = snd->context;
+	sm->tag = snd->tag;
+	sm->seq = seq;
+	sm->send_id = snd->send_id;
+	sm->digest = snd->digest;
+}
+
+/*
+ * The header of a multicast (Send.mdst), whose first receiver passed
+ * relay_send_begin's checks: every receiver is checked here, and the
+ * payload is read into a buffer of its own; relay_mcast_take takes the
+ * copies once it is whole. Never cut-through: a sender that dies
+ * mid-payload leaves nothing behind (no seq taken), and the receivers
+ * share the one buffer. Returns 0, or -1 when the session was closed.
+ */
+static int
+relay_mcast_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
+{
+	struct job *j = s->job;
+	uint8_t *seen = NULL;
+	char why[200];
+
+	why[0] = '\0';
+	if (snd->n_mdst < 2 || snd->n_mseq != snd->n_mdst ||
+	    snd->n_mdst > (size_t)j->nranks)
+		snprintf(why, sizeof(why), "multicast to %zu receivers with "
+		    "%zu seqs (job has %d ranks)", snd->n_mdst, snd->n_mseq,
+		    j->nranks);
+	else if (snd->check || snd->sync)
+		snprintf(why, sizeof(why), "a multicast is neither a check "
+		    "nor synchronous");
+	else if (snd->mdst[0] != snd->dst || snd->mseq[0] != snd->seq)
+		snprintf(why, sizeof(why), "a multicast's first receiver and "
+		    "seq are not its dst and seq");
+	else if ((seen = calloc((size_t)j->nranks, 1)) == NULL)
+		snprintf(why, sizeof(why), "channel memory out of memory");
+	for (size_t i = 0; why[0] == '\0' && i < snd->n_mdst; i++) {
+		int32_t d = snd->mdst[i];
+
+		if (d < 0 || d >= j->nranks)
+			snprintf(why, sizeof(why), "multicast to rank %d, out "
+			    "of range (job has %d ranks)", d, j->nranks);
+		else if (!job_is_home(j, d))
+			snprintf(why, sizeof(why), "multicast to rank %d, which "
+			    "this CM (index %d of %d) is not home of", d,
+			    j->cm_index, j->ncms);
+		else if (seen[d]++)
+			snprintf(why, sizeof(why), "multicast names rank %d "
+			    "twice", d);
+		else if (snd->mseq[i] == 0)
+			snprintf(why, sizeof(why), "send seq must count from 1");
+	}
+	free(seen);
+	if (why[0] == '\0' && (s->in_pb = pbuf_new(len)) == NULL) {
+		log_errorx("cm out of memory job=%s src=%d bytes=%u: refusing "
+		    "the multicast", j->id, snd->src, len);
+		snprintf(why, sizeof(why), "channel memory out of memory");
+	}
+	if (why[0] != '\0') {
+		session_error(s, why);
+		return -1;
+	}
+	if (len == 0)
+		pbuf_advance(s->in_pb, 0);
+	s->in_mcast = true;
+	return 0;
+}
+
+/*
+ * A whole multicast: one Send per receiver, each as relay_send_begin
+ * takes one (duplicates dropped, digest kept, a logged delivery whose
+ * payload died with its sender refilled, else matched or queued), all
+ * sharing pb. Stops at an error (the session is then closed).
+ */
+static void
+relay_mcast_take(struct session *s, const Mpiv__Send *snd, struct pbuf *pb)
+{
+	struct job *j = s->job;
+	uint32_t len = pbuf_len(pb);
+	char why[320];
+
+	for (size_t i = 0; i < snd->n_mdst && s->state == SESS_RANK; i++) {
+		int32_t dst = snd->mdst[i];
+		uint64_t seq = snd->mseq[i];
+		struct rank_state *rs = &j->ranks[dst];
+		struct match_req *r, *probes, *next;
+		Mpiv__StoreMsg sm;
+		struct logent *e;
+		struct msg *m;
+
+		if (!match_seq_accept(&rs->mq, snd->src, seq)) {
+			j->duplicates++;
+			log_debug("cm duplicate dropped job=%s src=%d dst=%d "
+			    "seq=%llu (multicast)", j->id, snd->src, dst,
+			    (unsigned long long)seq);
+			continue;
+		}
+		if (digest_put(j, dst, snd->src, seq, snd->digest, why,
+		    sizeof(why)) < 0) {
+			match_seq_rewind(&rs->mq, snd->src, seq);
+			session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
+			return;
+		}
+		relay_store_rec(&sm, snd, dst, seq);
+		if (rs->nrefill > 0 &&
+		    (e = evlog_refill_find(rs, snd->src, seq)) != NULL) {
+			if (len != e->size || snd->tag != e->tag ||
+			    snd->context != e->context) {
+				snprintf(why, sizeof(why), "replay diverged: "
+				    "rank %d, send #%llu to rank %d sent again "
+				    "differs from the logged copy (tag %d/%d, "
+				    "%u/%llu bytes)", snd->src,
+				    (unsigned long long)seq, dst, snd->tag,
+				    e->tag, len, (unsigned long long)e->size);
+				session_error_code(s,
+				    MPIV__ERROR_CODE__ERR_DIVERGED, why);
+				return;
+			}
+			pbuf_unref(e->pb);
+			e->pb = pb;
+			pbuf_ref(pb);
+			e->refill = false;
+			rs->nrefill--;
+			e->store_off = store_msg(j, &sm, pb);
+			log_info("cm logged payload re-sent job=%s src=%d dst=%d "
+			    "seq=%llu event=%llu (multicast)", j->id, snd->src,
+			    dst, (unsigned long long)seq,
+			    (unsigned long long)e->event);
+			replay_refilled(j, dst);
+			continue;
+		}
+		if ((m = calloc(1, sizeof(*m))) == NULL) {
+			log_errorx("cm out of memory job=%s src=%d dst=%d "
+			    "bytes=%u: refusing the message", j->id, snd->src,
+			    dst, len);
+			match_seq_rewind(&rs->mq, snd->src, seq);
+			digest_truncate(j, dst, snd->src, seq);
+			session_error(s, "channel memory out of memory");
+			return;
+		}
+		m->pb = pb;
+		pbuf_ref(pb);
+		m->m.context = snd->context;
+		m->m.src = snd->src;
+		m->m.tag = snd->tag;
+		m->dst = dst;
+		m->seq = seq;
+		m->send_id = snd->send_id;
+		j->messages++;
+		j->bytes += len;
+		m->store_off = store_msg(j, &sm, pb);
+		r = match_arrive(&rs->mq, &m->m, &probes);
+		for (; probes != NULL; probes = next) {
+			struct post pp = relay_post_of(probes);
+			next = probes->next;
+			relay_probe_answer(j, dst, &pp, m);
+			free(probes);
+		}
+		if (r != NULL) {
+			struct post rp = relay_post_of(r);
+			free(r);
+			(void)relay_deliver(j, dst, &rp, m);
+			continue;
+		}
+		job_unexpected_add(j, s, len);
+	}
+}
+
 /*
  * A Send header (and meta) arrived on rank session s. Validates it, drops
  * duplicates, then matches or queues it. On success s->in_pb is the buffer
@@ -294,6 +470,8 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 		session_error(s, "send seq must count from 1");
 		return -1;
 	}
+	if (snd->n_mdst > 0 || snd->n_mseq > 0)
+		return relay_mcast_begin(s, snd, len);
 	rs = &j->ranks[snd->dst];
 	if (snd->check)
 		return relay_send_check(s, snd, len);
@@ -364,10 +542,18 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	return 0;
 }
 
-/* The payload of the current Send is complete. */
+/* The payload of the current Send (snd) is complete. */
 void
-relay_send_end(struct session *s)
+relay_send_end(struct session *s, const Mpiv__Send *snd)
 {
+	if (s->in_mcast) {
+		s->in_mcast = false;
+		if (s->in_pb != NULL && s->job != NULL && s->state == SESS_RANK)
+			relay_mcast_take(s, snd, s->in_pb);
+		pbuf_unref(s->in_pb);
+		s->in_pb = NULL;
+		return;
+	}
 	if (s->in_store && s->in_pb != NULL && s->job != NULL) {
 		uint64_t off = store_msg(s->job, &s->in_sm, s->in_pb);
 
@@ -399,6 +585,7 @@ relay_send_abort(struct session *s)
 	struct msg *m = s->in_msg;
 
 	s->in_store = false;
+	s->in_mcast = false;
 	if (s->in_pb == NULL)
 		return;
 	if (m != NULL && s->job != NULL) {

@@ -165,6 +165,7 @@ session_hello_rank(struct session *s, const Mpiv__Hello *h)
 	hr.n_last_seq = (size_t)j->nranks;
 	hr.last_seq = seqs;
 	hr.log_events = replay_log_events(j, rs);
+	hr.multicast = true;
 	hr.fin_closed = finish_hello(j, h->rank, h->incarnation,
 	    &hr.fin_exit_code);
 	(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &hr.base, NULL,
@@ -430,7 +431,7 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 		if (h->payload_len == 0 &&
 		    relay_send_begin(s, (Mpiv__Send *)m, 0) < 0)
 			return;
-		relay_send_end(s);
+		relay_send_end(s, (Mpiv__Send *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_RECV_POST: {
 		const Mpiv__RecvPost *rp = (Mpiv__RecvPost *)m;

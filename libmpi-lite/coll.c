@@ -93,33 +93,46 @@ enum coll_tag {
 #define COLL_ALLTOALL_LINEAR_MAX_DIRECT	(16 * 1024)
 #define COLL_ALLTOALL_LINEAR_MAX_RELAY	256
 
+/* The multicast algorithms (rank 0 or the root gathers what it needs in
+   one round, then multicasts: one frame to each CM names every receiver
+   it serves, and the CM keeps one copy; mpiv_mcast_coll) are the relay's
+   choice on 3 ranks or more: Bcast and Barrier always, Allreduce while
+   rank 0's p blocks take at most COLL_ALLREDUCE_MCAST_MAX_RELAY bytes,
+   Allgather up to COLL_ALLGATHER_MCAST_MAX_RELAY bytes per block (the
+   largest measured, 2-2.9x faster than the trees and rings on 4 to 16
+   ranks at every size; docs/BENCHMARKS.md). */
+#define COLL_ALLREDUCE_MCAST_MAX_RELAY	(64 * 1024 * 1024)
+#define COLL_ALLGATHER_MCAST_MAX_RELAY	(256 * 1024)
+
 /* ---------------- algorithm choice ---------------- */
 
 enum coll_kind {
 	CK_ALLREDUCE, CK_BCAST, CK_REDUCE, CK_RSCAT, CK_ALLGATHER,
-	CK_ALLTOALL, CK_COUNT
+	CK_ALLTOALL, CK_BARRIER, CK_COUNT
 };
 
 /* Algorithm numbers per kind: index in coll_algo_names. */
-enum { AR_RD, AR_RSAG, AR_RING, AR_LINEAR };
-enum { BC_BINOMIAL, BC_SCAG };
+enum { AR_RD, AR_RSAG, AR_RING, AR_LINEAR, AR_MCAST };
+enum { BC_BINOMIAL, BC_SCAG, BC_MCAST };
 enum { RD_BINOMIAL, RD_RSG };
 enum { RS_REDUCE, RS_RING };
-enum { AG_RING, AG_BRUCK };
+enum { AG_RING, AG_BRUCK, AG_MCAST };
 enum { AA_PAIRWISE, AA_LINEAR };
+enum { BA_DISSEMINATION, BA_MCAST };
 
 static const char *const coll_kind_names[CK_COUNT] = {
 	"allreduce", "bcast", "reduce", "reduce_scatter", "allgather",
-	"alltoall",
+	"alltoall", "barrier",
 };
-static const char *const coll_algo_names[CK_COUNT][4] = {
+static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring",
-	    "linear" },
-	[CK_BCAST] = { "binomial", "scatter_allgather" },
+	    "linear", "multicast" },
+	[CK_BCAST] = { "binomial", "scatter_allgather", "multicast" },
 	[CK_REDUCE] = { "binomial", "reduce_scatter_gather" },
 	[CK_RSCAT] = { "reduce_scatterv", "ring" },
-	[CK_ALLGATHER] = { "ring", "bruck" },
+	[CK_ALLGATHER] = { "ring", "bruck", "multicast" },
 	[CK_ALLTOALL] = { "pairwise", "linear" },
+	[CK_BARRIER] = { "dissemination", "multicast" },
 };
 
 /* Forced algorithm per kind, -1 for the size-based choice. */
@@ -159,7 +172,7 @@ coll_conf(void)
 				if (strlen(coll_kind_names[k]) != kl ||
 				    strncmp(p, coll_kind_names[k], kl) != 0)
 					continue;
-				for (int a = 0; a < 4 &&
+				for (int a = 0; a < 5 &&
 				    coll_algo_names[k][a] != NULL; a++) {
 					const char *nm = coll_algo_names[k][a];
 					if (strlen(nm) == n - kl - 1 &&
@@ -272,11 +285,62 @@ coll_waitall(int n, MPI_Request *reqs, int rc)
 
 /* ---------------- barrier ---------------- */
 
+/*
+ * The first half of the multicast algorithms: rank 0 receives count
+ * elements of dt from every other rank q into at(arg, q), all posted at
+ * once; the others send sbuf to it.
+ */
+static int
+coll_fanin(const void *sbuf, int count, MPI_Datatype dt,
+    void *(*at)(void *arg, int q), void *arg, MPI_Comm comm, int tag)
+{
+	int size = comm->size, rc = MPI_SUCCESS, n = 0;
+	MPI_Request *reqs;
+
+	if (comm->rank != 0)
+		return mpiv_send_coll(sbuf, count, dt, 0, tag, comm);
+	if ((reqs = malloc((size_t)size * sizeof(*reqs))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int q = 1; q < size && rc == MPI_SUCCESS; q++) {
+		rc = mpiv_irecv(at(arg, q), count, dt, q, tag, comm,
+		    MPIV_COLL_CONTEXT(comm), &reqs[n]);
+		if (rc == MPI_SUCCESS)
+			n++;
+	}
+	rc = coll_waitall(n, reqs, rc);
+	free(reqs);
+	return rc;
+}
+
+static int coll_bcast_mcast(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm comm, int tag);
+
+static void *
+coll_at_null(void *arg, int q)
+{
+	return NULL;
+}
+
+/* Every rank tells rank 0 it arrived; rank 0 multicasts the release. */
+static int
+coll_barrier_mcast(MPI_Comm comm, int tag)
+{
+	int rc = coll_fanin(NULL, 0, MPI_BYTE, coll_at_null, NULL, comm, tag);
+
+	return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(NULL, 0, MPI_BYTE, 0,
+	    comm, tag);
+}
+
 static int
 coll_barrier(MPI_Comm comm, int tag)
 {
 	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
 
+	coll_conf();
+	if (size > 2 && coll_pick(CK_BARRIER, 1u << BA_DISSEMINATION |
+	    1u << BA_MCAST, !coll_direct ? BA_MCAST : BA_DISSEMINATION) ==
+	    BA_MCAST)
+		return coll_barrier_mcast(comm, tag);
 	for (int k = 1; k < size && rc == MPI_SUCCESS; k <<= 1)
 		rc = mpiv_sendrecv_coll(NULL, 0, MPI_BYTE, (rank + k) % size,
 		    NULL, 0, MPI_BYTE, (rank - k + size) % size, tag, comm);
@@ -397,6 +461,24 @@ coll_bcast_scag(void *buf, int count, MPI_Datatype dt, int root,
 	return rc;
 }
 
+/* The root multicasts the data to every other rank, which receives it. */
+static int
+coll_bcast_mcast(void *buf, int count, MPI_Datatype dt, int root,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, *dests, rc;
+
+	if (comm->rank != root)
+		return mpiv_recv_coll(buf, count, dt, root, tag, comm);
+	if ((dests = malloc((size_t)size * sizeof(*dests))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int s = 1; s < size; s++)
+		dests[s - 1] = (root + s) % size;
+	rc = mpiv_mcast_coll(buf, count, dt, dests, size - 1, tag, comm);
+	free(dests);
+	return rc;
+}
+
 static int
 coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
     int tag)
@@ -410,11 +492,15 @@ coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 	algo = nb >= (coll_direct ? COLL_BCAST_SCAG_MIN_DIRECT :
 	    COLL_BCAST_SCAG_MIN_RELAY) && comm->size > 2 ? BC_SCAG :
 	    BC_BINOMIAL;
+	if (!coll_direct && comm->size > 2)
+		algo = BC_MCAST;
 	if (nb <= INT_MAX)
-		algo = coll_pick(CK_BCAST, 1u << BC_BINOMIAL | 1u << BC_SCAG,
-		    algo);
+		algo = coll_pick(CK_BCAST, 1u << BC_BINOMIAL | 1u << BC_SCAG |
+		    1u << BC_MCAST, algo);
 	else
 		algo = BC_BINOMIAL;
+	if (algo == BC_MCAST)
+		return coll_bcast_mcast(buf, count, dt, root, comm, tag);
 	if (algo == BC_SCAG)
 		return coll_bcast_scag(buf, count, dt, root, comm, tag);
 	return coll_bcast_binomial(buf, count, dt, root, comm, tag);
@@ -724,12 +810,74 @@ out_free:
 	return rc;
 }
 
+struct coll_blocks {
+	void *base;
+	int count;
+	MPI_Datatype dt;
+};
+
+/* Block q (count elements of dt each) of a coll_blocks array. */
+static void *
+coll_at_block(void *arg, int q)
+{
+	struct coll_blocks *b = arg;
+
+	return coll_elem(b->base, (MPI_Aint)q * b->count, b->dt);
+}
+
+/*
+ * Rank 0 gathers every rank's data (one round, all receives posted at
+ * once), combines them as recursive doubling does (coll_allreduce_rd:
+ * the first 2 * rem ranks in pairs, b0 op b1 ..., then a balanced tree
+ * over the pof2 results, the lower half on the left at each level), and
+ * multicasts the result: two rounds, 2 (p - 1) messages, and the bits
+ * the other algorithm gives (the direct protocol's, for the same data).
+ */
+static int
+coll_allreduce_mcast(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+    MPI_Comm comm, int tag)
+{
+	int size = comm->size, rc;
+	int pof2 = coll_pof2(size), rem = size - pof2;
+	struct coll_blocks b = { .count = count, .dt = dt };
+	void *raw;
+
+	if (comm->rank != 0) {
+		rc = coll_fanin(rbuf, count, dt, NULL, NULL, comm, tag);
+		return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(rbuf, count,
+		    dt, 0, comm, tag);
+	}
+/* the block holding tree leaf v: a folded pair's odd rank, or v + rem */
+#define LEAF(v) ((v) < rem ? 2 * (v) + 1 : (v) + rem)
+	if ((b.base = coll_alloc(count * size, dt, &raw)) == NULL)
+		return MPI_ERR_NO_MEM;
+	coll_copy_same(rbuf, coll_at_block(&b, 0), count, dt);
+	rc = coll_fanin(rbuf, count, dt, coll_at_block, &b, comm, tag);
+	for (int v = 0; v < rem && rc == MPI_SUCCESS; v++)
+		rc = mpiv_op_apply(op, coll_at_block(&b, 2 * v),
+		    coll_at_block(&b, 2 * v + 1), count, dt);
+	for (int mask = 1; mask < pof2 && rc == MPI_SUCCESS; mask <<= 1)
+		for (int g = 0; g < pof2 && rc == MPI_SUCCESS; g += 2 * mask)
+			rc = mpiv_op_apply(op,
+			    coll_at_block(&b, LEAF(g + mask - 1)),
+			    coll_at_block(&b, LEAF(g + 2 * mask - 1)), count,
+			    dt);
+	if (rc == MPI_SUCCESS)
+		coll_copy_same(coll_at_block(&b, LEAF(pof2 - 1)), rbuf, count,
+		    dt);
+#undef LEAF
+	free(raw);
+	return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(rbuf, count, dt, 0,
+	    comm, tag);
+}
+
 int
 mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     MPI_Op op, MPI_Comm comm, int tag)
 {
 	int size = comm->size, algo = AR_RD;
 	size_t bytes = (size_t)count * dt->size;
+	unsigned allowed = 1u << AR_RD;
 
 	if (count == 0)
 		return MPI_SUCCESS;
@@ -737,16 +885,23 @@ mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		coll_copy_same(sbuf, rbuf, count, dt);
 	if (size == 1)
 		return MPI_SUCCESS;
+	coll_conf();
 	if (op->commute && count >= size) {
-		coll_conf();
 		if (bytes >= (coll_direct ? COLL_ALLREDUCE_RSAG_MIN_DIRECT :
 		    COLL_ALLREDUCE_RSAG_MIN_RELAY))
 			algo = AR_RSAG;
-		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_RSAG |
-		    1u << AR_RING | 1u << AR_LINEAR, algo);
+		allowed |= 1u << AR_RSAG | 1u << AR_RING | 1u << AR_LINEAR;
 	} else if (count >= size)
-		algo = coll_pick(CK_ALLREDUCE, 1u << AR_RD | 1u << AR_LINEAR,
-		    algo);
+		allowed |= 1u << AR_LINEAR;
+	if (count <= INT_MAX / size) {
+		allowed |= 1u << AR_MCAST;
+		if (!coll_direct && size > 2 && bytes <=
+		    COLL_ALLREDUCE_MCAST_MAX_RELAY / (size_t)size)
+			algo = AR_MCAST;
+	}
+	algo = coll_pick(CK_ALLREDUCE, allowed, algo);
+	if (algo == AR_MCAST)
+		return coll_allreduce_mcast(rbuf, count, dt, op, comm, tag);
 	if (algo == AR_LINEAR)
 		return coll_allreduce_linear(rbuf, count, dt, op, comm, tag);
 	if (algo == AR_RSAG)
@@ -987,7 +1142,8 @@ int
 mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
     void *rbuf, int rcount, MPI_Datatype rdt, MPI_Comm comm, int tag)
 {
-	int rc;
+	size_t nb;
+	int rc, algo;
 
 	if (sbuf != MPI_IN_PLACE &&
 	    (rc = coll_copy(sbuf, scount, sdt, coll_elem(rbuf,
@@ -995,9 +1151,24 @@ mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
 		return rc;
 	if (rcount == 0 || rdt->size == 0 || comm->size == 1)
 		return MPI_SUCCESS;
-	if (coll_pick(CK_ALLGATHER, 1u << AG_RING | 1u << AG_BRUCK,
-	    mpiv_dt_packed_size(rdt, rcount) < COLL_ALLGATHER_BRUCK_MAX ?
-	    AG_BRUCK : AG_RING) == AG_BRUCK)
+	nb = mpiv_dt_packed_size(rdt, rcount);
+	coll_conf();
+	algo = nb < COLL_ALLGATHER_BRUCK_MAX ? AG_BRUCK : AG_RING;
+	if (!coll_direct && comm->size > 2 &&
+	    nb <= COLL_ALLGATHER_MCAST_MAX_RELAY)
+		algo = AG_MCAST;
+	algo = coll_pick(CK_ALLGATHER, 1u << AG_RING | 1u << AG_BRUCK |
+	    (rcount <= INT_MAX / comm->size ? 1u << AG_MCAST : 0), algo);
+	if (algo == AG_MCAST) {
+		/* rank 0 gathers the blocks, then multicasts them all */
+		struct coll_blocks b = { .base = rbuf, .count = rcount,
+		    .dt = rdt };
+		rc = coll_fanin(coll_at_block(&b, comm->rank), rcount, rdt,
+		    coll_at_block, &b, comm, tag);
+		return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(rbuf,
+		    rcount * comm->size, rdt, 0, comm, tag);
+	}
+	if (algo == AG_BRUCK)
 		return coll_allgather_bruck(rbuf, rcount, rdt, comm, tag);
 	return coll_ring(rbuf, rcount, NULL, NULL, rdt, comm, tag);
 }

@@ -407,6 +407,8 @@ int mpiv_waitall(int n, MPI_Request *reqs, MPI_Status *statuses);
 /* Blocking helpers for collectives: */
 int mpiv_send_coll(const void *buf, int count, MPI_Datatype dt, int dest,
     int tag, MPI_Comm comm);
+int mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
+    const int *dests, int n, int tag, MPI_Comm comm);
 int mpiv_recv_coll(void *buf, int count, MPI_Datatype dt, int source, int tag,
     MPI_Comm comm);
 int mpiv_sendrecv_coll(const void *sbuf, int scount, MPI_Datatype sdt,

@@ -52,6 +52,8 @@ mpiv_p2p_restore(void)
 void
 mpiv_p2p_send_written(struct mpiv_request *r)
 {
+	if (r->frames_left > 0 && --r->frames_left > 0)
+		return;
 	r->written = true;
 	if (!r->need_ack || r->acked)
 		mpiv_req_complete(r);
@@ -93,8 +95,9 @@ mpiv_p2p_addr(const void *buf, MPI_Aint disp)
 	return (const void *)((uintptr_t)buf + (uintptr_t)disp);
 }
 
-int
-mpiv_p2p_start(struct mpiv_request *r)
+/* What starting any send or receive does first. MPI code. */
+static int
+p2p_start_common(struct mpiv_request *r)
 {
 	int rc;
 
@@ -108,9 +111,20 @@ mpiv_p2p_start(struct mpiv_request *r)
 	r->active = true;
 	r->complete = false;
 	r->written = r->need_ack = r->acked = false;
+	r->frames_left = 0;
 	r->cancel_wait = false;
 	r->post_no = r->cancel_post_no = 0;
 	mpiv_req_empty_status(&r->status);
+	return MPI_SUCCESS;
+}
+
+int
+mpiv_p2p_start(struct mpiv_request *r)
+{
+	int rc;
+
+	if ((rc = p2p_start_common(r)) != MPI_SUCCESS)
+		return rc;
 	if (r->peer == MPI_PROC_NULL) {
 		r->status.MPI_SOURCE = MPI_PROC_NULL;
 		r->status.MPI_TAG = MPI_ANY_TAG;
@@ -212,6 +226,69 @@ mpiv_send_coll(const void *buf, int count, MPI_Datatype dt, int dest,
 	rc = mpiv_isend(buf, count, dt, dest, tag, comm,
 	    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD, &r);
 	return rc != MPI_SUCCESS ? rc : p2p_wait_free(r, NULL);
+}
+
+/*
+ * The same data to the n comm ranks dests (distinct, not us), as n
+ * standard sends on the collective context would, and waits until they
+ * are written. A protocol with a multicast (the relay: one frame per
+ * CM) takes them at once, others one by one. Every rank of a collective
+ * that uses it must, so it is chosen by arguments only (coll.c).
+ */
+int
+mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
+    const int *dests, int n, int tag, MPI_Comm comm)
+{
+	struct mpiv_request *r;
+	MPI_Request one[8], *reqs = one;
+	int *wdst = NULL, rc = MPI_SUCCESS, k = 0;
+
+	if (n <= 0)
+		return MPI_SUCCESS;
+	if (n == 1 || mpiv_proto->msend == NULL) {
+		if (n > (int)(sizeof(one) / sizeof(one[0])) &&
+		    (reqs = malloc((size_t)n * sizeof(*reqs))) == NULL)
+			return MPI_ERR_NO_MEM;
+		for (k = 0; k < n && rc == MPI_SUCCESS; k++)
+			rc = mpiv_isend(buf, count, dt, dests[k], tag, comm,
+			    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD,
+			    &reqs[k]);
+		if (rc != MPI_SUCCESS)
+			k--;
+		if (k > 0) {
+			int rc2 = mpiv_waitall(k, reqs, NULL);
+			if (rc == MPI_SUCCESS)
+				rc = rc2;
+		}
+		if (reqs != one)
+			free(reqs);
+		return rc;
+	}
+	if ((wdst = malloc((size_t)n * sizeof(*wdst))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (k = 0; k < n; k++)
+		if ((wdst[k] = mpiv_comm_world_rank(comm, dests[k])) < 0) {
+			free(wdst);
+			return MPI_ERR_RANK;
+		}
+	r = p2p_new(MPIV_REQ_SEND, buf, count, dt, dests[0], tag, comm,
+	    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD);
+	if (r == NULL) {
+		free(wdst);
+		return MPI_ERR_NO_MEM;
+	}
+	if ((rc = p2p_start_common(r)) == MPI_SUCCESS &&
+	    (rc = mpiv_proto->msend(r, wdst, n)) != MPI_SUCCESS)
+		r->active = false;
+	free(wdst);
+	if (rc != MPI_SUCCESS) {
+		/* Frames queued before the failure still name r: it stays
+		   (the failure ends the rank anyway). */
+		if (r->frames_left <= 1)
+			mpiv_req_release(r);
+		return rc;
+	}
+	return p2p_wait_free(r, NULL);
 }
 
 int

@@ -132,6 +132,128 @@ relay_send(struct mpiv_request *r)
 }
 
 /*
+ * One standard send of r's buffer to each of the n world ranks wdst: per
+ * CM, one Send frame naming every receiver it is home of (Send.mdst)
+ * when it takes multicasts and there are several, else a Send each. A
+ * send the CM already holds (a silent re-execution) goes as its check,
+ * as in relay_send. Each receiver's channel takes its own next seq, so
+ * what a receiver sees is what n sends would have given it. r completes
+ * once every frame is written (r->frames_left counts them, plus one
+ * held until all are queued).
+ */
+static int
+relay_msend(struct mpiv_request *r, const int *wdst, int n)
+{
+	size_t bytes = (size_t)r->count * r->dt->size;
+	const void *payload = NULL;
+	void *packed = NULL;
+	int32_t *gd = NULL;
+	uint64_t *gs = NULL, digest = 0;
+	int ncms = mpiv_tp_ncms(), rc = MPI_SUCCESS;
+	bool pointed = false;
+
+	for (int i = 0; i < n; i++)
+		if (wdst[i] < 0 || wdst[i] >= p2p_nseq)
+			return MPI_ERR_RANK;
+	if (mpiv_p2p_too_big(bytes))
+		return MPI_ERR_COUNT;
+	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
+		return MPI_ERR_BUFFER;
+	}
+	if (bytes > 0) {
+		if (mpiv_dt_is_contig(r->dt)) {
+			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
+		} else {
+			if ((packed = malloc(bytes)) == NULL)
+				return MPI_ERR_NO_MEM;
+			mpiv_dt_pack(r->buf, r->count, r->dt, packed);
+			payload = packed;
+		}
+	}
+	if ((gd = malloc((size_t)n * sizeof(*gd))) == NULL ||
+	    (gs = malloc((size_t)n * sizeof(*gs))) == NULL) {
+		free(gd);
+		free(packed);
+		return MPI_ERR_NO_MEM;
+	}
+	if (mpiv_ndlog_enabled())
+		digest = mpiv_digest_send(r->context, r->tag, payload, bytes);
+	r->need_ack = false;
+	r->frames_left = 1;	/* held until every frame is queued */
+	for (int cm = 0; cm < ncms && rc == MPI_SUCCESS; cm++) {
+		Mpiv__Send m = MPIV__SEND__INIT;
+		int k = 0;
+
+		m.src = mpiv_state.world_rank;
+		m.context = r->context;
+		m.tag = r->tag;
+		m.send_id = mpiv_req_new_id(r);
+		m.digest = digest;
+		for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
+			int d = wdst[i];
+			if (mpiv_tp_home(d) != cm)
+				continue;
+			if (++p2p_seq[d] > mpiv_tp_last_seq(d)) {
+				gd[k] = d;
+				gs[k++] = p2p_seq[d];
+				continue;
+			}
+			m.dst = d;
+			m.seq = p2p_seq[d];
+			m.check = true;
+			m.size = bytes;
+			rc = mpiv_tp_send(cm, MPIV__MSG_TYPE__MSG_SEND, &m.base,
+			    NULL, 0, NULL, NULL);
+			m.check = false;
+			m.size = 0;
+		}
+		if (k == 0 || rc != MPI_SUCCESS)
+			continue;
+		/* What this rank decided by itself so far must be durable
+		   before a message that may depend on it leaves. */
+		if ((rc = mpiv_ndlog_before_frame(cm)) != MPI_SUCCESS)
+			break;
+		if (!pointed) {
+			mpiv_fault_point("send");
+			pointed = true;
+		}
+		for (int i = 0; i < k && rc == MPI_SUCCESS;) {
+			void *own = NULL;
+			int take = mpiv_tp_mcast(cm) ? k : 1;
+
+			m.dst = gd[i];
+			m.seq = gs[i];
+			if (take > 1) {
+				m.n_mdst = (size_t)take;
+				m.mdst = gd;
+				m.n_mseq = (size_t)take;
+				m.mseq = gs;
+			}
+			if (packed != NULL && (own = malloc(bytes)) == NULL) {
+				rc = MPI_ERR_NO_MEM;
+				break;
+			}
+			if (own != NULL)
+				memcpy(own, packed, bytes);
+			r->frames_left++;
+			rc = mpiv_tp_send(cm, MPIV__MSG_TYPE__MSG_SEND, &m.base,
+			    own != NULL ? own : payload, bytes, own, r);
+			if (rc != MPI_SUCCESS)
+				r->frames_left--;
+			i += take;
+		}
+	}
+	free(gd);
+	free(gs);
+	free(packed);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	mpiv_p2p_send_written(r);	/* the hold */
+	return MPI_SUCCESS;
+}
+
+/*
  * The frame of type (RecvPost, Probe or Cancel) for request r, as post
  * post_no, to our home CM: the one place these frames are made, for a
  * first post and for a restored clone's repost alike. MPI code.
@@ -348,6 +470,7 @@ const struct mpiv_proto mpiv_proto_relay = {
 	.init = relay_init,
 	.fini = relay_fini,
 	.send = relay_send,
+	.msend = relay_msend,
 	.recv = relay_recv,
 	.probe = relay_probe,
 	.cancel = relay_cancel,

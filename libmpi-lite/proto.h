@@ -24,6 +24,10 @@ struct mpiv_proto {
 	/* Starts a send (r->peer a real rank): the payload is taken from
 	   r->buf before it returns, or kept until r completes. */
 	int (*send)(struct mpiv_request *r);
+	/* Optional (NULL: n sends). Starts one standard send of r's buffer
+	   to each of n world ranks wdst (distinct, not us) on r's context
+	   and tag: r completes once all are written. */
+	int (*msend)(struct mpiv_request *r, const int *wdst, int n);
 	/* Starts a receive; r->cap is set here. */
 	int (*recv)(struct mpiv_request *r);
 	/* Starts the probe request r (context, post_src, post_tag as world

@@ -34,6 +34,13 @@ mpiv_tp_home(int world_rank)
 	return world_rank % tp_nconns;
 }
 
+bool
+mpiv_tp_mcast(int cm)
+{
+	return cm >= 0 && cm < tp_nconns && tp_conns[cm].mcast &&
+	    !tp_conns[cm].is_peer;
+}
+
 uint64_t
 mpiv_tp_last_seq(int dst)
 {
@@ -167,6 +174,7 @@ tp_hello(struct tp_conn *c, const char *job, int rank, uint32_t incarnation,
 			tp_last_seq[i] = rep->last_seq[i];
 	if (home)
 		tp_log_events = rep->log_events;
+	c->mcast = rep->multicast;
 	frame_free_meta(m);
 	return home ? tp_read_ndlog(c, err, errlen) : 0;
 }

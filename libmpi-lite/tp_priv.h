@@ -72,6 +72,8 @@ struct tp_conn {
 	size_t pkeep, pgot;		/* bytes to keep, kept so far */
 	size_t prest;			/* payload bytes still to consume */
 
+	bool mcast;		/* the CM takes multicasts (HelloReply) */
+
 	/* mpiv_tp_sync_cms: Sends since the last Flush, Flush ids */
 	uint64_t unflushed, flush_sent, flush_acked;
 };

@@ -68,6 +68,8 @@ struct mpiv_request {
 	bool written;		/* the frame left for the socket */
 	bool need_ack;		/* synchronous: wait for SyncAck too */
 	bool acked;
+	int frames_left;	/* a multicast: its frames not yet written
+				   (0: one frame, the usual) */
 
 	/* receive progress */
 	size_t cap;		/* bytes the user buffer holds */
@@ -341,6 +343,8 @@ void mpiv_tp_close(int exit_code);
 const char *mpiv_tp_error(void);
 /* Highest seq CM holds from us for receiver dst (HelloReply.last_seq). */
 uint64_t mpiv_tp_last_seq(int dst);
+/* CM cm takes Send frames with several receivers (Send.mdst). */
+bool mpiv_tp_mcast(int cm);
 /* Last event number (Deliver, ProbeReply, CancelReply) fully received. */
 /* A relay receive got its message: status (src a world rank, got bytes
    kept of len sent: truncated past r->cap) and completion. */

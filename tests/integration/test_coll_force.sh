@@ -6,7 +6,10 @@
 # that is not. Forced algorithms run at sizes they are never picked for by
 # default: the ring and scatter + allgather on a few bytes (empty chunks),
 # the trees on large data; the linear Allreduce also for the
-# non-commutative op. A malformed MPIV_COLL is ignored.
+# non-commutative op. The multicast algorithms (one frame per CM in the
+# relay, sends one by one in direct) also at 16 KiB and more, and in
+# relay jobs with 2 CMs too (a frame to each). A malformed MPIV_COLL is
+# ignored.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
 common_init coll-force
@@ -17,13 +20,15 @@ SETS=(
 	"allreduce:ring,bcast:scatter_allgather,reduce:reduce_scatter_gather,reduce_scatter:ring,allgather:bruck,alltoall:linear"
 	"allreduce:rabenseifner"
 	"allreduce:linear"
-	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise"
+	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise,barrier:dissemination"
+	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast"
 )
-run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL
-	local label=$1 n=$2 p=$3 want
+run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL [mpiv run options]
+	local label=$1 n=$2 p=$3 coll=$4 want
+	shift 4
 	want=$(sed -n "s/^coll_algos $n: //p" tests/mpi/expected.txt)
-	MPIV_COLL=$4 timeout 120 "$MPIV" run -n "$n" --protocol "$p" --timeout 90 \
-	    "$PROG" > "$T/out" 2> "$T/err"
+	MPIV_COLL=$coll timeout 120 "$MPIV" run -n "$n" --protocol "$p" --timeout 90 \
+	    "$@" "$PROG" > "$T/out" 2> "$T/err"
 	local rc=$?
 	if [ "$rc" = 0 ] && [ -n "$want" ] && [ "$(cat "$T/out")" = "$want" ]; then
 		ok "$label n=$n $p"
@@ -38,5 +43,6 @@ for i in "${!SETS[@]}"; do
 		done
 	done
 done
+run_one "MPIV_COLL set 4, 2 CMs" 8 relay "${SETS[4]}" --cms 2
 run_one "malformed MPIV_COLL ignored" 5 direct "allreduce:nope,,bcast,:ring,reduce:binomialx,zzz:ring"
 [ "$fail" = 0 ]

@@ -3,7 +3,8 @@
  * 127.0.0.1:0) driven with raw frames: hello checks, garbage, truncated
  * and oversized frames, incarnation fencing, send/receive round trips
  * (queued and cut-through), sync acks, probes, cancels, duplicates,
- * stats, and a clean, leak-free exit on SIGTERM. Every read is bounded.
+ * multicasts (good and malformed), stats, and a clean, leak-free exit
+ * on SIGTERM. Every read is bounded.
  */
 #include "cm_harness.h"
 
@@ -106,6 +107,42 @@ expect_deliver(int fd, const void *data, uint32_t len)
 		assert_memory_equal(p, data, len);
 	free(p);
 	return d;
+}
+
+/* A multicast Send from src to the n ranks dst with seqs seq. */
+static void
+do_mcast(int fd, int src, int32_t *dst, uint64_t *seq, size_t n, int tag,
+    const void *data, uint32_t len)
+{
+	Mpiv__Send s = MPIV__SEND__INIT;
+
+	s.src = src;
+	s.dst = n > 0 ? dst[0] : 0;
+	s.seq = n > 0 ? seq[0] : 1;
+	s.tag = tag;
+	s.n_mdst = n;
+	s.mdst = dst;
+	s.n_mseq = n;
+	s.mseq = seq;
+	assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SEND, &s.base,
+	    data, len, TMO), 0);
+}
+
+/* A malformed multicast closes its sender's connection with why. */
+static void
+mcast_refused(const char *job, int32_t *dst, uint64_t *seq, size_t n,
+    const char *why)
+{
+	int fd = rank_conn(job, 0, 1);
+	Mpiv__Error *e;
+
+	do_mcast(fd, 0, dst, seq, n, 1, "z", 1);
+	e = (Mpiv__Error *)expect(fd, MPIV__MSG_TYPE__MSG_ERROR, NULL, NULL);
+	if (strstr(e->text, why) == NULL)
+		fail_msg("error \"%s\", want \"%s\"", e->text, why);
+	frame_free_meta(&e->base);
+	expect_closed(fd);
+	close(fd);
 }
 
 /* ---------------- tests ---------------- */
@@ -265,6 +302,127 @@ test_round_trip(void **state)
 	frame_free_meta(&d->base);
 	close(r0);
 	close(r1);
+}
+
+/*
+ * A multicast is one Send per receiver, each on its own channel: the HelloReply offers
+ * it; receivers posted before and after it both get the payload, with
+ * their own seq; a copy the CM holds already is dropped as a duplicate
+ * (the others still go); empty payloads too. Malformed ones close the
+ * sender's connection with the reason: receivers out of range, not
+ * homed here, named twice, a seq of 0, too few receivers, seqs and
+ * receivers of different counts.
+ */
+static void
+test_multicast(void **state)
+{
+	int r0, r1, r2, r3, fd;
+	int32_t dst[3] = { 1, 2, 3 };
+	uint64_t seq[3] = { 1, 1, 1 };
+	Mpiv__HelloReply *hr;
+	Mpiv__Deliver *d;
+
+	setup_job("mc", 4, 1, 0);
+	fd = dial();
+	hr = hello(fd, MPIV__ROLE__ROLE_RANK, "mc", 0, 1, FRAME_VERSION);
+	assert_true(hr->ok);
+	assert_true(hr->multicast);
+	frame_free_meta(&hr->base);
+	close(fd);
+	r0 = rank_conn("mc", 0, 2);
+	r1 = rank_conn("mc", 1, 1);
+	r2 = rank_conn("mc", 2, 1);
+	r3 = rank_conn("mc", 3, 1);
+	post_recv(r1, 10, 0, 4);		/* posted before */
+	expect_silence(r1, 30);
+	do_mcast(r0, 0, dst, seq, 3, 4, "multi", 5);
+	d = expect_deliver(r1, "multi", 5);
+	assert_int_equal(d->req_id, 10);
+	assert_int_equal(d->seq, 1);
+	frame_free_meta(&d->base);
+	post_recv(r2, 20, 0, 4);		/* and after */
+	d = expect_deliver(r2, "multi", 5);
+	assert_int_equal(d->src, 0);
+	assert_int_equal(d->seq, 1);
+	frame_free_meta(&d->base);
+	post_recv(r3, 30, -1, -1);
+	d = expect_deliver(r3, "multi", 5);
+	frame_free_meta(&d->base);
+
+	/* seq 2 to ranks 1 and 3, 3 to rank 2 (after a single send of 2):
+	   rank 2's copy of seq 2 is a duplicate and dropped */
+	do_send(r0, 0, 2, 5, 2, false, 0, "one", 3);
+	{
+		int32_t d2[3] = { 1, 2, 3 };
+		uint64_t s2[3] = { 2, 2, 2 };
+		do_mcast(r0, 0, d2, s2, 3, 6, "two", 3);
+	}
+	post_recv(r2, 21, 0, -1);
+	d = expect_deliver(r2, "one", 3);
+	frame_free_meta(&d->base);
+	post_recv(r2, 22, 0, -1);
+	expect_silence(r2, 50);
+	post_recv(r1, 11, 0, 6);
+	d = expect_deliver(r1, "two", 3);
+	assert_int_equal(d->seq, 2);
+	frame_free_meta(&d->base);
+	{	/* empty payload */
+		int32_t d3[2] = { 3, 2 };
+		uint64_t s3[2] = { 3, 3 };
+		do_mcast(r0, 0, d3, s3, 2, 7, NULL, 0);
+	}
+	d = expect_deliver(r2, NULL, 0);	/* post 22 */
+	assert_int_equal(d->tag, 7);
+	frame_free_meta(&d->base);
+	post_recv(r3, 31, 0, 6);
+	d = expect_deliver(r3, "two", 3);
+	frame_free_meta(&d->base);
+	post_recv(r3, 32, 0, 7);
+	d = expect_deliver(r3, NULL, 0);
+	frame_free_meta(&d->base);
+	close(r0);
+	close(r1);
+	close(r2);
+	close(r3);
+
+	setup_job("mcbad", 4, 1, 0);
+	{
+		int32_t a[2] = { 1, 4 }, b[3] = { 1, 2, 1 }, c[1] = { 1 };
+		uint64_t s[3] = { 1, 1, 1 }, z[2] = { 1, 0 };
+		mcast_refused("mcbad", a, s, 2, "out of range");
+		mcast_refused("mcbad", b, s, 3, "twice");
+		mcast_refused("mcbad", a, z, 2, "out of range");
+		mcast_refused("mcbad", dst, z, 2, "count from 1");
+		mcast_refused("mcbad", c, s, 1, "receivers");
+	}
+	fd = rank_conn("mcbad", 0, 1);
+	{
+		Mpiv__Send s = MPIV__SEND__INIT;
+		int32_t d4[2] = { 1, 2 };
+		uint64_t s4[1] = { 1 };
+		Mpiv__Error *e;
+		s.src = 0;
+		s.dst = 1;
+		s.seq = 1;
+		s.n_mdst = 2;
+		s.mdst = d4;
+		s.n_mseq = 1;
+		s.mseq = s4;
+		assert_int_equal(frame_write(fd, MPIV__MSG_TYPE__MSG_SEND,
+		    &s.base, "q", 1, TMO), 0);
+		e = (Mpiv__Error *)expect(fd, MPIV__MSG_TYPE__MSG_ERROR, NULL,
+		    NULL);
+		assert_non_null(strstr(e->text, "seqs"));
+		frame_free_meta(&e->base);
+		expect_closed(fd);
+		close(fd);
+	}
+	setup_job("mchome", 4, 2, 0);	/* home of ranks 0 and 2 */
+	{
+		int32_t h[2] = { 2, 1 };
+		uint64_t s[2] = { 1, 1 };
+		mcast_refused("mchome", h, s, 2, "not home");
+	}
 }
 
 /* ANY_TAG receives take messages in arrival order; tags filter. */
@@ -585,6 +743,7 @@ main(void)
 		cmocka_unit_test(test_fencing),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_ordering),
+		cmocka_unit_test(test_multicast),
 		cmocka_unit_test(test_sync_ack),
 		cmocka_unit_test(test_cancel_probe_dup),
 		cmocka_unit_test(test_stats_and_wrong_home),
