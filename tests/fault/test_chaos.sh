@@ -40,7 +40,9 @@ SEEDS=${FLT_SEEDS:-"11 22"}
 # block, partial MPI_Get_elements and external32 bytes, every value checked.
 # LABEL force* sets MPIV_COLL to the large-data collective algorithms
 # (docs/COLLECTIVES.md) at any size: 5 ranks, so with the fold of the
-# extra rank.
+# extra rank. LABEL mcast* forces the multicast algorithms (the relay's
+# default for Bcast, Barrier, Allreduce and Allgather; p - 1 sends in
+# direct jobs) on 48 KB vectors.
 PROGS=(
 	"flt_mw       4 raw 2000 20000"
 	"flt_stencil  4 tag 2000 3000"
@@ -53,6 +55,7 @@ PROGS=(
 	"flt_coll=128k      4 raw 120 16384"
 	"flt_coll=ckpt128k  4 raw 100 16384"
 	"flt_coll=force     5 raw 100 6000"
+	"flt_coll=mcast     5 raw 100 6000"
 	"flt_dtype    4 raw 1500"
 	"flt_intercomm      4 raw 600"
 	"flt_intercomm=ckpt 4 raw 500"
@@ -72,6 +75,7 @@ chaos_prog() {
 	[ "$mode" = tag ] && runopt=(--tag-output)
 	case $name in *=ckpt*) runopt+=(--ckpt-interval 0.3) ;; esac
 	case $name in *=force*) local -x MPIV_COLL=allreduce:rabenseifner,reduce:reduce_scatter_gather,bcast:scatter_allgather,reduce_scatter:ring ;; esac
+	case $name in *=mcast*) local -x MPIV_COLL=allreduce:multicast,bcast:multicast,barrier:multicast,allgather:multicast ;; esac
 	flt_job "$ref" 120 -n "$n" "${runopt[@]}" "$bin" "$@"
 	if grep -q 'FLT-FAIL' "$ref.err" || [ -z "$(flt_report "$ref.json" wall_s)" ]; then
 		flt_notok "$name: failure-free reference run (exit $FLT_RC)" "$ref.err" "$ref.out"
