@@ -102,6 +102,12 @@ enum coll_tag {
    largest measured, 2-2.9x faster than the trees and rings on 4 to 16
    ranks at every size; docs/BENCHMARKS.md). */
 #define COLL_ALLREDUCE_MCAST_MAX_RELAY	(64 * 1024 * 1024)
+/* Reduce in the relay on 3 ranks or more: the root receives every
+   rank's data in one round while its p blocks take at most this much
+   (the same messages as the tree, without its log2 p rounds: 10-25 %
+   faster on 4 and 8 ranks; beyond, the root's combining alone lost to
+   the tree's spread work). */
+#define COLL_REDUCE_LINEAR_MAX_RELAY	(16 * 1024 * 1024)
 #define COLL_ALLGATHER_MCAST_MAX_RELAY	(256 * 1024)
 
 /* ---------------- algorithm choice ---------------- */
@@ -114,7 +120,7 @@ enum coll_kind {
 /* Algorithm numbers per kind: index in coll_algo_names. */
 enum { AR_RD, AR_RSAG, AR_RING, AR_LINEAR, AR_MCAST };
 enum { BC_BINOMIAL, BC_SCAG, BC_MCAST };
-enum { RD_BINOMIAL, RD_RSG };
+enum { RD_BINOMIAL, RD_RSG, RD_LINEAR };
 enum { RS_REDUCE, RS_RING };
 enum { AG_RING, AG_BRUCK, AG_MCAST };
 enum { AA_PAIRWISE, AA_LINEAR };
@@ -128,7 +134,7 @@ static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring",
 	    "linear", "multicast" },
 	[CK_BCAST] = { "binomial", "scatter_allgather", "multicast" },
-	[CK_REDUCE] = { "binomial", "reduce_scatter_gather" },
+	[CK_REDUCE] = { "binomial", "reduce_scatter_gather", "linear" },
 	[CK_RSCAT] = { "reduce_scatterv", "ring" },
 	[CK_ALLGATHER] = { "ring", "bruck", "multicast" },
 	[CK_ALLTOALL] = { "pairwise", "linear" },
@@ -284,6 +290,21 @@ coll_waitall(int n, MPI_Request *reqs, int rc)
 }
 
 /* ---------------- barrier ---------------- */
+
+struct coll_blocks {
+	void *base;
+	int count;
+	MPI_Datatype dt;
+};
+
+/* Block q (count elements of dt each) of a coll_blocks array. */
+static void *
+coll_at_block(void *arg, int q)
+{
+	struct coll_blocks *b = arg;
+
+	return coll_elem(b->base, (MPI_Aint)q * b->count, b->dt);
+}
 
 /*
  * The first half of the multicast algorithms: rank 0 receives count
@@ -556,6 +577,56 @@ coll_reduce_rsg(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	return rc;
 }
 
+/*
+ * The root receives every rank's data at once (all receives posted, one
+ * round) and combines it as the binomial tree of coll_reduce would:
+ * level by level, tree rank v taking v + mask's range, so the result
+ * has the tree's bits. The others send once.
+ */
+static int
+coll_reduce_linear(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+    MPI_Op op, int root, MPI_Comm comm, int tag)
+{
+	int size = comm->size, troot = op->commute ? root : 0, rc;
+	struct coll_blocks b = { .count = count, .dt = dt };
+	void *raw;
+
+	if (comm->rank != root)
+		return mpiv_send_coll(sbuf, count, dt, root, tag, comm);
+	if ((b.base = coll_alloc(count * size, dt, &raw)) == NULL)
+		return MPI_ERR_NO_MEM;
+	/* block v: the data of tree rank v, i.e. of rank (v + troot) % p */
+	coll_copy_same(sbuf, coll_at_block(&b, (root - troot + size) % size),
+	    count, dt);
+	{
+		MPI_Request *reqs = malloc((size_t)size * sizeof(*reqs));
+		int n = 0;
+
+		rc = reqs == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+		for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
+			if (q == root)
+				continue;
+			rc = mpiv_irecv(coll_at_block(&b,
+			    (q - troot + size) % size), count, dt, q, tag,
+			    comm, MPIV_COLL_CONTEXT(comm), &reqs[n]);
+			if (rc == MPI_SUCCESS)
+				n++;
+		}
+		if (reqs != NULL)
+			rc = coll_waitall(n, reqs, rc);
+		free(reqs);
+	}
+	for (int mask = 1; mask < size && rc == MPI_SUCCESS; mask <<= 1)
+		for (int v = 0; v + mask < size && rc == MPI_SUCCESS;
+		    v += 2 * mask)
+			rc = coll_combine(op, coll_at_block(&b, v),
+			    coll_at_block(&b, v + mask), count, dt, true);
+	if (rc == MPI_SUCCESS)
+		coll_copy_same(coll_at_block(&b, 0), rbuf, count, dt);
+	free(raw);
+	return rc;
+}
+
 static int
 coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     MPI_Op op, int root, MPI_Comm comm, int tag)
@@ -573,11 +644,31 @@ coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		coll_copy_same(sbuf, rbuf, count, dt);
 		return MPI_SUCCESS;
 	}
-	if (op->commute && count >= size && coll_pick(CK_REDUCE,
-	    1u << RD_BINOMIAL | 1u << RD_RSG, (size_t)count * dt->size >=
-	    COLL_REDUCE_RSG_MIN ? RD_RSG : RD_BINOMIAL) == RD_RSG)
-		return coll_reduce_rsg(sbuf, rbuf, count, dt, op, root, comm,
-		    tag);
+	{
+		size_t bytes = (size_t)count * dt->size;
+		unsigned allowed = 1u << RD_BINOMIAL;
+		int algo = RD_BINOMIAL;
+
+		coll_conf();
+		if (op->commute && count >= size) {
+			allowed |= 1u << RD_RSG;
+			if (bytes >= COLL_REDUCE_RSG_MIN)
+				algo = RD_RSG;
+		}
+		if (count <= INT_MAX / size) {
+			allowed |= 1u << RD_LINEAR;
+			if (!coll_direct && size > 2 && bytes <=
+			    COLL_REDUCE_LINEAR_MAX_RELAY / (size_t)size)
+				algo = RD_LINEAR;
+		}
+		algo = coll_pick(CK_REDUCE, allowed, algo);
+		if (algo == RD_RSG)
+			return coll_reduce_rsg(sbuf, rbuf, count, dt, op, root,
+			    comm, tag);
+		if (algo == RD_LINEAR)
+			return coll_reduce_linear(sbuf, rbuf, count, dt, op,
+			    root, comm, tag);
+	}
 	acc = coll_alloc(count, dt, &rawa);
 	tmp = coll_alloc(count, dt, &rawt);
 	if (acc == NULL || tmp == NULL) {
@@ -808,21 +899,6 @@ out_free:
 	free(reqs);
 	free(counts);
 	return rc;
-}
-
-struct coll_blocks {
-	void *base;
-	int count;
-	MPI_Datatype dt;
-};
-
-/* Block q (count elements of dt each) of a coll_blocks array. */
-static void *
-coll_at_block(void *arg, int q)
-{
-	struct coll_blocks *b = arg;
-
-	return coll_elem(b->base, (MPI_Aint)q * b->count, b->dt);
 }
 
 /*

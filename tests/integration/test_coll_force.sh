@@ -21,7 +21,7 @@ SETS=(
 	"allreduce:rabenseifner"
 	"allreduce:linear"
 	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise,barrier:dissemination"
-	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast"
+	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast,reduce:linear"
 )
 run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL [mpiv run options]
 	local label=$1 n=$2 p=$3 coll=$4 want
