@@ -114,7 +114,7 @@ enum coll_tag {
 
 enum coll_kind {
 	CK_ALLREDUCE, CK_BCAST, CK_REDUCE, CK_RSCAT, CK_ALLGATHER,
-	CK_ALLTOALL, CK_BARRIER, CK_COUNT
+	CK_ALLTOALL, CK_BARRIER, CK_GATHER, CK_SCATTER, CK_COUNT
 };
 
 /* Algorithm numbers per kind: index in coll_algo_names. */
@@ -125,10 +125,11 @@ enum { RS_REDUCE, RS_RING };
 enum { AG_RING, AG_BRUCK, AG_MCAST };
 enum { AA_PAIRWISE, AA_LINEAR };
 enum { BA_DISSEMINATION, BA_MCAST };
+enum { GS_BINOMIAL, GS_LINEAR };	/* gather, scatter */
 
 static const char *const coll_kind_names[CK_COUNT] = {
 	"allreduce", "bcast", "reduce", "reduce_scatter", "allgather",
-	"alltoall", "barrier",
+	"alltoall", "barrier", "gather", "scatter",
 };
 static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring",
@@ -139,6 +140,8 @@ static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_ALLGATHER] = { "ring", "bruck", "multicast" },
 	[CK_ALLTOALL] = { "pairwise", "linear" },
 	[CK_BARRIER] = { "dissemination", "multicast" },
+	[CK_GATHER] = { "binomial", "linear" },
+	[CK_SCATTER] = { "binomial", "linear" },
 };
 
 /* Forced algorithm per kind, -1 for the size-based choice. */
@@ -1000,6 +1003,71 @@ coll_bytes(size_t bytes, int n)
 	return (int)t;
 }
 
+/* Gather and Scatter take the linear algorithm (the root sends or
+   receives every block at once, one round): the relay's choice on 3
+   ranks or more, where each of the trees' log2 p rounds costs two hops
+   through a CM and the blocks travel several times. */
+static bool
+coll_gs_linear(enum coll_kind k, int size)
+{
+	coll_conf();
+	return size > 2 && coll_pick(k, 1u << GS_BINOMIAL | 1u << GS_LINEAR,
+	    coll_direct ? GS_BINOMIAL : GS_LINEAR) == GS_LINEAR;
+}
+
+/* The root receives every block at once. */
+static int
+coll_gather_linear(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+    int tag)
+{
+	int size = comm->size, rc = MPI_SUCCESS, n = 0;
+	MPI_Request *reqs;
+
+	if (comm->rank != root)
+		return mpiv_send_coll(sbuf, scount, sdt, root, tag, comm);
+	if ((reqs = malloc((size_t)size * sizeof(*reqs))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
+		if (q == root)
+			continue;
+		rc = mpiv_irecv(coll_elem(rbuf, (MPI_Aint)q * rcount, rdt),
+		    rcount, rdt, q, tag, comm, MPIV_COLL_CONTEXT(comm),
+		    &reqs[n]);
+		if (rc == MPI_SUCCESS)
+			n++;
+	}
+	rc = coll_waitall(n, reqs, rc);
+	free(reqs);
+	return rc;
+}
+
+/* The root sends every block at once. */
+static int
+coll_scatter_linear(const void *sbuf, int scount, MPI_Datatype sdt,
+    void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+    int tag)
+{
+	int size = comm->size, rc = MPI_SUCCESS, n = 0;
+	MPI_Request *reqs;
+
+	if (comm->rank != root)
+		return mpiv_recv_coll(rbuf, rcount, rdt, root, tag, comm);
+	if ((reqs = malloc((size_t)size * sizeof(*reqs))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int s = 1; s < size && rc == MPI_SUCCESS; s++) {
+		int q = (root + s) % size;
+		rc = mpiv_isend(coll_elem(sbuf, (MPI_Aint)q * scount, sdt),
+		    scount, sdt, q, tag, comm, MPIV_COLL_CONTEXT(comm),
+		    MPIV_SEND_STANDARD, &reqs[n]);
+		if (rc == MPI_SUCCESS)
+			n++;
+	}
+	rc = coll_waitall(n, reqs, rc);
+	free(reqs);
+	return rc;
+}
+
 static int
 coll_gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
     int rcount, MPI_Datatype rdt, int root, MPI_Comm comm, int tag)
@@ -1018,6 +1086,9 @@ coll_gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 		return rc;
 	if (size == 1 || nb == 0)
 		return MPI_SUCCESS;
+	if (coll_gs_linear(CK_GATHER, size))
+		return coll_gather_linear(sbuf, scount, sdt, rbuf, rcount, rdt,
+		    root, comm, tag);
 	if (total < 0)
 		return MPI_ERR_COUNT;
 	if ((tmp = malloc((size_t)total)) == NULL)
@@ -1066,6 +1137,9 @@ coll_scatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 		return rc;
 	if (size == 1 || nb == 0)
 		return MPI_SUCCESS;
+	if (coll_gs_linear(CK_SCATTER, size))
+		return coll_scatter_linear(sbuf, scount, sdt, rbuf, rcount,
+		    rdt, root, comm, tag);
 	if (total < 0)
 		return MPI_ERR_COUNT;
 	if ((tmp = malloc((size_t)total)) == NULL)

@@ -75,7 +75,7 @@ chaos_prog() {
 	[ "$mode" = tag ] && runopt=(--tag-output)
 	case $name in *=ckpt*) runopt+=(--ckpt-interval 0.3) ;; esac
 	case $name in *=force*) local -x MPIV_COLL=allreduce:rabenseifner,reduce:reduce_scatter_gather,bcast:scatter_allgather,reduce_scatter:ring ;; esac
-	case $name in *=mcast*) local -x MPIV_COLL=allreduce:multicast,bcast:multicast,barrier:multicast,allgather:multicast,reduce:linear ;; esac
+	case $name in *=mcast*) local -x MPIV_COLL=allreduce:multicast,bcast:multicast,barrier:multicast,allgather:multicast,reduce:linear,gather:linear,scatter:linear ;; esac
 	flt_job "$ref" 120 -n "$n" "${runopt[@]}" "$bin" "$@"
 	if grep -q 'FLT-FAIL' "$ref.err" || [ -z "$(flt_report "$ref.json" wall_s)" ]; then
 		flt_notok "$name: failure-free reference run (exit $FLT_RC)" "$ref.err" "$ref.out"

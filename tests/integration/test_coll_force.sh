@@ -20,8 +20,8 @@ SETS=(
 	"allreduce:ring,bcast:scatter_allgather,reduce:reduce_scatter_gather,reduce_scatter:ring,allgather:bruck,alltoall:linear"
 	"allreduce:rabenseifner"
 	"allreduce:linear"
-	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise,barrier:dissemination"
-	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast,reduce:linear"
+	"allreduce:recursive_doubling,bcast:binomial,reduce:binomial,reduce_scatter:reduce_scatterv,allgather:ring,alltoall:pairwise,barrier:dissemination,gather:binomial,scatter:binomial"
+	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast,reduce:linear,gather:linear,scatter:linear"
 )
 run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL [mpiv run options]
 	local label=$1 n=$2 p=$3 coll=$4 want
