@@ -2,7 +2,8 @@
 # tests/fault/test_kill_points.sh: targeted kills at named fault points
 # (MPIV_FAULT=NAME:N[:RANK[:INC]], libmpi-lite/fault.c), exported to the
 # ranks through mpiv run's environment. Covers kills during sends (also in
-# the middle of a large payload), receives (after a post, between a
+# the middle of a large payload; of a collective's 8 MiB frames, which
+# in the relay are multicasts and rank 0's to gather), receives (after a post, between a
 # Deliver header and its payload), non-deterministic completions,
 # collectives, steps of non-blocking collectives, MPI_Finalize; during replay (INC 2 and 3: the restarted
 # incarnation killed again); two ranks at the same point; every rank of
@@ -28,6 +29,7 @@ CASES=(
 	"send-master         flt_mw       4 raw send:40:0                     send:40/0/1                      400 20000"
 	"send-partial-r0     p2p_large    2 raw send-partial:1:0              send-partial:1/0/1"
 	"send-partial-r1     p2p_large    2 raw send-partial:1:1              send-partial:1/1/1"
+	"send-partial-coll   flt_coll     4 raw send-partial:3:0              send-partial:3/0/1               3 1048576"
 	"post-stencil-r2     flt_stencil  4 tag post:30:2                     post:30/2/1                      600 2000"
 	"deliver-order-r1    flt_order    3 raw deliver:50:1                  deliver:50/1/1                   60 24"
 	"deliver-master      flt_mw       4 raw deliver:100:0                 deliver:100/0/1                  400 20000"
