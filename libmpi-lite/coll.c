@@ -74,7 +74,8 @@ enum coll_tag {
 #define COLL_ALLREDUCE_RSAG_MIN_RELAY	(256 * 1024)
 /* Bcast: scatter + ring allgather from here (p >= 3). Never in the
    relay protocol: there the binomial tree was faster at every size
-   measured (64 KiB to 16 MiB, 4 and 8 ranks, one CM). */
+   measured (64 KiB to 16 MiB, 4 and 8 ranks, one CM), and the
+   multicast (below) faster still. */
 #define COLL_BCAST_SCAG_MIN_DIRECT	(256 * 1024)
 #define COLL_BCAST_SCAG_MIN_RELAY	SIZE_MAX
 /* Reduce: reduce-scatter + gather from here (commutative ops, count >= p).
