@@ -95,6 +95,31 @@ mpiv_p2p_addr(const void *buf, MPI_Aint disp)
 	return (const void *)((uintptr_t)buf + (uintptr_t)disp);
 }
 
+int
+mpiv_p2p_payload(const struct mpiv_request *r, size_t bytes,
+    const void **payload, void **owned)
+{
+	*payload = NULL;
+	*owned = NULL;
+	if (mpiv_p2p_too_big(bytes))
+		return MPI_ERR_COUNT;
+	if (bytes == 0)
+		return MPI_SUCCESS;
+	if (mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
+		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
+		return MPI_ERR_BUFFER;
+	}
+	if (mpiv_dt_is_contig(r->dt)) {
+		*payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
+		return MPI_SUCCESS;
+	}
+	if ((*owned = malloc(bytes)) == NULL)
+		return MPI_ERR_NO_MEM;
+	mpiv_dt_pack(r->buf, r->count, r->dt, *owned);
+	*payload = *owned;
+	return MPI_SUCCESS;
+}
+
 /* What starting any send or receive does first. MPI code. */
 static int
 p2p_start_common(struct mpiv_request *r)

@@ -1340,23 +1340,10 @@ direct_send(struct mpiv_request *r)
 	dst = mpiv_comm_world_rank(r->comm, r->peer);
 	if (dst < 0 || dst >= dp_world)
 		return MPI_ERR_RANK;
-	if (mpiv_p2p_too_big(bytes))
-		return MPI_ERR_COUNT;
-	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
-		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
-		return MPI_ERR_BUFFER;
-	}
+	if ((rc = mpiv_p2p_payload(r, bytes, &payload, &owned)) !=
+	    MPI_SUCCESS)
+		return rc;
 	(void)mpiv_req_new_id(r);
-	if (bytes > 0) {
-		if (mpiv_dt_is_contig(r->dt)) {
-			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
-		} else {
-			if ((owned = malloc(bytes)) == NULL)
-				return MPI_ERR_NO_MEM;
-			mpiv_dt_pack(r->buf, r->count, r->dt, owned);
-			payload = owned;
-		}
-	}
 	if (dst == dp_rank)
 		return direct_send_self(r, payload, bytes, owned);
 	if (dp_logging && (uint64_t)bytes + SBLOG_ENTRY_COST >

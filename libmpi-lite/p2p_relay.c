@@ -74,22 +74,9 @@ relay_send(struct mpiv_request *r)
 	dst = mpiv_comm_world_rank(r->comm, r->peer);
 	if (dst < 0 || dst >= p2p_nseq)
 		return MPI_ERR_RANK;
-	if (mpiv_p2p_too_big(bytes))
-		return MPI_ERR_COUNT;
-	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
-		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
-		return MPI_ERR_BUFFER;
-	}
-	if (bytes > 0) {
-		if (mpiv_dt_is_contig(r->dt)) {
-			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
-		} else {
-			if ((owned = malloc(bytes)) == NULL)
-				return MPI_ERR_NO_MEM;
-			mpiv_dt_pack(r->buf, r->count, r->dt, owned);
-			payload = owned;
-		}
-	}
+	if ((rc = mpiv_p2p_payload(r, bytes, &payload, &owned)) !=
+	    MPI_SUCCESS)
+		return rc;
 	m.src = mpiv_state.world_rank;
 	m.dst = dst;
 	m.context = r->context;
@@ -155,22 +142,9 @@ relay_msend(struct mpiv_request *r, const int *wdst, int n)
 	for (int i = 0; i < n; i++)
 		if (wdst[i] < 0 || wdst[i] >= p2p_nseq)
 			return MPI_ERR_RANK;
-	if (mpiv_p2p_too_big(bytes))
-		return MPI_ERR_COUNT;
-	if (bytes > 0 && mpiv_p2p_addr(r->buf, r->dt->true_lb) == NULL) {
-		mpiv_err_detail("NULL buffer for %zu bytes", bytes);
-		return MPI_ERR_BUFFER;
-	}
-	if (bytes > 0) {
-		if (mpiv_dt_is_contig(r->dt)) {
-			payload = mpiv_p2p_addr(r->buf, r->dt->true_lb);
-		} else {
-			if ((packed = malloc(bytes)) == NULL)
-				return MPI_ERR_NO_MEM;
-			mpiv_dt_pack(r->buf, r->count, r->dt, packed);
-			payload = packed;
-		}
-	}
+	if ((rc = mpiv_p2p_payload(r, bytes, &payload, &packed)) !=
+	    MPI_SUCCESS)
+		return rc;
 	if ((gd = malloc((size_t)n * sizeof(*gd))) == NULL ||
 	    (gs = malloc((size_t)n * sizeof(*gs))) == NULL) {
 		free(gd);

@@ -97,5 +97,11 @@ void mpiv_dump_init(void);
 /* Shared by the protocols (p2p.c). */
 bool mpiv_p2p_too_big(size_t bytes);
 const void *mpiv_p2p_addr(const void *buf, MPI_Aint disp);
+/* The bytes send r carries (bytes of them): the user buffer itself when
+   its datatype is contiguous, else a packed copy, also in *owned (the
+   caller frees it; NULL otherwise). Checks the size and the buffer
+   first. MPI code. */
+int mpiv_p2p_payload(const struct mpiv_request *r, size_t bytes,
+    const void **payload, void **owned);
 
 #endif
