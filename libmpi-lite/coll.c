@@ -110,12 +110,16 @@ enum coll_tag {
    the tree's spread work). */
 #define COLL_REDUCE_LINEAR_MAX_RELAY	(16 * 1024 * 1024)
 #define COLL_ALLGATHER_MCAST_MAX_RELAY	(256 * 1024)
+/* Allgatherv's multicast: while every block, packed, takes at most this
+   much in all (rank 0 packs them into one buffer). */
+#define COLL_ALLGATHERV_MCAST_MAX_RELAY	(16 * 1024 * 1024)
 
 /* ---------------- algorithm choice ---------------- */
 
 enum coll_kind {
 	CK_ALLREDUCE, CK_BCAST, CK_REDUCE, CK_RSCAT, CK_ALLGATHER,
-	CK_ALLTOALL, CK_BARRIER, CK_GATHER, CK_SCATTER, CK_COUNT
+	CK_ALLTOALL, CK_BARRIER, CK_GATHER, CK_SCATTER, CK_ALLGATHERV,
+	CK_COUNT
 };
 
 /* Algorithm numbers per kind: index in coll_algo_names. */
@@ -127,10 +131,11 @@ enum { AG_RING, AG_BRUCK, AG_MCAST };
 enum { AA_PAIRWISE, AA_LINEAR };
 enum { BA_DISSEMINATION, BA_MCAST };
 enum { GS_BINOMIAL, GS_LINEAR };	/* gather, scatter */
+enum { AGV_RING, AGV_MCAST };
 
 static const char *const coll_kind_names[CK_COUNT] = {
 	"allreduce", "bcast", "reduce", "reduce_scatter", "allgather",
-	"alltoall", "barrier", "gather", "scatter",
+	"alltoall", "barrier", "gather", "scatter", "allgatherv",
 };
 static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_ALLREDUCE] = { "recursive_doubling", "rabenseifner", "ring",
@@ -143,6 +148,7 @@ static const char *const coll_algo_names[CK_COUNT][5] = {
 	[CK_BARRIER] = { "dissemination", "multicast" },
 	[CK_GATHER] = { "binomial", "linear" },
 	[CK_SCATTER] = { "binomial", "linear" },
+	[CK_ALLGATHERV] = { "ring", "multicast" },
 };
 
 /* Forced algorithm per kind, -1 for the size-based choice. */
@@ -1324,11 +1330,72 @@ mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
 	return coll_ring(rbuf, rcount, NULL, NULL, rdt, comm, tag);
 }
 
+/*
+ * Rank 0 receives every block at once into its place in rbuf, packs
+ * them all in rank order into one buffer (total bytes) and multicasts
+ * it; the others unpack each block into its place.
+ */
+static int
+coll_allgatherv_mcast(void *rbuf, const int *rcounts, const int *displs,
+    MPI_Datatype rdt, size_t total, MPI_Comm comm, int tag)
+{
+	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS, n = 0;
+	size_t off = 0;
+	char *packed;
+
+#define BLOCK(q) coll_elem(rbuf, displs[q], rdt)
+	if ((packed = malloc(total > 0 ? total : 1)) == NULL)
+		return MPI_ERR_NO_MEM;
+	if (rank != 0) {
+		rc = mpiv_send_coll(BLOCK(rank), rcounts[rank], rdt, 0, tag,
+		    comm);
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_recv_coll(packed, (int)total, MPI_BYTE, 0, tag,
+			    comm);
+		for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
+			size_t nb = mpiv_dt_packed_size(rdt, rcounts[q]);
+			if (q != rank)
+				mpiv_dt_unpack(packed + off, nb, BLOCK(q),
+				    rcounts[q], rdt);
+			off += nb;
+		}
+	} else {
+		MPI_Request *reqs = malloc((size_t)size * sizeof(*reqs));
+		int *dests = malloc((size_t)size * sizeof(*dests));
+
+		if (reqs == NULL || dests == NULL)
+			rc = MPI_ERR_NO_MEM;
+		for (int q = 1; q < size && rc == MPI_SUCCESS; q++) {
+			rc = mpiv_irecv(BLOCK(q), rcounts[q], rdt, q, tag, comm,
+			    MPIV_COLL_CONTEXT(comm), &reqs[n]);
+			if (rc == MPI_SUCCESS)
+				n++;
+		}
+		if (reqs != NULL)
+			rc = coll_waitall(n, reqs, rc);
+		for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
+			mpiv_dt_pack(BLOCK(q), rcounts[q], rdt, packed + off);
+			off += mpiv_dt_packed_size(rdt, rcounts[q]);
+		}
+		for (int q = 1; q < size && dests != NULL; q++)
+			dests[q - 1] = q;
+		if (rc == MPI_SUCCESS)
+			rc = mpiv_mcast_coll(packed, (int)total, MPI_BYTE,
+			    dests, size - 1, tag, comm);
+		free(reqs);
+		free(dests);
+	}
+#undef BLOCK
+	free(packed);
+	return rc;
+}
+
 static int
 coll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
     const int *rcounts, const int *displs, MPI_Datatype rdt, MPI_Comm comm,
     int tag)
 {
+	size_t total = 0;
 	int rc;
 
 	if (sbuf != MPI_IN_PLACE &&
@@ -1336,6 +1403,15 @@ coll_allgatherv(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
 	    displs[comm->rank], rdt), rcounts[comm->rank], rdt)) !=
 	    MPI_SUCCESS)
 		return rc;
+	for (int q = 0; q < comm->size; q++)
+		total += mpiv_dt_packed_size(rdt, rcounts[q]);
+	coll_conf();
+	if (comm->size > 2 && total <= INT_MAX &&
+	    coll_pick(CK_ALLGATHERV, 1u << AGV_RING | 1u << AGV_MCAST,
+	    !coll_direct && total <= COLL_ALLGATHERV_MCAST_MAX_RELAY ?
+	    AGV_MCAST : AGV_RING) == AGV_MCAST)
+		return coll_allgatherv_mcast(rbuf, rcounts, displs, rdt, total,
+		    comm, tag);
 	return coll_ring(rbuf, 0, rcounts, displs, rdt, comm, tag);
 }
 

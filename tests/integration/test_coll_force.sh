@@ -8,7 +8,8 @@
 # the trees on large data; the linear Allreduce also for the
 # non-commutative op. The multicast algorithms (one frame per CM in the
 # relay, sends one by one in direct) also at 16 KiB and more, and in
-# relay jobs with 2 CMs too (a frame to each). A malformed MPIV_COLL is
+# relay jobs with 2 CMs too (a frame to each); Allgatherv's two (on
+# tests/mpi/coll_alltoall) in both protocols. A malformed MPIV_COLL is
 # ignored.
 cd "$(dirname "$0")/../.." || exit 2
 . tests/integration/common.bash
@@ -24,11 +25,11 @@ SETS=(
 	"allreduce:multicast,bcast:multicast,allgather:multicast,barrier:multicast,reduce:linear,gather:linear,scatter:linear"
 )
 run_one() {	# run_one LABEL N PROTOCOL MPIV_COLL [mpiv run options]
-	local label=$1 n=$2 p=$3 coll=$4 want
+	local label=$1 n=$2 p=$3 coll=$4 want prog=${PROG_ONE:-$PROG}
 	shift 4
-	want=$(sed -n "s/^coll_algos $n: //p" tests/mpi/expected.txt)
+	want=$(sed -n "s/^${prog##*/} $n: //p" tests/mpi/expected.txt)
 	MPIV_COLL=$coll timeout 120 "$MPIV" run -n "$n" --protocol "$p" --timeout 90 \
-	    "$@" "$PROG" > "$T/out" 2> "$T/err"
+	    "$@" "$prog" > "$T/out" 2> "$T/err"
 	local rc=$?
 	if [ "$rc" = 0 ] && [ -n "$want" ] && [ "$(cat "$T/out")" = "$want" ]; then
 		ok "$label n=$n $p"
@@ -44,5 +45,10 @@ for i in "${!SETS[@]}"; do
 	done
 done
 run_one "MPIV_COLL set 4, 2 CMs" 8 relay "${SETS[4]}" --cms 2
+# Allgatherv (tests/mpi/coll_alltoall: uneven blocks with gaps, in place)
+for p in direct relay; do
+	PROG_ONE=$B/tests/mpi/coll_alltoall run_one "allgatherv:multicast" 7 "$p" allgatherv:multicast
+	PROG_ONE=$B/tests/mpi/coll_alltoall run_one "allgatherv:ring" 7 "$p" allgatherv:ring
+done
 run_one "malformed MPIV_COLL ignored" 5 direct "allreduce:nope,,bcast,:ring,reduce:binomialx,zzz:ring"
 [ "$fail" = 0 ]
