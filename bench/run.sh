@@ -8,7 +8,8 @@
 #   sh bench/run.sh --only apps --rounds 1     (the application set alone)
 #
 # Sets (--only picks some, comma-separated; default: all of them):
-#   pingpong (with the TCP floor), waitany, ring, allreduce, and apps: the
+#   pingpong (with the TCP floor), waitany, ring, allreduce, coll (Bcast,
+#   Reduce, Allgather, Barrier: bench/coll.c), and apps: the
 #   application benchmarks bench/apps/*.c, each at 4 and 8 ranks, one
 #   wall time per run (RESULT app=NAME n=N wall_s=S).
 #
@@ -83,6 +84,7 @@ else
 fi
 RING_N="2 4 8 16"
 AR_N="2 4 8"
+COLL_N="4 8"
 APP_N="4 8"
 # the Waitany ping-pong (receives from MPI_ANY_SOURCE): iterations, size
 if [ "$QUICK" = 1 ]; then WA_ITERS=500; else WA_ITERS=2000; fi
@@ -119,7 +121,7 @@ note() { echo "run.sh: $*" >&2; echo "$*" >> "$NOTES"; }
 
 # --only: the sets to run (SETS), the bench/*.c programs they need
 # (BENCHES) and the application programs (APPS: bench/apps/NAME.c).
-ALL_SETS="pingpong waitany ring allreduce apps"
+ALL_SETS="pingpong waitany ring allreduce coll apps"
 SETS=
 for v in $(echo "${ONLY:-$ALL_SETS}" | tr ',' ' '); do
 	case " $ALL_SETS " in
@@ -132,7 +134,7 @@ SETS=${SETS# }
 [ -n "$SETS" ] || { echo "run.sh: --only: no set named" >&2; exit 2; }
 want() { case " $SETS " in *" $1 "*) return 0 ;; esac; return 1; }
 BENCHES=
-for b in pingpong waitany ring allreduce; do
+for b in pingpong waitany ring allreduce coll; do
 	want "$b" && BENCHES="$BENCHES $b"
 done
 APPS=
@@ -371,6 +373,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 	if want allreduce; then
 		for n in $AR_N; do pair allreduce "$n" "$r" ""; done
 	fi
+	if want coll; then
+		for n in $COLL_N; do pair coll "$n" "$r" ""; done
+	fi
 	for a in $APPS; do
 		for n in $APP_N; do pair "app-$a" "$n" "$r" ""; done
 	done
@@ -423,6 +428,8 @@ for line in open(raw):
 		put('ring', int(kv['n']), kv['hop_us'])
 	elif bench == 'allreduce':
 		put('ar', (int(kv['n']), int(kv['bytes'])), kv['call_us'])
+	elif bench == 'coll':
+		put('coll', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
 	elif bench == 'seal_floor':
 		put('seal', (kv['cipher'], kv['op']), kv.get('MBps', kv.get('ns', kv.get('half_rtt_us'))))
 	elif bench == 'floor':
@@ -498,6 +505,12 @@ if ks:
 	header('Allreduce, MPI_SUM of doubles (µs per call)', 'ranks, size')
 	for (n, b) in sorted(ks, key=lambda k: (k[1], k[0])):
 		row(f'N = {n}, {size_name(b)}', 'ar', (n, b), 1)
+	print()
+ks = sorted(k for (kind, k) in data if kind == 'coll')
+if ks:
+	header('Bcast, Reduce (root moving), Allgather (size per rank), Barrier (µs per call)', 'collective, ranks, size')
+	for (op, n, b) in ks:
+		row(f'{op}, N = {n}' + (f', {size_name(b)}' if op != 'barrier' else ''), 'coll', (op, n, b), 1)
 	print()
 apps = sorted(k for (kind, k) in data if kind == 'app')
 if apps:
