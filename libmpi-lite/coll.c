@@ -38,6 +38,14 @@
  *   reduce_scatter(_block)  commutative ops, enough data: ring; else
  *                  reduce to rank 0, then scatter(v)
  *
+ * The relay protocol, on 3 ranks or more, replaces the trees' rounds
+ * (each two hops through a CM): bcast is the root's multicast (one
+ * frame to each CM for all its receivers, mpiv_mcast_coll); barrier,
+ * allreduce, allgather and allgatherv send to rank 0 in one round, then
+ * rank 0 multicasts; reduce, gather and scatter go to or from the root
+ * in one round. Reductions there combine in the order of the algorithm
+ * they replace (same bits).
+ *
  * Reductions work on temporaries in the datatype's own layout (so user
  * ops get the buffers they expect); the op is applied with
  * mpiv_op_apply(in, inout) = in op inout, keeping lower ranks on the left
