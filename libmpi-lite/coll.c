@@ -325,22 +325,26 @@ coll_at_block(void *arg, int q)
 }
 
 /*
- * The first half of the multicast algorithms: rank 0 receives count
- * elements of dt from every other rank q into at(arg, q), all posted at
- * once; the others send sbuf to it.
+ * One round to the root (the first half of the multicast algorithms,
+ * the linear Reduce and Gather): root receives count elements of dt
+ * from every other rank q into at(arg, q), all posted at once; the
+ * others send sbuf to it.
  */
 static int
 coll_fanin(const void *sbuf, int count, MPI_Datatype dt,
-    void *(*at)(void *arg, int q), void *arg, MPI_Comm comm, int tag)
+    void *(*at)(void *arg, int q), void *arg, int root, MPI_Comm comm,
+    int tag)
 {
 	int size = comm->size, rc = MPI_SUCCESS, n = 0;
 	MPI_Request *reqs;
 
-	if (comm->rank != 0)
-		return mpiv_send_coll(sbuf, count, dt, 0, tag, comm);
+	if (comm->rank != root)
+		return mpiv_send_coll(sbuf, count, dt, root, tag, comm);
 	if ((reqs = malloc((size_t)size * sizeof(*reqs))) == NULL)
 		return MPI_ERR_NO_MEM;
-	for (int q = 1; q < size && rc == MPI_SUCCESS; q++) {
+	for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
+		if (q == root)
+			continue;
 		rc = mpiv_irecv(at(arg, q), count, dt, q, tag, comm,
 		    MPIV_COLL_CONTEXT(comm), &reqs[n]);
 		if (rc == MPI_SUCCESS)
@@ -364,7 +368,8 @@ coll_at_null(void *arg, int q)
 static int
 coll_barrier_mcast(MPI_Comm comm, int tag)
 {
-	int rc = coll_fanin(NULL, 0, MPI_BYTE, coll_at_null, NULL, comm, tag);
+	int rc = coll_fanin(NULL, 0, MPI_BYTE, coll_at_null, NULL, 0, comm,
+	    tag);
 
 	return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(NULL, 0, MPI_BYTE, 0,
 	    comm, tag);
@@ -610,37 +615,21 @@ coll_reduce_linear(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 	void *raw;
 
 	if (comm->rank != root)
-		return mpiv_send_coll(sbuf, count, dt, root, tag, comm);
+		return coll_fanin(sbuf, count, dt, NULL, NULL, root, comm, tag);
 	if ((b.base = coll_alloc(count * size, dt, &raw)) == NULL)
 		return MPI_ERR_NO_MEM;
-	/* block v: the data of tree rank v, i.e. of rank (v + troot) % p */
-	coll_copy_same(sbuf, coll_at_block(&b, (root - troot + size) % size),
-	    count, dt);
-	{
-		MPI_Request *reqs = malloc((size_t)size * sizeof(*reqs));
-		int n = 0;
-
-		rc = reqs == NULL ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-		for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
-			if (q == root)
-				continue;
-			rc = mpiv_irecv(coll_at_block(&b,
-			    (q - troot + size) % size), count, dt, q, tag,
-			    comm, MPIV_COLL_CONTEXT(comm), &reqs[n]);
-			if (rc == MPI_SUCCESS)
-				n++;
-		}
-		if (reqs != NULL)
-			rc = coll_waitall(n, reqs, rc);
-		free(reqs);
-	}
+	/* block q: rank q's data; tree rank v is rank (v + troot) % p */
+#define TREE(v) coll_at_block(&b, ((v) + troot) % size)
+	coll_copy_same(sbuf, coll_at_block(&b, root), count, dt);
+	rc = coll_fanin(sbuf, count, dt, coll_at_block, &b, root, comm, tag);
 	for (int mask = 1; mask < size && rc == MPI_SUCCESS; mask <<= 1)
 		for (int v = 0; v + mask < size && rc == MPI_SUCCESS;
 		    v += 2 * mask)
-			rc = coll_combine(op, coll_at_block(&b, v),
-			    coll_at_block(&b, v + mask), count, dt, true);
+			rc = coll_combine(op, TREE(v), TREE(v + mask), count,
+			    dt, true);
 	if (rc == MPI_SUCCESS)
-		coll_copy_same(coll_at_block(&b, 0), rbuf, count, dt);
+		coll_copy_same(TREE(0), rbuf, count, dt);
+#undef TREE
 	free(raw);
 	return rc;
 }
@@ -937,7 +926,7 @@ coll_allreduce_mcast(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 	void *raw;
 
 	if (comm->rank != 0) {
-		rc = coll_fanin(rbuf, count, dt, NULL, NULL, comm, tag);
+		rc = coll_fanin(rbuf, count, dt, NULL, NULL, 0, comm, tag);
 		return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(rbuf, count,
 		    dt, 0, comm, tag);
 	}
@@ -946,7 +935,7 @@ coll_allreduce_mcast(void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
 	if ((b.base = coll_alloc(count * size, dt, &raw)) == NULL)
 		return MPI_ERR_NO_MEM;
 	coll_copy_same(rbuf, coll_at_block(&b, 0), count, dt);
-	rc = coll_fanin(rbuf, count, dt, coll_at_block, &b, comm, tag);
+	rc = coll_fanin(rbuf, count, dt, coll_at_block, &b, 0, comm, tag);
 	for (int v = 0; v < rem && rc == MPI_SUCCESS; v++)
 		rc = mpiv_op_apply(op, coll_at_block(&b, 2 * v),
 		    coll_at_block(&b, 2 * v + 1), count, dt);
@@ -1036,25 +1025,12 @@ coll_gather_linear(const void *sbuf, int scount, MPI_Datatype sdt,
     void *rbuf, int rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
     int tag)
 {
-	int size = comm->size, rc = MPI_SUCCESS, n = 0;
-	MPI_Request *reqs;
+	struct coll_blocks b = { .base = rbuf, .count = rcount, .dt = rdt };
+	bool me = comm->rank == root;
 
-	if (comm->rank != root)
-		return mpiv_send_coll(sbuf, scount, sdt, root, tag, comm);
-	if ((reqs = malloc((size_t)size * sizeof(*reqs))) == NULL)
-		return MPI_ERR_NO_MEM;
-	for (int q = 0; q < size && rc == MPI_SUCCESS; q++) {
-		if (q == root)
-			continue;
-		rc = mpiv_irecv(coll_elem(rbuf, (MPI_Aint)q * rcount, rdt),
-		    rcount, rdt, q, tag, comm, MPIV_COLL_CONTEXT(comm),
-		    &reqs[n]);
-		if (rc == MPI_SUCCESS)
-			n++;
-	}
-	rc = coll_waitall(n, reqs, rc);
-	free(reqs);
-	return rc;
+	/* the root receives rcount rdt a block, the others send theirs */
+	return coll_fanin(sbuf, me ? rcount : scount, me ? rdt : sdt,
+	    coll_at_block, &b, root, comm, tag);
 }
 
 /* The root sends every block at once. */
@@ -1329,7 +1305,7 @@ mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
 		struct coll_blocks b = { .base = rbuf, .count = rcount,
 		    .dt = rdt };
 		rc = coll_fanin(coll_at_block(&b, comm->rank), rcount, rdt,
-		    coll_at_block, &b, comm, tag);
+		    coll_at_block, &b, 0, comm, tag);
 		return rc != MPI_SUCCESS ? rc : coll_bcast_mcast(rbuf,
 		    rcount * comm->size, rdt, 0, comm, tag);
 	}
