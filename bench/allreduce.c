@@ -16,11 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 static const struct { int count; int iters; } cases[] = {
 	{ 1,	1000 },
@@ -29,26 +25,13 @@ static const struct { int count; int iters; } cases[] = {
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 5, errors = 0;
-	double scale = 1.0;
+	int rank, size, reps, errors = 0;
+	double scale;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = 1;
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
-			scale = atof(argv[++i]);
-	}
-	if (quick) {
-		reps = reps > 5 ? 5 : reps;
-		scale *= 0.2;
-	}
-	if (reps < 1)
-		reps = 1;
+	bench_opts(argc, argv, 0.2, &reps, &scale);
 
 	double *in = malloc(8192 * sizeof *in), *out = malloc(8192 * sizeof *out);
 	double *t = calloc(reps, sizeof *t);
@@ -88,8 +71,7 @@ int main(int argc, char **argv)
 			t[r] = slowest;
 		}
 		if (rank == 0) {
-			qsort(t, reps, sizeof *t, cmp_dbl);
-			double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+			double med = bench_median(t, reps);
 			printf("RESULT allreduce n=%d bytes=%zu iters=%d reps=%d call_us=%.3f "
 			    "call_min=%.3f call_max=%.3f\n", size, count * sizeof(double),
 			    iters, reps, med, t[0], t[reps - 1]);

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+
 enum op { BCAST, REDUCE, ALLGATHER, BARRIER };
 static const char *const names[] = { "bcast", "reduce", "allgather", "barrier" };
 static const struct { enum op op; int count; int iters; } cases[] = {
@@ -29,12 +31,6 @@ static const struct { enum op op; int count; int iters; } cases[] = {
 	{ ALLGATHER, 8192,   100 },
 	{ BARRIER,   0,      1000 },
 };
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* One call of case op at iteration i; returns 1 when checked and wrong. */
 static int one(enum op op, int count, double *in, double *out, int i,
@@ -78,26 +74,13 @@ static int one(enum op op, int count, double *in, double *out, int i,
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 5, errors = 0;
-	double scale = 1.0;
+	int rank, size, reps, errors = 0;
+	double scale;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = 1;
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
-			scale = atof(argv[++i]);
-	}
-	if (quick) {
-		reps = reps > 5 ? 5 : reps;
-		scale *= 0.2;
-	}
-	if (reps < 1)
-		reps = 1;
+	bench_opts(argc, argv, 0.2, &reps, &scale);
 
 	size_t maxc = 131072 > (size_t)8192 * size ? 131072 : (size_t)8192 * size;
 	double *in = malloc(maxc * sizeof *in), *out = malloc(maxc * sizeof *out);
@@ -126,8 +109,7 @@ int main(int argc, char **argv)
 			t[r] = slowest;
 		}
 		if (rank == 0) {
-			qsort(t, reps, sizeof *t, cmp_dbl);
-			double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+			double med = bench_median(t, reps);
 			printf("RESULT coll op=%s n=%d bytes=%zu iters=%d reps=%d call_us=%.3f "
 			    "call_min=%.3f call_max=%.3f\n", names[op], size,
 			    count * sizeof(double), iters, reps, med, t[0], t[reps - 1]);

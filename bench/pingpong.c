@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+
 struct sz { long bytes; int iters; int quick; };
 static const struct sz sizes[] = {
 	{ 0,		2000, 1 },
@@ -33,12 +35,6 @@ static const struct sz sizes[] = {
 	{ 4 << 20,	  12, 1 },
 	{ 16 << 20,	   4, 0 },
 };
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void fill(unsigned char *p, long n, unsigned seed)
 {
@@ -56,29 +52,17 @@ static long check(const unsigned char *p, long n, unsigned seed)
 
 int main(int argc, char **argv)
 {
-	int rank, size, quick = 0, reps = 5, errors = 0;
-	double scale = 1.0;
+	int rank, size, quick, reps, errors = 0;
+	double scale;
 	long only = -1;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
-			quick = 1;
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
-			scale = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+	quick = bench_opts(argc, argv, 0.25, &reps, &scale);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--size") && i + 1 < argc)
 			only = atol(argv[++i]);
-	}
-	if (quick) {
-		reps = reps > 5 ? 5 : reps;
-		scale *= 0.25;
-	}
-	if (reps < 1)
-		reps = 1;
 	if (size < 2) {
 		if (rank == 0)
 			fprintf(stderr, "pingpong: needs 2 ranks\n");
@@ -149,8 +133,7 @@ int main(int argc, char **argv)
 			t[r] = (MPI_Wtime() - t0) / iters / 2.0 * 1e6;	/* µs */
 		}
 		if (rank == 0) {
-			qsort(t, reps, sizeof *t, cmp_dbl);
-			double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+			double med = bench_median(t, reps);
 			printf("RESULT pingpong size=%ld iters=%d reps=%d lat_us=%.3f "
 			    "bw_MBps=%.2f lat_min=%.3f lat_max=%.3f\n", n, iters, reps,
 			    med, n / med, t[0], t[reps - 1]);

@@ -15,11 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 /* one run of `laps` laps; returns the number of token errors seen at rank 0 */
 static int ring(int rank, int size, int laps)
@@ -89,8 +85,7 @@ int main(int argc, char **argv)
 		t[r] = (MPI_Wtime() - t0) / ((double)laps * size) * 1e6;
 	}
 	if (rank == 0) {
-		qsort(t, reps, sizeof *t, cmp_dbl);
-		double med = reps % 2 ? t[reps / 2] : (t[reps / 2 - 1] + t[reps / 2]) / 2;
+		double med = bench_median(t, reps);
 		printf("RESULT ring n=%d laps=%d reps=%d hop_us=%.3f hop_min=%.3f "
 		    "hop_max=%.3f\n", size, laps, reps, med, t[0], t[reps - 1]);
 		if (errors)
