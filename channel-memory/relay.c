@@ -185,6 +185,28 @@ relay_store_begin(struct session *s, const Mpiv__Send *snd)
 }
 
 /*
+ * Whether snd, sent again as seq to dst with len bytes, differs from the
+ * logged delivery e it refills; if so the session is closed with
+ * "replay diverged".
+ */
+static bool
+relay_refill_differs(struct session *s, const struct logent *e,
+    const Mpiv__Send *snd, int32_t dst, uint64_t seq, uint32_t len)
+{
+	char why[200];
+
+	if (len == e->size && snd->tag == e->tag &&
+	    snd->context == e->context)
+		return false;
+	snprintf(why, sizeof(why), "replay diverged: rank %d, send #%llu "
+	    "to rank %d sent again differs from the logged copy (tag "
+	    "%d/%d, %u/%llu bytes)", snd->src, (unsigned long long)seq, dst,
+	    snd->tag, e->tag, len, (unsigned long long)e->size);
+	session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
+	return true;
+}
+
+/*
  * The re-sent copy of a logged delivery whose payload died with its
  * sender: the new bytes go to the log entry, nothing is matched again.
  */
@@ -192,18 +214,8 @@ static int
 relay_refill(struct session *s, struct rank_state *rs, struct logent *e,
     const Mpiv__Send *snd, uint32_t len)
 {
-	char why[200];
-
-	if (len != e->size || snd->tag != e->tag ||
-	    snd->context != e->context) {
-		snprintf(why, sizeof(why), "replay diverged: rank %d, send #%llu "
-		    "to rank %d sent again differs from the logged copy (tag "
-		    "%d/%d, %u/%llu bytes)", snd->src,
-		    (unsigned long long)snd->seq, snd->dst, snd->tag, e->tag,
-		    len, (unsigned long long)e->size);
-		session_error_code(s, MPIV__ERROR_CODE__ERR_DIVERGED, why);
+	if (relay_refill_differs(s, e, snd, snd->dst, snd->seq, len))
 		return -1;
-	}
 	pbuf_unref(e->pb);
 	if ((e->pb = pbuf_new(len)) == NULL) {
 		log_errorx("cm out of memory job=%s src=%d dst=%d bytes=%u: "
@@ -254,6 +266,33 @@ relay_send_check(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	    snd->src, snd->dst, (unsigned long long)snd->seq,
 	    rc > 0 ? "same" : "unverifiable (digest no longer kept)");
 	return 0;
+}
+
+/*
+ * Message m for receiver dst arrives: the probes waiting for one like it
+ * are answered, and a posted receive that matches takes it (consumed:
+ * the log entry is returned, NULL when nothing is logged, and *taken is
+ * set). Else m waits as unexpected (the caller accounts its bytes).
+ */
+static struct logent *
+relay_arrive(struct job *j, int32_t dst, struct msg *m, bool *taken)
+{
+	struct match_req *r, *probes, *next;
+	struct post rp;
+
+	r = match_arrive(&j->ranks[dst].mq, &m->m, &probes);
+	for (; probes != NULL; probes = next) {
+		struct post pp = relay_post_of(probes);
+		next = probes->next;
+		relay_probe_answer(j, dst, &pp, m);
+		free(probes);
+	}
+	*taken = r != NULL;
+	if (r == NULL)
+		return NULL;
+	rp = relay_post_of(r);
+	free(r);
+	return relay_deliver(j, dst, &rp, m);
 }
 
 /* The store's record of snd's copy to receiver dst as seq. */
@@ -349,10 +388,10 @@ relay_mcast_take(struct session *s, const Mpiv__Send *snd, struct pbuf *pb)
 		int32_t dst = snd->mdst[i];
 		uint64_t seq = snd->mseq[i];
 		struct rank_state *rs = &j->ranks[dst];
-		struct match_req *r, *probes, *next;
 		Mpiv__StoreMsg sm;
 		struct logent *e;
 		struct msg *m;
+		bool taken;
 
 		if (!match_seq_accept(&rs->mq, snd->src, seq)) {
 			j->duplicates++;
@@ -370,18 +409,8 @@ relay_mcast_take(struct session *s, const Mpiv__Send *snd, struct pbuf *pb)
 		relay_store_rec(&sm, snd, dst, seq);
 		if (rs->nrefill > 0 &&
 		    (e = evlog_refill_find(rs, snd->src, seq)) != NULL) {
-			if (len != e->size || snd->tag != e->tag ||
-			    snd->context != e->context) {
-				snprintf(why, sizeof(why), "replay diverged: "
-				    "rank %d, send #%llu to rank %d sent again "
-				    "differs from the logged copy (tag %d/%d, "
-				    "%u/%llu bytes)", snd->src,
-				    (unsigned long long)seq, dst, snd->tag,
-				    e->tag, len, (unsigned long long)e->size);
-				session_error_code(s,
-				    MPIV__ERROR_CODE__ERR_DIVERGED, why);
+			if (relay_refill_differs(s, e, snd, dst, seq, len))
 				return;
-			}
 			pbuf_unref(e->pb);
 			e->pb = pb;
 			pbuf_ref(pb);
@@ -415,20 +444,9 @@ relay_mcast_take(struct session *s, const Mpiv__Send *snd, struct pbuf *pb)
 		j->messages++;
 		j->bytes += len;
 		m->store_off = store_msg(j, &sm, pb);
-		r = match_arrive(&rs->mq, &m->m, &probes);
-		for (; probes != NULL; probes = next) {
-			struct post pp = relay_post_of(probes);
-			next = probes->next;
-			relay_probe_answer(j, dst, &pp, m);
-			free(probes);
-		}
-		if (r != NULL) {
-			struct post rp = relay_post_of(r);
-			free(r);
-			(void)relay_deliver(j, dst, &rp, m);
-			continue;
-		}
-		job_unexpected_add(j, s, len);
+		(void)relay_arrive(j, dst, m, &taken);
+		if (!taken)
+			job_unexpected_add(j, s, len);
 	}
 }
 
@@ -443,9 +461,10 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 {
 	struct job *j = s->job;
 	struct rank_state *rs;
-	struct match_req *r, *probes, *next;
+	struct logent *e;
 	struct msg *m;
 	char why[160], why2[320];
+	bool taken;
 
 	if (snd->src != s->rank) {
 		snprintf(why, sizeof(why), "send src=%d on the connection of "
@@ -490,8 +509,7 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 		return -1;
 	}
 	if (rs->nrefill > 0) {
-		struct logent *e = evlog_refill_find(rs, snd->src, snd->seq);
-		if (e != NULL)
+		if ((e = evlog_refill_find(rs, snd->src, snd->seq)) != NULL)
 			return relay_refill(s, rs, e, snd, len);
 	}
 	if ((m = calloc(1, sizeof(*m))) == NULL ||
@@ -518,18 +536,8 @@ relay_send_begin(struct session *s, const Mpiv__Send *snd, uint32_t len)
 	if (len == 0)
 		pbuf_advance(m->pb, 0);
 
-	r = match_arrive(&rs->mq, &m->m, &probes);
-	for (; probes != NULL; probes = next) {
-		struct post pp = relay_post_of(probes);
-		next = probes->next;
-		relay_probe_answer(j, snd->dst, &pp, m);
-		free(probes);
-	}
-	if (r != NULL) {
-		struct post rp = relay_post_of(r);
-		struct logent *e;
-		free(r);
-		e = relay_deliver(j, snd->dst, &rp, m);
+	e = relay_arrive(j, snd->dst, m, &taken);
+	if (taken) {
 		if (len > 0)
 			s->in_ent = e;
 		return 0;
