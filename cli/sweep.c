@@ -505,7 +505,9 @@ sw_event_t(const struct jsonr *e, const char *kind, int rank, double inc)
  * relaunch, measured against the kill of the incarnation before (its
  * exit when nothing killed it: a node lost), its started and its
  * replay_done. Events are in time order; a job that ended before a
- * relaunched rank started adds nothing for it.
+ * relaunched rank started adds nothing for it. A replay_done heard
+ * before the started (the CM's report overtook the node agent's: a
+ * replay of nothing or next to nothing) counts as a replay of 0 s.
  */
 static void
 sw_read_times(const struct jsonr *rep, struct sw_run *r)
@@ -534,7 +536,7 @@ sw_read_times(const struct jsonr *rep, struct sw_run *r)
 		if (!isnan(run) && jsonr_num(e, "value", 0) > 0)
 			sw_times_add(&r->rec[SW_T_RESTORE], run - t);
 		if (!isnan(run) && !isnan(up))
-			sw_times_add(&r->rec[SW_T_REPLAY], up - run);
+			sw_times_add(&r->rec[SW_T_REPLAY], fmax(up - run, 0));
 	}
 }
 

@@ -110,7 +110,7 @@ def times(rep):
         if run is not None and e["value"] > 0:
             out["restore"].append(run - e["t"])
         if run is not None and up is not None:
-            out["replay"].append(up - run)
+            out["replay"].append(max(up - run, 0.0))
     return out
 cells = list(csv.DictReader(open(os.path.join(d, "cells.csv"))))
 chaos_with = 0
