@@ -27,6 +27,7 @@ t_init() {
 	mkdir -p "$T_LOGDIR"
 	: > "$T_LOGDIR/timings.txt"	# seconds and name of each test run
 	T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/mpiv-tests.XXXXXX")
+	: > "$T_TMP/started"	# failure logs older than this are stale
 	trap 't_cleanup' EXIT
 }
 
@@ -153,8 +154,18 @@ t_summary() {
 		printf '\n'
 	fi
 	if [ "$T_FAIL" -gt 0 ]; then
+		# each with its first failed assertion (or its reason): the
+		# end of a CI log may be all that is left of it
 		printf '# failed tests:\n'
-		printf '#   %s\n' "${T_FAILED_NAMES[@]}"
+		local n log first
+		for n in "${T_FAILED_NAMES[@]}"; do
+			printf '#   %s\n' "$n"
+			log=$(t_logname "$n")
+			[ "$log" -nt "$T_TMP/started" ] || continue
+			first=$(grep -m 3 '^not ok' "$log" | cut -c 1-300)
+			[ -n "$first" ] || first=$(grep -m 1 '^# reason: ' "$log" | cut -c 1-300)
+			[ -n "$first" ] && printf '%s\n' "$first" | sed 's/^/#     /'
+		done
 	fi
 	printf '%s\n' "$line"
 	[ "$T_FAIL" -eq 0 ] && [ "$T_PASS" -gt 0 ]
