@@ -15,8 +15,8 @@
  * building blocks of the large-data reductions.
  *
  *   barrier        dissemination, ceil(log2 p) rounds
- *   bcast          binomial tree; large: binomial scatter of p chunks,
- *                  then a ring allgather of them
+ *   bcast          binomial tree; a binomial scatter of p chunks, then a
+ *                  ring allgather of them, only when MPIV_COLL asks
  *   reduce         binomial tree; non-commutative ops use a tree rooted
  *                  at rank 0 that combines ranges in rank order, then
  *                  forward to root; large, commutative: recursive-halving
@@ -27,7 +27,7 @@
  *                  (Rabenseifner); a ring (reduce-scatter + allgather)
  *                  and a linear reduce-scatter + allgather (any op)
  *                  only when MPIV_COLL asks for them
- *   gather/scatter binomial trees on packed bytes
+ *   gather/scatter binomial trees on packed bytes (2 ranks; else linear)
  *   gatherv/scatterv  linear (only the root knows the counts)
  *   allgather      small: Bruck (ceil(log2 p) rounds on packed bytes);
  *                  else ring
@@ -44,7 +44,11 @@
  * allreduce, allgather and allgatherv send to rank 0 in one round, then
  * rank 0 multicasts; reduce, gather and scatter go to or from the root
  * in one round. Reductions there combine in the order of the algorithm
- * they replace (same bits).
+ * they replace (same bits). The direct protocol takes some of them too
+ * (its multicast is one send per receiver): Gather and Scatter always,
+ * Reduce up to 16 ranks, Allreduce of 16-128 KiB up to 16 ranks, and
+ * from 8 to 16 ranks Barrier, small Allreduce and small Allgather
+ * (COLL_FLAT_* below).
  *
  * Reductions work on temporaries in the datatype's own layout (so user
  * ops get the buffers they expect); the op is applied with
@@ -80,12 +84,10 @@ enum coll_tag {
 /* Allreduce: Rabenseifner from here (commutative ops, count >= p). */
 #define COLL_ALLREDUCE_RSAG_MIN_DIRECT	(32 * 1024)
 #define COLL_ALLREDUCE_RSAG_MIN_RELAY	(256 * 1024)
-/* Bcast: scatter + ring allgather from here (p >= 3). Never in the
-   relay protocol: there the binomial tree was faster at every size
-   measured (64 KiB to 16 MiB, 4 and 8 ranks, one CM), and the
-   multicast (below) faster still. */
-#define COLL_BCAST_SCAG_MIN_DIRECT	(256 * 1024)
-#define COLL_BCAST_SCAG_MIN_RELAY	SIZE_MAX
+/* Bcast: the scatter + ring allgather only when MPIV_COLL asks for it:
+   the binomial tree was faster at every size measured in both protocols
+   (direct: 256 KiB to 4 MiB on 4 and 8 ranks, by 25-40 %), and the
+   relay's multicast (below) faster still. */
 /* Reduce: reduce-scatter + gather from here (commutative ops, count >= p).
    It moves fewer bytes through the root but more in all than the
    binomial tree, which wins below a few MiB when ranks share cores. */
@@ -93,8 +95,10 @@ enum coll_tag {
 /* Reduce_scatter: the ring from here (commutative ops; total data). */
 #define COLL_RSCAT_RING_MIN		(16 * 1024)
 /* Allgather: Bruck below this many bytes per block (2x faster than the
-   ring up to 16 KiB on 8 ranks, in both protocols). */
-#define COLL_ALLGATHER_BRUCK_MAX	(32 * 1024)
+   ring up to 16 KiB on 8 ranks, in both protocols; in direct jobs
+   faster up to 256 KiB a block on 4 and 8 ranks, even at 1 MiB). */
+#define COLL_ALLGATHER_BRUCK_MAX_RELAY	(32 * 1024)
+#define COLL_ALLGATHER_BRUCK_MAX_DIRECT	(256 * 1024 + 1)
 /* Alltoall(v): everything posted at once below this many bytes per block
    (alltoallv: the largest block of the rank). In relay jobs only for
    tiny blocks: on 8 ranks all messages at once through one CM lost to
@@ -111,16 +115,35 @@ enum coll_tag {
    largest measured, 2-2.9x faster than the trees and rings on 4 to 16
    ranks at every size; docs/BENCHMARKS.md). */
 #define COLL_ALLREDUCE_MCAST_MAX_RELAY	(64 * 1024 * 1024)
-/* Reduce in the relay on 3 ranks or more: the root receives every
-   rank's data in one round while its p blocks take at most this much
-   (the same messages as the tree, without its log2 p rounds: 10-25 %
-   faster on 4 and 8 ranks; beyond, the root's combining alone lost to
-   the tree's spread work). */
-#define COLL_REDUCE_LINEAR_MAX_RELAY	(16 * 1024 * 1024)
+/* Reduce on 3 ranks or more: the root receives every rank's data in
+   one round while its p blocks take at most this much (the same
+   messages as the tree, without its log2 p rounds: 10-25 % faster on 4
+   and 8 ranks in the relay, 1.3-1.8x in direct jobs; beyond, the root's
+   combining alone lost to the tree's spread work). Direct jobs only up
+   to COLL_FLAT_MAX_P_DIRECT ranks. */
+#define COLL_REDUCE_LINEAR_MAX		(16 * 1024 * 1024)
 #define COLL_ALLGATHER_MCAST_MAX_RELAY	(256 * 1024)
 /* Allgatherv's multicast: while every block, packed, takes at most this
    much in all (rank 0 packs them into one buffer). */
 #define COLL_ALLGATHERV_MCAST_MAX_RELAY	(16 * 1024 * 1024)
+
+/* The direct protocol sends a "multicast" one message per receiver, so
+   the one-round algorithms only save the trees' rounds; with ranks
+   sharing cores each round waits for every rank to be scheduled, and
+   that was worth it (3 to 16 ranks on 2 cores; docs/BENCHMARKS.md,
+   "Collectives, direct protocol"): Allreduce by rank 0 from 16 KiB to
+   128 KiB of one rank's data (1.2-1.7x faster), and at every size up to
+   that from 8 ranks; Barrier and Allgather (up to 8 KiB a block) by
+   rank 0 from 8 ranks (1.3-3x; slower on 4). Gather and Scatter are
+   linear (1.2-2.5x), Reduce as above. Only up to COLL_FLAT_MAX_P_DIRECT
+   ranks (the most measured; rank 0's or the root's work grows with p,
+   the trees' with log2 p), Gather and Scatter at any count (the tree
+   moves the blocks several times). */
+#define COLL_FLAT_MAX_P_DIRECT		16
+#define COLL_FLAT_MIN_P_DIRECT		8
+#define COLL_ALLREDUCE_MCAST_MIN_DIRECT	(16 * 1024)
+#define COLL_ALLREDUCE_MCAST_MAX_DIRECT	(128 * 1024)
+#define COLL_ALLGATHER_MCAST_MAX_DIRECT	(8 * 1024)
 
 /* ---------------- algorithm choice ---------------- */
 
@@ -382,7 +405,8 @@ coll_barrier(MPI_Comm comm, int tag)
 
 	coll_conf();
 	if (size > 2 && coll_pick(CK_BARRIER, 1u << BA_DISSEMINATION |
-	    1u << BA_MCAST, !coll_direct ? BA_MCAST : BA_DISSEMINATION) ==
+	    1u << BA_MCAST, !coll_direct || (size >= COLL_FLAT_MIN_P_DIRECT &&
+	    size <= COLL_FLAT_MAX_P_DIRECT) ? BA_MCAST : BA_DISSEMINATION) ==
 	    BA_MCAST)
 		return coll_barrier_mcast(comm, tag);
 	for (int k = 1; k < size && rc == MPI_SUCCESS; k <<= 1)
@@ -533,11 +557,7 @@ coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 	if (comm->size == 1 || nb == 0)
 		return MPI_SUCCESS;
 	coll_conf();
-	algo = nb >= (coll_direct ? COLL_BCAST_SCAG_MIN_DIRECT :
-	    COLL_BCAST_SCAG_MIN_RELAY) && comm->size > 2 ? BC_SCAG :
-	    BC_BINOMIAL;
-	if (!coll_direct && comm->size > 2)
-		algo = BC_MCAST;
+	algo = !coll_direct && comm->size > 2 ? BC_MCAST : BC_BINOMIAL;
 	if (nb <= INT_MAX)
 		algo = coll_pick(CK_BCAST, 1u << BC_BINOMIAL | 1u << BC_SCAG |
 		    1u << BC_MCAST, algo);
@@ -664,8 +684,9 @@ coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		}
 		if (count <= INT_MAX / size) {
 			allowed |= 1u << RD_LINEAR;
-			if (!coll_direct && size > 2 && bytes <=
-			    COLL_REDUCE_LINEAR_MAX_RELAY / (size_t)size)
+			if (size > 2 && bytes <= COLL_REDUCE_LINEAR_MAX /
+			    (size_t)size && (!coll_direct ||
+			    size <= COLL_FLAT_MAX_P_DIRECT))
 				algo = RD_LINEAR;
 		}
 		algo = coll_pick(CK_REDUCE, allowed, algo);
@@ -981,6 +1002,11 @@ mpiv_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 		if (!coll_direct && size > 2 && bytes <=
 		    COLL_ALLREDUCE_MCAST_MAX_RELAY / (size_t)size)
 			algo = AR_MCAST;
+		if (coll_direct && size > 2 && size <= COLL_FLAT_MAX_P_DIRECT &&
+		    bytes <= COLL_ALLREDUCE_MCAST_MAX_DIRECT &&
+		    (bytes >= COLL_ALLREDUCE_MCAST_MIN_DIRECT ||
+		    size >= COLL_FLAT_MIN_P_DIRECT))
+			algo = AR_MCAST;
 	}
 	algo = coll_pick(CK_ALLREDUCE, allowed, algo);
 	if (algo == AR_MCAST)
@@ -1008,15 +1034,14 @@ coll_bytes(size_t bytes, int n)
 }
 
 /* Gather and Scatter take the linear algorithm (the root sends or
-   receives every block at once, one round): the relay's choice on 3
-   ranks or more, where each of the trees' log2 p rounds costs two hops
-   through a CM and the blocks travel several times. */
+   receives every block at once, one round) on 3 ranks or more, in both
+   protocols: in the trees the blocks travel several times, and in the
+   relay each of their log2 p rounds costs two hops through a CM. */
 static bool
 coll_gs_linear(enum coll_kind k, int size)
 {
-	coll_conf();
 	return size > 2 && coll_pick(k, 1u << GS_BINOMIAL | 1u << GS_LINEAR,
-	    coll_direct ? GS_BINOMIAL : GS_LINEAR) == GS_LINEAR;
+	    GS_LINEAR) == GS_LINEAR;
 }
 
 /* The root receives every block at once. */
@@ -1294,9 +1319,12 @@ mpiv_coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt,
 		return MPI_SUCCESS;
 	nb = mpiv_dt_packed_size(rdt, rcount);
 	coll_conf();
-	algo = nb < COLL_ALLGATHER_BRUCK_MAX ? AG_BRUCK : AG_RING;
-	if (!coll_direct && comm->size > 2 &&
-	    nb <= COLL_ALLGATHER_MCAST_MAX_RELAY)
+	algo = nb < (coll_direct ? COLL_ALLGATHER_BRUCK_MAX_DIRECT :
+	    COLL_ALLGATHER_BRUCK_MAX_RELAY) ? AG_BRUCK : AG_RING;
+	if (comm->size > 2 && (coll_direct ? comm->size >=
+	    COLL_FLAT_MIN_P_DIRECT && comm->size <= COLL_FLAT_MAX_P_DIRECT &&
+	    nb <= COLL_ALLGATHER_MCAST_MAX_DIRECT :
+	    nb <= COLL_ALLGATHER_MCAST_MAX_RELAY))
 		algo = AG_MCAST;
 	algo = coll_pick(CK_ALLGATHER, 1u << AG_RING | 1u << AG_BRUCK |
 	    (rcount <= INT_MAX / comm->size ? 1u << AG_MCAST : 0), algo);

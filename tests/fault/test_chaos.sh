@@ -35,7 +35,8 @@ SEEDS=${FLT_SEEDS:-"11 22"}
 # flt_coll with 16384 longs: 128 KiB Bcast payloads, carved from the CM's
 # arenas (and its prefaulted ones), replayed after kills, and with
 # checkpoints freed from arenas that other payloads still share; they
-# also run Allreduce and Reduce of 128 KiB (Rabenseifner in direct jobs).
+# also run Allreduce and Reduce of 128 KiB (in direct jobs too by rank 0
+# in one round: p - 1 sends out; Rabenseifner is the force* case's).
 # flt_dtype: darray, subarray, a struct with a leading zero-length
 # block, partial MPI_Get_elements and external32 bytes, every value checked.
 # LABEL force* sets MPIV_COLL to the large-data collective algorithms

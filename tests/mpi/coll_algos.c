@@ -16,12 +16,12 @@
 #include "mpitest.h"
 #include <math.h>
 
-/* Element counts of doubles: bytes around 4, 16, 32, 64, 256 KiB and
-   1 MiB, and counts below the rank count. */
+/* Element counts of doubles: bytes around 4, 16, 32, 64, 128, 256 KiB
+   and 1 MiB, and counts below the rank count. */
 #define DMAX 131073
 static const int dsizes[] = { 1, 2, 3, 5, 7, 511, 512, 513, 2047, 2048,
-	2049, 4095, 4096, 4097, 8191, 8192, 8193, 32767, 32768, 32769,
-	131071, DMAX };
+	2049, 4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385,
+	32767, 32768, 32769, 131071, DMAX };
 #define NDS ((int)(sizeof dsizes / sizeof dsizes[0]))
 
 static double dval(int r, int i) { return (double)(r + (i * 7) % 1000); }
@@ -433,11 +433,14 @@ static void check_rscat(void)
 
 static void check_gathers(void)
 {
-	static const int counts[] = { 1, 100, 1024, 8191, 8192 };	/* ints: 4 B .. 32 KiB blocks */
+	/* ints: 4 B .. 256 KiB + 4 B blocks, on both sides of 8, 32 and
+	   256 KiB */
+	static const int counts[] = { 1, 100, 1024, 2048, 2049, 8191, 8192,
+	    65536, 65537 };
 	MPI_Datatype vt;
 	MPI_OK(MPI_Type_vector(2, 1, 2, MPI_INT, &vt));
 	MPI_OK(MPI_Type_commit(&vt));
-	for (int c = 0; c < 5; c++) {
+	for (int c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++) {
 		int b = counts[c], n = b * t_size;
 		int *s = malloc((size_t)b * sizeof(int)), *r = malloc((size_t)n * 3 * sizeof(int));
 		CHECK(s && r, "malloc");
