@@ -8,10 +8,13 @@
  * processes that move the messages. Every payload, status and probe is
  * checked.
  *
- *   p2p_pollwait [ROUNDS [v]]   (default 300 rounds; v: one timing line
- *                               per rank on stderr: seconds, polls)
+ *   p2p_pollwait [ROUNDS [v [DELAY_US]]]
+ *       default 300 rounds; v: one timing line per rank on stderr
+ *       (seconds, polls); DELAY_US: rank 0 sleeps that long before its
+ *       side message every round, so rank 1 probes at least that long
  */
 #include "mpitest.h"
+#include <time.h>
 
 enum { TAG_R = 1, TAG_L = 2, TAG_SIDE = 3 };
 
@@ -82,6 +85,7 @@ int main(int argc, char **argv)
 	t_init(&argc, &argv, "p2p_pollwait");
 	int rounds = argc > 1 ? atoi(argv[1]) : 300;
 	int verbose = argc > 2 && argv[2][0] == 'v';
+	long delay_us = argc > 3 ? atol(argv[3]) : 0;
 	int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
 	long long sum = 0;
 	double t0 = MPI_Wtime(), tr;
@@ -107,6 +111,13 @@ int main(int argc, char **argv)
 		/* the side message: sent once the exchange is over, so the
 		   right neighbour usually probes before it comes */
 		side = val(t_rank, TAG_SIDE, r);
+		if (t_rank == 0 && delay_us > 0) {
+			struct timespec ts = { delay_us / 1000000,
+			    delay_us % 1000000 * 1000 };
+
+			while (nanosleep(&ts, &ts) == -1)
+				;
+		}
 		MPI_OK(MPI_Send(&side, 1, MPI_INT, right, TAG_SIDE, MPI_COMM_WORLD));
 		for (;;) {
 			MPI_OK(MPI_Iprobe(r % 3 ? left : MPI_ANY_SOURCE, TAG_SIDE,
