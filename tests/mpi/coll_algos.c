@@ -455,6 +455,30 @@ static void check_gathers(void)
 		MPI_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, b, MPI_INT, MPI_COMM_WORLD));
 		for (int i = 0; i < n; i++)
 			CHECK(r[i] == (i / b) * 10000 + i % b, "Allgather IN_PLACE b=%d [%d]", b, i);
+		/* Allgatherv, rank q's block b + q ints (uneven), packed in
+		   rank order: both sides of the direct protocol's 1 MiB */
+		{
+			int *rc = malloc(2 * sizeof(int) * (size_t)t_size), *rd = rc + t_size, tot = 0;
+			CHECK(rc, "malloc");
+			for (int q = 0; q < t_size; q++) {
+				rc[q] = b + q;
+				rd[q] = tot;
+				tot += rc[q];
+			}
+			int *sv = malloc((size_t)rc[t_rank] * sizeof(int)), *rv = malloc((size_t)tot * sizeof(int));
+			CHECK(sv && rv, "malloc");
+			for (int i = 0; i < rc[t_rank]; i++)
+				sv[i] = t_rank * 100000 + i;
+			for (int i = 0; i < tot; i++)
+				rv[i] = -1;
+			MPI_OK(MPI_Allgatherv(sv, rc[t_rank], MPI_INT, rv, rc, rd, MPI_INT, MPI_COMM_WORLD));
+			for (int q = 0; q < t_size; q++)
+				for (int i = 0; i < rc[q]; i++)
+					CHECK(rv[rd[q] + i] == q * 100000 + i, "Allgatherv b=%d from %d [%d]: %d", b, q, i, rv[rd[q] + i]);
+			free(sv);
+			free(rv);
+			free(rc);
+		}
 		/* received as b/2 of the vector type (gaps untouched) */
 		if (b % 2 == 0) {
 			for (int i = 0; i < 3 * n / 2; i++)
