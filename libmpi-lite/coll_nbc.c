@@ -7,9 +7,11 @@
  *
  * The schedules favour few rounds and plain code over bandwidth:
  *
- *   ibarrier        dissemination, ceil(log2 p) rounds
+ *   ibarrier        dissemination, ceil(log2 p) rounds; relay, 3 ranks
+ *                   or more: every rank to rank 0, then its multicast
  *   ibcast          binomial tree (receive from the parent, then send to
- *                   every child)
+ *                   every child); relay, 3 ranks or more: the root's
+ *                   multicast
  *   igather(v), iscatter(v)   linear: the root posts all at once
  *   iallgather(v), ialltoall(v,w)   every send and receive in one round
  *   ireduce         linear to the root, which combines in rank order
@@ -18,6 +20,10 @@
  *   ireduce_scatter(_block)   ireduce to rank 0, then rank 0 sends blocks
  *   iscan, iexscan  each rank sends its vector to every higher rank and
  *                   combines what it got from the lower ones in order
+ *
+ * The same data to several ranks goes as one multicast where the
+ * protocol has one (the relay: one frame per CM, mpiv_nbc_mcast): the
+ * iallgather's blocks, the iallreduce's result, the iscan's vectors.
  *
  * Every value a schedule needs (block addresses, counts, types) is taken
  * when the call is made: the count and displacement arrays may change
@@ -102,10 +108,50 @@ nbc_snapshot(struct mpiv_nbc *s, const void *buf, int count, MPI_Datatype dt,
 
 /* ---------------- schedules ---------------- */
 
+/* The same data to every rank of [lo, hi) but us, in round: one
+   multicast where the protocol has one. */
+static int
+nbc_to_all(struct mpiv_nbc *s, int round, const void *buf, int count,
+    MPI_Datatype dt, MPI_Comm comm, int lo, int hi)
+{
+	int *peers, n = 0, rc;
+
+	if (hi <= lo)
+		return MPI_SUCCESS;
+	if ((peers = malloc((size_t)(hi - lo) * sizeof(*peers))) == NULL)
+		return MPI_ERR_NO_MEM;
+	for (int i = lo; i < hi; i++)
+		if (i != comm->rank)
+			peers[n++] = i;
+	rc = mpiv_nbc_mcast(s, round, buf, count, dt, peers, n);
+	free(peers);
+	return rc;
+}
+
+/* The relay's one-round algorithms (as coll.c's) on 3 ranks or more. */
+static bool
+nbc_flat(MPI_Comm comm)
+{
+	return comm->size > 2 && mpiv_can_mcast();
+}
+
 static int
 nbc_barrier(struct mpiv_nbc *s, MPI_Comm comm)
 {
 	int size = comm->size, rank = comm->rank, rc = MPI_SUCCESS;
+
+	if (nbc_flat(comm)) {
+		/* every rank to rank 0 in round 0, its multicast in round 1 */
+		if (rank != 0) {
+			rc = mpiv_nbc_send(s, 0, NULL, 0, MPI_BYTE, 0);
+			return rc != MPI_SUCCESS ? rc : mpiv_nbc_recv(s, 1,
+			    NULL, 0, MPI_BYTE, 0);
+		}
+		for (int i = 1; i < size && rc == MPI_SUCCESS; i++)
+			rc = mpiv_nbc_recv(s, 0, NULL, 0, MPI_BYTE, i);
+		return rc != MPI_SUCCESS ? rc : nbc_to_all(s, 1, NULL, 0,
+		    MPI_BYTE, comm, 0, size);
+	}
 
 	for (int k = 0, d = 1; d < size && rc == MPI_SUCCESS; k++, d *= 2) {
 		rc = mpiv_nbc_send(s, k, NULL, 0, MPI_BYTE, (rank + d) % size);
@@ -125,6 +171,9 @@ nbc_bcast(struct mpiv_nbc *s, void *buf, int count, MPI_Datatype dt,
 	int size = comm->size, vrank = (comm->rank - root + size) % size;
 	int mask = 1, round = 0, rc = MPI_SUCCESS;
 
+	if (nbc_flat(comm))
+		return comm->rank == root ? nbc_to_all(s, 0, buf, count, dt,
+		    comm, 0, size) : mpiv_nbc_recv(s, 0, buf, count, dt, root);
 	while (mask < size) {
 		if (vrank & mask) {
 			rc = mpiv_nbc_recv(s, 0, buf, count, dt,
@@ -251,15 +300,13 @@ nbc_allgather(struct mpiv_nbc *s, const void *sbuf, int scount,
 	} else {
 		rc = mpiv_nbc_copy(s, 0, sbuf, scount, sdt, own, mine, rdt);
 	}
-	for (int i = 0; i < comm->size && rc == MPI_SUCCESS; i++) {
-		if (i == rank)
-			continue;
-		rc = mpiv_nbc_send(s, 0, sbuf, scount, sdt, i);
-		if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS)
+		rc = nbc_to_all(s, 0, sbuf, scount, sdt, comm, 0, comm->size);
+	for (int i = 0; i < comm->size && rc == MPI_SUCCESS; i++)
+		if (i != rank)
 			rc = mpiv_nbc_recv(s, 0, nbc_at(rbuf, counts != NULL ?
 			    displs[i] : (MPI_Aint)i * rcount, rdt),
 			    counts != NULL ? counts[i] : rcount, rdt, i);
-	}
 	return rc;
 }
 
@@ -350,13 +397,10 @@ nbc_allreduce(struct mpiv_nbc *s, const void *sbuf, void *rbuf, int count,
 	   before anything is posted), and receive into it in round 1 */
 	rc = nbc_reduce(s, comm->rank == 0 ? sbuf : MPI_IN_PLACE, rbuf, count,
 	    dt, op, 0, comm, &next);
-	for (int i = 1; i < comm->size && rc == MPI_SUCCESS; i++) {
-		if (comm->rank == 0)
-			rc = mpiv_nbc_send(s, next, rbuf, count, dt, i);
-		else if (comm->rank == i)
-			rc = mpiv_nbc_recv(s, 1, rbuf, count, dt, 0);
-	}
-	return rc;
+	if (rc != MPI_SUCCESS)
+		return rc;
+	return comm->rank == 0 ? nbc_to_all(s, next, rbuf, count, dt, comm, 1,
+	    comm->size) : mpiv_nbc_recv(s, 1, rbuf, count, dt, 0);
 }
 
 /* Reduce_scatter(_block): reduce of the whole vector to rank 0 (into a
@@ -414,8 +458,8 @@ nbc_scan(struct mpiv_nbc *s, const void *sbuf, void *rbuf, int count,
 		return MPI_SUCCESS;
 	if (rank == 0 && !exclusive && mine != rbuf)
 		rc = mpiv_nbc_copy(s, 0, mine, count, dt, rbuf, count, dt);
-	for (int j = rank + 1; j < size && rc == MPI_SUCCESS; j++)
-		rc = mpiv_nbc_send(s, 0, mine, count, dt, j);
+	if (rc == MPI_SUCCESS)
+		rc = nbc_to_all(s, 0, mine, count, dt, comm, rank + 1, size);
 	if (rc != MPI_SUCCESS || rank == 0)
 		return rc;
 	if ((v = calloc((size_t)rank, sizeof(*v))) == NULL)

@@ -329,6 +329,11 @@ int mpiv_nbc_send(struct mpiv_nbc *s, int round, const void *buf, int count,
     MPI_Datatype dt, int peer);
 int mpiv_nbc_recv(struct mpiv_nbc *s, int round, void *buf, int count,
     MPI_Datatype dt, int peer);
+/* The same data to the n comm ranks peers (distinct, not us) in round:
+   one multicast where the protocol has one (mpiv_imcast), else n sends.
+   The array is copied. */
+int mpiv_nbc_mcast(struct mpiv_nbc *s, int round, const void *buf, int count,
+    MPI_Datatype dt, const int *peers, int n);
 /* inout = in op inout, at the beginning of round. */
 int mpiv_nbc_reduce(struct mpiv_nbc *s, int round, const void *in,
     void *inout, int count, MPI_Datatype dt, MPI_Op op);
@@ -409,6 +414,12 @@ int mpiv_send_coll(const void *buf, int count, MPI_Datatype dt, int dest,
     int tag, MPI_Comm comm);
 int mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
     const int *dests, int n, int tag, MPI_Comm comm);
+/* Whether the protocol has a multicast (the relay). */
+bool mpiv_can_mcast(void);
+/* mpiv_mcast_coll's multicast on any context, not waited for: one
+   request (n >= 2 and mpiv_can_mcast() only). MPI code. */
+int mpiv_imcast(const void *buf, int count, MPI_Datatype dt, const int *dests,
+    int n, int tag, MPI_Comm comm, uint32_t context, MPI_Request *req);
 int mpiv_recv_coll(void *buf, int count, MPI_Datatype dt, int source, int tag,
     MPI_Comm comm);
 int mpiv_sendrecv_coll(const void *sbuf, int scount, MPI_Datatype sdt,

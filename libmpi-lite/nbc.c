@@ -33,7 +33,8 @@
 #include "proto.h"
 #include "transport.h"
 
-enum nbc_op_kind { NBC_SEND, NBC_RECV, NBC_REDUCE, NBC_COPY, NBC_ADOPT };
+enum nbc_op_kind { NBC_SEND, NBC_RECV, NBC_REDUCE, NBC_COPY, NBC_ADOPT,
+	NBC_MCAST };
 
 struct nbc_op {
 	enum nbc_op_kind kind;
@@ -43,6 +44,7 @@ struct nbc_op {
 	int scount, rcount;	/* send/reduce use scount, recv rcount */
 	MPI_Datatype sdt, rdt;
 	int peer;
+	int *peers, npeers;	/* multicast: the receivers */
 	MPI_Op op;
 	MPI_Request sub;	/* adopt: the request, until posted */
 };
@@ -124,6 +126,33 @@ mpiv_nbc_send(struct mpiv_nbc *s, int round, const void *buf, int count,
 	o->scount = count;
 	o->sdt = dt;
 	o->peer = peer;
+	mpiv_dt_retain(dt);
+	return MPI_SUCCESS;
+}
+
+int
+mpiv_nbc_mcast(struct mpiv_nbc *s, int round, const void *buf, int count,
+    MPI_Datatype dt, const int *peers, int n)
+{
+	struct nbc_op *o;
+	int rc = MPI_SUCCESS;
+
+	if (n < 2 || !mpiv_can_mcast()) {
+		for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
+			rc = mpiv_nbc_send(s, round, buf, count, dt, peers[i]);
+		return rc;
+	}
+	if ((o = nbc_add(s, NBC_MCAST, round)) == NULL)
+		return MPI_ERR_NO_MEM;
+	if ((o->peers = malloc((size_t)n * sizeof(*o->peers))) == NULL) {
+		s->nops--;	/* nothing of it kept */
+		return MPI_ERR_NO_MEM;
+	}
+	memcpy(o->peers, peers, (size_t)n * sizeof(*o->peers));
+	o->npeers = n;
+	o->sbuf = buf;
+	o->scount = count;
+	o->sdt = dt;
 	mpiv_dt_retain(dt);
 	return MPI_SUCCESS;
 }
@@ -264,6 +293,7 @@ nbc_free(struct mpiv_nbc *s)
 			mpiv_dt_release(o->rdt);
 		if (o->sub != NULL)
 			mpiv_req_release(o->sub);
+		free(o->peers);
 	}
 	for (int i = 0; i < s->ntemps; i++)
 		free(s->temps[i]);
@@ -337,7 +367,8 @@ nbc_post(struct mpiv_nbc *s, int k)
 		bool was;
 
 		if (o->round != k || (o->kind != NBC_SEND &&
-		    o->kind != NBC_RECV && o->kind != NBC_ADOPT))
+		    o->kind != NBC_RECV && o->kind != NBC_ADOPT &&
+		    o->kind != NBC_MCAST))
 			continue;
 		if (s->nsubs == s->capsubs) {
 			int cap = s->capsubs ? 2 * s->capsubs : 8;
@@ -358,6 +389,10 @@ nbc_post(struct mpiv_nbc *s, int k)
 		if (o->kind == NBC_SEND)
 			rc = mpiv_isend(o->sbuf, o->scount, o->sdt, o->peer,
 			    s->tag, s->comm, s->context, MPIV_SEND_STANDARD,
+			    &s->subs[s->nsubs]);
+		else if (o->kind == NBC_MCAST)
+			rc = mpiv_imcast(o->sbuf, o->scount, o->sdt, o->peers,
+			    o->npeers, s->tag, s->comm, s->context,
 			    &s->subs[s->nsubs]);
 		else
 			rc = mpiv_irecv(o->rbuf, o->rcount, o->rdt, o->peer,

@@ -264,9 +264,8 @@ int
 mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
     const int *dests, int n, int tag, MPI_Comm comm)
 {
-	struct mpiv_request *r;
-	MPI_Request one[8], *reqs = one;
-	int *wdst = NULL, rc = MPI_SUCCESS, k = 0;
+	MPI_Request one[8], *reqs = one, r;
+	int rc = MPI_SUCCESS, k = 0;
 
 	if (n <= 0)
 		return MPI_SUCCESS;
@@ -289,15 +288,40 @@ mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
 			free(reqs);
 		return rc;
 	}
+	if ((rc = mpiv_imcast(buf, count, dt, dests, n, tag, comm,
+	    MPIV_COLL_CONTEXT(comm), &r)) != MPI_SUCCESS)
+		return rc;
+	return p2p_wait_free(r, NULL);
+}
+
+bool
+mpiv_can_mcast(void)
+{
+	return mpiv_proto->msend != NULL;
+}
+
+/*
+ * The multicast itself, not waited for: one request for all n sends
+ * (n >= 2, mpiv_can_mcast()), complete when every frame is written.
+ */
+int
+mpiv_imcast(const void *buf, int count, MPI_Datatype dt, const int *dests,
+    int n, int tag, MPI_Comm comm, uint32_t context, MPI_Request *req)
+{
+	struct mpiv_request *r;
+	int *wdst, rc;
+
+	if (n < 2 || mpiv_proto->msend == NULL)
+		return MPI_ERR_INTERN;
 	if ((wdst = malloc((size_t)n * sizeof(*wdst))) == NULL)
 		return MPI_ERR_NO_MEM;
-	for (k = 0; k < n; k++)
+	for (int k = 0; k < n; k++)
 		if ((wdst[k] = mpiv_comm_world_rank(comm, dests[k])) < 0) {
 			free(wdst);
 			return MPI_ERR_RANK;
 		}
 	r = p2p_new(MPIV_REQ_SEND, buf, count, dt, dests[0], tag, comm,
-	    MPIV_COLL_CONTEXT(comm), MPIV_SEND_STANDARD);
+	    context, MPIV_SEND_STANDARD);
 	if (r == NULL) {
 		free(wdst);
 		return MPI_ERR_NO_MEM;
@@ -313,7 +337,8 @@ mpiv_mcast_coll(const void *buf, int count, MPI_Datatype dt,
 			mpiv_req_release(r);
 		return rc;
 	}
-	return p2p_wait_free(r, NULL);
+	*req = r;
+	return MPI_SUCCESS;
 }
 
 int
