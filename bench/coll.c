@@ -2,7 +2,9 @@
  * coll.c: the collectives other than Allreduce (bench/allreduce.c):
  * MPI_Bcast and MPI_Reduce (MPI_SUM of doubles) of 8 B and 1 MiB, with
  * the root moving every call, MPI_Allgather of 8 B and 64 KiB per rank,
- * and MPI_Barrier. For each case: warm-up calls, then R repetitions of
+ * and MPI_Barrier; then non-blocking ones, each waited for at once:
+ * MPI_Ibcast of 1 MiB (root moving), MPI_Iallgather of 64 KiB per rank,
+ * MPI_Iallreduce of 64 KiB, MPI_Ibarrier. For each case: warm-up calls, then R repetitions of
  * `iters` calls; the time of a repetition is the slowest rank's; rank 0
  * reports the median over repetitions in µs per call. The first call of
  * every repetition is checked.
@@ -10,7 +12,7 @@
  *   coll [--quick] [--reps R] [--scale F]
  *
  * Output (rank 0):
- *   RESULT coll op=<bcast|reduce|allgather|barrier> n=<N> bytes=<B> iters=<I> reps=<R> call_us=<median> call_min=<..> call_max=<..>
+ *   RESULT coll op=<bcast|reduce|allgather|barrier|ibcast|iallgather|iallreduce|ibarrier> n=<N> bytes=<B> iters=<I> reps=<R> call_us=<median> call_min=<..> call_max=<..>
  */
 #include <mpi.h>
 #include <math.h>
@@ -20,8 +22,10 @@
 
 #include "bench.h"
 
-enum op { BCAST, REDUCE, ALLGATHER, BARRIER };
-static const char *const names[] = { "bcast", "reduce", "allgather", "barrier" };
+enum op { BCAST, REDUCE, ALLGATHER, BARRIER, IBCAST, IALLGATHER, IALLREDUCE,
+	IBARRIER };
+static const char *const names[] = { "bcast", "reduce", "allgather", "barrier",
+	"ibcast", "iallgather", "iallreduce", "ibarrier" };
 static const struct { enum op op; int count; int iters; } cases[] = {
 	{ BCAST,     1,      1000 },
 	{ BCAST,     131072, 40 },
@@ -30,6 +34,10 @@ static const struct { enum op op; int count; int iters; } cases[] = {
 	{ ALLGATHER, 1,      1000 },
 	{ ALLGATHER, 8192,   100 },
 	{ BARRIER,   0,      1000 },
+	{ IBCAST,    131072, 40 },
+	{ IALLGATHER, 8192,  100 },
+	{ IALLREDUCE, 8192,  100 },
+	{ IBARRIER,  0,      1000 },
 };
 
 /* One call of case op at iteration i; returns 1 when checked and wrong. */
@@ -37,6 +45,7 @@ static int one(enum op op, int count, double *in, double *out, int i,
     int rank, int size, int check)
 {
 	int root = i % size, bad = 0;
+	MPI_Request rq;
 
 	switch (op) {
 	case BCAST:
@@ -67,6 +76,39 @@ static int one(enum op op, int count, double *in, double *out, int i,
 		break;
 	case BARRIER:
 		MPI_Barrier(MPI_COMM_WORLD);
+		break;
+	/* the non-blocking ones, waited for at once: their schedules */
+	case IBCAST:
+		if (rank == root)
+			for (int k = 0; k < count; k++)
+				in[k] = root + k;
+		MPI_Ibcast(in, count, MPI_DOUBLE, root, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		for (int k = 0; check && k < count && !bad; k++)
+			bad = in[k] != root + k;
+		break;
+	case IALLGATHER:
+		for (int k = 0; k < count; k++)
+			in[k] = rank * 1000.0 + k;
+		MPI_Iallgather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE,
+		    MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		for (int q = 0; check && q < size && !bad; q++)
+			for (int k = 0; k < count && !bad; k++)
+				bad = out[(size_t)q * count + k] != q * 1000.0 + k;
+		break;
+	case IALLREDUCE:
+		for (int k = 0; k < count; k++)
+			in[k] = rank + k;
+		MPI_Iallreduce(in, out, count, MPI_DOUBLE, MPI_SUM,
+		    MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		for (int k = 0; check && k < count && !bad; k++)
+			bad = out[k] != size * (size - 1) / 2.0 + (double)size * k;
+		break;
+	case IBARRIER:
+		MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
 		break;
 	}
 	return bad;

@@ -508,9 +508,9 @@ if ks:
 	print()
 ks = sorted(k for (kind, k) in data if kind == 'coll')
 if ks:
-	header('Bcast, Reduce (root moving), Allgather (size per rank), Barrier (µs per call)', 'collective, ranks, size')
+	header('Bcast, Reduce (root moving), Allgather (size per rank), Barrier, and their non-blocking kin waited for at once (µs per call)', 'collective, ranks, size')
 	for (op, n, b) in ks:
-		row(f'{op}, N = {n}' + (f', {size_name(b)}' if op != 'barrier' else ''), 'coll', (op, n, b), 1)
+		row(f'{op}, N = {n}' + (f', {size_name(b)}' if op not in ('barrier', 'ibarrier') else ''), 'coll', (op, n, b), 1)
 	print()
 apps = sorted(k for (kind, k) in data if kind == 'app')
 if apps:
