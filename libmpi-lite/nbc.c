@@ -17,7 +17,10 @@
  * and the start of every operation of the program's own, mpiv_nbc_tick),
  * and each batch of steps taken live is an outcome of its own
  * (MPIV_ND_NBC) recording the position (how many of the program's own
- * operations had started) and the serials of the schedules stepped. A
+ * operations had started) and the serials of the schedules stepped;
+ * but for the steps taken while the program waits for the one active
+ * schedule's request, which the program alone determines and which go
+ * unlogged (nbc_determined). A
  * re-execution takes exactly the logged steps, at the logged position
  * and in the logged order, waiting (in poll) for their rounds to
  * complete; between them it takes none. After the log, it still takes
@@ -70,6 +73,7 @@ struct mpiv_nbc {
 };
 
 int mpiv_nbc_active;
+struct mpiv_request *mpiv_nbc_waited;
 
 static struct mpiv_nbc *nbc_head, *nbc_tail;
 static uint32_t nbc_serial;
@@ -589,6 +593,27 @@ nbc_live(bool *stepped)
 	return rc;
 }
 
+/*
+ * Whether the steps to take now are determined by the program alone:
+ * it waits, in a call that returns only once the request completes
+ * (mpiv_req_wait_complete), for the request of the one active schedule.
+ * Then every step left is taken inside that wait, at the same position,
+ * in the schedule's round order, and nothing else posts meanwhile; a
+ * re-execution reaches the same wait with the same schedule in the
+ * same round (what came before is logged) and takes the same steps. So
+ * they are not logged, the rank's next send waits for no CM, and a
+ * re-execution takes them even before it has issued again what others
+ * hold (they issue part of it). Not while a step logged here, or
+ * earlier (a divergence, said below), is still to be replayed.
+ */
+static bool
+nbc_determined(const Mpiv__NdOutcome *o)
+{
+	return mpiv_nbc_active == 1 && nbc_head != NULL &&
+	    nbc_head->req != NULL && nbc_head->req == mpiv_nbc_waited &&
+	    (o == NULL || o->kind != MPIV_ND_NBC || o->post_no > nbc_pos + 1);
+}
+
 int
 mpiv_nbc_progress(void)
 {
@@ -600,7 +625,14 @@ mpiv_nbc_progress(void)
 	nbc_internal = true;	/* no advance point inside a step */
 	rc = mpiv_tp_progress(0);
 	while (rc == MPI_SUCCESS) {
-		if ((o = mpiv_ndlog_peek()) == NULL) {
+		o = mpiv_ndlog_peek();
+		if (nbc_determined(o)) {
+			if (!nbc_round_done(nbc_head))
+				break;
+			rc = nbc_step(nbc_head);
+			continue;
+		}
+		if (o == NULL) {
 			bool stepped;
 
 			/* what the failed incarnation did after its last

@@ -163,8 +163,12 @@ mpiv_req_complete(struct mpiv_request *r)
 int
 mpiv_req_wait_complete(struct mpiv_request *r)
 {
-	int rc;
+	struct mpiv_request *was = mpiv_nbc_waited;
+	int rc = MPI_SUCCESS;
 
+	/* nothing returns before r completes: if r is the one active
+	   schedule, its steps here are determined (nbc.c) */
+	mpiv_nbc_waited = r;
 	/* A safe point: the caller started r and now only waits (also
 	   while asleep: a checkpoint request wakes the poll). */
 	while (!r->complete) {
@@ -172,15 +176,16 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 		/* non-blocking collectives move on while we wait */
 		if (mpiv_nbc_active > 0 &&
 		    (rc = mpiv_nbc_progress()) != MPI_SUCCESS)
-			return rc;
+			break;
 		if (r->complete)
 			break;
 		/* asleep until something happens or a periodic checkpoint
 		   falls due (a rank blocked here is checkpointed on time) */
 		if ((rc = mpiv_tp_progress(mpiv_ckpt_due_ms())) != MPI_SUCCESS)
-			return rc;
+			break;
 	}
-	return MPI_SUCCESS;
+	mpiv_nbc_waited = was;
+	return rc;
 }
 
 /* ---------------- non-deterministic outcomes ---------------- */

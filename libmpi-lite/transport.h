@@ -240,6 +240,9 @@ int mpiv_nbc_progress(void);
 bool mpiv_nbc_stepping(void);
 /* Active non-blocking collectives (0: the hooks cost one branch). */
 extern int mpiv_nbc_active;
+/* The request a blocking wait (mpiv_req_wait_complete) waits for, NULL:
+   when it is the one active schedule's, its steps are not logged. */
+extern struct mpiv_request *mpiv_nbc_waited;
 /* r is a non-blocking collective's request (not MPI_Imrecv's). */
 bool mpiv_nbc_is_collective(const struct mpiv_request *r);
 /* The request r of a schedule is released before it ended. */
