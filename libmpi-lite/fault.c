@@ -66,7 +66,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
-	"bye", "closed", "returned", "nbc",
+	"bye", "closed", "returned", "nbc", "nbc-wait",
 };
 
 struct fault_entry {

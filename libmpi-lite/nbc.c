@@ -629,7 +629,8 @@ mpiv_nbc_progress(void)
 		if (nbc_determined(o)) {
 			if (!nbc_round_done(nbc_head))
 				break;
-			rc = nbc_step(nbc_head);
+			if ((rc = nbc_step(nbc_head)) == MPI_SUCCESS)
+				mpiv_fault_point("nbc-wait");
 			continue;
 		}
 		if (o == NULL) {

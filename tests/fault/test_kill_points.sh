@@ -5,7 +5,9 @@
 # the middle of a large payload; of a collective's 8 MiB frames, which
 # in the relay are multicasts and rank 0's to gather), receives (after a post, between a
 # Deliver header and its payload), non-deterministic completions,
-# collectives, steps of non-blocking collectives, MPI_Finalize; during replay (INC 2 and 3: the restarted
+# collectives, steps of non-blocking collectives (logged ones, and the
+# unlogged ones taken in a wait for the one active schedule: nbc-wait),
+# MPI_Finalize; during replay (INC 2 and 3: the restarted
 # incarnation killed again); two ranks at the same point; every rank of
 # the job. Each case: output and exit code equal to the failure-free run,
 # MPIV_FAULT_LOG shows exactly the expected kills (point, rank,
@@ -38,6 +40,8 @@ CASES=(
 	"coll-split-r0       flt_split    5 raw coll:30:0                     coll:30/0/1                      80"
 	"nbc-step-r1         flt_nbc      4 raw nbc:200:1                     nbc:200/1/1                      300 48"
 	"replay-nbc          flt_nbc      4 raw nbc:300:2,nbc:80:2:2          nbc:300/2/1,nbc:80/2/2           300 48"
+	"nbc-wait-r1         flt_nbc      4 raw nbc-wait:100:1                nbc-wait:100/1/1                 300 48"
+	"replay-nbc-wait     flt_nbc      4 raw nbc-wait:150:2,nbc-wait:30:2:2 nbc-wait:150/2/1,nbc-wait:30/2/2 300 48"
 	"finalize-r1         flt_ring     4 raw finalize:1:1                  finalize:1/1/1                   600 2000"
 	"finalize-exitcode   flt_exit     3 tag finalize:1:2                  finalize:1/2/1                   300 3"
 	"replay-send         flt_ring     4 raw send:300:1,send:100:1:2       send:300/1/1,send:100/1/2        600 2000"
