@@ -139,25 +139,26 @@ mpiv_nbc_mcast(struct mpiv_nbc *s, int round, const void *buf, int count,
     MPI_Datatype dt, const int *peers, int n)
 {
 	struct nbc_op *o;
-	int rc = MPI_SUCCESS;
+	int *copy, rc = MPI_SUCCESS;
 
 	if (n < 2 || !mpiv_can_mcast()) {
 		for (int i = 0; i < n && rc == MPI_SUCCESS; i++)
 			rc = mpiv_nbc_send(s, round, buf, count, dt, peers[i]);
 		return rc;
 	}
-	if ((o = nbc_add(s, NBC_MCAST, round)) == NULL)
+	if ((copy = malloc((size_t)n * sizeof(*copy))) == NULL)
 		return MPI_ERR_NO_MEM;
-	if ((o->peers = malloc((size_t)n * sizeof(*o->peers))) == NULL) {
-		s->nops--;	/* nothing of it kept */
-		return MPI_ERR_NO_MEM;
+	memcpy(copy, peers, (size_t)n * sizeof(*copy));
+	/* a send, then made the multicast to them all */
+	if ((rc = mpiv_nbc_send(s, round, buf, count, dt, MPI_PROC_NULL)) !=
+	    MPI_SUCCESS) {
+		free(copy);
+		return rc;
 	}
-	memcpy(o->peers, peers, (size_t)n * sizeof(*o->peers));
+	o = &s->ops[s->nops - 1];
+	o->kind = NBC_MCAST;
+	o->peers = copy;
 	o->npeers = n;
-	o->sbuf = buf;
-	o->scount = count;
-	o->sdt = dt;
-	mpiv_dt_retain(dt);
 	return MPI_SUCCESS;
 }
 

@@ -108,6 +108,7 @@ PROGS=(
 	"flt_order 3 150 24"
 	"flt_async 4 60 40"
 	"flt_ckpt 3 6000 4 2000"
+	"flt_nbc 4 300 48"
 )
 MODES=(ranks nodes cm mixed)
 [ "$CRIU_OK" = 1 ] && MODES=(ranks ckpt nodes cm mixed)
