@@ -145,7 +145,7 @@ enum coll_tag {
 #define COLL_ALLREDUCE_MCAST_MAX_DIRECT	(128 * 1024)
 #define COLL_ALLGATHER_MCAST_MAX_DIRECT	(8 * 1024)
 /* Allgatherv by rank 0 in direct jobs, 3 to 16 ranks, while every block
-   takes at most this much in all (1.2-4.8x faster than the ring up to 2
+   takes at most this much in all (1.1-4.8x faster than the ring up to 2
    MiB in all on 4 to 16 ranks, slower from 4 MiB). */
 #define COLL_ALLGATHERV_MCAST_MAX_DIRECT (1024 * 1024)
 
