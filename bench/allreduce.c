@@ -66,9 +66,7 @@ int main(int argc, char **argv)
 						}
 					}
 			}
-			double mine = (MPI_Wtime() - t0) / iters * 1e6, slowest = 0;
-			MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-			t[r] = slowest;
+			t[r] = bench_slowest_us(MPI_Wtime() - t0, iters);
 		}
 		if (rank == 0) {
 			double med = bench_median(t, reps);
@@ -79,13 +77,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	int all = 0;
-	MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0 && all)
-		printf("ERROR allreduce wrong_results=%d\n", all);
+	int rc = bench_errors("allreduce", errors, rank);
 	free(in);
 	free(out);
 	free(t);
 	MPI_Finalize();
-	return all ? 1 : 0;
+	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * bench.h: what the programs of bench/ share. Each is one file built
- * alone by bench/run.sh; this header is included, not linked.
+ * alone by bench/run.sh; this header is included, not linked (after
+ * mpi.h for the MPI helpers at the end).
  */
 #ifndef MPIV_BENCH_H
 #define MPIV_BENCH_H
@@ -55,5 +56,34 @@ bench_median(double *t, int n)
 	qsort(t, n, sizeof *t, bench_cmp_dbl);
 	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
+
+#ifdef MPI_VERSION
+#include <stdio.h>
+
+/* The slowest rank's µs per call of a repetition in which this rank
+   made iters calls in secs seconds (every rank calls it). */
+static inline double
+bench_slowest_us(double secs, int iters)
+{
+	double mine = secs / iters * 1e6, slowest = 0;
+
+	MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	return slowest;
+}
+
+/* Every rank's count of wrong results, summed; rank 0 prints "ERROR
+   NAME wrong_results=N" when there are any. The program's exit code:
+   1 then, else 0 (every rank calls it). */
+static inline int
+bench_errors(const char *name, int errors, int rank)
+{
+	int all = 0;
+
+	MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0 && all)
+		printf("ERROR %s wrong_results=%d\n", name, all);
+	return all ? 1 : 0;
+}
+#endif
 
 #endif

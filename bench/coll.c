@@ -146,9 +146,7 @@ int main(int argc, char **argv)
 			double t0 = MPI_Wtime();
 			for (int i = 0; i < iters; i++)
 				errors += one(op, count, in, out, i, rank, size, i == 0);
-			double mine = (MPI_Wtime() - t0) / iters * 1e6, slowest = 0;
-			MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-			t[r] = slowest;
+			t[r] = bench_slowest_us(MPI_Wtime() - t0, iters);
 		}
 		if (rank == 0) {
 			double med = bench_median(t, reps);
@@ -159,13 +157,10 @@ int main(int argc, char **argv)
 		}
 	}
 
-	int all = 0;
-	MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0 && all)
-		printf("ERROR coll wrong_results=%d\n", all);
+	int rc = bench_errors("coll", errors, rank);
 	free(in);
 	free(out);
 	free(t);
 	MPI_Finalize();
-	return all ? 1 : 0;
+	return rc;
 }
