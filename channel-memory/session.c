@@ -420,6 +420,32 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 	}
 }
 
+/*
+ * A rank's WaitState (it is blocked, libmpi-lite/waitrep.c): passed to
+ * the dispatcher as who this session proved to be, never as the frame
+ * says. Dropped without a dispatcher: only deadlock reports need it.
+ */
+static void
+session_wait_state(struct session *s, const Mpiv__WaitState *ws)
+{
+	Mpiv__WaitState out = MPIV__WAIT_STATE__INIT;
+	struct cm *cm = s->cm;
+
+	if (cm->disp == NULL || cm->disp->state != SESS_DISPATCHER ||
+	    s->job == NULL)
+		return;
+	out.job_id = s->job->id;
+	out.rank = s->rank;
+	out.incarnation = s->incarnation;
+	out.wait_no = ws->wait_no;
+	out.over = ws->over;
+	out.moved = ws->moved;
+	out.waited_s = ws->waited_s;
+	out.what = ws->what;
+	(void)conn_send(cm->disp->c, MPIV__MSG_TYPE__MSG_WAIT_STATE,
+	    &out.base, NULL, 0);
+}
+
 static void
 session_rank_frame(struct session *s, const struct frame_hdr *h,
     ProtobufCMessage *m)
@@ -471,6 +497,9 @@ session_rank_frame(struct session *s, const struct frame_hdr *h,
 		return;
 	case MPIV__MSG_TYPE__MSG_FIN_WAIT:
 		finish_wait(s, (Mpiv__FinWait *)m);
+		return;
+	case MPIV__MSG_TYPE__MSG_WAIT_STATE:
+		session_wait_state(s, (const Mpiv__WaitState *)m);
 		return;
 	case MPIV__MSG_TYPE__MSG_FLUSH: {
 		/* every Send before it is complete and stored (the store's

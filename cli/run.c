@@ -102,6 +102,12 @@ run_usage(FILE *f)
 	    "(uncoordinated;\n"
 	    "                           restarts resume from the last one)\n"
 	    "  --cs K                   checkpoint servers (default 1)\n"
+	    "  --deadlock-after S       say the job is deadlocked once every "
+	    "rank has waited\n"
+	    "                           S seconds with no message moving "
+	    "(default 30s;\n"
+	    "                           0 or off: never)\n"
+	    "  --deadlock-abort         and then end it (exit 1)\n"
 	    "  --cm-max-memory BYTES    what each embedded CM holds per job "
 	    "before it pauses\n"
 	    "                           senders and asks for checkpoints (64M, "
@@ -176,7 +182,7 @@ run_fix_np(int argc, char **argv)
 	    "--max-restarts", "--chaos", "--chaos-seed", "--chaos-max",
 	    "--ckpt-interval", "--cs", "--secret-file", "-x", "--env",
 	    "--stdin", "--hostfile", "--host", "-H", "--protocol",
-	    "--cm-store", "--cm-max-memory", NULL };
+	    "--cm-store", "--cm-max-memory", "--deadlock-after", NULL };
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0 || argv[i][0] != '-')
@@ -226,6 +232,8 @@ run_parse(struct run *r, int argc, char **argv)
 		{ "chaos-seed", required_argument, NULL, 'S' },
 		{ "ckpt-interval", required_argument, NULL, 'I' },
 		{ "cs", required_argument, NULL, 'X' },
+		{ "deadlock-after", required_argument, NULL, 0x206 },
+		{ "deadlock-abort", no_argument, NULL, 0x207 },
 		{ "cm-max-memory", required_argument, NULL, 'Y' },
 		{ "cm-store", required_argument, NULL, 0x201 },
 		{ "env", required_argument, NULL, 0x203 },
@@ -330,6 +338,23 @@ run_parse(struct run *r, int argc, char **argv)
 			r->cm_max_memory = optarg;
 			break;
 		}
+		case 0x206: {
+			uint32_t ms;
+			if (strcmp(optarg, "0") == 0 ||
+			    strcmp(optarg, "off") == 0) {
+				r->deadlock_after = -1;	/* never */
+				break;
+			}
+			if (run_parse_ms(optarg, &ms) < 0)
+				return run_usage_error("bad --deadlock-after "
+				    "\"%s\" (want a duration: 30s, 2m, 0.5, "
+				    "or off)", optarg);
+			r->deadlock_after = ms / 1000.;
+			break;
+		}
+		case 0x207:
+			r->deadlock_abort = true;
+			break;
 		case 0x201:
 			if (strcmp(optarg, "write") != 0 &&
 			    strcmp(optarg, "fsync") != 0 &&
@@ -941,6 +966,8 @@ run_submit(struct run *r)
 	js.chaos_nodes = r->chaos_nodes;
 	js.ckpt_interval = r->ckpt_interval;
 	js.ncs = r->ncs;
+	js.deadlock_after = r->deadlock_after;
+	js.deadlock_abort = r->deadlock_abort;
 	if (r->dispatcher != NULL && !r->no_ship) {
 		if (run_ship_prepare(r) < 0)
 			return -1;

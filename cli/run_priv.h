@@ -92,6 +92,8 @@ struct run {
 	char ship_hash[65];
 	uint64_t ship_size;
 	double ckpt_interval;	/* --ckpt-interval, 0: off */
+	double deadlock_after;	/* --deadlock-after, 0: default, < 0: off */
+	bool deadlock_abort;	/* --deadlock-abort */
 	const char *cm_max_memory;	/* --cm-max-memory, NULL: the CMs' default */
 	const char *cm_store;	/* --cm-store write|fsync|off, NULL: off */
 	int ncs;		/* --cs K (embedded: started) */

@@ -78,6 +78,9 @@ status_print_text(const Mpiv__StatusReply *r, bool one_job)
 			    rk->state, *rk->node ? rk->node : "-",
 			    rk->incarnation, (unsigned long long)rk->last_ckpt,
 			    rk->restarts);
+			if (*rk->waits != '\0')
+				printf("          waits %s (for %.0f s)\n",
+				    rk->waits, rk->waited_s);
 		}
 	}
 }
@@ -177,6 +180,11 @@ status_print_json(const Mpiv__StatusReply *r)
 			status_kv_int(&j, "incarnation", rk->incarnation);
 			status_kv_int(&j, "last_ckpt", (int64_t)rk->last_ckpt);
 			status_kv_int(&j, "restarts", rk->restarts);
+			if (*rk->waits != '\0') {
+				status_kv_str(&j, "waits", rk->waits);
+				json_key(&j, "waited_s");
+				json_double(&j, rk->waited_s);
+			}
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);

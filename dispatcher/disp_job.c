@@ -253,6 +253,11 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 		*err = "number of checkpoint servers out of range";
 		return NULL;
 	}
+	if (js->deadlock_after != js->deadlock_after ||
+	    js->deadlock_after > 1e9) {
+		*err = "deadlock timeout out of range";
+		return NULL;
+	}
 	if (!(js->ckpt_interval >= 0) || js->ckpt_interval > 1e9) {
 		*err = "checkpoint interval out of range";
 		return NULL;
@@ -295,6 +300,9 @@ djob_submit(struct disp *d, struct dpeer *client, const Mpiv__JobSubmit *js,
 	j->chaos_nodes = js->chaos_nodes;
 	j->t_submit = ev_now(d->loop);
 	j->ckpt_interval = js->relay_only ? 0. : js->ckpt_interval;
+	j->deadlock_after = js->deadlock_after == 0 ? DISP_DEADLOCK_AFTER :
+	    js->deadlock_after;
+	j->deadlock_abort = js->deadlock_abort;
 	j->ncs = js->relay_only ? 0 : js->ncs;
 	ev_timer_init(&j->grace_w, djob_on_grace, DISP_KILL_GRACE, 0.);
 	j->grace_w.data = j;

@@ -166,6 +166,9 @@ dpeer_cm_frame(struct dpeer *p, const struct frame_hdr *h,
 		djob_cm_pressure(p, (Mpiv__CmPressure *)m);
 		dwarn_pressure(p, (Mpiv__CmPressure *)m);
 		return;
+	case MPIV__MSG_TYPE__MSG_WAIT_STATE:
+		ddl_wait_state(p, (Mpiv__WaitState *)m);
+		return;
 	case MPIV__MSG_TYPE__MSG_HEARTBEAT:
 		return;
 	case MPIV__MSG_TYPE__MSG_CM_STATS:

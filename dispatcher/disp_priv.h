@@ -24,6 +24,7 @@
 #define DISP_OUT_HIGH		(16u << 20)	/* client queue: pause nodes */
 #define DISP_OUT_LOW		(4u << 20)	/* resume them below this */
 #define DISP_MAX_RESTARTS	50	/* per rank, unless the job says */
+#define DISP_DEADLOCK_AFTER	30.0	/* s of a deadlock before it is told */
 #define DISP_DEAD_KEEP		256	/* declared-dead node ids remembered */
 #define DISP_MAX_BINARY		(1ull << 30)	/* largest program shipped */
 #define DISP_MAX_STDIN		(64ull << 20)	/* largest stdin a job carries */
@@ -76,6 +77,8 @@ enum dwarn_kind {
 	DWARN_WAITING,		/* "waiting": services, slots */
 	DWARN_STALLED,		/* "stalled": a CM or CS not answering */
 	DWARN_PRESSURE,		/* "log_pressure": a CM log at its cap */
+	DWARN_DEADLOCK,		/* "deadlock": every rank waits, nothing
+				   moves (disp_deadlock.c) */
 	DWARN_NKINDS,
 };
 
@@ -83,7 +86,7 @@ struct dwarn {
 	double seen;		/* condition holds since (0: does not) */
 	bool active;		/* held past its grace: begun */
 	double since, cleared;	/* of the current or last episode */
-	char text[400];		/* the line that says it began */
+	char text[700];		/* the line that says it began */
 	bool told;		/* what the client was last told */
 	double told_at;		/* when it was last told a begin (0: never) */
 };
@@ -132,6 +135,14 @@ struct drank {
 	uint64_t out_hash[2];	/* of every byte forwarded */
 	bool chk_on[2];
 	uint64_t chk_len[2], chk_hash[2], re_hash[2];
+	/* what it waits for (its WaitState frames, disp_deadlock.c) */
+	bool waiting;		/* told a wait not over yet */
+	uint32_t wait_inc;	/* of this incarnation */
+	uint64_t wait_no, wait_moved;
+	double wait_heard;	/* the last WaitState (ev_now) */
+	double wait_quiet;	/* since when wait_no and moved held */
+	double waited_s;	/* as the rank counted at wait_heard */
+	char wait_what[200];
 };
 
 /* One relaunch of a rank, for JobDone.restart_log. */
@@ -225,6 +236,8 @@ struct djob {
 	struct dwarn warn[DWARN_NKINDS];
 	uint32_t ckpt_failures;	/* CkptTaken{ok = false}, skips aside */
 	char ckpt_err[300];	/* the last failure: "rank R: error" */
+	double deadlock_after;	/* s, <= 0: never (disp_deadlock.c) */
+	bool deadlock_abort;	/* a deadlock fails the job */
 	double pressure_at;	/* last CmPressure (0: none) */
 	char pressure_text[400];
 	uint32_t out_diverged;	/* re-executions that printed otherwise */
@@ -345,6 +358,12 @@ void djob_cm_pressure(struct dpeer *cm, const Mpiv__CmPressure *p);
 void djob_setup_cms(struct djob *j);
 void djob_fill_setup(const struct djob *j, Mpiv__JobSetup *js);
 void djob_fail(struct djob *j, int code, const char *reason);
+
+/* disp_deadlock.c */
+void ddl_wait_state(struct dpeer *cm, const Mpiv__WaitState *ws);
+bool ddl_rank_waits(const struct djob *j, const struct drank *rk,
+    double now);
+bool ddl_holds(const struct djob *j, double now, char *text, size_t n);
 
 /* disp_outchk.c */
 void dout_init(struct drank *rk);

@@ -77,6 +77,10 @@ dstatus_job(const struct djob *j, double now, Mpiv__JobInfo *ji,
 		ri[r].restarts = rk->restarts;
 		ri[r].state = (char *)dstatus_rank_state(rk);
 		ri[r].exit_code = rk->exit_code;
+		if (ddl_rank_waits(j, rk, now)) {
+			ri[r].waits = (char *)rk->wait_what;
+			ri[r].waited_s = rk->waited_s + (now - rk->wait_heard);
+		}
 		rip[r] = &ri[r];
 	}
 	ji->ranks = rip;

@@ -1,5 +1,5 @@
 /*
- * disp_warn.c: every failure visible. Four conditions
+ * disp_warn.c: every failure visible. Five conditions
  * of a job are told to its client (mpiv run) when they begin and when
  * they clear, and shown by mpiv status while they hold:
  *
@@ -18,6 +18,9 @@
  *                 one is not judged, an older build ignores them)
  *   log_pressure  a CM said its log of the job fills its --max-memory
  *                 (CmPressure, once a second while it does)
+ *   deadlock      every rank waits, and no message moved for the job's
+ *                 deadlock_after s (disp_deadlock.c); with
+ *                 deadlock_abort the job fails instead
  *
  * Level-triggered: dwarn_update re-evaluates a job from its state (on
  * the events that change it and on a DWARN_TICK timer), so no path can
@@ -41,7 +44,7 @@
 #define DWARN_PRESSURE_GONE	3.0	/* s without CmPressure: cleared */
 
 static const char *const dwarn_names[DWARN_NKINDS] = {
-	"ckpt_failing", "waiting", "stalled", "log_pressure",
+	"ckpt_failing", "waiting", "stalled", "log_pressure", "deadlock",
 };
 
 /* The name of kind k, as in JobWarning.kind and the report. */
@@ -65,6 +68,10 @@ dwarn_clear_text(const struct djob *j, enum dwarn_kind k, char *out,
 		return;
 	case DWARN_STALLED:
 		snprintf(out, n, "job %s: its servers answer again", j->id);
+		return;
+	case DWARN_DEADLOCK:
+		snprintf(out, n, "job %s: its ranks move messages again",
+		    j->id);
 		return;
 	default:
 		snprintf(out, n, "job %s: log pressure is over", j->id);
@@ -258,7 +265,7 @@ void
 dwarn_update(struct djob *j)
 {
 	double now = ev_now(j->d->loop);
-	char text[400];
+	char text[700];
 	bool h;
 
 	h = dwarn_ckpt_holds(j, text, sizeof(text));
@@ -270,6 +277,14 @@ dwarn_update(struct djob *j)
 	h = j->state == DJOB_RUNNING && !j->failed && j->pressure_at > 0 &&
 	    now - j->pressure_at < DWARN_PRESSURE_GONE;
 	dwarn_set(j, DWARN_PRESSURE, h, j->pressure_text, 0., now);
+	/* judged last: any of the others holding means no deadlock */
+	h = ddl_holds(j, now, text, sizeof(text));
+	if (h && j->deadlock_abort) {
+		/* told once, as the reason the job fails */
+		djob_fail(j, 1, text);
+		return;
+	}
+	dwarn_set(j, DWARN_DEADLOCK, h, text, 0., now);
 }
 
 /*

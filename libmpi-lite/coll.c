@@ -71,6 +71,21 @@ enum coll_tag {
 	TAG_RSCAT_BLOCK,
 };
 
+/* The MPI call of a blocking collective's tag, NULL: not one. */
+const char *
+mpiv_coll_tag_name(int tag)
+{
+	static const char *const names[] = { NULL, "MPI_Barrier",
+	    "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
+	    "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv", "MPI_Allgather",
+	    "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Scan",
+	    "MPI_Exscan", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block" };
+
+	if (tag <= 0 || tag >= (int)(sizeof(names) / sizeof(names[0])))
+		return NULL;
+	return names[tag];
+}
+
 /*
  * Algorithm thresholds, in bytes of one rank's data (count * type size;
  * for alltoall and allgather, of one block). Every rank of a call sees

@@ -445,6 +445,10 @@ void mpiv_abort_job(int code, const char *why) __attribute__((noreturn));
    program ends from here, the other ranks may end before the job fails. */
 void mpiv_say_finalized(void);
 
+/* The MPI call of a blocking collective's internal tag, NULL: none
+   (coll.c; what a blocked rank reports, waitrep.c). */
+const char *mpiv_coll_tag_name(int tag);
+
 /* Named fault points for the fault-injection tests (fault.c): kills the
    process with SIGKILL when MPIV_FAULT asks for this hit of NAME. */
 void mpiv_fault_point(const char *name);

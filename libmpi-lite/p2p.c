@@ -15,6 +15,7 @@
 #include "mono.h"
 #include "proto.h"
 #include "transport.h"
+#include "waitrep.h"
 
 /* The job's protocol. */
 const struct mpiv_proto *mpiv_proto = &mpiv_proto_relay;
@@ -807,9 +808,14 @@ mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	    mpiv_comm_world_rank(comm, source);
 	r->post_tag = tag == MPI_ANY_TAG ? -1 : tag;
 	r->post_blocking = blocking;
+	/* (the direct protocol's probe itself waits for a match) */
+	if (blocking)
+		mpiv_waitrep_begin(NULL, &r, 1);
 	rc = mpiv_proto->probe(r);
 	if (rc == MPI_SUCCESS)
 		rc = mpiv_req_wait_complete(r);
+	if (blocking)
+		mpiv_waitrep_end();
 	if (rc == MPI_SUCCESS) {
 		*found = r->found;
 		if (r->found && status != NULL)

@@ -39,6 +39,7 @@
 #include "proto.h"
 #include "sblog.h"
 #include "transport.h"
+#include "waitrep.h"
 
 #define DP_SYNC	1u		/* sblog flags: a synchronous send */
 #define DP_LOG_WAIT_MS	10000	/* a full log waits this long for trims */
@@ -1803,7 +1804,7 @@ direct_finalize(void)
 {
 	Mpiv__DBye bye = MPIV__DBYE__INIT;
 	const Mpiv__NdOutcome *o = NULL;
-	int rc, got = 0;
+	int rc = MPI_SUCCESS, got = 0;
 
 	fflush(stdout);
 	fflush(stderr);
@@ -1814,9 +1815,14 @@ direct_finalize(void)
 		    MPIV__MSG_TYPE__MSG_DBYE, &bye.base, NULL, 0, NULL,
 		    NULL)) != MPI_SUCCESS)
 			return rc;
+	mpiv_waitrep_begin("MPI_Finalize, for every rank to reach it",
+	    NULL, 0);
 	while (!dp_all(dp_peer_bye))
 		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
-			return rc;
+			break;
+	mpiv_waitrep_end();
+	if (rc != MPI_SUCCESS)
+		return rc;
 	/* Without logging nothing is run again: the messages being all
 	   through is enough. */
 	if (!mpiv_ndlog_enabled())
@@ -1838,6 +1844,9 @@ direct_finalize(void)
 	   this one waits for its end, then for the job's (dp_fin.c). */
 	if ((rc = dp_fin_fork()) != MPI_SUCCESS || mpiv_p2p_fin_child())
 		return rc;
+	/* (the keeper's wait: the dispatcher sees an ended program) */
+	mpiv_waitrep_begin("MPI_Finalize, its program ended, for every "
+	    "rank's to end", NULL, 0);
 	while (!mpiv_tp_fin_closed()) {
 		Mpiv__FinWait fw = MPIV__FIN_WAIT__INIT;
 		long until = mono_us() + DP_FIN_WAIT_MS * 1000L;
@@ -1847,11 +1856,16 @@ direct_finalize(void)
 		fw.exit_code = mpiv_p2p_fin_code();
 		if ((rc = mpiv_tp_send(0, MPIV__MSG_TYPE__MSG_FIN_WAIT,
 		    &fw.base, NULL, 0, NULL, NULL)) != MPI_SUCCESS)
-			return rc;
+			break;
 		while (!mpiv_tp_fin_closed() && mono_us() < until)
 			if ((rc = mpiv_tp_progress(100)) != MPI_SUCCESS)
-				return rc;
+				break;
+		if (rc != MPI_SUCCESS)
+			break;
 	}
+	mpiv_waitrep_end();
+	if (rc != MPI_SUCCESS)
+		return rc;
 	mpiv_fault_point("closed");
 	return MPI_SUCCESS;
 }

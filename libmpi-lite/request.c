@@ -19,6 +19,7 @@
 
 #include "mono.h"
 #include "transport.h"
+#include "waitrep.h"
 
 #define REQ_BLOCK	64
 
@@ -166,9 +167,12 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 	struct mpiv_request *was = mpiv_nbc_waited;
 	int rc = MPI_SUCCESS;
 
+	if (r->complete)
+		return MPI_SUCCESS;
 	/* nothing returns before r completes: if r is the one active
 	   schedule, its steps here are determined (nbc.c) */
 	mpiv_nbc_waited = r;
+	mpiv_waitrep_begin(NULL, &r, 1);
 	/* A safe point: the caller started r and now only waits (also
 	   while asleep: a checkpoint request wakes the poll). */
 	while (!r->complete) {
@@ -184,6 +188,7 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 		if ((rc = mpiv_tp_progress(mpiv_ckpt_due_ms())) != MPI_SUCCESS)
 			break;
 	}
+	mpiv_waitrep_end();
 	mpiv_nbc_waited = was;
 	return rc;
 }
@@ -545,8 +550,10 @@ MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 			mpiv_req_empty_status(status);
 		return MPI_SUCCESS;
 	}
-	if ((rc = nd_decide(MPIV_ND_WAITANY, count, reqs, &i, &k)) !=
-	    MPI_SUCCESS)
+	mpiv_waitrep_begin("MPI_Waitany", reqs, count);
+	rc = nd_decide(MPIV_ND_WAITANY, count, reqs, &i, &k);
+	mpiv_waitrep_end();
+	if (rc != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Waitany");
 	*index = i;
 	comm = req_comm(reqs[i]);
@@ -590,8 +597,10 @@ MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
 		*outcount = MPI_UNDEFINED;
 		return MPI_SUCCESS;
 	}
-	if ((rc = nd_decide(MPIV_ND_WAITSOME, incount, reqs, indices, &k)) !=
-	    MPI_SUCCESS)
+	mpiv_waitrep_begin("MPI_Waitsome", reqs, incount);
+	rc = nd_decide(MPIV_ND_WAITSOME, incount, reqs, indices, &k);
+	mpiv_waitrep_end();
+	if (rc != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Waitsome");
 	*outcount = k;
 	return req_report_some(k, reqs, indices, statuses, "MPI_Waitsome");

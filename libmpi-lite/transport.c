@@ -35,6 +35,7 @@
 #include "spin.h"
 #include "tp_priv.h"
 #include "transport.h"
+#include "waitrep.h"
 
 
 struct tp_conn *tp_conns;
@@ -326,6 +327,8 @@ tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
 	f->off = 0;
 	f->is_send = type == MPIV__MSG_TYPE__MSG_SEND ||
 	    type == MPIV__MSG_TYPE__MSG_DSEND;
+	if (f->is_send || type == MPIV__MSG_TYPE__MSG_DDATA)
+		mpiv_waitrep_moved();
 	idle = !tp_conn_out_due(c);
 	tp_enqueue(c, f, urgent);
 	/* Fast path: an idle connection takes the frame right now (an
@@ -486,6 +489,26 @@ mpiv_tp_reading_frame(void)
 	return false;
 }
 
+/* A frame that carries a message or its completion (what a deadlocked
+   job never sees: waitrep.c). */
+static bool
+tp_frame_moves(const struct tp_conn *c)
+{
+	switch (c->h.type) {
+	case MPIV__MSG_TYPE__MSG_DELIVER:
+	case MPIV__MSG_TYPE__MSG_SYNC_ACK:
+	case MPIV__MSG_TYPE__MSG_DSEND:
+	case MPIV__MSG_TYPE__MSG_DSYNC_ACK:
+	case MPIV__MSG_TYPE__MSG_DDATA:
+		return true;
+	case MPIV__MSG_TYPE__MSG_PROBE_REPLY:
+		return c->meta != NULL &&
+		    ((const Mpiv__ProbeReply *)c->meta)->found;
+	default:
+		return false;
+	}
+}
+
 /* Dispatches a complete incoming frame (header, meta, payload). */
 static void
 tp_frame_done(struct tp_conn *c)
@@ -493,6 +516,8 @@ tp_frame_done(struct tp_conn *c)
 	struct mpiv_request *r;
 
 	c->in_payload = false;
+	if (tp_frame_moves(c))
+		mpiv_waitrep_moved();
 	if (c->is_peer) {
 		dp_frame_done(c);
 		if (c->meta != NULL)
@@ -989,6 +1014,7 @@ tp_progress(int timeout_ms, long sleep_us)
 	int ndp = dp_poll_count();
 	struct pollfd pfd[tp_nconns + 1 + ndp + 1];
 	int i, n, rc, nfds = tp_nconns, ctrl = mpiv_ckpt_ctrl_fd(), dp0, ndpf, dpt;
+	int wr;
 	bool ready = false;
 	struct spin_wait w;
 
@@ -1056,6 +1082,10 @@ tp_progress(int timeout_ms, long sleep_us)
 	}
 	if (dpt >= 0 && (timeout_ms < 0 || dpt < timeout_ms))
 		timeout_ms = dpt;
+	/* A blocked rank tells what it waits for, every second. */
+	if (timeout_ms != 0 && (wr = mpiv_waitrep_tick()) >= 0 &&
+	    (timeout_ms < 0 || wr < timeout_ms))
+		timeout_ms = wr;
 	if (timeout_ms != 0)
 		spin_begin(tp_spin_get(), &w, mono_us());
 	for (;;) {
@@ -1141,7 +1171,11 @@ mpiv_tp_poll_done(long entry, bool found)
 	/* A re-execution imposing logged outcomes waits for nothing. */
 	if (!found && mpiv_ndlog_replaying())
 		found = true;
-	switch (pollback_next(pb, entry, mono_us(), found, &us)) {
+	enum pb_action a = pollback_next(pb, entry, mono_us(), found, &us);
+
+	/* a long run of fruitless calls is a wait too */
+	mpiv_waitrep_poll(pb->polls > 0 ? pb->run_start : -1);
+	switch (a) {
 	case PB_YIELD:
 		sched_yield();
 		break;

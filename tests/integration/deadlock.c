@@ -1,0 +1,112 @@
+/* tests/integration/deadlock.c: MPI programs that deadlock, each in its
+ * own way, and one that only looks idle (test_deadlock.sh):
+ *
+ *   finished  rank 0 receives from rank 1 (tag 5), which never sends
+ *             and finishes
+ *   cycle     every rank receives from the next one (tag 9)
+ *   coll      rank 0 enters MPI_Barrier, the others receive from rank 0
+ *             (tag 7)
+ *   poll      rank 0 polls an MPI_Irecv from rank 1 with MPI_Test
+ *             forever; rank 1 finishes
+ *   waitany   rank 0 waits with MPI_Waitany for a receive from rank 1
+ *             (tag 3) or from any rank (tag 4); rank 1 finishes
+ *   probe     rank 0 waits in MPI_Probe for rank 1 (tag 6); rank 1
+ *             finishes
+ *   slow S    no deadlock: rank 1 computes for S seconds (a busy loop)
+ *             before it sends, then every rank prints "done"
+ *
+ * Each rank says "rank R: waiting" on stdout before it blocks. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+waiting(int rank)
+{
+	printf("rank %d: waiting\n", rank);
+	fflush(stdout);
+}
+
+int
+main(int argc, char **argv)
+{
+	int rank, size, x = 0, flag = 0, idx;
+	const char *mode = argc > 1 ? argv[1] : "finished";
+	MPI_Request rq[2];
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (strcmp(mode, "finished") == 0) {
+		if (rank == 0) {
+			waiting(rank);
+			MPI_Recv(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD,
+			    MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "cycle") == 0) {
+		waiting(rank);
+		MPI_Recv(&x, 1, MPI_INT, (rank + 1) % size, 9, MPI_COMM_WORLD,
+		    MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "coll") == 0) {
+		waiting(rank);
+		if (rank == 0)
+			MPI_Barrier(MPI_COMM_WORLD);
+		else
+			MPI_Recv(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD,
+			    MPI_STATUS_IGNORE);
+	} else if (strcmp(mode, "poll") == 0) {
+		if (rank == 0) {
+			MPI_Irecv(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq[0]);
+			waiting(rank);
+			while (!flag)
+				MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "waitany") == 0) {
+		if (rank == 0) {
+			MPI_Irecv(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq[0]);
+			MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 4,
+			    MPI_COMM_WORLD, &rq[1]);
+			waiting(rank);
+			MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "probe") == 0) {
+		if (rank == 0) {
+			waiting(rank);
+			MPI_Probe(1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "slow") == 0) {
+		double secs = argc > 2 ? atof(argv[2]) : 3;
+
+		if (rank == 1) {
+			double end = now_s() + secs;
+			volatile double acc = 0;
+
+			while (now_s() < end)
+				for (int i = 0; i < 100000; i++)
+					acc += i * 0.5;
+			x = 42;
+			MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD);
+		} else if (rank == 0) {
+			MPI_Recv(&x, 1, MPI_INT, 1, 5, MPI_COMM_WORLD,
+			    MPI_STATUS_IGNORE);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		printf("rank %d: done x=%d\n", rank, rank == 0 ? x : 42);
+	} else {
+		fprintf(stderr, "deadlock: unknown mode %s\n", mode);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_Finalize();
+	return 0;
+}
