@@ -21,6 +21,7 @@
 #include "mono.h"
 #include "proto.h"
 #include "transport.h"
+#include "waitrep.h"
 
 struct mpiv_state mpiv_state;
 
@@ -195,9 +196,16 @@ MPI_Finalize(void)
 		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
 	mpiv_fault_point("finalize");
 	mpiv_ckpt_fini();	/* no checkpoint of a finalizing rank */
-	while (mpiv_p2p_pending_acks > 0)
-		if ((rc = mpiv_tp_progress(-1)) != MPI_SUCCESS)
-			return mpiv_err(NULL, rc, "MPI_Finalize");
+	rc = MPI_SUCCESS;
+	if (mpiv_p2p_pending_acks > 0) {
+		mpiv_waitrep_begin("MPI_Finalize, for its synchronous sends "
+		    "to be received", NULL, 0);
+		while (rc == MPI_SUCCESS && mpiv_p2p_pending_acks > 0)
+			rc = mpiv_tp_progress(-1);
+		mpiv_waitrep_end();
+	}
+	if (rc != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Finalize");
 	if ((rc = mpiv_p2p_finalize()) != MPI_SUCCESS) {
 		mpiv_p2p_fin_fail(rc);
 		return mpiv_err(NULL, rc, "MPI_Finalize");

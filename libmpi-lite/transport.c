@@ -207,6 +207,9 @@ tp_write(struct tp_conn *c)
 				f->off += (size_t)w;
 				if (f->is_send && f->off > f->hlen)
 					mpiv_fault_point("send-partial");
+				/* a long payload on its way moves too */
+				if (f->plen > 0)
+					mpiv_waitrep_moved();
 				break;
 			}
 			w -= (ssize_t)left;
@@ -753,6 +756,7 @@ tp_read(struct tp_conn *c)
 
 			n = tp_recv(c, c->pdst + c->pgot, want);
 			if (n > 0) {
+				mpiv_waitrep_moved();
 				c->pgot += (size_t)n;
 				c->prest -= (size_t)n;
 				if (c->prest == 0)

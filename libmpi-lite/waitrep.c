@@ -45,7 +45,8 @@ static long waitrep_poll_start = -1;	/* ms: a run of polls began */
 static long waitrep_next;	/* ms: the next WaitState is due */
 static bool waitrep_told;	/* the current wait was told */
 static uint64_t waitrep_no;	/* waits told so far */
-static uint64_t waitrep_moved;	/* payload frames in and out */
+static uint64_t waitrep_moved;	/* message frames in and out, and reads and
+				   writes of a long payload */
 
 void
 mpiv_waitrep_moved(void)

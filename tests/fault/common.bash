@@ -147,6 +147,9 @@ flt_dump_watch() {
 # --timeout SECS ARGS..." under a hard timeout, stdout in OUT.out, stderr
 # in OUT.err, exit code in OUT.rc (and in $FLT_RC). A job still running
 # 2 s before SECS gets its ranks' state dumped into OUT.err first.
+# Every job also runs with --deadlock-after 3 --deadlock-abort: a job
+# the dispatcher wrongly judged deadlocked (every rank waiting, no
+# message moving, amid kills, restores and replays) fails its test.
 flt_job() {
 	local out=$1 secs=$2
 	shift 2
@@ -156,6 +159,7 @@ flt_job() {
 	# FLT_PROTOCOL: run every job in that protocol (relay, direct)
 	MPIV_DUMP_SIGNAL=12 timeout -k 5 $((secs + 20)) "$MPIV" run \
 		--report "$out.json" --timeout "$secs" \
+		--deadlock-after 3 --deadlock-abort \
 		${FLT_PROTOCOL:+--protocol "$FLT_PROTOCOL"} \
 		"$@" < /dev/null > "$out.out" 2> "$out.err" &
 	local pid=$!
