@@ -5,8 +5,10 @@
  * on it; each input is one more peer on a socketpair whose bytes are the
  * input, then it hangs up. The first byte picks a prefix: none (raw
  * bytes), a node Hello + NodeRegister (the input is then what a node
- * sends: task reports, outputs, program requests, claims on ranks), or a
- * client Hello (job submissions, status, kill-node, program pieces). The
+ * sends: task reports, outputs, program requests, claims on ranks), a
+ * client Hello (job submissions, status, kill-node, program pieces), or a
+ * second CM's Hello + ServiceRegister (job statuses, replay reports,
+ * pressure, the ranks' wait states). The
  * dispatcher must neither crash nor leak, and the standing job must stay
  * consistent.
  */
@@ -131,13 +133,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The fuzzed peer. */
 	fd = fuzz_peer(&d);
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 1:
 		fuzz_hello(fd, MPIV__ROLE__ROLE_NODE);
 		fuzz_register(fd, "fz");
 		break;
 	case 2:
 		fuzz_hello(fd, MPIV__ROLE__ROLE_CLIENT);
+		break;
+	case 3:
+		/* a second CM: what CMs send (job statuses, replay reports,
+		   pressure, ranks' wait states) */
+		fuzz_hello(fd, MPIV__ROLE__ROLE_CM);
+		sr.addr = (char *)"127.0.0.1:2";
+		(void)frame_write(fd, MPIV__MSG_TYPE__MSG_SERVICE_REGISTER,
+		    &sr.base, NULL, 0, 100);
 		break;
 	}
 	fcntl(fd, F_SETFL, O_NONBLOCK);
