@@ -61,6 +61,7 @@ struct tl_row {
 	int since_ev;
 	uint32_t inc;
 	uint64_t ckpt;		/* restoring this one */
+	int wait_ev;		/* the "wait" event of a wait, -1: none */
 };
 
 static double tl_scale;		/* px per second */
@@ -99,6 +100,36 @@ tl_segment(FILE *f, const struct tl_row *row, int rank, double t_end,
 		fprintf(f, " checkpoint %llu", (unsigned long long)row->ckpt);
 	fprintf(f, ": %.3f s to %.3f s%s</title></rect>\n", row->since, t_end,
 	    ev_end < 0 ? " (end of the run)" : "");
+}
+
+/*
+ * The rank's wait that began with event wait_ev ends at t_end (its
+ * wait_over, the rank's end, kill or relaunch, or the end of the run):
+ * a hatched band under the row's bar, titled with what it waited for.
+ */
+static void
+tl_wait(FILE *f, struct tl_row *row, const struct tl_job *job, int rank,
+    double t_end, int ev_end)
+{
+	const struct tl_event *w;
+	double t0, x0, x1;
+
+	if (row->wait_ev < 0)
+		return;
+	w = &job->ev[row->wait_ev];
+	t0 = w->t - (w->span1 > 0 ? w->span1 : 0);
+	x0 = tl_x(t0 > 0 ? t0 : 0);
+	x1 = tl_x(t_end);
+	if (x1 - x0 < 1)
+		x1 = x0 + 1;
+	fprintf(f, "<rect class='wait' data-ev='%d' data-rank='%d' x='%.1f' "
+	    "y='%.1f' width='%.1f' height='4'><title>rank %d waited from %.3f s "
+	    "to %.3f s%s: ", row->wait_ev, rank, x0, tl_y(rank) + ROWH - 7.,
+	    x1 - x0, rank, t0 > 0 ? t0 : 0, t_end, ev_end < 0 ?
+	    " (end of the run)" : "");
+	tl_esc(f, w->detail);
+	fprintf(f, "</title></rect>\n");
+	row->wait_ev = -1;
 }
 
 /* Whether (rank, inc) has a replay_done among the events. */
@@ -347,6 +378,8 @@ timeline_write_html(const struct tl_job *job, const char *path)
 		fclose(f);
 		return -1;
 	}
+	for (int r = 0; r < nr; r++)
+		rows[r].wait_ev = -1;
 	for (size_t i = 0; i < job->nev; i++) {
 		const struct tl_event *e = &job->ev[i];
 
@@ -369,6 +402,7 @@ timeline_write_html(const struct tl_job *job, const char *path)
 	    ".kill{stroke:#d62728;stroke-width:3}\n"
 	    ".ckpt{fill:#1f5fa8} .ckpt-failed{fill:#ff7f0e}\n"
 	    ".dump{fill:#9ec5ea} .upload{fill:#5b95d0}\n"
+	    "rect.wait{fill:#555;opacity:.75}\n"
 	    ".node-lost{stroke:#d62728;stroke-dasharray:5 3;stroke-width:2}\n"
 	    ".axis{stroke:#444} .grid{stroke:#e6e6e6} .tick{font-size:11px;"
 	    "fill:#444} .rowlabel{font-size:12px}\n"
@@ -401,7 +435,8 @@ timeline_write_html(const struct tl_job *job, const char *path)
 	    "#8e6bbf'></i>restoring a checkpoint</span><span><i class='sw' "
 	    "style='background:#b8c4cc'></i>starting</span><span><i "
 	    "class='sw' style='background:#d62728'></i>kill / lost node"
-	    "</span><span><i class='sw' style='background:#1f5fa8'></i>"
+	    "</span><span><i class='sw' style='background:#555'></i>"
+	    "waiting in an MPI call (a second or more)</span><span><i class='sw' style='background:#1f5fa8'></i>"
 	    "checkpoint durable (above: dump, upload)</span></p>\n");
 
 	fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' id='timeline' "
@@ -432,7 +467,17 @@ timeline_write_html(const struct tl_job *job, const char *path)
 		double x = tl_x(e->t), y = row != NULL ? tl_y(e->rank) : 0;
 		int ei = (int)i;
 
-		if (strcmp(e->kind, "launch") == 0 && row != NULL) {
+		/* a rank's end, kill or relaunch ends its wait */
+		if (row != NULL && (strcmp(e->kind, "launch") == 0 ||
+		    strcmp(e->kind, "exit") == 0 ||
+		    strcmp(e->kind, "kill") == 0 ||
+		    (strcmp(e->kind, "wait_over") == 0 && row->wait_ev >= 0 &&
+		    job->ev[row->wait_ev].value == e->value)))
+			tl_wait(mk, row, job, e->rank, e->t, ei);
+		if (strcmp(e->kind, "wait") == 0 && row != NULL) {
+			tl_wait(mk, row, job, e->rank, e->t, ei);
+			row->wait_ev = ei;
+		} else if (strcmp(e->kind, "launch") == 0 && row != NULL) {
 			tl_segment(f, row, e->rank, e->t, ei);
 			row->st = e->value > 0 ? TS_RESTORE : TS_START;
 			row->since = e->t;
@@ -526,8 +571,10 @@ timeline_write_html(const struct tl_job *job, const char *path)
 			    TT + nr * ROWH);
 		}
 	}
-	for (int r = 0; r < nr; r++)
+	for (int r = 0; r < nr; r++) {
 		tl_segment(f, &rows[r], r, tmax, -1);
+		tl_wait(mk, &rows[r], job, r, tmax, -1);
+	}
 	if (fclose(mk) == 0)
 		fwrite(marks, 1, nmarks, f);
 	free(marks);

@@ -22,6 +22,10 @@
  * whose reports stopped. Then the "deadlock" warning begins, naming
  * what each rank waits for; with deadlock_abort the job fails with it.
  * Any rank that moves a message, or leaves its wait, clears it.
+ *
+ * Each wait told is also a job event ("wait", with the seconds it had
+ * lasted and what it waits for; "wait_over" when the rank says it
+ * ended): the timeline draws them (cli/timeline.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +46,7 @@ ddl_wait_state(struct dpeer *cm, const Mpiv__WaitState *ws)
 	struct djob *j = djob_find(cm->d, ws->job_id);
 	double now = ev_now(cm->d->loop);
 	struct drank *rk;
+	bool fresh;
 
 	if (j == NULL || j->state != DJOB_RUNNING)
 		return;
@@ -55,13 +60,17 @@ ddl_wait_state(struct dpeer *cm, const Mpiv__WaitState *ws)
 		return;
 	if (ws->over) {
 		if (rk->waiting && rk->wait_inc == ws->incarnation &&
-		    rk->wait_no == ws->wait_no)
+		    rk->wait_no == ws->wait_no) {
 			rk->waiting = false;
+			djob_event(j, "wait_over", ws->rank, ws->incarnation,
+			    ws->wait_no, NULL, 0, 0, NULL);
+		}
 		dwarn_update(j);
 		return;
 	}
-	if (!rk->waiting || rk->wait_inc != ws->incarnation ||
-	    rk->wait_no != ws->wait_no || rk->wait_moved != ws->moved)
+	fresh = !rk->waiting || rk->wait_inc != ws->incarnation ||
+	    rk->wait_no != ws->wait_no;
+	if (fresh || rk->wait_moved != ws->moved)
 		rk->wait_quiet = now;
 	rk->waiting = true;
 	rk->wait_inc = ws->incarnation;
@@ -72,6 +81,10 @@ ddl_wait_state(struct dpeer *cm, const Mpiv__WaitState *ws)
 	    ws->waited_s : 0;
 	snprintf(rk->wait_what, sizeof(rk->wait_what), "%s",
 	    ws->what != NULL ? ws->what : "");
+	/* the timeline's waits: from when it began (span1 before) */
+	if (fresh)
+		djob_event(j, "wait", ws->rank, ws->incarnation, ws->wait_no,
+		    NULL, rk->waited_s, 0, "%s", rk->wait_what);
 	dwarn_update(j);
 }
 

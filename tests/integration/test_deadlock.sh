@@ -10,7 +10,8 @@
 #            exit 1 within 15 s, with one line naming what each rank
 #            waits for
 #   idle     a rank that computes for 4 s while the others wait is no
-#            deadlock: exit 0, no deadlock line
+#            deadlock: exit 0, no deadlock line; the waits are "wait" and
+#            "wait_over" events of the report and bands of the timeline
 #   warn     without --deadlock-abort the job is told once and keeps
 #            running (until its --timeout: 124); mpiv status shows the
 #            warning and each rank's wait, its --json too
@@ -67,13 +68,26 @@ for p in relay direct; do
 
 	# idle: rank 1 computes 4 s, ranks 0 and 2 wait meanwhile
 	timeout 60 "$MPIV" run -n 3 --protocol $p --deadlock-after 1 --deadlock-abort \
-	    --timeout 40 ./dl slow 4 > slow.$p.out 2> slow.$p.err
+	    --timeout 40 --report slow.$p.json --timeline slow.$p.html ./dl slow 4 \
+	    > slow.$p.out 2> slow.$p.err
 	rc=$?
 	if [ "$rc" = 0 ] && [ "$(grep -c 'done x=42' slow.$p.out)" = 3 ] &&
 	    ! grep -q deadlock slow.$p.err; then
 		ok "$p idle: a rank computing 4 s while the others wait is no deadlock"
 	else
 		notok "$p idle: exit $rc, $(grep -c 'done x=42' slow.$p.out) done lines" slow.$p.err
+	fi
+	# its waits are events, and bands in the timeline: rank 0's began
+	# at the start and lasted about 4 s
+	w=$(jq -c '[.events[] | select(.rank == 0 and (.kind == "wait" or .kind == "wait_over"))]' slow.$p.json)
+	if jq -e 'length == 2 and .[0].kind == "wait" and .[1].kind == "wait_over" and
+	    .[0].value == .[1].value and (.[0].detail | startswith("for a message from rank 1 (tag 5")) and
+	    (.[1].t - .[0].t + .[0].span1) > 3 and (.[1].t - .[0].t + .[0].span1) < 6' <<< "$w" > /dev/null &&
+	    grep -qE "<rect class='wait' data-ev='[0-9]+' data-rank='0' [^>]*><title>rank 0 waited from [0-9.]+ s to [0-9.]+ s: for a message from rank 1 \(tag 5" slow.$p.html &&
+	    ! grep -q "<rect class='wait' data-ev='[0-9]*' data-rank='1'" slow.$p.html; then
+		ok "$p idle: rank 0's wait is a wait/wait_over pair in the report and a band in the timeline (rank 1's computing is none)"
+	else
+		notok "$p idle: the report's waits of rank 0: $w" slow.$p.html
 	fi
 done
 
