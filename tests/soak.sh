@@ -16,7 +16,9 @@
 # SOAK_PROTOCOLS (default "direct relay"). flt_ring prints a line per rank
 # after MPI_Finalize, which a direct rank killed late must not lose.
 # Every job's output (tagged, sorted by rank) must equal the program's
-# failure-free output, taken first on the same deployment. The RSS of
+# failure-free output, taken first on the same deployment; every job
+# runs with --deadlock-after 5 --deadlock-abort, so that a fault taken
+# for a deadlock fails it. The RSS of
 # every daemon is sampled after each job. The end prints a summary and
 # writes it to $MPIV_BUILD/soak/results.md: jobs, wrong outputs, failed
 # jobs, kills, and each daemon's RSS at the start, in the middle and at
@@ -118,7 +120,8 @@ run_job() {	# OUTFILE NP PROG ARGS... (with RUN_OPTS): exit code
 	local out=$1 np=$2
 	shift 2
 	timeout -k 5 300 "$MPIV" run --dispatcher "$ADDR_disp" --secret-file "$W/secret" \
-		--report "$out.json" --timeout 240 --tag-output -n "$np" "${RUN_OPTS[@]}" "$@" \
+		--report "$out.json" --timeout 240 --deadlock-after 5 --deadlock-abort \
+		--tag-output -n "$np" "${RUN_OPTS[@]}" "$@" \
 		< /dev/null > "$out.out" 2> "$out.err"
 }
 norm() {

@@ -4,7 +4,7 @@
 # tests/integration/deadlock.c, on the embedded deployment, in both
 # protocols:
 #   kinds    finished (a receive from a rank that ended), cycle (3 ranks
-#            receiving from each other), coll (MPI_Barrier against
+#            receiving from each other; also with 2 CMs), coll (MPI_Barrier against
 #            receives), poll (an MPI_Test loop), waitany, probe: with
 #            --deadlock-after 1 --deadlock-abort each job ends with
 #            exit 1 within 15 s, with one line naming what each rank
@@ -38,7 +38,7 @@ kind() {
 	local proto=$1 mode=$2 n=$3 t0=$SECONDS rc line re bad=""
 	shift 3
 	timeout 60 "$MPIV" run -n "$n" --protocol "$proto" --deadlock-after 1 \
-	    --deadlock-abort --timeout 40 ./dl "$mode" > "$mode.$proto.out" \
+	    --deadlock-abort --timeout 40 ${CMS:+--cms "$CMS"} ./dl "$mode" > "$mode.$proto.out" \
 	    2> "$mode.$proto.err"
 	rc=$?
 	line=$(grep -E "$LINE" "$mode.$proto.err")
@@ -47,9 +47,9 @@ kind() {
 	done
 	if [ "$rc" = 1 ] && [ $((SECONDS - t0)) -le 15 ] &&
 	    [ "$(grep -cE "$LINE" "$mode.$proto.err")" = 1 ] && [ -z "$bad" ]; then
-		ok "$proto $mode: exit 1 after $((SECONDS - t0)) s: ${line#mpiv: }"
+		ok "$proto $mode${CMS:+ ($CMS CMs)}: exit 1 after $((SECONDS - t0)) s: ${line#mpiv: }"
 	else
-		notok "$proto $mode: exit $rc after $((SECONDS - t0)) s, line \"$line\" lacks$bad" "$mode.$proto.err"
+		notok "$proto $mode${CMS:+ ($CMS CMs)}: exit $rc after $((SECONDS - t0)) s, line \"$line\" lacks$bad" "$mode.$proto.err"
 	fi
 }
 
@@ -65,6 +65,9 @@ for p in relay direct; do
 	kind $p poll 2 "rank 0 waits polling \(MPI_Test, MPI_Iprobe, \.\.\.\) and finds nothing" "$ENDED"
 	kind $p waitany 2 "rank 0 waits in MPI_Waitany over 2 requests, the first for a message from rank 1 \(tag 3, $WORLD\)" "$ENDED"
 	kind $p probe 2 "rank 0 waits in a probe for a message from rank 1 \(tag 6, $WORLD\)" "$ENDED"
+	# ranks homed at two CMs: each passes its ranks' waits on
+	CMS=2 kind $p cycle 3 "rank 0 waits for a message from rank 1" \
+	    "rank 1 waits for a message from rank 2" "rank 2 waits for a message from rank 0"
 
 	# idle: rank 1 computes 4 s, ranks 0 and 2 wait meanwhile
 	timeout 60 "$MPIV" run -n 3 --protocol $p --deadlock-after 1 --deadlock-abort \
