@@ -175,6 +175,7 @@ struct mpiv_comm {
 	int nbc_busy;		/* of those, not ended yet */
 	bool free_pending;	/* MPI_Comm_free came while nbc_busy */
 	char name[MPI_MAX_OBJECT_NAME];
+	bool of_window;		/* a window's private one (win.c) */
 	/* Intercommunicators (intercomm.c): group, rank and size are the
 	   local group's; point-to-point ranks name the remote group, and
 	   world_to_comm maps the remote group's world ranks. */

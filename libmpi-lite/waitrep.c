@@ -115,6 +115,12 @@ waitrep_req(const struct mpiv_request *r, char *out, size_t n)
 		return;
 	}
 	waitrep_peer(r, peer, sizeof(peer));
+	if (r->comm != NULL && r->comm->of_window) {
+		snprintf(out, n, "in a one-sided synchronization "
+		    "(MPI_Win_fence, MPI_Win_complete or MPI_Win_wait), for %s",
+		    peer);
+		return;
+	}
 	if (r->tag == MPI_ANY_TAG)
 		snprintf(tag, sizeof(tag), "any tag");
 	else

@@ -118,6 +118,7 @@ win_new(MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor,
 	    &w->comm)) != MPI_SUCCESS)
 		goto out_free;
 	snprintf(w->comm->name, sizeof(w->comm->name), "mpiv window");
+	w->comm->of_window = true;	/* what its blocked ranks say */
 	w->out = calloc((size_t)n, sizeof(*w->out));
 	w->sizes = calloc((size_t)n, sizeof(*w->sizes));
 	w->units = calloc((size_t)n, sizeof(*w->units));

@@ -12,6 +12,9 @@
  *             (tag 3) or from any rank (tag 4); rank 1 finishes
  *   probe     rank 0 waits in MPI_Probe for rank 1 (tag 6); rank 1
  *             finishes
+ *   window    rank 0 exposes its window to rank 1 (MPI_Win_post) and
+ *             waits in MPI_Win_wait; rank 1 receives from rank 0 (tag
+ *             8) instead of its access epoch
  *   slow S    no deadlock: rank 1 computes for S seconds (a busy loop)
  *             before it sends, then every rank prints "done"
  *
@@ -84,6 +87,23 @@ main(int argc, char **argv)
 		if (rank == 0) {
 			waiting(rank);
 			MPI_Probe(1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "window") == 0) {
+		MPI_Win win;
+		MPI_Group world, peer;
+		int one = 1 - rank, buf[4] = { 0 };
+
+		MPI_Win_create(buf, sizeof(buf), sizeof(int), MPI_INFO_NULL,
+		    MPI_COMM_WORLD, &win);
+		MPI_Comm_group(MPI_COMM_WORLD, &world);
+		MPI_Group_incl(world, 1, &one, &peer);
+		waiting(rank);
+		if (rank == 0) {
+			MPI_Win_post(peer, 0, win);
+			MPI_Win_wait(win);
+		} else if (rank == 1) {
+			MPI_Recv(&x, 1, MPI_INT, 0, 8, MPI_COMM_WORLD,
+			    MPI_STATUS_IGNORE);
 		}
 	} else if (strcmp(mode, "slow") == 0) {
 		double secs = argc > 2 ? atof(argv[2]) : 3;
