@@ -42,6 +42,7 @@ static struct waitrep_frame waitrep_stack[WAITREP_DEPTH];
 static int waitrep_depth;
 static long waitrep_start = -1;	/* ms: the outermost wait began */
 static long waitrep_poll_start = -1;	/* ms: a run of polls began */
+static long waitrep_poll_run;	/* µs: its start, as pollback.c has it */
 static long waitrep_next;	/* ms: the next WaitState is due */
 static bool waitrep_told;	/* the current wait was told */
 static uint64_t waitrep_no;	/* waits told so far */
@@ -286,20 +287,28 @@ mpiv_waitrep_poll(long run_start_us)
 {
 	long now;
 
-	if (waitrep_depth > 0)
+	if (waitrep_depth > 0 || (run_start_us < 0 && waitrep_poll_start < 0))
 		return;
 	now = mono_ms();
 	if (run_start_us < 0) {
 		/* the run ended: it found something, or the program
 		   computed between two calls */
-		if (waitrep_poll_start >= 0 && waitrep_told)
+		if (waitrep_told)
 			waitrep_send(now, true);
 		waitrep_poll_start = -1;
 		waitrep_told = false;
 		return;
 	}
+	if (waitrep_poll_start >= 0 && run_start_us != waitrep_poll_run) {
+		/* another run: the program computed between two calls
+		   (pollback.c), so the last one ended */
+		if (waitrep_told)
+			waitrep_send(now, true);
+		waitrep_poll_start = -1;
+	}
 	if (waitrep_poll_start < 0) {
 		waitrep_poll_start = run_start_us / 1000;
+		waitrep_poll_run = run_start_us;
 		waitrep_told = false;
 	}
 	(void)waitrep_due(waitrep_poll_start, now);

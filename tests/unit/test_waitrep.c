@@ -224,6 +224,24 @@ test_polls(void **state)
 	mpiv_waitrep_poll((long)mono_us());
 	mpiv_waitrep_poll(-1);
 	assert_int_equal(nframes, 2);
+	/* a program that computes between its polls starts a new run at
+	   each (pollback.c): never a wait, however long it goes on */
+	for (int k = 0; k < 12; k++) {
+		mpiv_waitrep_poll((long)mono_us());
+		sleep_ms(100);
+	}
+	assert_int_equal(nframes, 2);
+	/* a told run that gives way to another ends (over) */
+	start = (long)mono_us();
+	mpiv_waitrep_poll(start);
+	sleep_ms(1050);
+	mpiv_waitrep_poll(start);
+	assert_int_equal(nframes, 3);
+	mpiv_waitrep_poll((long)mono_us());
+	assert_int_equal(nframes, 4);
+	assert_true(frames[3].over);
+	mpiv_waitrep_poll(-1);
+	assert_int_equal(nframes, 4);
 }
 
 int
