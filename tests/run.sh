@@ -46,7 +46,7 @@
 #                           (FLT_PROTOCOL=relay)
 #   fuzz/run-short          tests/fuzz/run-short.sh, if present
 #   asan/unit/NAME, asan/mpi/PROG/nN   the same against build-asan
-#                           (MPI cases with 2 or 4 ranks only)
+#                           (MPI cases with 1, 2 or 4 ranks only)
 # A test (script) that exits 77 is reported as skipped; its last output line
 # is the reason. Failing tests' output goes to $MPIV_BUILD/test-logs/NAME.log.
 # The last line is always "N passed, M failed[, K skipped]"; the exit status
@@ -422,13 +422,13 @@ t_run_wait
 
 if [ "$ASAN_MODE" != 0 ] && [ "$B" != "$ASAN_B" ] && [ -x "$ASAN_B/bin/mpiv" ]; then
 	echo "# ASan/UBSan pass: $ASAN_B"
-	# the MPI cases at 2 and 4 ranks only (for the suite's time: the
-	# 1-rank cases, self-sends and 1-rank collectives, run in the plain
-	# pass but not under ASan)
+	# the MPI cases at 1, 2 and 4 ranks (for the suite's time: the
+	# others run in the plain pass but not under ASan; the 64 1-rank
+	# cases, self-sends and 1-rank collectives, take about 15 s)
 	run_unit "$ASAN_B" "asan/" "${SAN_ENV_UNIT[@]}"
-	run_mpi "$ASAN_B" "asan/" '^(2|4)$' "${SAN_ENV_MPI[@]}"
+	run_mpi "$ASAN_B" "asan/" '^(1|2|4)$' "${SAN_ENV_MPI[@]}"
 	MPI_DIR=fortran
-	run_mpi "$ASAN_B" "asan/" '^(2|4)$' "${SAN_ENV_MPI[@]}"
+	run_mpi "$ASAN_B" "asan/" '^(1|2|4)$' "${SAN_ENV_MPI[@]}"
 	MPI_DIR=mpi
 elif [ "$ASAN_MODE" = 1 ]; then
 	t_notok "asan" "MPIV_ASAN=1 but $ASAN_B/bin/mpiv is missing"
