@@ -12,9 +12,11 @@
  * "restoring" a checkpoint), "replaying" from a relaunch's start to its
  * replay_done, "running", "down" from an exit by a kill to the next
  * launch, "done" once exited for good; "waiting" before the first
- * launch. The log and store sizes are the last "sizes" sample, the
- * one the timeline's panels are drawn from (the dispatcher asks the
- * job's CMs and CSs a few times a second); absent until the first.
+ * launch; "blocked", a running or replaying rank that waits in an MPI
+ * call for a second or more ("wait" to "wait_over"). The log and store
+ * sizes are the last "sizes" sample, the one the timeline's panels
+ * are drawn from (the dispatcher asks the job's CMs and CSs a few times
+ * a second); absent until the first.
  * Program output clears the line before it is written, so the
  * line never mixes with it; the job's end clears it for good.
  */
@@ -29,17 +31,22 @@
 #include "run_priv.h"
 
 enum { PS_WAIT, PS_START, PS_RESTORE, PS_REPLAY, PS_RUN, PS_DOWN, PS_DONE,
-	PS_N };
+	PS_BLOCKED, PS_N };
 
 static const char *const ps_names[PS_N] = {
 	"waiting", "starting", "restoring", "replaying", "running", "down",
-	"done",
+	"done", "blocked",
 };
 
 /* the order the line names them in */
 static const int ps_order[] = {
-	PS_RUN, PS_REPLAY, PS_RESTORE, PS_START, PS_DOWN, PS_WAIT, PS_DONE,
+	PS_RUN, PS_BLOCKED, PS_REPLAY, PS_RESTORE, PS_START, PS_DOWN, PS_WAIT,
+	PS_DONE,
 };
+
+/* pstate[i]: a state, with PS_BLOCKED_BIT while a running or replaying
+   rank waits in an MPI call ("wait" to "wait_over" events) */
+#define PS_BLOCKED_BIT	0x80
 
 static void
 run_progress_draw(struct run *r)
@@ -49,8 +56,14 @@ run_progress_draw(struct run *r)
 	struct winsize ws;
 	bool first = true;
 
-	for (int i = 0; i < r->nranks; i++)
-		n[r->pstate[i] < PS_N ? r->pstate[i] : PS_WAIT]++;
+	for (int i = 0; i < r->nranks; i++) {
+		int st = r->pstate[i] & ~PS_BLOCKED_BIT;
+
+		if ((r->pstate[i] & PS_BLOCKED_BIT) &&
+		    (st == PS_RUN || st == PS_REPLAY))
+			st = PS_BLOCKED;
+		n[st < PS_N ? st : PS_WAIT]++;
+	}
 	len = snprintf(line, sizeof(line), "mpiv: %.1f s | %d rank%s:",
 	    mono_s() - r->pt0, r->nranks, r->nranks == 1 ? "" : "s");
 	for (size_t k = 0; k < sizeof(ps_order) / sizeof(ps_order[0]); k++) {
@@ -148,6 +161,11 @@ run_progress_event(struct run *r, const struct tl_event *e)
 	if (e->rank < 0 || e->rank >= r->nranks)
 		return;
 	st = &r->pstate[e->rank];
+	if (strcmp(e->kind, "wait") == 0) {
+		*st |= PS_BLOCKED_BIT;
+		return;
+	}
+	*st &= ~PS_BLOCKED_BIT;	/* wait_over, or a change of state */
 	if (strcmp(e->kind, "launch") == 0) {
 		*st = e->value > 0 ? PS_RESTORE : PS_START;
 		if (e->inc > 1)

@@ -12,7 +12,8 @@
 #            waits for
 #   idle     a rank that computes for 4 s while the others wait is no
 #            deadlock: exit 0, no deadlock line; the waits are "wait" and
-#            "wait_over" events of the report and bands of the timeline
+#            "wait_over" events of the report, bands of the timeline and
+#            "blocked" ranks of the --progress line
 #   warn     without --deadlock-abort the job is told once and keeps
 #            running (until its --timeout: 124); mpiv status shows the
 #            warning and each rank's wait, its --json too
@@ -82,6 +83,14 @@ for p in relay direct; do
 		ok "$p idle: a rank computing 4 s while the others wait is no deadlock"
 	else
 		notok "$p idle: exit $rc, $(grep -c 'done x=42' slow.$p.out) done lines" slow.$p.err
+	fi
+	# --progress into a file: the status line counts the waiting ranks
+	timeout 60 "$MPIV" run -n 3 --protocol $p --progress --timeout 40 ./dl slow 3 \
+	    > prog.$p.out 2> prog.$p.err
+	if tr '\r' '\n' < prog.$p.err | grep -qE '^(.\[K)?mpiv: [0-9.]+ s \| 3 ranks: 1 running, 2 blocked \|'; then
+		ok "$p idle: the status line says 1 running, 2 blocked"
+	else
+		notok "$p idle: no status line with 2 blocked ranks" prog.$p.err
 	fi
 	# its waits are events, and bands in the timeline: rank 0's began
 	# at the start and lasted about 4 s
