@@ -686,6 +686,36 @@ run_cancel(struct run *r, int code, const char *reason)
 	ev_timer_start(r->loop, &r->cancel_w);
 }
 
+/*
+ * A job ended from here (--timeout, a signal) whose ranks were blocked
+ * in MPI calls: where each was stuck, one indented line a rank under the
+ * reason (at most RUN_WAITS_SHOWN; --report has them all).
+ */
+#define RUN_WAITS_SHOWN	16
+static void
+run_print_waits(const struct run *r)
+{
+	int shown = 0, more = 0;
+
+	if (!r->cancelling || r->results == NULL)
+		return;
+	for (int i = 0; i < r->nranks; i++) {
+		const struct run_result *rr = &r->results[i];
+
+		if (!rr->known || rr->waits[0] == '\0')
+			continue;
+		if (shown++ >= RUN_WAITS_SHOWN) {
+			more++;
+			continue;
+		}
+		fprintf(stderr, "  rank %d was waiting %s (for %.0f s)\n", i,
+		    rr->waits, rr->waited_s);
+	}
+	if (more > 0)
+		fprintf(stderr, "  (and %d more ranks waiting: --report lists "
+		    "them)\n", more);
+}
+
 static void
 run_job_done(struct run *r, const Mpiv__JobDone *jd)
 {
@@ -723,6 +753,9 @@ run_job_done(struct run *r, const Mpiv__JobDone *jd)
 		r->results[rr->rank].restarts = rr->restarts;
 		r->results[rr->rank].checkpoints = rr->checkpoints;
 		r->results[rr->rank].exit_code = rr->exit_code;
+		snprintf(r->results[rr->rank].waits,
+		    sizeof(r->results[rr->rank].waits), "%s", rr->waits);
+		r->results[rr->rank].waited_s = rr->waited_s;
 	}
 	run_stop(r, jd->exit_code, *jd->reason != '\0' ? jd->reason : NULL);
 }
@@ -1115,6 +1148,12 @@ run_write_report(struct run *r, double wall)
 			json_int(&j, rr->exit_code);
 		else
 			json_null(&j);
+		if (rr->known && rr->waits[0] != '\0') {
+			json_key(&j, "waits");
+			json_str(&j, rr->waits);
+			json_key(&j, "waited_s");
+			json_double(&j, rr->waited_s);
+		}
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -1331,6 +1370,7 @@ run_main(int argc, char **argv)
 	run_summary(&r);
 	if (r.reason[0] != '\0')
 		fprintf(stderr, "mpiv: %s\n", r.reason);
+	run_print_waits(&r);
 	run_deploy_stop(&r);
 	if (r.report != NULL && run_write_report(&r, mono_s() - t0) < 0 &&
 	    r.exit_code == 0)

@@ -45,6 +45,8 @@ struct run_result {
 	bool known;
 	uint32_t incarnations, restarts, checkpoints;
 	int exit_code;
+	char waits[200];	/* what it waited for as the job ended */
+	double waited_s;
 };
 
 /* One relaunch, from JobDone.restart_log. */

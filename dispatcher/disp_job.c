@@ -817,6 +817,10 @@ djob_finish(struct djob *j)
 				rr[r].checkpoints = j->ranks[r].checkpoints;
 				rr[r].exit_code = j->ranks[r].exited ?
 				    j->ranks[r].exit_code : -1;
+				if (j->ranks[r].end_waiting) {
+					rr[r].waits = j->ranks[r].wait_what;
+					rr[r].waited_s = j->ranks[r].end_waited;
+				}
 				rrp[r] = &rr[r];
 			}
 			jd.ranks = rrp;
@@ -901,6 +905,15 @@ djob_fail(struct djob *j, int code, const char *reason)
 {
 	if (j->failed)
 		return;
+	/* what each rank waits for now: the ranks are killed next, and a
+	   timed out or cancelled job says where it was stuck */
+	for (int r = 0; r < j->nranks; r++) {
+		struct drank *rk = &j->ranks[r];
+		double now = ev_now(j->d->loop);
+
+		rk->end_waiting = ddl_rank_waits(j, rk, now);
+		rk->end_waited = rk->waited_s + (now - rk->wait_heard);
+	}
 	j->failed = true;
 	j->exit_code = code;
 	snprintf(j->reason, sizeof(j->reason), "%s", reason);

@@ -143,6 +143,8 @@ struct drank {
 	double wait_quiet;	/* since when wait_no and moved held */
 	double waited_s;	/* as the rank counted at wait_heard */
 	char wait_what[200];
+	bool end_waiting;	/* it waited when the job began to end */
+	double end_waited;	/* for this long */
 };
 
 /* One relaunch of a rank, for JobDone.restart_log. */

@@ -17,7 +17,9 @@
 #   warn     without --deadlock-abort the job is told once and keeps
 #            running (until its --timeout: 124); mpiv status shows the
 #            warning and each rank's wait, its --json too
-#   off      --deadlock-after off: no line
+#   off      --deadlock-after off: no line; at the --timeout, an indented
+#            line says what rank 0 was waiting for (and the report's
+#            per_rank[0].waits)
 #   usage    a bad --deadlock-after is a usage error (exit 2)
 # The fault suites run every job with --deadlock-after 3
 # --deadlock-abort (tests/fault/common.bash), so that no kill, restore or
@@ -146,13 +148,20 @@ else
 	notok "warn: exit $rc (want 124), $(grep -cE "$LINE" warn.err) deadlock lines (want 1)" warn.err
 fi
 
-# off
-timeout 60 "$MPIV" run -n 2 --deadlock-after off --timeout 5 ./dl finished > off.out 2> off.err
+# off: nothing told; the timeout says where rank 0 was stuck
+timeout 60 "$MPIV" run -n 2 --deadlock-after off --timeout 5 --report off.json \
+    ./dl finished > off.out 2> off.err
 rc=$?
 if [ "$rc" = 124 ] && ! grep -q deadlock off.err; then
 	ok "off: --deadlock-after off tells nothing (timed out: 124)"
 else
 	notok "off: exit $rc" off.err
+fi
+if grep -A1 '^mpiv: job timed out after 5 s$' off.err | grep -qE '^  rank 0 was waiting for a message from rank 1 \(tag 5, MPI_COMM_WORLD\) \(for [0-9]+ s\)$' &&
+    jq -e '.per_rank[0].waits == "for a message from rank 1 (tag 5, MPI_COMM_WORLD)" and .per_rank[0].waited_s > 2' off.json > /dev/null; then
+	ok "off: the timeout line is followed by rank 0's wait; the report's per_rank has it"
+else
+	notok "off: no wait of rank 0 after the timeout line, or in per_rank" off.err off.json
 fi
 
 # usage
