@@ -97,7 +97,7 @@ waitrep_req(const struct mpiv_request *r, char *out, size_t n)
 	}
 	waitrep_comm(r->comm, comm, sizeof(comm));
 	if (r->kind == MPIV_REQ_COLL) {
-		snprintf(out, n, "a non-blocking collective on %s to end",
+		snprintf(out, n, "for a non-blocking collective on %s to end",
 		    comm);
 		return;
 	}

@@ -12,6 +12,8 @@
  *             (tag 3) or from any rank (tag 4); rank 1 finishes
  *   probe     rank 0 waits in MPI_Probe for rank 1 (tag 6); rank 1
  *             finishes
+ *   ibarrier  rank 0 waits for an MPI_Ibarrier (MPI_Wait), rank 1
+ *             receives from rank 0 (tag 2)
  *   window    rank 0 exposes its window to rank 1 (MPI_Win_post) and
  *             waits in MPI_Win_wait; rank 1 receives from rank 0 (tag
  *             8) instead of its access epoch
@@ -87,6 +89,15 @@ main(int argc, char **argv)
 		if (rank == 0) {
 			waiting(rank);
 			MPI_Probe(1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "ibarrier") == 0) {
+		waiting(rank);
+		if (rank == 0) {
+			MPI_Ibarrier(MPI_COMM_WORLD, &rq[0]);
+			MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+		} else {
+			MPI_Recv(&x, 1, MPI_INT, 0, 2, MPI_COMM_WORLD,
+			    MPI_STATUS_IGNORE);
 		}
 	} else if (strcmp(mode, "window") == 0) {
 		MPI_Win win;

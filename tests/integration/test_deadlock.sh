@@ -5,8 +5,9 @@
 # protocols:
 #   kinds    finished (a receive from a rank that ended), cycle (3 ranks
 #            receiving from each other; also with 2 CMs), coll (MPI_Barrier against
-#            receives), poll (an MPI_Test loop), waitany, probe, window
-#            (MPI_Win_wait against a receive): with
+#            receives), poll (an MPI_Test loop), waitany, probe,
+#            ibarrier (MPI_Wait of an MPI_Ibarrier against a receive),
+#            window (MPI_Win_wait against a receive): with
 #            --deadlock-after 1 --deadlock-abort each job ends with
 #            exit 1 within 15 s, with one line naming what each rank
 #            waits for
@@ -69,6 +70,8 @@ for p in relay direct; do
 	kind $p poll 2 "rank 0 waits polling \(MPI_Test, MPI_Iprobe, \.\.\.\) and finds nothing" "$ENDED"
 	kind $p waitany 2 "rank 0 waits in MPI_Waitany over 2 requests, the first for a message from rank 1 \(tag 3, $WORLD\)" "$ENDED"
 	kind $p probe 2 "rank 0 waits in a probe for a message from rank 1 \(tag 6, $WORLD\)" "$ENDED"
+	kind $p ibarrier 2 "rank 0 waits for a non-blocking collective on $WORLD to end" \
+	    "rank 1 waits for a message from rank 0 \(tag 2, $WORLD\)"
 	kind $p window 2 "rank 0 waits in a one-sided synchronization \(MPI_Win_fence, MPI_Win_complete or MPI_Win_wait\), for rank 1" \
 	    "rank 1 waits for a message from rank 0 \(tag 8, $WORLD\)"
 	# ranks homed at two CMs: each passes its ranks' waits on

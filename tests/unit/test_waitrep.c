@@ -186,6 +186,13 @@ test_texts(void **state)
 	    "(any tag, MPI_COMM_WORLD)");
 	mpiv_waitrep_end();
 
+	req_init(&a, MPIV_REQ_COLL, &cworld, 0, 0, 0);
+	mpiv_waitrep_begin(NULL, two, 1);
+	waitrep_what(what, sizeof(what));
+	assert_string_equal(what, "for a non-blocking collective on "
+	    "MPI_COMM_WORLD to end");
+	mpiv_waitrep_end();
+
 	mpiv_waitrep_begin("MPI_Finalize, for every rank to reach it", NULL,
 	    0);
 	waitrep_what(what, sizeof(what));
