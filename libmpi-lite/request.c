@@ -165,6 +165,9 @@ int
 mpiv_req_wait_complete(struct mpiv_request *r)
 {
 	struct mpiv_request *was = mpiv_nbc_waited;
+	/* an MPI_Iprobe's round trip to the CM is part of its call, not a
+	   wait of the program (a loop of them is a run of polls) */
+	bool told = r->kind != MPIV_REQ_PROBE || r->post_blocking;
 	int rc = MPI_SUCCESS;
 
 	if (r->complete)
@@ -172,7 +175,8 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 	/* nothing returns before r completes: if r is the one active
 	   schedule, its steps here are determined (nbc.c) */
 	mpiv_nbc_waited = r;
-	mpiv_waitrep_begin(NULL, &r, 1);
+	if (told)
+		mpiv_waitrep_begin(NULL, &r, 1);
 	/* A safe point: the caller started r and now only waits (also
 	   while asleep: a checkpoint request wakes the poll). */
 	while (!r->complete) {
@@ -188,7 +192,8 @@ mpiv_req_wait_complete(struct mpiv_request *r)
 		if ((rc = mpiv_tp_progress(mpiv_ckpt_due_ms())) != MPI_SUCCESS)
 			break;
 	}
-	mpiv_waitrep_end();
+	if (told)
+		mpiv_waitrep_end();
 	mpiv_nbc_waited = was;
 	return rc;
 }
@@ -380,8 +385,11 @@ nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 		rc = mpiv_ndlog_record(kind, *k > 0, *k, idx);
 	/* Decided and recorded: a Test that found nothing may now back
 	   off (a Waitany or Waitsome always found something). */
-	if (rc == MPI_SUCCESS && !nd_is_wait_kind(kind))
+	if (rc == MPI_SUCCESS && !nd_is_wait_kind(kind)) {
+		mpiv_waitrep_polling(mpiv_ndlog_kind_name(kind), reqs, n);
 		mpiv_tp_poll_done(entry, *k != 0);
+		mpiv_waitrep_polled();
+	}
 	return rc;
 }
 
@@ -515,11 +523,15 @@ MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 		return rc;
 	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Waitall");
+	mpiv_waitrep_begin("MPI_Waitall", reqs, count);
 	for (i = 0; i < count; i++) {
 		if (reqs[i] != NULL && reqs[i]->active &&
-		    (rc = mpiv_req_wait_complete(reqs[i])) != MPI_SUCCESS)
+		    (rc = mpiv_req_wait_complete(reqs[i])) != MPI_SUCCESS) {
+			mpiv_waitrep_end();
 			return mpiv_err(req_comm(reqs[i]), rc, "MPI_Waitall");
+		}
 	}
+	mpiv_waitrep_end();
 	for (i = 0; i < count; i++) {
 		MPI_Comm c = req_comm(reqs[i]);
 

@@ -39,6 +39,15 @@ struct waitrep_frame {
 };
 
 static struct waitrep_frame waitrep_stack[WAITREP_DEPTH];
+/* the non-blocking call of a run of polls, while it reports */
+static struct {
+	const char *call;	/* NULL: none */
+	struct mpiv_request *const *reqs;
+	int n;
+	bool probe;		/* an Iprobe: src, tag, comm */
+	int src, tag;
+	MPI_Comm comm;
+} waitrep_pollctx;
 static int waitrep_depth;
 static long waitrep_start = -1;	/* ms: the outermost wait began */
 static long waitrep_poll_start = -1;	/* ms: a run of polls began */
@@ -149,32 +158,92 @@ waitrep_req(const struct mpiv_request *r, char *out, size_t n)
 	}
 }
 
-/* The innermost wait, in words: what follows "rank R waits ". */
-static void
-waitrep_what(char *out, size_t n)
+/* The first of reqs[0..n) not complete yet, and how many are not. */
+static const struct mpiv_request *
+waitrep_first(struct mpiv_request *const *reqs, int n, int *active)
 {
-	const struct waitrep_frame *f;
 	const struct mpiv_request *first = NULL;
-	char req[256];
-	int active = 0;
 
-	if (waitrep_depth == 0) {
-		snprintf(out, n, "polling (MPI_Test, MPI_Iprobe, ...) and "
-		    "finds nothing");
-		return;
-	}
-	f = &waitrep_stack[(waitrep_depth > WAITREP_DEPTH ? WAITREP_DEPTH :
-	    waitrep_depth) - 1];
-	for (int i = 0; i < f->n; i++) {
-		const struct mpiv_request *r = f->reqs[i];
+	*active = 0;
+	for (int i = 0; i < n; i++) {
+		const struct mpiv_request *r = reqs[i];
 
 		if (r == NULL || r->magic != MPIV_REQ_MAGIC || !r->active ||
 		    r->complete)
 			continue;
 		if (first == NULL)
 			first = r;
-		active++;
+		(*active)++;
 	}
+	return first;
+}
+
+/* A run of polls, in words (what follows "rank R waits "). */
+static void
+waitrep_poll_what(char *out, size_t n)
+{
+	char req[256], comm[MPI_MAX_OBJECT_NAME + 32], peer[32], tag[24];
+	const struct mpiv_request *first;
+	int active;
+
+	if (waitrep_pollctx.call == NULL) {
+		snprintf(out, n, "polling (MPI_Test, MPI_Iprobe, ...) and "
+		    "finds nothing");
+		return;
+	}
+	if (waitrep_pollctx.probe) {
+		waitrep_comm(waitrep_pollctx.comm, comm, sizeof(comm));
+		if (waitrep_pollctx.src < 0)
+			snprintf(peer, sizeof(peer), "any rank");
+		else
+			snprintf(peer, sizeof(peer), "rank %d",
+			    waitrep_pollctx.src);
+		if (waitrep_pollctx.tag < 0)
+			snprintf(tag, sizeof(tag), "any tag");
+		else
+			snprintf(tag, sizeof(tag), "tag %d",
+			    waitrep_pollctx.tag);
+		snprintf(out, n, "for a message from %s (%s, %s), polling "
+		    "with %s", peer, tag, comm, waitrep_pollctx.call);
+		return;
+	}
+	first = waitrep_first(waitrep_pollctx.reqs, waitrep_pollctx.n,
+	    &active);
+	if (first == NULL) {
+		snprintf(out, n, "polling with %s", waitrep_pollctx.call);
+		return;
+	}
+	waitrep_req(first, req, sizeof(req));
+	if (active > 1)
+		snprintf(out, n, "for one of %d requests, the first %s, polling "
+		    "with %s", active, req, waitrep_pollctx.call);
+	else
+		snprintf(out, n, "%s, polling with %s", req,
+		    waitrep_pollctx.call);
+}
+
+/* The innermost wait, in words: what follows "rank R waits ". A wait
+   for one request inside a named wait over several (MPI_Waitall) is
+   told as the named one. */
+static void
+waitrep_what(char *out, size_t n)
+{
+	const struct waitrep_frame *f;
+	const struct mpiv_request *first;
+	char req[256];
+	int active, top;
+
+	if (waitrep_depth == 0) {
+		waitrep_poll_what(out, n);
+		return;
+	}
+	top = (waitrep_depth > WAITREP_DEPTH ? WAITREP_DEPTH :
+	    waitrep_depth) - 1;
+	f = &waitrep_stack[top];
+	if (f->call == NULL && top > 0 && waitrep_stack[top - 1].call != NULL &&
+	    waitrep_stack[top - 1].n > 1)
+		f = &waitrep_stack[top - 1];
+	first = waitrep_first(f->reqs, f->n, &active);
 	if (first == NULL) {
 		snprintf(out, n, "in %s", f->call != NULL ? f->call :
 		    "an MPI call");
@@ -280,6 +349,34 @@ mpiv_waitrep_tick(void)
 	if (waitrep_depth <= 0)
 		return -1;
 	return waitrep_due(waitrep_start, mono_ms());
+}
+
+void
+mpiv_waitrep_polling(const char *call, struct mpiv_request *const *reqs,
+    int n)
+{
+	waitrep_pollctx.call = call;
+	waitrep_pollctx.reqs = reqs;
+	waitrep_pollctx.n = reqs != NULL ? n : 0;
+	waitrep_pollctx.probe = false;
+}
+
+void
+mpiv_waitrep_probing(int world_src, int tag, MPI_Comm comm)
+{
+	waitrep_pollctx.call = "MPI_Iprobe";
+	waitrep_pollctx.reqs = NULL;
+	waitrep_pollctx.n = 0;
+	waitrep_pollctx.probe = true;
+	waitrep_pollctx.src = world_src;
+	waitrep_pollctx.tag = tag;
+	waitrep_pollctx.comm = comm;
+}
+
+void
+mpiv_waitrep_polled(void)
+{
+	waitrep_pollctx.call = NULL;
 }
 
 void

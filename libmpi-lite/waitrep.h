@@ -5,6 +5,8 @@
 #ifndef MPIV_WAITREP_H
 #define MPIV_WAITREP_H
 
+#include "mpi.h"
+
 struct mpiv_request;
 
 /* A blocking wait begins: in `call` (NULL: the request says), for
@@ -19,6 +21,14 @@ int	mpiv_waitrep_tick(void);
 /* From a fruitless non-blocking call: the run of them began at
    run_start_us (mono µs), -1: no run (it found something). */
 void	mpiv_waitrep_poll(long run_start_us);
+/* The non-blocking call about to report its outcome to
+   mpiv_waitrep_poll (through mpiv_tp_poll_done), for the words of a long
+   run of them: `call` over reqs[0..n), or an MPI_Iprobe for (world
+   source or -1, tag or -1, comm). mpiv_waitrep_polled() forgets it. */
+void	mpiv_waitrep_polling(const char *call,
+	    struct mpiv_request *const *reqs, int n);
+void	mpiv_waitrep_probing(int world_src, int tag, MPI_Comm comm);
+void	mpiv_waitrep_polled(void);
 /* A message frame went out or came in. */
 void	mpiv_waitrep_moved(void);
 

@@ -8,6 +8,10 @@
  *             (tag 7)
  *   poll      rank 0 polls an MPI_Irecv from rank 1 with MPI_Test
  *             forever; rank 1 finishes
+ *   iprobe    rank 0 polls MPI_Iprobe for rank 1 (tag 6) forever; rank 1
+ *             finishes
+ *   waitall   rank 0 waits with MPI_Waitall for receives from rank 1
+ *             (tags 3 and 4); rank 1 finishes
  *   waitany   rank 0 waits with MPI_Waitany for a receive from rank 1
  *             (tag 3) or from any rank (tag 4); rank 1 finishes
  *   probe     rank 0 waits in MPI_Probe for rank 1 (tag 6); rank 1
@@ -76,6 +80,21 @@ main(int argc, char **argv)
 			waiting(rank);
 			while (!flag)
 				MPI_Test(&rq[0], &flag, MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "iprobe") == 0) {
+		if (rank == 0) {
+			waiting(rank);
+			while (!flag)
+				MPI_Iprobe(1, 6, MPI_COMM_WORLD, &flag,
+				    MPI_STATUS_IGNORE);
+		}
+	} else if (strcmp(mode, "waitall") == 0) {
+		if (rank == 0) {
+			MPI_Irecv(&x, 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq[0]);
+			MPI_Irecv(&idx, 1, MPI_INT, 1, 4, MPI_COMM_WORLD,
+			    &rq[1]);
+			waiting(rank);
+			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
 		}
 	} else if (strcmp(mode, "waitany") == 0) {
 		if (rank == 0) {

@@ -5,7 +5,8 @@
 # protocols:
 #   kinds    finished (a receive from a rank that ended), cycle (3 ranks
 #            receiving from each other; also with 2 CMs), coll (MPI_Barrier against
-#            receives), poll (an MPI_Test loop), waitany, probe,
+#            receives), poll (an MPI_Test loop), iprobe (an MPI_Iprobe
+#            loop), waitall, waitany, probe,
 #            ibarrier (MPI_Wait of an MPI_Ibarrier against a receive),
 #            window (MPI_Win_wait against a receive): with
 #            --deadlock-after 1 --deadlock-abort each job ends with
@@ -67,7 +68,9 @@ for p in relay direct; do
 	kind $p coll 3 "rank 0 waits in MPI_Barrier on $WORLD, for rank [12] to send its part" \
 	    "rank 1 waits for a message from rank 0 \(tag 7, $WORLD\)" \
 	    "rank 2 waits for a message from rank 0 \(tag 7, $WORLD\)"
-	kind $p poll 2 "rank 0 waits polling \(MPI_Test, MPI_Iprobe, \.\.\.\) and finds nothing" "$ENDED"
+	kind $p poll 2 "rank 0 waits for a message from rank 1 \(tag 5, $WORLD\), polling with MPI_Test" "$ENDED"
+	kind $p iprobe 2 "rank 0 waits for a message from rank 1 \(tag 6, $WORLD\), polling with MPI_Iprobe" "$ENDED"
+	kind $p waitall 2 "rank 0 waits in MPI_Waitall over 2 requests, the first for a message from rank 1 \(tag 3, $WORLD\)" "$ENDED"
 	kind $p waitany 2 "rank 0 waits in MPI_Waitany over 2 requests, the first for a message from rank 1 \(tag 3, $WORLD\)" "$ENDED"
 	kind $p probe 2 "rank 0 waits in a probe for a message from rank 1 \(tag 6, $WORLD\)" "$ENDED"
 	kind $p ibarrier 2 "rank 0 waits for a non-blocking collective on $WORLD to end" \

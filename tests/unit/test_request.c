@@ -42,6 +42,8 @@ void mpiv_err_detail(const char *fmt, ...) { (void)fmt; }
 int mpiv_nbc_progress(void) { return MPI_SUCCESS; }
 void mpiv_waitrep_begin(const char *c, struct mpiv_request *const *r, int n) { (void)c; (void)r; (void)n; }
 void mpiv_waitrep_end(void) {}
+void mpiv_waitrep_polling(const char *c, struct mpiv_request *const *r, int n) { (void)c; (void)r; (void)n; }
+void mpiv_waitrep_polled(void) {}
 void mpiv_nbc_drop(struct mpiv_request *r) { (void)r; }
 bool mpiv_nbc_is_collective(const struct mpiv_request *r) { return r->kind == MPIV_REQ_COLL; }
 const Mpiv__NdOutcome *mpiv_ndlog_peek(void) { return NULL; }

@@ -193,6 +193,18 @@ test_texts(void **state)
 	    "MPI_COMM_WORLD to end");
 	mpiv_waitrep_end();
 
+	/* a wait for one request inside MPI_Waitall is told as the
+	   Waitall's */
+	req_init(&a, MPIV_REQ_RECV, &cworld, 0, 1, 3);
+	req_init(&b, MPIV_REQ_RECV, &cworld, 0, 1, 4);
+	mpiv_waitrep_begin("MPI_Waitall", two, 2);
+	mpiv_waitrep_begin(NULL, two, 1);
+	waitrep_what(what, sizeof(what));
+	assert_string_equal(what, "in MPI_Waitall over 2 requests, the first "
+	    "for a message from rank 1 (tag 3, MPI_COMM_WORLD)");
+	mpiv_waitrep_end();
+	mpiv_waitrep_end();
+
 	mpiv_waitrep_begin("MPI_Finalize, for every rank to reach it", NULL,
 	    0);
 	waitrep_what(what, sizeof(what));
@@ -227,6 +239,27 @@ test_polls(void **state)
 	assert_int_equal(nframes, 2);
 	assert_true(frames[1].over);
 	assert_int_equal(frames[1].wait_no, frames[0].wait_no);
+	/* the polling call named: MPI_Testany over requests, MPI_Iprobe */
+	{
+		struct mpiv_request a, b, *two[2] = { &a, &b };
+		char what[400];
+
+		req_init(&a, MPIV_REQ_RECV, &cworld, 0, 1, 5);
+		req_init(&b, MPIV_REQ_RECV, &cworld, 0, 2, 5);
+		mpiv_waitrep_polling("MPI_Testany", two, 2);
+		waitrep_what(what, sizeof(what));
+		assert_string_equal(what, "for one of 2 requests, the first "
+		    "for a message from rank 1 (tag 5, MPI_COMM_WORLD), "
+		    "polling with MPI_Testany");
+		mpiv_waitrep_probing(-1, 6, &cworld);
+		waitrep_what(what, sizeof(what));
+		assert_string_equal(what, "for a message from any rank (tag "
+		    "6, MPI_COMM_WORLD), polling with MPI_Iprobe");
+		mpiv_waitrep_polled();
+		waitrep_what(what, sizeof(what));
+		assert_string_equal(what, "polling (MPI_Test, MPI_Iprobe, "
+		    "...) and finds nothing");
+	}
 	/* a new short run: nothing */
 	mpiv_waitrep_poll((long)mono_us());
 	mpiv_waitrep_poll(-1);
