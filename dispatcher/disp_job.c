@@ -903,13 +903,15 @@ djob_ranks_pending(const struct djob *j)
 void
 djob_fail(struct djob *j, int code, const char *reason)
 {
+	double now;
+
 	if (j->failed)
 		return;
+	now = ev_now(j->d->loop);
 	/* what each rank waits for now: the ranks are killed next, and a
 	   timed out or cancelled job says where it was stuck */
 	for (int r = 0; r < j->nranks; r++) {
 		struct drank *rk = &j->ranks[r];
-		double now = ev_now(j->d->loop);
 
 		rk->end_waiting = ddl_rank_waits(j, rk, now);
 		rk->end_waited = rk->waited_s + (now - rk->wait_heard);

@@ -871,9 +871,7 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 	mpiv_fault_point("nd");
 	*flag = mpiv_nd_iprobe(found);
 	/* the answer is decided and logged: nothing found may back off */
-	mpiv_waitrep_probing(source == MPI_ANY_SOURCE ? -1 :
-	    mpiv_comm_world_rank(comm, source), tag == MPI_ANY_TAG ? -1 : tag,
-	    comm);
+	mpiv_waitrep_probing(source, tag, comm);
 	mpiv_tp_poll_done(entry, found);
 	mpiv_waitrep_polled();
 	return MPI_SUCCESS;

@@ -63,9 +63,7 @@ mprobe(int source, int tag, MPI_Comm comm, bool blocking, MPI_Message *msg,
 	if (!blocking) {
 		mpiv_fault_point("nd");
 		/* decided and logged: nothing found may back off */
-		mpiv_waitrep_probing(source == MPI_ANY_SOURCE ? -1 :
-		    mpiv_comm_world_rank(comm, source), tag == MPI_ANY_TAG ?
-		    -1 : tag, comm);
+		mpiv_waitrep_probing(source, tag, comm);
 		mpiv_tp_poll_done(entry, found);
 		mpiv_waitrep_polled();
 	}

@@ -76,6 +76,26 @@ waitrep_comm(MPI_Comm c, char *out, size_t n)
 		snprintf(out, n, "a communicator of %d ranks", c->size);
 }
 
+/* "rank W" (a world rank), "any rank" for -1. */
+static void
+waitrep_who(int world, char *out, size_t n)
+{
+	if (world < 0)
+		snprintf(out, n, "any rank");
+	else
+		snprintf(out, n, "rank %d", world);
+}
+
+/* "tag T", "any tag" for -1 (MPI_ANY_TAG). */
+static void
+waitrep_tag(int tag, char *out, size_t n)
+{
+	if (tag < 0)
+		snprintf(out, n, "any tag");
+	else
+		snprintf(out, n, "tag %d", tag);
+}
+
 /* A peer as the dispatcher knows it: its world rank. */
 static void
 waitrep_peer(const struct mpiv_request *r, char *out, size_t n)
@@ -83,14 +103,14 @@ waitrep_peer(const struct mpiv_request *r, char *out, size_t n)
 	int w;
 
 	if (r->peer == MPI_ANY_SOURCE) {
-		snprintf(out, n, "any rank");
+		waitrep_who(-1, out, n);
 		return;
 	}
 	w = r->comm != NULL ? mpiv_comm_world_rank(r->comm, r->peer) : -1;
 	if (w < 0)
 		snprintf(out, n, "rank %d of its communicator", r->peer);
 	else
-		snprintf(out, n, "rank %d", w);
+		waitrep_who(w, out, n);
 }
 
 /* What waiting for request r means, in words. */
@@ -112,14 +132,8 @@ waitrep_req(const struct mpiv_request *r, char *out, size_t n)
 	}
 	if (r->kind == MPIV_REQ_PROBE) {
 		/* as posted: a world rank and a tag, -1 for any */
-		if (r->post_src < 0)
-			snprintf(peer, sizeof(peer), "any rank");
-		else
-			snprintf(peer, sizeof(peer), "rank %d", r->post_src);
-		if (r->post_tag < 0)
-			snprintf(tag, sizeof(tag), "any tag");
-		else
-			snprintf(tag, sizeof(tag), "tag %d", r->post_tag);
+		waitrep_who(r->post_src, peer, sizeof(peer));
+		waitrep_tag(r->post_tag, tag, sizeof(tag));
 		snprintf(out, n, "in a probe for a message from %s (%s, %s)",
 		    peer, tag, comm);
 		return;
@@ -131,12 +145,10 @@ waitrep_req(const struct mpiv_request *r, char *out, size_t n)
 		    peer);
 		return;
 	}
-	if (r->tag == MPI_ANY_TAG)
-		snprintf(tag, sizeof(tag), "any tag");
-	else
-		snprintf(tag, sizeof(tag), "tag %d", r->tag);
+	waitrep_tag(r->tag, tag, sizeof(tag));
 	if (r->comm != NULL && r->comm->remote == NULL &&
-	    r->context == MPIV_COLL_CONTEXT(r->comm) && (coll = mpiv_coll_tag_name(r->tag)) != NULL) {
+	    r->context == MPIV_COLL_CONTEXT(r->comm) &&
+	    (coll = mpiv_coll_tag_name(r->tag)) != NULL) {
 		snprintf(out, n, "in %s on %s, for %s %s", coll, comm,
 		    peer, r->kind == MPIV_REQ_SEND ? "to take its part" :
 		    "to send its part");
@@ -193,16 +205,8 @@ waitrep_poll_what(char *out, size_t n)
 	}
 	if (waitrep_pollctx.probe) {
 		waitrep_comm(waitrep_pollctx.comm, comm, sizeof(comm));
-		if (waitrep_pollctx.src < 0)
-			snprintf(peer, sizeof(peer), "any rank");
-		else
-			snprintf(peer, sizeof(peer), "rank %d",
-			    waitrep_pollctx.src);
-		if (waitrep_pollctx.tag < 0)
-			snprintf(tag, sizeof(tag), "any tag");
-		else
-			snprintf(tag, sizeof(tag), "tag %d",
-			    waitrep_pollctx.tag);
+		waitrep_who(waitrep_pollctx.src, peer, sizeof(peer));
+		waitrep_tag(waitrep_pollctx.tag, tag, sizeof(tag));
 		snprintf(out, n, "for a message from %s (%s, %s), polling "
 		    "with %s", peer, tag, comm, waitrep_pollctx.call);
 		return;
@@ -362,13 +366,14 @@ mpiv_waitrep_polling(const char *call, struct mpiv_request *const *reqs,
 }
 
 void
-mpiv_waitrep_probing(int world_src, int tag, MPI_Comm comm)
+mpiv_waitrep_probing(int source, int tag, MPI_Comm comm)
 {
 	waitrep_pollctx.call = "MPI_Iprobe";
 	waitrep_pollctx.reqs = NULL;
 	waitrep_pollctx.n = 0;
 	waitrep_pollctx.probe = true;
-	waitrep_pollctx.src = world_src;
+	waitrep_pollctx.src = source == MPI_ANY_SOURCE ? -1 :
+	    mpiv_comm_world_rank(comm, source);
 	waitrep_pollctx.tag = tag;
 	waitrep_pollctx.comm = comm;
 }
@@ -387,22 +392,17 @@ mpiv_waitrep_poll(long run_start_us)
 	if (waitrep_depth > 0 || (run_start_us < 0 && waitrep_poll_start < 0))
 		return;
 	now = mono_ms();
-	if (run_start_us < 0) {
-		/* the run ended: it found something, or the program
-		   computed between two calls */
+	if (waitrep_poll_start >= 0 && run_start_us != waitrep_poll_run) {
+		/* the run ended: a call found something (-1), or another
+		   began because the program computed between two calls
+		   (pollback.c) */
 		if (waitrep_told)
 			waitrep_send(now, true);
 		waitrep_poll_start = -1;
 		waitrep_told = false;
+	}
+	if (run_start_us < 0)
 		return;
-	}
-	if (waitrep_poll_start >= 0 && run_start_us != waitrep_poll_run) {
-		/* another run: the program computed between two calls
-		   (pollback.c), so the last one ended */
-		if (waitrep_told)
-			waitrep_send(now, true);
-		waitrep_poll_start = -1;
-	}
 	if (waitrep_poll_start < 0) {
 		waitrep_poll_start = run_start_us / 1000;
 		waitrep_poll_run = run_start_us;

@@ -23,11 +23,12 @@ int	mpiv_waitrep_tick(void);
 void	mpiv_waitrep_poll(long run_start_us);
 /* The non-blocking call about to report its outcome to
    mpiv_waitrep_poll (through mpiv_tp_poll_done), for the words of a long
-   run of them: `call` over reqs[0..n), or an MPI_Iprobe for (world
-   source or -1, tag or -1, comm). mpiv_waitrep_polled() forgets it. */
+   run of them: `call` over reqs[0..n), or an MPI_Iprobe for (source,
+   tag, comm) as the program gave them. mpiv_waitrep_polled() forgets
+   it. */
 void	mpiv_waitrep_polling(const char *call,
 	    struct mpiv_request *const *reqs, int n);
-void	mpiv_waitrep_probing(int world_src, int tag, MPI_Comm comm);
+void	mpiv_waitrep_probing(int source, int tag, MPI_Comm comm);
 void	mpiv_waitrep_polled(void);
 /* A message frame went out or came in. */
 void	mpiv_waitrep_moved(void);

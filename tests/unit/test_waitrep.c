@@ -251,7 +251,7 @@ test_polls(void **state)
 		assert_string_equal(what, "for one of 2 requests, the first "
 		    "for a message from rank 1 (tag 5, MPI_COMM_WORLD), "
 		    "polling with MPI_Testany");
-		mpiv_waitrep_probing(-1, 6, &cworld);
+		mpiv_waitrep_probing(MPI_ANY_SOURCE, 6, &cworld);
 		waitrep_what(what, sizeof(what));
 		assert_string_equal(what, "for a message from any rank (tag "
 		    "6, MPI_COMM_WORLD), polling with MPI_Iprobe");
