@@ -81,6 +81,18 @@ cm_usage(FILE *f)
 	    "                          crash; default); fsync: on disk "
 	    "(survives the\n"
 	    "                          machine's; env MPIV_CM_STORE_SYNC)\n"
+	    "  --files off|any|DIR     MPI-IO: serve no files (default), "
+	    "any path, or\n"
+	    "                          paths beneath DIR only, with this CM's "
+	    "rights, to\n"
+	    "                          the jobs whose first CM it is (env "
+	    "MPIV_CM_FILES)\n"
+	    "  --files-journal DIR     where the copies that undo a job's file "
+	    "changes go\n"
+	    "                          while it runs (default: DIR/files of "
+	    "--store, else\n"
+	    "                          /var/tmp/mpiv-files-UID; env "
+	    "MPIV_CM_FILES_JOURNAL)\n"
 	    "  --spin US               after receiving, poll this many µs "
 	    "before sleeping\n"
 	    "                          (default %d, 0 = never; yielding "
@@ -350,6 +362,8 @@ cm_main(int argc, char **argv)
 		{ "spill-dir", required_argument, NULL, 0x104 },
 		{ "store", required_argument, NULL, 0x105 },
 		{ "store-sync", required_argument, NULL, 0x106 },
+		{ "files", required_argument, NULL, 0x107 },
+		{ "files-journal", required_argument, NULL, 0x108 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *maxmem = getenv("MPIV_CM_MAX_MEMORY");
@@ -357,6 +371,8 @@ cm_main(int argc, char **argv)
 	const char *spill = getenv("MPIV_CM_SPILL_DIR");
 	const char *store = getenv("MPIV_CM_STORE");
 	const char *store_sync = getenv("MPIV_CM_STORE_SYNC");
+	const char *files = getenv("MPIV_CM_FILES");
+	const char *files_journal = getenv("MPIV_CM_FILES_JOURNAL");
 	long full_s = CM_LOG_FULL_TIMEOUT;
 	struct daemon_conn_opts co = { 0 };
 	struct conn_limits lim;
@@ -431,6 +447,12 @@ cm_main(int argc, char **argv)
 		case 0x106:
 			store_sync = optarg;
 			break;
+		case 0x107:
+			files = optarg;
+			break;
+		case 0x108:
+			files_journal = optarg;
+			break;
 		default:
 			cm_usage(stderr);
 			return 2;
@@ -458,6 +480,18 @@ cm_main(int argc, char **argv)
 	}
 	cm.store_fsync = store_sync != NULL && strcmp(store_sync, "fsync") == 0;
 	cm.store_dir = store != NULL && *store != '\0' ? store : NULL;
+	if (files == NULL || *files == '\0' || strcmp(files, "off") == 0)
+		cm.files_root = NULL;
+	else if (strcmp(files, "any") == 0)
+		cm.files_root = "/";
+	else if (*files != '/') {
+		fprintf(stderr, "mpiv cm: bad --files \"%s\" (off, any or an "
+		    "absolute directory)\n", files);
+		return 2;
+	} else
+		cm.files_root = files;
+	cm.files_journal = files_journal != NULL && *files_journal != '\0' ?
+	    files_journal : NULL;
 	if (spin != NULL && daemon_parse_long("cm", "spin", spin, 0, 1000000,
 	    &cm.spin_us) < 0)
 		return 2;

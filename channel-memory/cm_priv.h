@@ -58,6 +58,10 @@ struct cm {
 	const char *spill_dir;	/* NULL: payloads never leave memory */
 	const char *store_dir;	/* --store: NULL, nothing survives a crash */
 	bool store_fsync;	/* --store-sync fsync: fdatasync before answers */
+	/* --files: NULL serves no files, "/" any path, else paths beneath
+	   it; --files-journal: where jobs' file journals go (fileserv.c) */
+	const char *files_root;
+	const char *files_journal;
 	struct store *store_dirty;	/* stores with records to write */
 	ev_io accept_w;
 	ev_signal sigint_w, sigterm_w;
@@ -302,6 +306,7 @@ struct job {
 	double pressure_t0;	/* since when no checkpoint freed anything */
 	bool fin_closed;	/* first CM: every rank waited at the end of
 				   MPI_Finalize, FinGo given (finish.c) */
+	struct fsrv *fs;	/* first CM: the job's files (fileserv.c) */
 };
 
 enum session_state {
@@ -336,6 +341,14 @@ struct session {
 
 /* cm.c */
 void cm_dispatcher_lost(struct cm *cm);
+
+/* fileserv.c */
+void fileserv_setup(struct job *j, const char *cwd);
+void fileserv_drop_recovered(struct cm *cm, const char *job_id);
+void fileserv_free(struct job *j);
+void fileserv_end(struct job *j);
+void fileserv_op(struct session *s, const Mpiv__FileOp *op,
+    const uint8_t *data, size_t paylen);
 
 /* session.c */
 struct session *session_new(struct cm *cm, int fd, bool dispatcher);

@@ -48,6 +48,7 @@ job_free(struct job *j)
 		replay_reset(rs);
 	}
 	spill_close(j);
+	fileserv_free(j);
 	store_close(j, false);	/* kept for the next start (unless ended) */
 	ev_timer_stop(j->cm->loop, &j->claim_w);
 	free(j->ranks);

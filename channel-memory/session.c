@@ -352,6 +352,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 	case MPIV__MSG_TYPE__MSG_JOB_SETUP: {
 		Mpiv__JobSetup *js = (Mpiv__JobSetup *)m;
 		session_drop_stale(s->cm, js);
+		fileserv_drop_recovered(s->cm, js->job_id);
 		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
 		    js->cm_index, js->relay_only, &err) < 0) {
 			log_warnx("cm job setup refused job=%s reason=\"%s\"",
@@ -373,6 +374,7 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 		}
 		j = job_find(s->cm, js->job_id);
 		finish_setup(j, js->fin_closed);
+		fileserv_setup(j, js->cwd);
 		st.job_id = js->job_id;
 		st.state = "ready";
 		if (j->recovered) {
@@ -391,8 +393,12 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 	}
 	case MPIV__MSG_TYPE__MSG_JOB_END: {
 		Mpiv__JobEnd *je = (Mpiv__JobEnd *)m;
-		if ((j = job_find(s->cm, je->job_id)) != NULL)
+		if ((j = job_find(s->cm, je->job_id)) != NULL) {
+			/* over for good: the files it changed stay so */
+			if (!je->again)
+				fileserv_end(j);
 			job_end(s->cm, j);
+		}
 		else
 			log_debug("cm job end for unknown job=%s", je->job_id);
 		return true;
@@ -564,6 +570,14 @@ session_on_frame(struct conn *c, const struct frame_hdr *h,
 
 	s->cm->activity++;
 	s->frames++;
+	if (s->state == SESS_RANK && h->type == MPIV__MSG_TYPE__MSG_FILE_OP &&
+	    (payload == NULL || s->in_pb == NULL ||
+	    payload != pbuf_data(s->in_pb))) {
+		fileserv_op(s, (const Mpiv__FileOp *)m, payload,
+		    h->payload_len);
+		free(payload);
+		return;
+	}
 	/* Cut-through payloads live in the message's pbuf; others are ours. */
 	if (payload != NULL &&
 	    (s->in_pb == NULL || payload != pbuf_data(s->in_pb))) {

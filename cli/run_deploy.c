@@ -255,15 +255,24 @@ run_deploy_service(struct run *r, struct run_daemon *d, const char *kind,
 static int
 run_deploy_cm(struct run *r, struct run_daemon *d, int i)
 {
-	char store[PATH_MAX], *extra[5] = { NULL };
+	char store[PATH_MAX], journal[PATH_MAX], *extra[9] = { NULL };
+	int n = 0;
 
+	/* this user's own CMs: MPI-IO on any path the user can reach, the
+	   journal in the run's directory (where CM i comes back) */
+	snprintf(journal, sizeof(journal), "%.3000s/files-cm%d", r->tmpdir,
+	    i);
+	extra[n++] = "--files";
+	extra[n++] = "any";
+	extra[n++] = "--files-journal";
+	extra[n++] = journal;
 	if (r->cm_store != NULL && strcmp(r->cm_store, "off") != 0) {
 		snprintf(store, sizeof(store), "%.3000s/store-cm%d", r->tmpdir,
 		    i);
-		extra[0] = "--store";
-		extra[1] = store;
-		extra[2] = "--store-sync";
-		extra[3] = (char *)r->cm_store;
+		extra[n++] = "--store";
+		extra[n++] = store;
+		extra[n++] = "--store-sync";
+		extra[n++] = (char *)r->cm_store;
 	}
 	if ((d = run_deploy_service(r, d, "cm", i, extra)) == NULL)
 		return -1;

@@ -374,6 +374,7 @@ djob_fill_setup(const struct djob *j, Mpiv__JobSetup *js)
 	js->nranks = j->nranks;
 	js->ncms = j->ncms;
 	js->relay_only = j->relay_only;
+	js->cwd = j->cwd;
 	if (j->has_token) {
 		js->job_token.data = (uint8_t *)j->token;
 		js->job_token.len = sizeof(j->token);

@@ -144,6 +144,7 @@ djob_regen_setup(struct djob *j, struct dpeer *cm)
 	char msg[300];
 
 	je.job_id = j->id;
+	je.again = true;	/* the first CM keeps the files' journal */
 	for (int i = 0; i < j->ncms; i++)
 		if (j->cms[i] != NULL && i != j->regen_idx)
 			(void)conn_send(j->cms[i]->c,

@@ -55,6 +55,8 @@ static const struct frame_type frame_types[] = {
 	{ MPIV__MSG_TYPE__MSG_REPLAY_DONE, "replay_done", &mpiv__replay_done__descriptor },
 	{ MPIV__MSG_TYPE__MSG_CM_PRESSURE, "cm_pressure", &mpiv__cm_pressure__descriptor },
 	{ MPIV__MSG_TYPE__MSG_WAIT_STATE, "wait_state", &mpiv__wait_state__descriptor },
+	{ MPIV__MSG_TYPE__MSG_FILE_OP, "file_op", &mpiv__file_op__descriptor },
+	{ MPIV__MSG_TYPE__MSG_FILE_RES, "file_res", &mpiv__file_res__descriptor },
 	{ MPIV__MSG_TYPE__MSG_CKPT_MARK, "ckpt_mark", &mpiv__ckpt_mark__descriptor },
 	{ MPIV__MSG_TYPE__MSG_CKPT_DURABLE, "ckpt_durable", &mpiv__ckpt_durable__descriptor },
 	{ MPIV__MSG_TYPE__MSG_DIGEST_TRIM, "digest_trim", &mpiv__digest_trim__descriptor },

@@ -22,6 +22,10 @@
  *                 frees (and punches out) the payloads
  *   cm-recovered  a CM rebuilt its jobs from its store, before it listens
  *                 (a kill during recovery)
+ *   cm-file-op    a job's first CM is about to carry out a rank's file
+ *                 operation (channel-memory/fileserv.c)
+ *   cm-file-logged  it carried one out and logged its outcome, before the
+ *                 answer leaves
  *   cs-delta      a CS received a whole incremental image, before it
  *                 checks and commits it
  *   cs-gc         a CS deleted an image file while pruning, before its
@@ -48,7 +52,8 @@
 
 static const char *const srvfault_names[] = {
 	"cm-stored", "cm-payload", "cm-flush", "cm-trim", "cm-recovered",
-	"cs-stored", "cs-delta", "cs-gc", "node-out-sync",
+	"cs-stored", "cs-delta", "cs-gc", "node-out-sync", "cm-file-op",
+	"cm-file-logged",
 };
 
 static struct {

@@ -8,14 +8,18 @@
  * of rank 0 that leaves a log (self-sends, receives, probes, an nd
  * record with a run of Test misses and direct-protocol outcomes) and
  * dies, then a rank-0 Hello of incarnation 2, so that the input is
- * answered by the replay. Everything must close cleanly, leak-free.
+ * answered by the replay. With the rank-0 Hello the CM also serves the
+ * job's files (MPI-IO) beneath a directory of its own, so FileOp frames
+ * act on real files there. Everything must close cleanly, leak-free.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../channel-memory/cm_priv.h"
@@ -104,6 +108,43 @@ fuzz_first_life(struct cm *cm)
 	fuzz_spin(5);
 }
 
+static char fuzz_root[64];
+
+static int
+fuzz_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)remove(path);
+	return 0;
+}
+
+/* At exit: the files the inputs made go. */
+static void
+fuzz_rm_root(void)
+{
+	(void)nftw(fuzz_root, fuzz_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Job "f" gets files (MPI-IO) beneath a fresh directory: FileOp frames
+   then act on real files there, confined to it. */
+static void
+fuzz_files(struct cm *cm)
+{
+	static char journal[80];
+	char *root = fuzz_root;
+
+	if (root[0] == '\0') {
+		snprintf(root, sizeof(fuzz_root), "/tmp/mpiv-fuzz-files.%d",
+		    (int)getpid());
+		snprintf(journal, sizeof(journal), "%s/.journal", root);
+		(void)mkdir(root, 0700);
+		atexit(fuzz_rm_root);
+	}
+	cm->files_root = root;
+	cm->files_journal = journal;
+	fileserv_setup(job_find(cm, "f"), root);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -143,6 +184,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)session_new(&cm, a[0], false);
 	switch (data[0] % 5) {
 	case 1:
+		/* this CM also serves the job's files, beneath a directory
+		   of the fuzzer's own (fileserv.c) */
+		fuzz_files(&cm);
 		fuzz_write_hello(a[1], MPIV__ROLE__ROLE_RANK, 0, 1);
 		break;
 	case 2:
