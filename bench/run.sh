@@ -9,7 +9,9 @@
 #
 # Sets (--only picks some, comma-separated; default: all of them):
 #   pingpong (with the TCP floor), waitany, ring, allreduce, coll (Bcast,
-#   Reduce, Allgather, Barrier: bench/coll.c), and apps: the
+#   Reduce, Allgather, Barrier: bench/coll.c), file (MPI-IO: 8 B reads
+#   and writes, 4 MiB a rank collective ones, open and close:
+#   bench/file.c), and apps: the
 #   application benchmarks bench/apps/*.c, each at 4 and 8 ranks, one
 #   wall time per run (RESULT app=NAME n=N wall_s=S).
 #
@@ -85,6 +87,7 @@ fi
 RING_N="2 4 8 16"
 AR_N="2 4 8"
 COLL_N="4 8"
+FILE_N="4"
 APP_N="4 8"
 # the Waitany ping-pong (receives from MPI_ANY_SOURCE): iterations, size
 if [ "$QUICK" = 1 ]; then WA_ITERS=500; else WA_ITERS=2000; fi
@@ -121,7 +124,7 @@ note() { echo "run.sh: $*" >&2; echo "$*" >> "$NOTES"; }
 
 # --only: the sets to run (SETS), the bench/*.c programs they need
 # (BENCHES) and the application programs (APPS: bench/apps/NAME.c).
-ALL_SETS="pingpong waitany ring allreduce coll apps"
+ALL_SETS="pingpong waitany ring allreduce coll file apps"
 SETS=
 for v in $(echo "${ONLY:-$ALL_SETS}" | tr ',' ' '); do
 	case " $ALL_SETS " in
@@ -134,7 +137,7 @@ SETS=${SETS# }
 [ -n "$SETS" ] || { echo "run.sh: --only: no set named" >&2; exit 2; }
 want() { case " $SETS " in *" $1 "*) return 0 ;; esac; return 1; }
 BENCHES=
-for b in pingpong waitany ring allreduce coll; do
+for b in pingpong waitany ring allreduce coll file; do
 	want "$b" && BENCHES="$BENCHES $b"
 done
 APPS=
@@ -376,6 +379,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 	if want coll; then
 		for n in $COLL_N; do pair coll "$n" "$r" ""; done
 	fi
+	if want file; then
+		for n in $FILE_N; do pair file "$n" "$r" ""; done
+	fi
 	for a in $APPS; do
 		for n in $APP_N; do pair "app-$a" "$n" "$r" ""; done
 	done
@@ -430,6 +436,8 @@ for line in open(raw):
 		put('ar', (int(kv['n']), int(kv['bytes'])), kv['call_us'])
 	elif bench == 'coll':
 		put('coll', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
+	elif bench == 'file':
+		put('file', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
 	elif bench == 'seal_floor':
 		put('seal', (kv['cipher'], kv['op']), kv.get('MBps', kv.get('ns', kv.get('half_rtt_us'))))
 	elif bench == 'floor':
@@ -511,6 +519,12 @@ if ks:
 	header('Bcast, Reduce (root moving), Allgather (size per rank), Barrier, and their non-blocking kin waited for at once (µs per call)', 'collective, ranks, size')
 	for (op, n, b) in ks:
 		row(f'{op}, N = {n}' + (f', {size_name(b)}' if op not in ('barrier', 'ibarrier') else ''), 'coll', (op, n, b), 1)
+	print()
+ks = sorted(k for (kind, k) in data if kind == 'file')
+if ks:
+	header('MPI-IO: 8 B read_at / write_at, read_at_all / write_at_all of 4 MiB a rank (size: the job\'s), collective open + close (µs per call)', 'call, ranks, size')
+	for (op, n, b) in ks:
+		row(f'{op}, N = {n}' + (f', {size_name(b)}' if b > 0 else ''), 'file', (op, n, b), 1)
 	print()
 apps = sorted(k for (kind, k) in data if kind == 'app')
 if apps:

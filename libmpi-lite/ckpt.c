@@ -420,9 +420,16 @@ ck_restore(const Mpiv__CkptMark *mark, uint32_t inc)
 		    ck_rank, (unsigned long long)mark->ckpt_no, err);
 		return;
 	}
-	if ((rc = mpiv_p2p_restore()) != MPI_SUCCESS)
+	if ((rc = mpiv_p2p_restore()) != MPI_SUCCESS) {
 		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: "
 		    "cannot post pending requests again (error %d)", ck_rank,
+		    (unsigned long long)mark->ckpt_no, rc);
+		return;
+	}
+	/* an MPI-IO operation waiting for its answer asks again */
+	if ((rc = mpiv_file_restore()) != MPI_SUCCESS)
+		mpiv_tp_set_error("rank %d: restored from checkpoint %llu: "
+		    "cannot send the file operation again (error %d)", ck_rank,
 		    (unsigned long long)mark->ckpt_no, rc);
 }
 

@@ -68,6 +68,23 @@ static const char *const errh_strings[] = {
 	[MPI_ERR_DISP] = "invalid displacement",
 	[MPI_ERR_LOCKTYPE] = "invalid lock type",
 	[MPI_ERR_ASSERT] = "invalid assert argument",
+	[MPI_ERR_FILE] = "invalid file handle",
+	[MPI_ERR_NOT_SAME] = "arguments not the same on every process of "
+	    "the collective call",
+	[MPI_ERR_AMODE] = "invalid file access mode",
+	[MPI_ERR_UNSUPPORTED_DATAREP] = "data representation not supported "
+	    "by mpiv (only \"native\")",
+	[MPI_ERR_NO_SUCH_FILE] = "no such file",
+	[MPI_ERR_FILE_EXISTS] = "file exists",
+	[MPI_ERR_BAD_FILE] = "invalid file name",
+	[MPI_ERR_ACCESS] = "permission denied",
+	[MPI_ERR_NO_SPACE] = "not enough space",
+	[MPI_ERR_QUOTA] = "quota exceeded",
+	[MPI_ERR_READ_ONLY] = "read-only file or file system",
+	[MPI_ERR_FILE_IN_USE] = "file in use by some process",
+	[MPI_ERR_DUP_DATAREP] = "data representation already defined",
+	[MPI_ERR_CONVERSION] = "data conversion failed",
+	[MPI_ERR_IO] = "I/O error",
 };
 
 /* What the failing call found out, beyond its code (mpiv_err_detail). */

@@ -43,6 +43,8 @@
  *   ckpt-before-fork  checkpoint: the mark was sent, the clone not forked
  *   ckpt-after-fork   checkpoint: the parent, once the clone exists and
  *                 the node was told (ckpt-clone)
+ *   file          an MPI-IO operation was sent to the job's first CM, its
+ *                 answer not read yet (libmpi-lite/file_op.c)
  *   restore-woken a clone restored from a checkpoint, once it knows its
  *                 new incarnation, before it reconnects (MPIV_FAULT is
  *                 read again for that incarnation)
@@ -66,7 +68,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
-	"bye", "closed", "returned", "nbc", "nbc-wait",
+	"bye", "closed", "returned", "nbc", "nbc-wait", "file",
 };
 
 struct fault_entry {

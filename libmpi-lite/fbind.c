@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "fortran.h"
 #include "impl.h"
 
@@ -28,10 +29,12 @@ fb_kind_name(enum mpiv_fkind kind)
 {
 	static const char *names[MPIV_F_NKINDS] = { "communicator", "group",
 	    "datatype", "op", "request", "errhandler", "info", "window",
-	    "message" };
+	    "message", "file" };
 	return (unsigned)kind < MPIV_F_NKINDS ? names[kind] : "handle";
 }
 
+/* A bad file handle is reported as C reports MPI_FILE_NULL: through
+   the handler of MPI_FILE_NULL (MPI_ERRORS_RETURN unless set). */
 int
 mpiv_fw_in(enum mpiv_fkind kind, MPI_Fint f, void **c, const char *fn)
 {
@@ -39,6 +42,8 @@ mpiv_fw_in(enum mpiv_fkind kind, MPI_Fint f, void **c, const char *fn)
 		return MPI_SUCCESS;
 	mpiv_err_detail("Fortran %s handle %d names none", fb_kind_name(kind),
 	    (int)f);
+	if (kind == MPIV_F_FILE)
+		return mpiv_file_err(MPI_FILE_NULL, MPI_ERR_FILE, fn);
 	return mpiv_err(NULL, mpiv_f_kind_err(kind), fn);
 }
 
@@ -193,6 +198,40 @@ mpi_errhandler_create_(fb_proc *function, MPI_Fint *errhandler,
 	mpi_comm_create_errhandler_(function, errhandler, ierror);
 }
 FB_ALIAS(mpi_errhandler_create_)
+
+/*
+ * MPI_FILE_SET_ERRHANDLER(FILE, ERRHANDLER, IERROR): as generated, but a
+ * handler made by MPI_COMM_CREATE_ERRHANDLER in Fortran is refused
+ * (MPI_ERR_ARG): errh.c would call it with the file as a communicator.
+ * MPI says a file's handler comes from MPI_FILE_CREATE_ERRHANDLER, which
+ * has no Fortran binding; the predefined handlers are what Fortran sets.
+ */
+void
+mpi_file_set_errhandler_(MPI_Fint *file, MPI_Fint *errhandler,
+    MPI_Fint *ierror)
+{
+	static const char fn[] = "MPI_File_set_errhandler";
+	MPI_File c_file = MPI_FILE_NULL;
+	MPI_Errhandler c_eh = MPI_ERRHANDLER_NULL;
+	int rc;
+
+	if ((rc = mpiv_fw_in(MPIV_F_FILE, *file, (void **)&c_file, fn)) !=
+	    MPI_SUCCESS)
+		goto out;
+	if ((rc = mpiv_fw_in(MPIV_F_ERRH, *errhandler, (void **)&c_eh, fn)) !=
+	    MPI_SUCCESS)
+		goto out;
+	if (c_eh != MPI_ERRHANDLER_NULL && c_eh->fortran_fn != NULL) {
+		mpiv_err_detail("a communicator's Fortran error handler "
+		    "cannot be set on a file");
+		rc = mpiv_file_err(c_file, MPI_ERR_ARG, fn);
+		goto out;
+	}
+	rc = MPI_File_set_errhandler(c_file, c_eh);
+out:
+	*ierror = rc;
+}
+FB_ALIAS(mpi_file_set_errhandler_)
 
 /* ---------------- generalized requests ---------------- */
 

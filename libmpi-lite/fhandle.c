@@ -288,6 +288,7 @@ mpiv_f_kind_err(enum mpiv_fkind kind)
 	case MPIV_F_REQUEST: return MPI_ERR_REQUEST;
 	case MPIV_F_INFO: return MPI_ERR_INFO;
 	case MPIV_F_WIN: return MPI_ERR_WIN;
+	case MPIV_F_FILE: return MPI_ERR_FILE;
 	default: return MPI_ERR_ARG;
 	}
 }
@@ -314,6 +315,7 @@ FH_API(Errhandler, MPI_Errhandler, MPIV_F_ERRH)
 FH_API(Info, MPI_Info, MPIV_F_INFO)
 FH_API(Win, MPI_Win, MPIV_F_WIN)
 FH_API(Message, MPI_Message, MPIV_F_MESSAGE)
+FH_API(File, MPI_File, MPIV_F_FILE)
 
 /* A Fortran status is the C one's bytes (MPI_STATUS_SIZE INTEGERs):
    MPI_SOURCE, MPI_TAG, MPI_ERROR at Fortran indices 1, 2, 3. */

@@ -183,6 +183,8 @@ struct mpiv_comm {
 	struct mpiv_comm *local;	/* intracommunicator of the local
 					   group (internal use) */
 	MPI_Info info;		/* hints set by the user (comm_info.c) */
+	uint32_t file_opens;	/* MPI_File_open calls on it (file.c): the
+				   same count on every member */
 };
 
 #define MPIV_COLL_CONTEXT(c) ((c)->context + 1)

@@ -27,6 +27,7 @@ typedef struct mpiv_errhandler *MPI_Errhandler;
 typedef struct mpiv_info *MPI_Info;
 typedef struct mpiv_win *MPI_Win;
 typedef struct mpiv_message *MPI_Message;
+typedef struct mpiv_file *MPI_File;
 
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Offset;
@@ -294,6 +295,22 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_ERR_DISP		37
 #define MPI_ERR_LOCKTYPE	38
 #define MPI_ERR_ASSERT		39
+/* MPI-IO */
+#define MPI_ERR_FILE		40
+#define MPI_ERR_NOT_SAME	41
+#define MPI_ERR_AMODE		42
+#define MPI_ERR_UNSUPPORTED_DATAREP 43
+#define MPI_ERR_NO_SUCH_FILE	44
+#define MPI_ERR_FILE_EXISTS	45
+#define MPI_ERR_BAD_FILE	46
+#define MPI_ERR_ACCESS		47
+#define MPI_ERR_NO_SPACE	52
+#define MPI_ERR_QUOTA		53
+#define MPI_ERR_READ_ONLY	54
+#define MPI_ERR_FILE_IN_USE	55
+#define MPI_ERR_DUP_DATAREP	56
+#define MPI_ERR_CONVERSION	57
+#define MPI_ERR_IO		58
 #define MPI_ERR_LASTCODE	64
 
 /* ---- user function types ---- */
@@ -966,6 +983,135 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count,
     MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
     int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
     MPI_Request *request);
+
+/* ---- MPI-IO (docs/MPI.md, "Files"): every operation is carried out by
+   the job's first Channel Memory; non-blocking calls complete at once ---- */
+#define MPI_FILE_NULL		((MPI_File)0)
+#define MPI_MODE_CREATE		1
+#define MPI_MODE_RDONLY		2
+#define MPI_MODE_WRONLY		4
+#define MPI_MODE_RDWR		8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN	32
+#define MPI_MODE_EXCL		64
+#define MPI_MODE_APPEND		128
+#define MPI_MODE_SEQUENTIAL	256
+#define MPI_SEEK_SET		600
+#define MPI_SEEK_CUR		602
+#define MPI_SEEK_END		604
+#define MPI_DISPLACEMENT_CURRENT (-54278278)
+#define MPI_MAX_DATAREP_STRING	128
+typedef void MPI_File_errhandler_function(MPI_File *, int *, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef int MPI_Datarep_conversion_function(void *userbuf,
+    MPI_Datatype datatype, int count, void *filebuf, MPI_Offset position,
+    void *extra_state);
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype,
+    MPI_Aint *file_extent, void *extra_state);
+#define MPI_CONVERSION_FN_NULL	((MPI_Datarep_conversion_function *)0)
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode,
+    MPI_Info info, MPI_File *fh);
+int MPI_File_close(MPI_File *fh);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+    MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+    MPI_Datatype *filetype, char *datarep);
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf,
+    int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf,
+    int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+    int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf,
+    int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf,
+    int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf,
+    int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_all(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset,
+    MPI_Offset *disp);
+int MPI_File_read_shared(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf,
+    int count, MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset,
+    const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf,
+    MPI_Status *status);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf,
+    MPI_Status *status);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype,
+    MPI_Aint *extent);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_sync(MPI_File fh);
+int MPI_File_create_errhandler(MPI_File_errhandler_function *fn,
+    MPI_Errhandler *errhandler);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_File MPI_File_f2c(MPI_Fint file);
+/* fails with MPI_ERR_UNSUPPORTED_OPERATION: "native" (and "internal")
+   only */
+int MPI_Register_datarep(const char *datarep,
+    MPI_Datarep_conversion_function *read_conversion_fn,
+    MPI_Datarep_conversion_function *write_conversion_fn,
+    MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 
 /* ---- non-blocking collectives ---- */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);

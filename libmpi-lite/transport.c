@@ -265,6 +265,29 @@ tp_enqueue(struct tp_conn *c, struct tp_frame *f, bool urgent)
 	c->nurgent++;
 }
 
+/*
+ * The whole frame (header, m, then paylen bytes of payload) in one
+ * malloc'd buffer of *len bytes; NULL when out of memory.
+ */
+static uint8_t *
+tp_frame_whole(uint16_t type, const ProtobufCMessage *m, const void *payload,
+    size_t paylen, size_t *len)
+{
+	uint8_t *enc, *whole;
+	size_t hl = 0;
+
+	if ((enc = frame_encode(type, m, (uint32_t)paylen, &hl)) == NULL)
+		return NULL;
+	if ((whole = malloc(hl + paylen)) != NULL) {
+		memcpy(whole, enc, hl);
+		if (paylen > 0)
+			memcpy(whole + hl, payload, paylen);
+		*len = hl + paylen;
+	}
+	free(enc);
+	return whole;
+}
+
 int
 tp_send(int cm, uint16_t type, const ProtobufCMessage *m,
     const void *payload, size_t paylen, void *owned, struct mpiv_request *req,
@@ -315,9 +338,19 @@ tp_conn_send(struct tp_conn *c, uint16_t type, const ProtobufCMessage *m,
 			paylen = len;
 		}
 	} else if (f->hlen == 0) {
-		f->owned = owned;
-		tp_frame_put(f);
-		return MPI_ERR_INTERN;
+		/* Big metadata and a payload (a FileOp writing many
+		   extents): header, meta and payload copied into one
+		   buffer sent as it is. */
+		uint8_t *whole = tp_frame_whole(type, m, payload, paylen,
+		    &paylen);
+
+		free(owned);
+		owned = whole;
+		payload = whole;
+		if (whole == NULL) {
+			tp_frame_put(f);
+			return MPI_ERR_NO_MEM;
+		}
 	}
 	if (f->hlen == 0 && paylen == 0) {
 		tp_frame_put(f);
@@ -420,6 +453,9 @@ tp_frame_begin(struct tp_conn *c)
 			}
 			c->pdst = r->tmp;
 		}
+	} else if (c->h.type == MPIV__MSG_TYPE__MSG_FILE_RES) {
+		mpiv_file_reply_dst((const Mpiv__FileRes *)c->meta,
+		    c->h.payload_len, &c->pdst, &c->pkeep);
 	}
 }
 
@@ -587,6 +623,9 @@ tp_frame_done(struct tp_conn *c)
 	}
 	case MPIV__MSG_TYPE__MSG_ND_ACK:
 		mpiv_ndlog_ack(((const Mpiv__NdAck *)c->meta)->ack_id);
+		break;
+	case MPIV__MSG_TYPE__MSG_FILE_RES:
+		mpiv_file_reply((const Mpiv__FileRes *)c->meta, c->pgot);
 		break;
 	case MPIV__MSG_TYPE__MSG_PEER_INFO:
 		dp_peer_info((const Mpiv__PeerInfo *)c->meta);

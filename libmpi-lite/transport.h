@@ -385,6 +385,20 @@ int mpiv_tp_set_key(const char *hex);
 void mpiv_tp_set_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
+/* ---------------- MPI-IO (file_op.c) ---------------- */
+
+/* Where the payload of FileRes r (paylen bytes) goes: the buffer of the
+   operation in flight, at most what it takes (*keep); NULL/0 for any
+   other answer (dropped). */
+void mpiv_file_reply_dst(const Mpiv__FileRes *r, size_t paylen,
+    uint8_t **dst, size_t *keep);
+/* FileRes r arrived with got payload bytes kept: the answer of the
+   operation in flight, or ignored. */
+void mpiv_file_reply(const Mpiv__FileRes *r, size_t got);
+/* A restored clone: sends the operation in flight again (same op_no),
+   its answer was lost with the old connection. MPI code. */
+int mpiv_file_restore(void);
+
 /* ---------------- checkpoints (ckpt.c) ---------------- */
 
 /* Reads MPIV_CTRL_FD, MPIV_CTRL_IN_FD, MPIV_CKPT_INTERVAL (after the

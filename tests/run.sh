@@ -353,7 +353,7 @@ run_scripts_par() {
 # agents (auto runs relay).
 BOTH_FAULT="test_chaos test_ckpt_chaos test_kill_cmd test_kill_points
 	test_replay_check test_divergence test_netns test_cm_crash test_fortran_chaos
-	test_nbc_chaos test_rma_chaos"
+	test_nbc_chaos test_rma_chaos test_file_chaos"
 
 # The fault scripts run in two lanes side by side, each one script at a
 # time: the chaos scripts whose programs keep both cores busy (HEAVY:

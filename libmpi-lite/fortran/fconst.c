@@ -38,6 +38,7 @@ fc_int(const char *name, long long v)
 #define FC_T_INFO "MPI_Info"
 #define FC_T_WIN "MPI_Win"
 #define FC_T_MESSAGE "MPI_Message"
+#define FC_T_FILE "MPI_File"
 
 static int fc_f08;
 
@@ -91,7 +92,7 @@ main(int argc, char **argv)
 	if (fc_f08) {
 		static const char *types[] = { "MPI_Comm", "MPI_Datatype",
 		    "MPI_Group", "MPI_Op", "MPI_Request", "MPI_Errhandler",
-		    "MPI_Info", "MPI_Win", "MPI_Message" };
+		    "MPI_Info", "MPI_Win", "MPI_Message", "MPI_File" };
 		printf("! ---- handle types: the INTEGER handle in MPI_VAL\n");
 		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
 			printf("  type, bind(C) :: %s\n    integer :: MPI_VAL\n"
@@ -156,6 +157,11 @@ main(int argc, char **argv)
 	FC(MPI_WIN_FLAVOR_CREATE) FC(MPI_WIN_FLAVOR_ALLOCATE)
 	FC(MPI_WIN_FLAVOR_DYNAMIC) FC(MPI_WIN_FLAVOR_SHARED)
 	FC(MPI_WIN_SEPARATE) FC(MPI_WIN_UNIFIED)
+	FC(MPI_MODE_CREATE) FC(MPI_MODE_RDONLY) FC(MPI_MODE_WRONLY)
+	FC(MPI_MODE_RDWR) FC(MPI_MODE_DELETE_ON_CLOSE) FC(MPI_MODE_UNIQUE_OPEN)
+	FC(MPI_MODE_EXCL) FC(MPI_MODE_APPEND) FC(MPI_MODE_SEQUENTIAL)
+	FC(MPI_SEEK_SET) FC(MPI_SEEK_CUR) FC(MPI_SEEK_END)
+	FC(MPI_DISPLACEMENT_CURRENT) FC(MPI_MAX_DATAREP_STRING)
 
 	printf("! ---- error classes\n");
 	FC(MPI_SUCCESS) FC(MPI_ERR_BUFFER) FC(MPI_ERR_COUNT) FC(MPI_ERR_TYPE)
@@ -168,6 +174,12 @@ main(int argc, char **argv)
 	FC(MPI_ERR_INFO_VALUE) FC(MPI_ERR_INFO_NOKEY) FC(MPI_ERR_WIN)
 	FC(MPI_ERR_UNSUPPORTED_OPERATION) FC(MPI_ERR_NOT_SUPPORTED)
 	FC(MPI_ERR_PROC_FAILED) FC(MPI_ERR_LASTCODE)
+	FC(MPI_ERR_FILE) FC(MPI_ERR_NOT_SAME) FC(MPI_ERR_AMODE)
+	FC(MPI_ERR_UNSUPPORTED_DATAREP) FC(MPI_ERR_NO_SUCH_FILE)
+	FC(MPI_ERR_FILE_EXISTS) FC(MPI_ERR_BAD_FILE) FC(MPI_ERR_ACCESS)
+	FC(MPI_ERR_NO_SPACE) FC(MPI_ERR_QUOTA) FC(MPI_ERR_READ_ONLY)
+	FC(MPI_ERR_FILE_IN_USE) FC(MPI_ERR_DUP_DATAREP) FC(MPI_ERR_CONVERSION)
+	FC(MPI_ERR_IO)
 
 	if (fc_f08) {
 		printf("! ---- special addresses: the COMMON blocks of mpif.h\n");
