@@ -30,10 +30,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -149,7 +151,11 @@ fs_jdir(const struct job *j, char *out, size_t n)
 	return len < 0 || (size_t)len >= n ? -1 : 0;
 }
 
-/* Copies the file src to a new file dst (mode 0600). 0, or -1 (errno). */
+/*
+ * Copies the file sfd to a new file dst (mode 0600): a clone sharing its
+ * blocks where the file system can (btrfs, XFS), else copy_file_range
+ * (in the kernel), else read and write. 0, or -1 (errno).
+ */
 static int
 fs_copy(int sfd, const char *dst)
 {
@@ -160,7 +166,20 @@ fs_copy(int sfd, const char *dst)
 	if ((dfd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) < 0)
 		return -1;
+	if (ioctl(dfd, FICLONE, sfd) == 0)
+		return close(dfd);
 	if (lseek(sfd, 0, SEEK_SET) < 0)
+		goto fail;
+	while ((r = copy_file_range(sfd, NULL, dfd, NULL, 1 << 30, 0)) > 0)
+		;
+	if (r == 0)
+		return close(dfd);
+	if (errno != EXDEV && errno != EINVAL && errno != ENOSYS &&
+	    errno != EOPNOTSUPP)
+		goto fail;
+	/* from the start again, the plain way */
+	if (lseek(sfd, 0, SEEK_SET) < 0 || lseek(dfd, 0, SEEK_SET) < 0 ||
+	    ftruncate(dfd, 0) < 0)
 		goto fail;
 	while ((r = read(sfd, buf, sizeof(buf))) != 0) {
 		if (r < 0) {

@@ -166,7 +166,7 @@ mpi_op_create_(fb_proc *user_fn, MPI_Fint *commute, MPI_Fint *op,
 	if (rc == MPI_SUCCESS)
 		c->fortran_fn = (void (*)(void *, void *, MPI_Fint *,
 		    MPI_Fint *))user_fn;
-	*op = mpiv_f_c2f(MPIV_F_OP, c);
+	*op = mpiv_f_out(MPIV_F_OP, c);
 	*ierror = rc;
 }
 FB_ALIAS(mpi_op_create_)
@@ -186,7 +186,7 @@ mpi_comm_create_errhandler_(fb_proc *function, MPI_Fint *errhandler,
 	rc = MPI_Comm_create_errhandler(fb_user_errh, &c);
 	if (rc == MPI_SUCCESS)
 		c->fortran_fn = (void (*)(MPI_Fint *, MPI_Fint *))function;
-	*errhandler = mpiv_f_c2f(MPIV_F_ERRH, c);
+	*errhandler = mpiv_f_out(MPIV_F_ERRH, c);
 	*ierror = rc;
 }
 FB_ALIAS(mpi_comm_create_errhandler_)
@@ -313,7 +313,7 @@ mpi_grequest_start_(fb_proc *query_fn, fb_proc *free_fn, fb_proc *cancel_fn,
 		*ierror = rc;
 		return;
 	}
-	*request = mpiv_f_c2f(MPIV_F_REQUEST, c);
+	*request = mpiv_f_out(MPIV_F_REQUEST, c);
 	*ierror = MPI_SUCCESS;
 }
 FB_ALIAS(mpi_grequest_start_)
@@ -670,7 +670,7 @@ mpi_dist_graph_create_adjacent_(MPI_Fint *comm_old, MPI_Fint *indegree,
 	*ierror = MPI_Dist_graph_create_adjacent(c, *indegree, sources,
 	    mpiv_f_weights(sourceweights), *outdegree, destinations,
 	    mpiv_f_weights(destweights), ci, *reorder != 0, &g);
-	*comm_dist_graph = mpiv_f_c2f(MPIV_F_COMM, g);
+	*comm_dist_graph = mpiv_f_out(MPIV_F_COMM, g);
 }
 FB_ALIAS(mpi_dist_graph_create_adjacent_)
 
@@ -691,7 +691,7 @@ mpi_dist_graph_create_(MPI_Fint *comm_old, MPI_Fint *n, MPI_Fint *sources,
 		return;
 	*ierror = MPI_Dist_graph_create(c, *n, sources, degrees, destinations,
 	    mpiv_f_weights(weights), ci, *reorder != 0, &g);
-	*comm_dist_graph = mpiv_f_c2f(MPIV_F_COMM, g);
+	*comm_dist_graph = mpiv_f_out(MPIV_F_COMM, g);
 }
 FB_ALIAS(mpi_dist_graph_create_)
 
@@ -806,7 +806,7 @@ fb_alltoallw(void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls,
 			rc = MPI_Ialltoallw(sb, sendcounts, sdispls, ts,
 			    mpiv_f_buf(recvbuf), recvcounts, rdispls,
 			    (const MPI_Datatype *)cr, c, &r);
-			*request = mpiv_f_c2f(MPIV_F_REQUEST, r);
+			*request = mpiv_f_out(MPIV_F_REQUEST, r);
 		}
 	}
 	free(cs);
@@ -868,7 +868,7 @@ fb_neighbor_alltoallw(void *sendbuf, MPI_Fint *sendcounts,
 			rc = MPI_Ineighbor_alltoallw(mpiv_f_buf(sendbuf),
 			    sendcounts, sdispls, ts, mpiv_f_buf(recvbuf),
 			    recvcounts, rdispls, tr, c, &r);
-			*request = mpiv_f_c2f(MPIV_F_REQUEST, r);
+			*request = mpiv_f_out(MPIV_F_REQUEST, r);
 		}
 	}
 	free(cs);

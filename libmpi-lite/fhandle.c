@@ -5,7 +5,10 @@
  * of fortran.h (mpif.h's PARAMETERs); a C handle seen for the first time
  * gets the most recently freed slot, else a new one at the end; freeing
  * the object (MPI_COMM_FREE, a completed request ...) frees its slot. A
- * hash from pointer to slot makes c2f O(1).
+ * slot counts the handles MPI calls gave out for it (an object handed
+ * out twice, as two MPI_COMM_GROUP of one communicator give the same
+ * group, is freed twice, as in C), and goes with the last. A hash from
+ * pointer to slot makes c2f O(1).
  *
  * The tables live in process memory: a checkpoint image carries them,
  * and a re-executed rank, making the same calls in the same order,
@@ -49,6 +52,8 @@ struct fh_hent {
 
 struct fh_table {
 	void **obj;		/* slot -> C handle (NULL: free) */
+	MPI_Fint *refs;		/* handles given out for the slot (0: none
+				   counted, as by MPI_Comm_c2f) */
 	MPI_Fint n, cap;	/* slots in use or freed: 0..n-1 */
 	MPI_Fint npredef;	/* slots 0..npredef-1 are fixed */
 	MPI_Fint *freel;	/* freed slots, LIFO */
@@ -135,14 +140,17 @@ fh_hput(struct fh_table *t, void *p, MPI_Fint idx)
 static int
 fh_room(struct fh_table *t)
 {
-	MPI_Fint ncap;
+	MPI_Fint ncap, *nr;
 	void **no;
 
 	if (t->n < t->cap)
 		return 0;
 	ncap = t->cap ? t->cap * 2 : 64;
 	if (ncap < t->cap ||
-	    (no = realloc(t->obj, (size_t)ncap * sizeof(*no))) == NULL)
+	    (nr = realloc(t->refs, (size_t)ncap * sizeof(*nr))) == NULL)
+		return -1;
+	t->refs = nr;
+	if ((no = realloc(t->obj, (size_t)ncap * sizeof(*no))) == NULL)
 		return -1;
 	t->obj = no;
 	t->cap = ncap;
@@ -171,6 +179,7 @@ fh_slot_new(struct fh_table *t, void *p)
 		return -1;
 	}
 	t->obj[idx] = p;
+	t->refs[idx] = 0;
 	return idx;
 }
 
@@ -186,6 +195,7 @@ fh_predef(enum mpiv_fkind kind, void *c, MPI_Fint val)
 	if (val != t->n || fh_room(t) != 0 ||
 	    (c != NULL && fh_hput(t, c, val) != 0))
 		mpiv_abort_job(1, "libmpi: cannot set up the Fortran handles");
+	t->refs[t->n] = 0;
 	t->obj[t->n++] = c;
 	t->npredef = t->n;
 }
@@ -201,8 +211,9 @@ fh_init(void)
 	fh_ready = true;
 }
 
-MPI_Fint
-mpiv_f_c2f(enum mpiv_fkind kind, void *c)
+/* c's slot, a new one if none; counted as given out when out. */
+static MPI_Fint
+fh_c2f(enum mpiv_fkind kind, void *c, bool out)
 {
 	struct fh_table *t = &fh_tabs[kind];
 	struct fh_hent *e;
@@ -216,8 +227,22 @@ mpiv_f_c2f(enum mpiv_fkind kind, void *c)
 		idx = e->idx;
 	else
 		idx = fh_slot_new(t, c);
+	if (out && idx >= t->npredef)
+		t->refs[idx]++;
 	pthread_mutex_unlock(&fh_lock);
 	return idx;
+}
+
+MPI_Fint
+mpiv_f_c2f(enum mpiv_fkind kind, void *c)
+{
+	return fh_c2f(kind, c, false);
+}
+
+MPI_Fint
+mpiv_f_out(enum mpiv_fkind kind, void *c)
+{
+	return fh_c2f(kind, c, true);
 }
 
 int
@@ -247,7 +272,10 @@ mpiv_f_release(enum mpiv_fkind kind, MPI_Fint f)
 
 	pthread_mutex_lock(&fh_lock);
 	fh_init();
-	if (f >= t->npredef && f < t->n && t->obj[f] != NULL) {
+	if (f >= t->npredef && f < t->n && t->obj[f] != NULL &&
+	    t->refs[f] > 1) {
+		t->refs[f]--;	/* handed out again: not the last */
+	} else if (f >= t->npredef && f < t->n && t->obj[f] != NULL) {
 		if ((e = fh_hfind(t, t->obj[f])) != NULL)
 			e->p = FH_TOMB;
 		t->obj[f] = NULL;
@@ -274,7 +302,7 @@ mpiv_f_update(enum mpiv_fkind kind, MPI_Fint *f, void *old, void *now)
 		return;
 	if (old != NULL)
 		mpiv_f_release(kind, *f);
-	*f = mpiv_f_c2f(kind, now);
+	*f = mpiv_f_out(kind, now);
 }
 
 int

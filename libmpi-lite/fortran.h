@@ -85,7 +85,13 @@ MPI_Fint mpiv_f_c2f(enum mpiv_fkind kind, void *c);
 /* The C handle of a Fortran one into *c: 0, or -1 when f names no live
    slot (*c is then the null handle). */
 int mpiv_f_f2c(enum mpiv_fkind kind, MPI_Fint f, void **c);
-/* Frees f's slot (the object is gone); predefined slots stay. */
+/* The same for a handle an MPI call gives the program (a handle out):
+   the slot counts it, so that an object handed out twice (two
+   MPI_COMM_GROUP of one communicator) is freed twice before its slot
+   goes. */
+MPI_Fint mpiv_f_out(enum mpiv_fkind kind, void *c);
+/* One handle of f's slot freed (MPI_COMM_FREE, a completed request ...):
+   the slot goes with the last; predefined slots stay. */
 void mpiv_f_release(enum mpiv_fkind kind, MPI_Fint f);
 /* After a call that may have replaced or freed the C handle behind the
    Fortran handle *f (old: the C handle before the call, now: after):

@@ -226,7 +226,7 @@ function emit_c(    i, k, n, b, s, a, rt, ct, fk, cname, fname, params, sep, dec
 			} else if (s == "o") {
 				decl = decl "\t" ct " c_" n " = NULL;\n"
 				a = "&c_" n
-				post = post "\t*" n " = mpiv_f_c2f(" fk ", c_" n ");\n"
+				post = post "\t*" n " = mpiv_f_out(" fk ", c_" n ");\n"
 			} else if (s == "io") {
 				decl = decl "\t" ct " c_" n " = NULL, old_" n ";\n"
 				pre = pre "\tif ((rc = mpiv_fw_in(" fk ", *" n ", (void **)&c_" n ", fn)) != MPI_SUCCESS)\n\t\tgoto out;\n\told_" n " = c_" n ";\n"
@@ -249,7 +249,7 @@ function emit_c(    i, k, n, b, s, a, rt, ct, fk, cname, fname, params, sep, dec
 				decl = decl "\t" ct " *c_" n " = NULL;\n"
 				pre = pre "\tif (*" AL[i] " > 0 && (c_" n " = calloc((size_t)*" AL[i] ", sizeof(*c_" n "))) == NULL) {\n\t\trc = mpiv_err(NULL, MPI_ERR_NO_MEM, fn);\n\t\tgoto out;\n\t}\n"
 				a = "c_" n
-				post = post "\tif (rc == MPI_SUCCESS)\n\t\tfor (int k_ = 0; k_ < *" AL[i] "; k_++)\n\t\t\tif (c_" n "[k_] != NULL)\n\t\t\t\t" n "[k_] = mpiv_f_c2f(" fk ", c_" n "[k_]);\n"
+				post = post "\tif (rc == MPI_SUCCESS)\n\t\tfor (int k_ = 0; k_ < *" AL[i] "; k_++)\n\t\t\tif (c_" n "[k_] != NULL)\n\t\t\t\t" n "[k_] = mpiv_f_out(" fk ", c_" n "[k_]);\n"
 				frees = frees "\tfree(c_" n ");\n"
 			}
 		} else {

@@ -203,6 +203,45 @@ test_update(void **state)
 	mpiv_f_release(MPIV_F_REQUEST, f);
 }
 
+/* An object handed out twice (two MPI_COMM_GROUP of one communicator
+   give one group) is freed twice, as in C, before its slot goes; one
+   converted without being handed out (MPI_Group_c2f) goes at its free. */
+static void
+test_handed_out_twice(void **state)
+{
+	int g, h;
+	MPI_Fint f, f2, k;
+	void *c;
+
+	(void)state;
+	f = mpiv_f_out(MPIV_F_GROUP, &g);
+	f2 = mpiv_f_out(MPIV_F_GROUP, &g);
+	assert_int_equal(f, f2);
+	/* a plain conversion counts nothing */
+	assert_int_equal(mpiv_f_c2f(MPIV_F_GROUP, &g), f);
+	mpiv_f_release(MPIV_F_GROUP, f);
+	assert_int_equal(mpiv_f_f2c(MPIV_F_GROUP, f, &c), 0);
+	assert_ptr_equal(c, &g);
+	mpiv_f_release(MPIV_F_GROUP, f2);
+	assert_int_equal(mpiv_f_f2c(MPIV_F_GROUP, f, &c), -1);
+	/* a freed slot starts its count afresh */
+	k = mpiv_f_out(MPIV_F_GROUP, &h);
+	assert_int_equal(k, f);
+	mpiv_f_release(MPIV_F_GROUP, k);
+	assert_int_equal(mpiv_f_f2c(MPIV_F_GROUP, k, &c), -1);
+	/* not handed out: one free is enough */
+	k = mpiv_f_c2f(MPIV_F_GROUP, &h);
+	mpiv_f_release(MPIV_F_GROUP, k);
+	assert_int_equal(mpiv_f_f2c(MPIV_F_GROUP, k, &c), -1);
+	/* an update hands the new object out */
+	k = mpiv_f_out(MPIV_F_REQUEST, &g);
+	mpiv_f_update(MPIV_F_REQUEST, &k, &g, &h);
+	assert_int_equal(mpiv_f_f2c(MPIV_F_REQUEST, k, &c), 0);
+	assert_ptr_equal(c, &h);
+	mpiv_f_update(MPIV_F_REQUEST, &k, &h, NULL);
+	assert_int_equal(k, 0);
+}
+
 static void
 test_status_strings(void **state)
 {
@@ -245,6 +284,7 @@ main(void)
 		cmocka_unit_test(test_new_free_reuse),
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_update),
+		cmocka_unit_test(test_handed_out_twice),
 		cmocka_unit_test(test_status_strings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
