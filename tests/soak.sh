@@ -16,7 +16,9 @@
 # SOAK_PROTOCOLS (default "direct relay"). flt_ring prints a line per rank
 # after MPI_Finalize, which a direct rank killed late must not lose.
 # Every job's output (tagged, sorted by rank) must equal the program's
-# failure-free output, taken first on the same deployment; every job
+# failure-free output, taken first on the same deployment, and the files
+# flt_file writes with MPI-IO (the CMs serve them beneath the soak's
+# directory, --files) those of its failure-free run; every job
 # runs with --deadlock-after 5 --deadlock-abort, so that a fault taken
 # for a deadlock fails it. The RSS of
 # every daemon is sampled after each job. The end prints a summary and
@@ -82,9 +84,10 @@ start() {
 start disp dispatcher --listen 127.0.0.1:0
 # cm0 keeps its logs in a store (a lost cm0: jobs continue), cm1 does not
 # (a lost cm1: jobs start over)
-cm_store() { [ "$1" = 0 ] && echo "--store $W/cmstore0"; }
+# both serve MPI-IO beneath the soak's directory (flt_file)
+cm_store() { echo "--files $W"; [ "$1" = 0 ] && echo "--store $W/cmstore0"; }
 start cm0 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" $(cm_store 0)
-start cm1 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp"
+start cm1 cm --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" $(cm_store 1)
 start cs cs --listen 127.0.0.1:0 --dispatcher "$ADDR_disp" --store "$W/store"
 # nobody (the ranks of a root node agent) cannot read this build's
 # libmpi.so in a checkout under root's 0700 home: the agents keep root
@@ -111,14 +114,41 @@ PROGS=(
 	"flt_async 4 60 40"
 	"flt_ckpt 3 6000 4 2000"
 	"flt_nbc 4 300 48"
+	"flt_file 4 800 256 @DAT @IN"
 )
 MODES=(ranks nodes cm mixed)
 [ "$CRIU_OK" = 1 ] && MODES=(ranks ckpt nodes cm mixed)
 read -r -a PROTOS <<< "${SOAK_PROTOCOLS:-direct relay}"
 
+# files OUT ARGS...: ARGS with @DAT and @IN replaced by OUT.dat and
+# OUT.in (flt_file's data file and counter file, 41, made afresh) in FARGS
+files() {
+	local out=$1 a
+	shift
+	FARGS=()
+	for a in "$@"; do
+		case $a in
+		@DAT) a=$out.dat; rm -f "$a" "$a.log" ;;
+		@IN) a=$out.in; printf '\051\0\0\0\0\0\0\0' > "$a" ;;
+		esac
+		FARGS+=("$a")
+	done
+}
+# same_files OUT REF: OUT's data, record log and counter files (if any)
+# equal REF's
+same_files() {
+	local f
+	for f in dat dat.log in; do
+		[ -e "$2.$f" ] || continue
+		cmp -s "$1.$f" "$2.$f" || return 1
+	done
+}
+
 run_job() {	# OUTFILE NP PROG ARGS... (with RUN_OPTS): exit code
 	local out=$1 np=$2
 	shift 2
+	files "$out" "$@"
+	set -- "${FARGS[@]}"
 	timeout -k 5 300 "$MPIV" run --dispatcher "$ADDR_disp" --secret-file "$W/secret" \
 		--report "$out.json" --timeout 240 --deadlock-after 5 --deadlock-abort \
 		--tag-output -n "$np" "${RUN_OPTS[@]}" "$@" \
@@ -222,6 +252,8 @@ while [ "$(date +%s)" -lt "$END" ]; do
 	elif ! norm "$out.out" | cmp -s - "$W/$name.ref.norm"; then
 		WRONG=$((WRONG + 1)) verdict="WRONG OUTPUT"
 		cp "$out.out" "$OUT/job$((JOBS - 1)).out"
+	elif ! same_files "$out" "$W/$name.ref"; then
+		WRONG=$((WRONG + 1)) verdict="WRONG FILES"
 	fi
 	echo "$((JOBS - 1)) $name $mode $proto kills=${k:-0} $verdict" >> "$OUT/jobs.txt"
 	[ "$verdict" = ok ] || say "job $((JOBS - 1)) $name $mode $proto: $verdict"
