@@ -309,7 +309,7 @@ fileserv_setup(struct job *j, const char *cwd)
 	struct fsrv *fs;
 	struct stat st;
 
-	if (j->cm_index != 0 || j->relay_only || j->fs != NULL)
+	if (j->cm_index != 0 || j->fs != NULL)
 		return;
 	if ((fs = calloc(1, sizeof(*fs))) == NULL ||
 	    (fs->ranks = calloc((size_t)j->nranks, sizeof(*fs->ranks))) ==
@@ -1169,9 +1169,8 @@ fileserv_op(struct session *s, const Mpiv__FileOp *op, const uint8_t *data,
 		o->err = MPIV__FILE_ERR__FILE_ERR_OFF;
 		snprintf(o->text, sizeof(o->text), "%s",
 		    j != NULL && j->cm_index != 0 ? "file operations go to "
-		    "the job's first Channel Memory" : j != NULL &&
-		    j->relay_only ? "a job without logs (--relay-only) has "
-		    "no files" : "this Channel Memory serves no files");
+		    "the job's first Channel Memory" : "this Channel Memory "
+		    "serves no files");
 		goto answer;
 	}
 	if (j->cm->files_root == NULL) {
