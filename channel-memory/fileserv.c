@@ -75,6 +75,7 @@ struct fs_rank {
 /* A shared file pointer, or the outcome of a collective open (by key). */
 struct fs_keyed {
 	uint64_t key;
+	int32_t key_rank;	/* with key: FileOp.key_rank */
 	uint64_t value;
 	uint32_t err;
 	bool is_open;
@@ -676,13 +677,16 @@ fs_touch(struct job *j, const char *abs)
 
 /* ---------------- keyed state ---------------- */
 
+/* The entry of op's open (key, key_rank): a new one if none. */
 static struct fs_keyed *
-fs_keyed(struct fsrv *fs, uint64_t key, bool is_open)
+fs_keyed(struct fsrv *fs, const Mpiv__FileOp *op, bool is_open)
 {
 	struct fs_keyed *nk;
 
 	for (size_t i = 0; i < fs->nkeyed; i++)
-		if (fs->keyed[i].key == key && fs->keyed[i].is_open == is_open)
+		if (fs->keyed[i].key == op->key &&
+		    fs->keyed[i].key_rank == op->key_rank &&
+		    fs->keyed[i].is_open == is_open)
 			return &fs->keyed[i];
 	if (fs->nkeyed == fs->keyed_cap) {
 		size_t cap = fs->keyed_cap ? fs->keyed_cap * 2 : 8;
@@ -693,7 +697,8 @@ fs_keyed(struct fsrv *fs, uint64_t key, bool is_open)
 	}
 	nk = &fs->keyed[fs->nkeyed++];
 	memset(nk, 0, sizeof(*nk));
-	nk->key = key;
+	nk->key = op->key;
+	nk->key_rank = op->key_rank;
 	nk->is_open = is_open;
 	nk->err = UINT32_MAX;	/* an open not carried out yet */
 	return nk;
@@ -722,8 +727,7 @@ static void
 fs_do_open(struct job *j, const Mpiv__FileOp *op, const char *abs,
     struct fs_out *o)
 {
-	struct fs_keyed *k = op->key != 0 ? fs_keyed(j->fs, op->key, true) :
-	    NULL;
+	struct fs_keyed *k = op->key != 0 ? fs_keyed(j->fs, op, true) : NULL;
 	uint32_t acc = op->amode & (FS_MODE_RDONLY | FS_MODE_WRONLY |
 	    FS_MODE_RDWR);
 	struct stat st;
@@ -972,7 +976,7 @@ fs_do_sync(struct job *j, const char *abs, struct fs_out *o)
 static void
 fs_do_shared(struct job *j, const Mpiv__FileOp *op, struct fs_out *o)
 {
-	struct fs_keyed *k = fs_keyed(j->fs, op->key, false);
+	struct fs_keyed *k = fs_keyed(j->fs, op, false);
 
 	if (k == NULL) {
 		o->err = MPIV__FILE_ERR__FILE_ERR_IO;

@@ -109,14 +109,14 @@ file_open_ops(struct mpiv_file *f, int code, uint64_t *size)
 	*size = 0;
 	if (code == MPI_SUCCESS && f->comm->rank == 0) {
 		code = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_OPEN,
-		    f->path, (uint32_t)f->amode, 0, f->key, &res);
+		    f->path, (uint32_t)f->amode, 0, f, &res);
 		*size = res.value;
 	}
 	if ((rc = MPI_Bcast(&code, 1, MPI_INT, 0, f->comm)) != MPI_SUCCESS)
 		return rc;
 	if (code == MPI_SUCCESS && f->comm->rank != 0) {
 		code = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_OPEN,
-		    f->path, (uint32_t)(f->amode & ~MPI_MODE_EXCL), 0, f->key,
+		    f->path, (uint32_t)(f->amode & ~MPI_MODE_EXCL), 0, f,
 		    &res);
 		*size = res.value;
 	}
@@ -147,8 +147,12 @@ MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 	f->errh = file_null_errh;
 	mpiv_errh_retain(f->errh);
 	snprintf(f->datarep, sizeof(f->datarep), "native");
-	/* the same key on every member, another one for every open */
+	/* the same key on every member, another one for every open; with
+	   the world rank of the communicator's rank 0 it names the open in
+	   the whole job (two communicators that share a context id, as
+	   every process's MPI_COMM_SELF does, have other ranks 0) */
 	f->key = (uint64_t)comm->context << 32 | comm->file_opens++;
+	f->key_rank = mpiv_comm_world_rank(comm, 0);
 	if (!file_amode_ok(amode))
 		code = MPI_ERR_AMODE;
 	if (code == MPI_SUCCESS && info != MPI_INFO_NULL &&
@@ -176,7 +180,7 @@ MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 		if (f->comm->rank == 0)
 			code = mpiv_file_op_simple(
 			    MPIV__FILE_OP_KIND__FILE_OP_SHARED_SET, f->path, 0,
-			    size, f->key, &res);
+			    size, f, &res);
 		code = file_agree(f->comm, code);
 	}
 	if (code != MPI_SUCCESS) {
@@ -207,7 +211,7 @@ MPI_File_close(MPI_File *fh)
 	if ((rc = MPI_Barrier(f->comm)) != MPI_SUCCESS)
 		return mpiv_file_err(f, rc, fn);
 	rc = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_CLOSE, f->path,
-	    (uint32_t)f->amode, 0, f->key, &res);
+	    (uint32_t)f->amode, 0, f, &res);
 	if (rc != MPI_SUCCESS)
 		rc = mpiv_file_err(f, rc, fn);
 	file_destroy(f);
@@ -225,7 +229,7 @@ MPI_File_delete(const char *filename, MPI_Info info)
 		return mpiv_file_err(MPI_FILE_NULL, MPI_ERR_ARG,
 		    "MPI_File_delete");
 	rc = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_DELETE, filename,
-	    0, 0, 0, &res);
+	    0, 0, NULL, &res);
 	return mpiv_file_err(MPI_FILE_NULL, rc, "MPI_File_delete");
 }
 
@@ -239,7 +243,7 @@ file_root_op(struct mpiv_file *f, int kind, uint64_t offset)
 
 	if (f->comm->rank == 0)
 		code = mpiv_file_op_simple(kind, f->path, (uint32_t)f->amode,
-		    offset, f->key, &res);
+		    offset, f, &res);
 	if ((rc = MPI_Bcast(&code, 1, MPI_INT, 0, f->comm)) != MPI_SUCCESS)
 		return rc;
 	return code;
@@ -288,7 +292,7 @@ MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 	if (size == NULL)
 		return mpiv_file_err(fh, MPI_ERR_ARG, "MPI_File_get_size");
 	rc = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_GET_SIZE,
-	    fh->path, 0, 0, fh->key, &res);
+	    fh->path, 0, 0, fh, &res);
 	if (rc == MPI_SUCCESS)
 		*size = (MPI_Offset)res.value;
 	return mpiv_file_err(fh, rc, "MPI_File_get_size");
@@ -402,7 +406,7 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 		} else {
 			code = mpiv_file_op_simple(
 			    MPIV__FILE_OP_KIND__FILE_OP_SHARED_ADD, fh->path,
-			    0, 0, fh->key, &res);
+			    0, 0, fh, &res);
 			disp = (MPI_Offset)mpiv_fview_byte(&fh->view,
 			    res.value * fh->view.esize);
 		}

@@ -84,7 +84,8 @@ struct mpiv_file {
 	MPI_Comm comm;		/* private: a context of its own */
 	char *path;		/* as the program named it */
 	int amode;
-	uint64_t key;		/* the open's shared file pointer */
+	uint64_t key;		/* the open's shared file pointer ... */
+	int32_t key_rank;	/* ... with this world rank: FileOp.key_rank */
 	MPI_Info info;
 	MPI_Errhandler errh;
 	bool atomic;
@@ -120,8 +121,9 @@ struct mpiv_file_res {
  */
 int mpiv_file_op(Mpiv__FileOp *op, const void *wdata, size_t wlen,
     void *rbuf, size_t rcap, struct mpiv_file_res *res);
-/* The simple ones: kind on path, with amode, offset, key. */
+/* The simple ones: kind on path, with amode, offset, and the key of
+   open f (NULL: none). */
 int mpiv_file_op_simple(int kind, const char *path, uint32_t amode,
-    uint64_t offset, uint64_t key, struct mpiv_file_res *res);
+    uint64_t offset, const struct mpiv_file *f, struct mpiv_file_res *res);
 
 #endif

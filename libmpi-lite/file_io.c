@@ -106,6 +106,7 @@ fio_access(MPI_File fh, bool write, uint64_t d, void *buf, int count,
 	op.path = fh->path;
 	op.amode = (uint32_t)fh->amode;
 	op.key = fh->key;
+	op.key_rank = fh->key_rank;
 	op.extents = ext;
 	while (off < total) {
 		uint64_t n = mpiv_fview_extents(&fh->view, d + off,
@@ -147,7 +148,7 @@ fio_shared_add(MPI_File fh, uint64_t inc, uint64_t *before)
 	int rc;
 
 	rc = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_SHARED_ADD,
-	    fh->path, 0, inc, fh->key, &res);
+	    fh->path, 0, inc, fh, &res);
 	*before = res.value;
 	return rc;
 }
@@ -402,7 +403,7 @@ fio_seek_pos(MPI_File fh, MPI_Offset offset, int whence, MPI_Offset cur,
 		break;
 	case MPI_SEEK_END:
 		rc = mpiv_file_op_simple(MPIV__FILE_OP_KIND__FILE_OP_GET_SIZE,
-		    fh->path, 0, 0, fh->key, &res);
+		    fh->path, 0, 0, fh, &res);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		base = (MPI_Offset)fio_end_pos(&fh->view, res.value);
@@ -583,7 +584,7 @@ MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 		if (code == MPI_SUCCESS)
 			code = mpiv_file_op_simple(
 			    MPIV__FILE_OP_KIND__FILE_OP_SHARED_SET, fh->path,
-			    0, (uint64_t)pos, fh->key, &res);
+			    0, (uint64_t)pos, fh, &res);
 	}
 	if ((rc = MPI_Bcast(&code, 1, MPI_INT, 0, fh->comm)) != MPI_SUCCESS)
 		code = rc;

@@ -126,7 +126,7 @@ mpiv_file_op(Mpiv__FileOp *op, const void *wdata, size_t wlen, void *rbuf,
 
 int
 mpiv_file_op_simple(int kind, const char *path, uint32_t amode,
-    uint64_t offset, uint64_t key, struct mpiv_file_res *res)
+    uint64_t offset, const struct mpiv_file *f, struct mpiv_file_res *res)
 {
 	Mpiv__FileOp op = MPIV__FILE_OP__INIT;
 
@@ -134,7 +134,10 @@ mpiv_file_op_simple(int kind, const char *path, uint32_t amode,
 	op.path = (char *)path;
 	op.amode = amode;
 	op.offset = offset;
-	op.key = key;
+	if (f != NULL) {
+		op.key = f->key;
+		op.key_rank = f->key_rank;
+	}
 	return mpiv_file_op(&op, NULL, 0, NULL, 0, res);
 }
 

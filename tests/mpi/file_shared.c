@@ -2,7 +2,8 @@
  * r + 1 records, in rank order) then read_ordered back; get_position
  * _shared; seek_shared; write_shared from every rank (distinct records,
  * any order) and rank 0 checks each appears exactly once; the split
- * collective write_ordered_begin/end. */
+ * collective write_ordered_begin/end; a file of its own per rank on
+ * MPI_COMM_SELF. */
 #include <unistd.h>
 #include "mpitest.h"
 
@@ -132,6 +133,33 @@ int main(int argc, char **argv)
 	t_mix(in, RL);
 
 	MPI_OK(MPI_File_close(&fh));
+
+	/* 5. every rank opens a file of its own on MPI_COMM_SELF (the same
+	   context id on every rank): each is created, has its own shared
+	   file pointer, and holds only its rank's records */
+	{
+		char self[600];
+		MPI_File sf;
+		MPI_Offset sz;
+
+		snprintf(self, sizeof(self), "%s.self%d", name, t_rank);
+		MPI_OK(MPI_File_open(MPI_COMM_SELF, self, MPI_MODE_CREATE |
+		    MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+		    &sf));
+		for (int n = 0; n < 2; n++) {
+			rec(buf, t_rank, n);
+			MPI_OK(MPI_File_write_shared(sf, buf, RL, MPI_CHAR,
+			    &st));
+		}
+		MPI_OK(MPI_File_get_position_shared(sf, &pos));
+		CHECK_INT(pos, 2 * RL, "own file: shared position");
+		MPI_OK(MPI_File_get_size(sf, &sz));
+		CHECK_INT(sz, 2 * RL, "own file: size");
+		MPI_OK(MPI_File_read_at(sf, RL, in, RL, MPI_CHAR, &st));
+		rec(buf, t_rank, 1);
+		CHECK(memcmp(in, buf, RL) == 0, "own file: second record");
+		MPI_OK(MPI_File_close(&sf));
+	}
 	free(buf);
 	free(in);
 	return t_finish();
