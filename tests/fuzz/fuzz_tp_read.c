@@ -389,6 +389,7 @@ fz_answers(struct fz_seed *s)
 	Mpiv__NdAck na = MPIV__ND_ACK__INIT;
 	Mpiv__FlushAck fa = MPIV__FLUSH_ACK__INIT;
 	Mpiv__CkptDurable cd = MPIV__CKPT_DURABLE__INIT;
+	Mpiv__FileRes fr = MPIV__FILE_RES__INIT;
 
 	fz_deliver(s, FUZZ_ID(FZ_CONTIG), 3, 7, 1, 64);
 	fz_deliver(s, FUZZ_ID(FZ_VECTOR), 0, 1, 2, 24);
@@ -418,6 +419,10 @@ fz_answers(struct fz_seed *s)
 	cd.ckpt_no = 2;
 	cd.incarnation = 1;
 	fz_frame(s, MPIV__MSG_TYPE__MSG_CKPT_DURABLE, &cd.base, 0);
+	/* an MPI-IO answer no operation waits for: dropped */
+	fr.op_no = 1;
+	fr.value = 16;
+	fz_frame(s, MPIV__MSG_TYPE__MSG_FILE_RES, &fr.base, 16);
 }
 
 static void
