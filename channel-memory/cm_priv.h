@@ -343,7 +343,9 @@ struct session {
 void cm_dispatcher_lost(struct cm *cm);
 
 /* fileserv.c */
-void fileserv_setup(struct job *j, const char *cwd);
+int fileserv_setup(struct job *j, const char *cwd, const char **err);
+/* The job's journal directory (made if its base is missing). 0, or -1. */
+int fileserv_journal_dir(const struct job *j, char *out, size_t n);
 void fileserv_drop_recovered(struct cm *cm, const char *job_id);
 void fileserv_free(struct job *j);
 void fileserv_end(struct job *j);

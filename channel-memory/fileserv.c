@@ -152,6 +152,12 @@ fs_jdir(const struct job *j, char *out, size_t n)
 	return len < 0 || (size_t)len >= n ? -1 : 0;
 }
 
+int
+fileserv_journal_dir(const struct job *j, char *out, size_t n)
+{
+	return fs_jdir(j, out, n);
+}
+
 /*
  * Copies the file sfd to a new file dst (mode 0600): a clone sharing its
  * blocks where the file system can (btrfs, XFS), else copy_file_range
@@ -224,18 +230,47 @@ fs_rmjournal(const char *dir)
 		log_warn("cm files: cannot remove the journal %s", dir);
 }
 
+/* Puts the copy saved-N of the journal dir back at target (mode kept).
+   0, or -1 (errno). */
+static int
+fs_put_back(const char *dir, unsigned long n, const char *target)
+{
+	char saved[PATH_MAX + 64], tmp[PATH_MAX + 32];
+	struct stat st;
+	int sfd, rc = -1, e;
+
+	snprintf(saved, sizeof(saved), "%s/saved-%lu", dir, n);
+	if (snprintf(tmp, sizeof(tmp), "%s.mpiv-undo", target) >=
+	    (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((sfd = open(saved, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(sfd, &st) == 0 && fs_copy(sfd, tmp) == 0 &&
+	    chmod(tmp, st.st_mode & 07777) == 0 && rename(tmp, target) == 0)
+		rc = 0;
+	e = errno;
+	if (rc < 0)
+		(void)unlink(tmp);
+	close(sfd);
+	errno = e;
+	return rc;
+}
+
 /*
  * Puts every file the journal names back as it was before the job:
  * newest record first, so that a file reached by two names ends as the
- * oldest copy says. Then removes the journal.
+ * oldest copy says. Then removes the journal. Returns how many files
+ * could not be put back (said in the log): the journal then stays.
  */
-static void
+static int
 fs_rollback(const char *dir)
 {
 	char path[PATH_MAX + 64], *man = NULL, **recs = NULL;
 	size_t len = 0, nrec = 0;
 	struct stat st;
-	int fd, undone = 0;
+	int fd, undone = 0, failed = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, FS_MAN_NAME);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
@@ -256,8 +291,10 @@ fs_rollback(const char *dir)
 		if (nl == NULL)
 			break;		/* a record cut short: never acted on */
 		*nl = '\0';
-		if ((nr = realloc(recs, (nrec + 1) * sizeof(*recs))) == NULL)
+		if ((nr = realloc(recs, (nrec + 1) * sizeof(*recs))) == NULL) {
+			failed++;
 			break;
+		}
 		recs = nr;
 		recs[nrec++] = p;
 		p = nl + 1;
@@ -267,51 +304,44 @@ fs_rollback(const char *dir)
 		unsigned long n;
 
 		if (r[0] == 'C' && r[1] == ' ') {
-			if (unlink(r + 2) < 0 && errno != ENOENT)
+			if (unlink(r + 2) < 0 && errno != ENOENT) {
 				log_warn("cm files: cannot remove %s", r + 2);
-			undone++;
+				failed++;
+			} else {
+				undone++;
+			}
 		} else if (r[0] == 'S' && r[1] == ' ' &&
 		    (n = strtoul(r + 2, &target, 10)) > 0 && *target == ' ') {
-			char tmp[PATH_MAX + 32];
-			int sfd;
-
-			target++;
-			snprintf(path, sizeof(path), "%s/saved-%lu", dir, n);
-			snprintf(tmp, sizeof(tmp), "%s.mpiv-undo", target);
-			if ((sfd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-			    fs_copy(sfd, tmp) < 0 || rename(tmp, target) < 0)
-				log_warn("cm files: cannot put %s back", target);
-			if (sfd >= 0)
-				close(sfd);
-			/* the copy has the saved one's mode (0600): give
-			   back the original's */
-			if (sfd >= 0 && (sfd = open(path, O_RDONLY |
-			    O_CLOEXEC)) >= 0) {
-				if (fstat(sfd, &st) == 0)
-					(void)chmod(target, st.st_mode & 07777);
-				close(sfd);
+			if (fs_put_back(dir, n, target + 1) < 0) {
+				log_warn("cm files: cannot put %s back",
+				    target + 1);
+				failed++;
+			} else {
+				undone++;
 			}
-			undone++;
 		}
 	}
 	if (nrec > 0)
 		log_info("cm files: the job starts over: %d files put back as "
-		    "they were before it (journal %s)", undone, dir);
+		    "they were before it, %d could not be (journal %s)",
+		    undone, failed, dir);
 	free(recs);
 	free(man);
-	fs_rmjournal(dir);
+	if (failed == 0)
+		fs_rmjournal(dir);
+	return failed;
 }
 
 /* ---------------- set-up and end ---------------- */
 
-void
-fileserv_setup(struct job *j, const char *cwd)
+int
+fileserv_setup(struct job *j, const char *cwd, const char **err)
 {
 	struct fsrv *fs;
 	struct stat st;
 
 	if (j->cm_index != 0 || j->fs != NULL)
-		return;
+		return 0;
 	if ((fs = calloc(1, sizeof(*fs))) == NULL ||
 	    (fs->ranks = calloc((size_t)j->nranks, sizeof(*fs->ranks))) ==
 	    NULL || (fs->cwd = strdup(cwd != NULL ? cwd : "")) == NULL) {
@@ -319,8 +349,8 @@ fileserv_setup(struct job *j, const char *cwd)
 			free(fs->ranks);
 			free(fs);
 		}
-		log_warnx("cm files: out of memory setting up job=%s", j->id);
-		return;
+		*err = "out of memory for the job's files";
+		return -1;
 	}
 	fs->nranks = j->nranks;
 	fs->man_fd = fs->data_fd = fs->root_fd = -1;
@@ -329,15 +359,22 @@ fileserv_setup(struct job *j, const char *cwd)
 	if (fs_jdir(j, fs->dir, sizeof(fs->dir)) < 0) {
 		log_warn("cm files: no journal directory for job=%s", j->id);
 		fs->dir[0] = '\0';
-	} else if (stat(fs->dir, &st) == 0) {
-		/* a journal of this very job: it starts over */
-		fs_rollback(fs->dir);
+	} else if (stat(fs->dir, &st) == 0 && fs_rollback(fs->dir) > 0) {
+		/* a journal of this very job: it starts over, and must not
+		   read files its first run changed */
+		*err = "cannot put back the files the job changed before it "
+		    "started over (the first CM's log says which)";
+		free(fs->ranks);
+		free(fs->cwd);
+		free(fs);
+		return -1;
 	}
 	if (j->cm->files_root != NULL && strcmp(j->cm->files_root, "/") != 0 &&
 	    (fs->root_fd = open(j->cm->files_root, O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) < 0)
 		log_warn("cm files: --files %s", j->cm->files_root);
 	j->fs = fs;
+	return 0;
 }
 
 /*

@@ -373,8 +373,16 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			return true;
 		}
 		j = job_find(s->cm, js->job_id);
+		if (fileserv_setup(j, js->cwd, &err) < 0) {
+			log_warnx("cm job setup refused job=%s reason=\"%s\"",
+			    js->job_id, err);
+			e.code = 1;
+			e.text = (char *)err;
+			(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR,
+			    &e.base, NULL, 0);
+			return true;
+		}
 		finish_setup(j, js->fin_closed);
-		fileserv_setup(j, js->cwd);
 		st.job_id = js->job_id;
 		st.state = "ready";
 		if (j->recovered) {

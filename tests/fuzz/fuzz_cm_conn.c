@@ -132,6 +132,7 @@ fuzz_files(struct cm *cm)
 {
 	static char journal[80];
 	char *root = fuzz_root;
+	const char *err;
 
 	if (root[0] == '\0') {
 		snprintf(root, sizeof(fuzz_root), "/tmp/mpiv-fuzz-files.%d",
@@ -142,7 +143,8 @@ fuzz_files(struct cm *cm)
 	}
 	cm->files_root = root;
 	cm->files_journal = journal;
-	fileserv_setup(job_find(cm, "f"), root);
+	if (fileserv_setup(job_find(cm, "f"), root, &err) < 0)
+		abort();
 }
 
 int
