@@ -969,13 +969,22 @@ djob_cm_status(struct dpeer *cm, const Mpiv__JobStatus *st)
 		djob_launch(j);
 }
 
-/* A CM answered Error: the first job still waiting for it fails. */
+/* A CM answered Error: the first job still waiting for it (its JobSetup,
+   or a lost CM back, asked about its store) fails. */
 void
 djob_cm_error(struct dpeer *cm, const char *text)
 {
 	char why[400];
 
 	for (struct djob *j = cm->d->jobs; j != NULL; j = j->next) {
+		if (j->state == DJOB_REGEN && j->regen_asked == cm) {
+			/* the lost CM back, refusing the job's new run (its
+			   files cannot be put back: fileserv.c) */
+			snprintf(why, sizeof(why), "channel memory %s "
+			    "refused the job: %s", cm->addr, text);
+			djob_fail(j, 1, why);
+			return;
+		}
 		if (j->state != DJOB_SETUP)
 			continue;
 		for (int i = 0; i < j->ncms; i++) {

@@ -21,6 +21,10 @@
 #                the outcomes it logged, so the job starts over too
 #   store_other  the other CM killed with a store: the job continues on
 #                its recovered logs, the files as they are
+#   refused      the data file existed before the job; its directory
+#                removed before the first CM is killed: its copy cannot be
+#                put back, the job's new run is refused (exit 1, the
+#                reason said), never started
 #   kill_point   a rank killed inside a file operation (MPIV_FAULT=file)
 #   cm_point     the first CM killed after carrying out and logging a file
 #                operation, before its answer (MPIV_SERVER_FAULT, once)
@@ -169,6 +173,35 @@ crash() {
 }
 
 crash over_files files --cm-store off
+
+# refused: the data file existed before the job (so the journal keeps a
+# copy of it); its directory removed, then the first CM killed: the copy
+# cannot be put back, so the new run must not start (exit 1, the reason
+# said) rather than read what the first one wrote
+out=$FLT_TMP/refused
+setup refused
+mkdir -p "$FLT_TMP/sub"
+: > "$FLT_TMP/sub/refused.dat"
+timeout -k 5 150 "$MPIV" run $(flt_proto) --report "$out.json" --timeout 120 -n 4 --cms 2 \
+	--tag-output "$bin" "${ARGS[@]}" "$FLT_TMP/sub/refused.dat" "$out.in" \
+	< /dev/null > "$out.out" 2> "$out.err" &
+pid=$!
+FLT_BG_PIDS=("$pid")
+cm=
+if flt_wait_for 30 lines_at_least "$out.out" 10; then
+	cm=$(cm_pid "$pid" files)
+	rm -rf "$FLT_TMP/sub"
+	[ -n "$cm" ] && kill -9 "$cm"
+fi
+wait "$pid"
+FLT_RC=$?
+FLT_BG_PIDS=()
+if [ -n "$cm" ] && [ "$FLT_RC" = 1 ] &&
+    grep -q "refused the job: cannot put back the files the job changed" "$out.err"; then
+	flt_ok "refused: a file that cannot be put back stops the new run (exit 1, said)"
+else
+	flt_notok "refused: exit $FLT_RC" "$out.err"
+fi
 crash over_other other --cm-store off
 crash store_files files --cm-store write
 EXPECT=continue crash store_other other --cm-store write
