@@ -452,6 +452,12 @@ struct store_rec {
 };
 
 void store_hook(struct cm *cm);
+/* Writes the n (at most 3) buffers of iov whole at off; reads n bytes
+   whole at off (fileserv.c's outcome log uses them too). 0, or -1
+   (errno). */
+struct iovec;
+int store_write_all(int fd, const struct iovec *iov, int n, uint64_t off);
+int store_pread(int fd, void *buf, size_t n, uint64_t off);
 int store_open(struct job *j);
 void store_token(struct job *j);
 void store_close(struct job *j, bool remove);

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -61,7 +62,6 @@
 struct fs_op {
 	uint64_t value;
 	uint64_t data_off;	/* READ: its bytes in the data file */
-	uint64_t key;		/* OPEN: the open it belonged to */
 	uint32_t kind;
 	uint32_t err;
 	char *text;		/* the error's words, or NULL */
@@ -72,13 +72,11 @@ struct fs_rank {
 	uint64_t n, cap;
 };
 
-/* A shared file pointer, or the outcome of a collective open (by key). */
-struct fs_keyed {
+/* The shared file pointer of one open (FileOp.key and key_rank). */
+struct fs_shared {
 	uint64_t key;
-	int32_t key_rank;	/* with key: FileOp.key_rank */
-	uint64_t value;
-	uint32_t err;
-	bool is_open;
+	int32_t key_rank;
+	uint64_t ptr;
 };
 
 struct fs_fd {
@@ -99,8 +97,8 @@ struct fsrv {
 	uint64_t data_end;
 	struct fs_rank *ranks;
 	int32_t nranks;
-	struct fs_keyed *keyed;
-	size_t nkeyed, keyed_cap;
+	struct fs_shared *shared;
+	size_t nshared, shared_cap;
 	struct fs_fd fds[FS_NFD];
 	uint64_t clock;
 	int root_fd;		/* --files DIR: paths must stay beneath it */
@@ -423,7 +421,7 @@ fileserv_free(struct job *j)
 	if (fs->root_fd >= 0)
 		close(fs->root_fd);
 	free(fs->touched);
-	free(fs->keyed);
+	free(fs->shared);
 	free(fs->ranks);
 	free(fs->cwd);
 	free(fs);
@@ -712,33 +710,30 @@ fs_touch(struct job *j, const char *abs)
 	return 0;
 }
 
-/* ---------------- keyed state ---------------- */
+/* ---------------- shared file pointers ---------------- */
 
-/* The entry of op's open (key, key_rank): a new one if none. */
-static struct fs_keyed *
-fs_keyed(struct fsrv *fs, const Mpiv__FileOp *op, bool is_open)
+/* The shared file pointer of op's open: a new one (0) if none. */
+static struct fs_shared *
+fs_shared_ptr(struct fsrv *fs, const Mpiv__FileOp *op)
 {
-	struct fs_keyed *nk;
+	struct fs_shared *ns;
 
-	for (size_t i = 0; i < fs->nkeyed; i++)
-		if (fs->keyed[i].key == op->key &&
-		    fs->keyed[i].key_rank == op->key_rank &&
-		    fs->keyed[i].is_open == is_open)
-			return &fs->keyed[i];
-	if (fs->nkeyed == fs->keyed_cap) {
-		size_t cap = fs->keyed_cap ? fs->keyed_cap * 2 : 8;
-		if ((nk = realloc(fs->keyed, cap * sizeof(*nk))) == NULL)
+	for (size_t i = 0; i < fs->nshared; i++)
+		if (fs->shared[i].key == op->key &&
+		    fs->shared[i].key_rank == op->key_rank)
+			return &fs->shared[i];
+	if (fs->nshared == fs->shared_cap) {
+		size_t cap = fs->shared_cap ? fs->shared_cap * 2 : 8;
+		if ((ns = realloc(fs->shared, cap * sizeof(*ns))) == NULL)
 			return NULL;
-		fs->keyed = nk;
-		fs->keyed_cap = cap;
+		fs->shared = ns;
+		fs->shared_cap = cap;
 	}
-	nk = &fs->keyed[fs->nkeyed++];
-	memset(nk, 0, sizeof(*nk));
-	nk->key = op->key;
-	nk->key_rank = op->key_rank;
-	nk->is_open = is_open;
-	nk->err = UINT32_MAX;	/* an open not carried out yet */
-	return nk;
+	ns = &fs->shared[fs->nshared++];
+	ns->key = op->key;
+	ns->key_rank = op->key_rank;
+	ns->ptr = 0;
+	return ns;
 }
 
 /* ---------------- the operations ---------------- */
@@ -764,27 +759,11 @@ static void
 fs_do_open(struct job *j, const Mpiv__FileOp *op, const char *abs,
     struct fs_out *o)
 {
-	struct fs_keyed *k = op->key != 0 ? fs_keyed(j->fs, op, true) : NULL;
 	uint32_t acc = op->amode & (FS_MODE_RDONLY | FS_MODE_WRONLY |
 	    FS_MODE_RDWR);
 	struct stat st;
 	int fd, flags;
 
-	if (k != NULL && k->err != UINT32_MAX) {
-		/* another rank of the same collective open came first: the
-		   file is as it found it (EXCL holds for the open, not for
-		   each rank) */
-		if ((o->err = k->err) != 0)
-			snprintf(o->text, sizeof(o->text), "open %s: as for "
-			    "the other ranks of the open", abs);
-		else if ((fd = fs_open(j, abs, O_RDONLY, 0)) >= 0 ||
-		    (fd = fs_open(j, abs, O_WRONLY, 0)) >= 0) {
-			if (fstat(fd, &st) == 0)
-				o->value = (uint64_t)st.st_size;
-			close(fd);
-		}
-		return;
-	}
 	flags = acc == FS_MODE_RDONLY ? O_RDONLY : acc == FS_MODE_WRONLY ?
 	    O_WRONLY : O_RDWR;
 	if ((fd = fs_open(j, abs, flags, 0)) >= 0) {
@@ -793,33 +772,30 @@ fs_do_open(struct job *j, const Mpiv__FileOp *op, const char *abs,
 			close(fd);
 			fs_fail(o, MPIV__FILE_ERR__FILE_ERR_FILE_EXISTS,
 			    "open", abs, EEXIST);
-			goto out;
+			return;
 		}
 	} else if (errno == ENOENT && (op->amode & FS_MODE_CREATE)) {
 		if (fs_touch(j, abs) < 0 || (fd = fs_open(j, abs, flags |
 		    O_CREAT | O_EXCL, 0666)) < 0) {
 			fs_fail(o, fs_errno(errno), "create", abs, errno);
-			goto out;
+			return;
 		}
 	} else {
 		fs_fail(o, errno == EACCES && acc != FS_MODE_RDONLY ?
 		    MPIV__FILE_ERR__FILE_ERR_ACCESS : fs_errno(errno), "open",
 		    abs, errno);
-		goto out;
+		return;
 	}
 	if (fstat(fd, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			fs_fail(o, MPIV__FILE_ERR__FILE_ERR_BAD_FILE, "open",
 			    abs, EISDIR);
 			close(fd);
-			goto out;
+			return;
 		}
 		o->value = (uint64_t)st.st_size;
 	}
 	close(fd);
-out:
-	if (k != NULL)
-		k->err = o->err;
 }
 
 static void
@@ -1013,18 +989,18 @@ fs_do_sync(struct job *j, const char *abs, struct fs_out *o)
 static void
 fs_do_shared(struct job *j, const Mpiv__FileOp *op, struct fs_out *o)
 {
-	struct fs_keyed *k = fs_keyed(j->fs, op, false);
+	struct fs_shared *sp = fs_shared_ptr(j->fs, op);
 
-	if (k == NULL) {
+	if (sp == NULL) {
 		o->err = MPIV__FILE_ERR__FILE_ERR_IO;
 		snprintf(o->text, sizeof(o->text), "out of memory");
 		return;
 	}
-	o->value = k->value;
+	o->value = sp->ptr;
 	if (op->kind == MPIV__FILE_OP_KIND__FILE_OP_SHARED_SET)
-		k->value = op->offset;
+		sp->ptr = op->offset;
 	else
-		k->value += op->offset;
+		sp->ptr += op->offset;
 }
 
 /* Carries out op (never seen before) into o. */
@@ -1122,23 +1098,14 @@ fs_log(struct fsrv *fs, int32_t r, const Mpiv__FileOp *op,
 	e->kind = (uint32_t)op->kind;
 	e->err = o->err;
 	e->value = o->value;
-	e->key = op->key;
 	if (o->err != 0 && (e->text = strdup(o->text)) == NULL)
 		return -1;
 	if (o->len > 0) {
-		size_t done = 0;
+		struct iovec v = { .iov_base = o->data, .iov_len = o->len };
 
-		if (fs->data_fd < 0 && (fs->data_fd = fs_datafile(fs)) < 0)
+		if ((fs->data_fd < 0 && (fs->data_fd = fs_datafile(fs)) < 0) ||
+		    store_write_all(fs->data_fd, &v, 1, fs->data_end) < 0)
 			goto fail;
-		while (done < o->len) {
-			ssize_t w = pwrite(fs->data_fd, o->data + done,
-			    o->len - done, (off_t)(fs->data_end + done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				goto fail;
-			done += (size_t)w;
-		}
 		e->data_off = fs->data_end;
 		fs->data_end += o->len;
 	}
@@ -1162,20 +1129,11 @@ fs_replay(struct fsrv *fs, int32_t r, uint64_t k, struct fs_out *o)
 		snprintf(o->text, sizeof(o->text), "%s", e->text);
 	if (e->kind == MPIV__FILE_OP_KIND__FILE_OP_READ && e->err == 0 &&
 	    e->value > 0) {
-		size_t got = 0;
-
-		if ((o->data = malloc((size_t)e->value)) == NULL)
+		if ((o->data = malloc((size_t)e->value)) == NULL ||
+		    store_pread(fs->data_fd, o->data, (size_t)e->value,
+		    e->data_off) < 0)
 			goto fail;
-		while (got < e->value) {
-			ssize_t n = pread(fs->data_fd, o->data + got,
-			    (size_t)e->value - got, (off_t)(e->data_off + got));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				goto fail;
-			got += (size_t)n;
-		}
-		o->len = got;
+		o->len = (size_t)e->value;
 	}
 	return;
 fail:

@@ -354,16 +354,10 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 		session_drop_stale(s->cm, js);
 		fileserv_drop_recovered(s->cm, js->job_id);
 		if (job_setup(s->cm, js->job_id, js->nranks, js->ncms,
-		    js->cm_index, js->relay_only, &err) < 0) {
-			log_warnx("cm job setup refused job=%s reason=\"%s\"",
-			    js->job_id, err);
-			e.code = 1;
-			e.text = (char *)err;
-			(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR,
-			    &e.base, NULL, 0);
-			return true;
-		}
-		if (session_job_token(s, js, &err) < 0) {
+		    js->cm_index, js->relay_only, &err) < 0 ||
+		    session_job_token(s, js, &err) < 0 ||
+		    fileserv_setup(job_find(s->cm, js->job_id), js->cwd,
+		    &err) < 0) {
 			log_warnx("cm job setup refused job=%s reason=\"%s\"",
 			    js->job_id, err);
 			e.code = 1;
@@ -373,15 +367,6 @@ session_control_frame(struct session *s, uint16_t type, ProtobufCMessage *m)
 			return true;
 		}
 		j = job_find(s->cm, js->job_id);
-		if (fileserv_setup(j, js->cwd, &err) < 0) {
-			log_warnx("cm job setup refused job=%s reason=\"%s\"",
-			    js->job_id, err);
-			e.code = 1;
-			e.text = (char *)err;
-			(void)conn_send(s->c, MPIV__MSG_TYPE__MSG_ERROR,
-			    &e.base, NULL, 0);
-			return true;
-		}
 		finish_setup(j, js->fin_closed);
 		st.job_id = js->job_id;
 		st.state = "ready";

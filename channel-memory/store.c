@@ -144,7 +144,7 @@ store_fail(struct job *j, const char *what)
 	(void)unlink(st->path);
 }
 
-static int
+int
 store_write_all(int fd, const struct iovec *iov, int n, uint64_t off)
 {
 	struct iovec v[3];
@@ -563,7 +563,7 @@ store_load(struct job *j, uint64_t off, uint64_t size)
 
 /* ---- reading back (recover.c) ----------------------------------------- */
 
-static int
+int
 store_pread(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t done = 0;
