@@ -158,7 +158,9 @@ enum nd_kind {
 	ND_KIND_FINALIZE = 12,	/* the rank committed its MPI_Finalize */
 	ND_KIND_NBC = 13,	/* non-blocking collectives stepped at a
 				   position (post_no), by serial (indices) */
-	ND_KIND_MAX = ND_KIND_NBC
+	ND_KIND_RMA = 14,	/* windows served a passive-target message
+				   at a position (post_no), by serial */
+	ND_KIND_MAX = ND_KIND_RMA
 };
 
 /* One outcome a rank decided itself (NdOutcome), stored in order. */

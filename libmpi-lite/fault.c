@@ -45,6 +45,9 @@
  *                 the node was told (ckpt-clone)
  *   file          an MPI-IO operation was sent to the job's first CM, its
  *                 answer not read yet (libmpi-lite/file_op.c)
+ *   rma           a target decided and recorded a passive-target service
+ *                 (not yet sent), before it applies the message and
+ *                 answers (libmpi-lite/win_passive.c)
  *   restore-woken a clone restored from a checkpoint, once it knows its
  *                 new incarnation, before it reconnects (MPIV_FAULT is
  *                 read again for that incarnation)
@@ -68,7 +71,7 @@
 static const char *const fault_names[] = {
 	"send", "send-partial", "post", "deliver", "nd", "coll", "finalize",
 	"ckpt-before-fork", "ckpt-after-fork", "restore-woken", "committed",
-	"bye", "closed", "returned", "nbc", "nbc-wait", "file",
+	"bye", "closed", "returned", "nbc", "nbc-wait", "file", "rma",
 };
 
 struct fault_entry {

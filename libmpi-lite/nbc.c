@@ -79,6 +79,15 @@ static struct mpiv_nbc *nbc_head, *nbc_tail;
 static uint32_t nbc_serial;
 static uint64_t nbc_pos;	/* the program's own operations started */
 static bool nbc_internal;	/* posting a step: not the program's own */
+static int nbc_nsched;		/* schedules among mpiv_nbc_active */
+/*
+ * The program's calls that may serve passive-target messages, counted:
+ * each of its own operations (a tick) and each call that waits or polls
+ * without starting one (mpiv_nbc_call). A service is logged with the
+ * call it happened in and replayed in that call, never at the end of the
+ * one before, where the program may look at its window between the two.
+ */
+static uint64_t rma_seg;
 
 /* ---------------- building ---------------- */
 
@@ -330,6 +339,7 @@ nbc_unlink(struct mpiv_nbc *s)
 		nbc_tail = s->prev;
 	s->prev = s->next = NULL;
 	mpiv_nbc_active--;
+	nbc_nsched--;
 }
 
 /* Ends the schedule: the request completes with err. */
@@ -496,6 +506,7 @@ mpiv_nbc_start(struct mpiv_nbc *s, MPI_Request *req)
 		nbc_head = s;
 	nbc_tail = s;
 	mpiv_nbc_active++;
+	nbc_nsched++;
 	*req = r;
 	/* round 0 begins now (deterministic: nothing to wait for) */
 	return nbc_step(s);
@@ -615,19 +626,43 @@ nbc_determined(const Mpiv__NdOutcome *o)
 	    (o == NULL || o->kind != MPIV_ND_NBC || o->post_no > nbc_pos + 1);
 }
 
-int
-mpiv_nbc_progress(void)
+/* What an advance point may do: everything; not the windows' services
+   (a tick, before its position moves: see rma_seg); only them. */
+enum nbc_mode { NBC_ALL, NBC_NO_RMA, NBC_RMA_ONLY };
+
+/* One RMA outcome at the head of the log: whether it is due here
+   (1), later (0), or behind us (-1, a divergence, said). */
+static int
+nbc_rma_due(const Mpiv__NdOutcome *o, enum nbc_mode mode)
+{
+	if (mode == NBC_NO_RMA || o->post_no > rma_seg + 1)
+		return 0;
+	if (o->post_no < rma_seg + 1) {
+		mpiv_tp_set_error("replay diverged at non-deterministic call "
+		    "%llu: passive-target services logged in call %llu, now "
+		    "in call %llu", (unsigned long long)o->nd_no,
+		    (unsigned long long)o->post_no - 1,
+		    (unsigned long long)rma_seg);
+		return -1;
+	}
+	return 1;
+}
+
+static int
+nbc_progress(enum nbc_mode mode)
 {
 	const Mpiv__NdOutcome *o;
-	int rc;
+	int rc, due;
 
 	if (mpiv_nbc_active == 0 || nbc_internal)
 		return MPI_SUCCESS;
 	nbc_internal = true;	/* no advance point inside a step */
-	rc = mpiv_tp_progress(0);
+	/* windows only serve what came already */
+	rc = nbc_nsched > 0 && mode != NBC_RMA_ONLY ? mpiv_tp_progress(0) :
+	    MPI_SUCCESS;
 	while (rc == MPI_SUCCESS) {
 		o = mpiv_ndlog_peek();
-		if (nbc_determined(o)) {
+		if (mode != NBC_RMA_ONLY && nbc_determined(o)) {
 			if (!nbc_round_done(nbc_head))
 				break;
 			if ((rc = nbc_step(nbc_head)) == MPI_SUCCESS)
@@ -635,7 +670,7 @@ mpiv_nbc_progress(void)
 			continue;
 		}
 		if (o == NULL) {
-			bool stepped;
+			bool stepped = false;
 
 			/* what the failed incarnation did after its last
 			   logged step, others hold: none is taken until this
@@ -643,14 +678,29 @@ mpiv_nbc_progress(void)
 			if (mpiv_proto->replaying != NULL &&
 			    mpiv_proto->replaying())
 				break;
-			if ((rc = nbc_live(&stepped)) != MPI_SUCCESS ||
-			    !stepped)
+			if (mode != NBC_RMA_ONLY &&
+			    (rc = nbc_live(&stepped)) != MPI_SUCCESS)
+				break;
+			if (!stepped && mode != NBC_NO_RMA &&
+			    (rc = mpiv_win_serve_live(rma_seg, &stepped)) !=
+			    MPI_SUCCESS)
+				break;
+			if (!stepped)
 				break;
 			continue;
 		}
 		/* replaying: only the steps logged here and now */
 		rc = MPI_SUCCESS;
-		if (o->kind != MPIV_ND_NBC || o->post_no > nbc_pos + 1)
+		if (o->kind == MPIV_ND_RMA) {
+			if ((due = nbc_rma_due(o, mode)) <= 0) {
+				rc = due < 0 ? MPI_ERR_INTERN : MPI_SUCCESS;
+				break;
+			}
+			rc = mpiv_win_serve_replay();
+			continue;
+		}
+		if (mode == NBC_RMA_ONLY || o->kind != MPIV_ND_NBC ||
+		    o->post_no > nbc_pos + 1)
 			break;
 		if (o->post_no < nbc_pos + 1) {
 			mpiv_tp_set_error("replay diverged at non-deterministic "
@@ -668,6 +718,50 @@ mpiv_nbc_progress(void)
 	return rc;
 }
 
+int
+mpiv_nbc_progress(void)
+{
+	return nbc_progress(NBC_ALL);
+}
+
+int
+mpiv_nbc_call(void)
+{
+	if (nbc_internal)
+		return MPI_SUCCESS;
+	rma_seg++;
+	return mpiv_nbc_active > 0 ? nbc_progress(NBC_ALL) : MPI_SUCCESS;
+}
+
+int
+mpiv_nbc_started(void)
+{
+	if (nbc_internal || mpiv_nbc_active == nbc_nsched)
+		return MPI_SUCCESS;
+	return nbc_progress(NBC_RMA_ONLY);
+}
+
+void
+mpiv_nbc_bg(int delta)
+{
+	mpiv_nbc_active += delta;
+}
+
+bool
+mpiv_nbc_enter(void)
+{
+	bool was = nbc_internal;
+
+	nbc_internal = true;
+	return was;
+}
+
+void
+mpiv_nbc_leave(bool was)
+{
+	nbc_internal = was;
+}
+
 bool
 mpiv_nbc_stepping(void)
 {
@@ -681,8 +775,10 @@ mpiv_nbc_tick(void)
 
 	if (nbc_internal)
 		return MPI_SUCCESS;
-	if (mpiv_nbc_active > 0 && (rc = mpiv_nbc_progress()) != MPI_SUCCESS)
+	if (mpiv_nbc_active > 0 && (rc = nbc_progress(NBC_NO_RMA)) !=
+	    MPI_SUCCESS)
 		return rc;
 	nbc_pos++;
+	rma_seg++;
 	return MPI_SUCCESS;
 }

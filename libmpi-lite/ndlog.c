@@ -83,6 +83,7 @@ static const char *const ndlog_kind_names[] = {
 	[MPIV_ND_PROBE] = "MPI_Probe", [MPIV_ND_IPROBE] = "MPI_Iprobe",
 	[MPIV_ND_CANCEL] = "MPI_Cancel", [MPIV_ND_FINALIZE] = "MPI_Finalize",
 	[MPIV_ND_NBC] = "a non-blocking collective's progress",
+	[MPIV_ND_RMA] = "a passive-target service",
 };
 
 const char *
@@ -528,13 +529,19 @@ mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 int
 mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials)
 {
+	return mpiv_ndlog_record_at(MPIV_ND_NBC, pos, n, serials);
+}
+
+int
+mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n, const int *serials)
+{
 	struct ndlog_pend *p;
 
 	if (!nd_logging)
 		return MPI_SUCCESS;
 	if ((p = ndlog_pend_add(nd_call)) == NULL)
 		return MPI_ERR_NO_MEM;
-	p->kind = MPIV_ND_NBC;
+	p->kind = kind;
 	p->flag = true;
 	p->post_no = pos + 1;	/* never 0: the CM never folds it */
 	p->nidx = n;

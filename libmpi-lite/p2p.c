@@ -162,8 +162,9 @@ mpiv_p2p_start(struct mpiv_request *r)
 	if (rc != MPI_SUCCESS) {
 		r->active = false;
 		r->complete = false;
+		return rc;
 	}
-	return rc;
+	return mpiv_nbc_started();
 }
 
 static struct mpiv_request *

@@ -321,6 +321,8 @@ nd_decide(uint32_t kind, int n, MPI_Request *reqs, int *idx, int *k)
 	long entry = mono_us();
 	int rc, one = -1;
 
+	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
+		return rc;
 	if (nd_is_wait_kind(kind)) {
 		/* Waitany/Waitsome over one active request can only end
 		   with that one: nothing for timing to decide (the same in
@@ -486,6 +488,8 @@ MPI_Wait(MPI_Request *request, MPI_Status *status)
 	if (request == NULL || (*request != NULL && !mpiv_req_valid(*request)))
 		return mpiv_err(NULL, MPI_ERR_REQUEST, "MPI_Wait");
 	r = *request;
+	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
+		return mpiv_err(req_comm(r), rc, "MPI_Wait");
 	if (r != NULL && r->active &&
 	    (rc = mpiv_req_wait_complete(r)) != MPI_SUCCESS)
 		return mpiv_err(req_comm(r), rc, "MPI_Wait");
@@ -522,6 +526,8 @@ MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 	if ((rc = req_check_init("MPI_Waitall")) != MPI_SUCCESS)
 		return rc;
 	if ((rc = req_check_array(count, reqs)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Waitall");
+	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
 		return mpiv_err(NULL, rc, "MPI_Waitall");
 	mpiv_waitrep_begin("MPI_Waitall", reqs, count);
 	for (i = 0; i < count; i++) {

@@ -156,6 +156,9 @@ enum mpiv_nd_kind {
 	/* non-blocking collectives (nbc.c): at position post_no - 1, the
 	   schedules whose serials are the indices each took one step */
 	MPIV_ND_NBC = 13,
+	/* passive target (win_passive.c): at position post_no - 1, the
+	   windows whose serials are the indices each served one message */
+	MPIV_ND_RMA = 14,
 };
 
 /* Reads MPIV_LOGGING (0: record nothing) and resets the counters. */
@@ -177,9 +180,12 @@ int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
 /* The logged call the next mpiv_ndlog_next() would meet (not taken),
    NULL when the log has no call left. */
 const Mpiv__NdOutcome *mpiv_ndlog_peek(void);
-/* Records an MPIV_ND_NBC outcome for the current call: at position pos
-   the schedules serials[0..n) each took one step. MPI code. */
+/* Records an MPIV_ND_NBC (or MPIV_ND_RMA) outcome for the current call:
+   at position pos the schedules serials[0..n) each took one step (the
+   windows each served one passive message). MPI code. */
 int mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials);
+int mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n,
+    const int *serials);
 /* nd_no of the current call. */
 uint64_t mpiv_ndlog_current(void);
 const char *mpiv_ndlog_kind_name(uint32_t kind);
@@ -234,12 +240,32 @@ int mpiv_nbc_tick(void);
    replay: exactly the logged ones at this position). Called wherever
    the library waits or polls. MPI code. */
 int mpiv_nbc_progress(void);
+/* The entry of a call of the program's that waits or polls without
+   starting an operation (MPI_Wait, the Test family ...): a new place for
+   passive-target services, and an advance point. MPI code. */
+int mpiv_nbc_call(void);
+/* An operation of the program's own has left (its frame is out): the
+   passive-target services logged for this call are replayed here if
+   nothing in the call waits. MPI code. */
+int mpiv_nbc_started(void);
 /* Inside an advance point or a step: the sends and receives started
    are a schedule's, not the program's (and no checkpoint is taken in
    the middle of a step). */
 bool mpiv_nbc_stepping(void);
-/* Active non-blocking collectives (0: the hooks cost one branch). */
+/* Active non-blocking collectives and windows served at advance points
+   (0: the hooks cost one branch). */
 extern int mpiv_nbc_active;
+/* A window that may be served at advance points comes (+1) or goes. */
+void mpiv_nbc_bg(int delta);
+/* Marks what follows as the library's own, not the program's (no
+   position, no checkpoint) until mpiv_nbc_leave(the value returned). */
+bool mpiv_nbc_enter(void);
+void mpiv_nbc_leave(bool was);
+/* win_passive.c, at advance points: serves the windows whose message
+   came (one logged outcome at position pos; *served: any), or replays
+   the logged outcome at the head of the log. MPI code. */
+int mpiv_win_serve_live(uint64_t pos, bool *served);
+int mpiv_win_serve_replay(void);
 /* The request a blocking wait (mpiv_req_wait_complete) waits for, NULL:
    when it is the one active schedule's, its steps are not logged. */
 extern struct mpiv_request *mpiv_nbc_waited;

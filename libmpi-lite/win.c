@@ -65,6 +65,11 @@ win_batch_clear(struct win_batch *b)
    makes mpi.h's declaration whole. */
 struct mpiv_win mpiv_win_null;
 
+/* Windows created so far by this rank: each one's serial names it in
+   the log of passive-target services (creation is collective, so a
+   re-execution numbers them the same). */
+static uint32_t win_serials;
+
 static void
 win_destroy(struct mpiv_win *w)
 {
@@ -72,6 +77,7 @@ win_destroy(struct mpiv_win *w)
 		for (int i = 0; i < w->comm->size; i++)
 			win_batch_clear(&w->out[i]);
 	free(w->out);
+	win_pas_free(w);
 	win_batch_clear(&w->self_in);
 	free(w->sizes);
 	free(w->units);
@@ -142,6 +148,9 @@ win_new(MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor,
 		goto out_free;
 	if (info != MPI_INFO_NULL &&
 	    (rc = MPI_Info_dup(info, &w->info)) != MPI_SUCCESS)
+		goto out_free;
+	w->serial = ++win_serials;
+	if ((rc = win_pas_init(w)) != MPI_SUCCESS)
 		goto out_free;
 	*out = w;
 	return MPI_SUCCESS;
@@ -341,10 +350,10 @@ MPI_Win_free(MPI_Win *win)
 	if (win == NULL || win_check(*win) != MPI_SUCCESS)
 		return win_err(win ? *win : NULL, MPI_ERR_WIN, "MPI_Win_free");
 	w = *win;
-	if (w->access_open || w->expose_open || w->self_lock) {
+	if (w->access_open || w->expose_open || win_pas_open(w)) {
 		mpiv_err_detail("an epoch is still open (%s)", w->access_open ?
-		    "MPI_Win_start without MPI_Win_complete" : w->self_lock ?
-		    "MPI_Win_lock without MPI_Win_unlock" :
+		    "MPI_Win_start without MPI_Win_complete" :
+		    win_pas_open(w) ? "MPI_Win_lock without MPI_Win_unlock" :
 		    "MPI_Win_post without MPI_Win_wait");
 		return win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_free");
 	}
@@ -361,7 +370,12 @@ MPI_Win_free(MPI_Win *win)
 	/* Collective: nobody leaves while a peer may still reach it. */
 	if ((rc = MPI_Barrier(w->comm)) != MPI_SUCCESS)
 		return win_err(w, rc, "MPI_Win_free");
+	/* every origin had its answers: the posted receive can go */
+	rc = win_pas_fini(w);
 	win_destroy(w);
+	*win = MPI_WIN_NULL;
+	if (rc != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Win_free");
 	*win = MPI_WIN_NULL;
 	return MPI_SUCCESS;
 }

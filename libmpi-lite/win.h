@@ -7,7 +7,9 @@
  *               appends one record to the batch of its target; and the
  *               target's side, applying a batch to its window memory
  *   win_sync.c  synchronization: fence, post/start/complete/wait/test,
- *               which exchange the batches; passive target (refused)
+ *               which exchange the batches
+ *   win_passive.c  passive target: lock, flush, unlock at the origin;
+ *               the target's lock manager, served at advance points
  *
  * No operation touches a remote window when it is called: the origin
  * records it, in program order, in the batch of its target, and the
@@ -28,7 +30,8 @@
 #include "impl.h"
 
 /* Tags on the window's private communicator. */
-enum { WIN_TAG_HDR = 1, WIN_TAG_DATA = 2, WIN_TAG_REPLY = 3 };
+enum { WIN_TAG_HDR = 1, WIN_TAG_DATA = 2, WIN_TAG_REPLY = 3,
+	WIN_TAG_PASSIVE = 4, WIN_TAG_PDATA = 5, WIN_TAG_PREPLY = 6 };
 
 /* Operation kinds of a batch record. */
 enum win_kind { WIN_PUT = 1, WIN_GET, WIN_ACC, WIN_GACC, WIN_CAS };
@@ -116,6 +119,8 @@ struct mpiv_win {
 	bool self_applied;	/* MPI_Win_complete applied the own records
 				   of the open exposure epoch */
 	bool self_lock;		/* MPI_Win_lock of the own rank */
+	uint32_t serial;	/* this rank's count of windows (the log's name) */
+	struct win_pas *pas;	/* passive target (win_passive.c) */
 	struct win_batch *out;	/* per target (comm ranks) */
 };
 
@@ -137,5 +142,25 @@ int win_apply(MPI_Win win, int origin, const char *buf, size_t len,
     uint32_t nops, char **reply, size_t *reply_len);
 /* Unpacks every read of b from its reply into the origin buffers. */
 void win_finish_gets(struct win_batch *b);
+
+/* win_passive.c. Set up at creation (a receive posted for any origin's
+   passive message when the window has other ranks). MPI code. */
+int win_pas_init(MPI_Win win);
+/* MPI_Win_free, after its barrier: the posted receive cancelled, the
+   answers in flight waited for, everything freed. MPI code. */
+int win_pas_fini(MPI_Win win);
+/* Frees without the collective part (a creation that failed). */
+void win_pas_free(MPI_Win win);
+/* A passive-target epoch of this rank is open / includes rank. */
+bool win_pas_open(MPI_Win win);
+bool win_pas_target(MPI_Win win, int rank);
+/* The calls, checked but for the window itself; MPI codes. */
+int win_pas_lock(MPI_Win win, int lock_type, int rank, int assert);
+int win_pas_unlock(MPI_Win win, int rank);
+int win_pas_flush(MPI_Win win, int rank);
+int win_pas_lock_all(MPI_Win win, int assert);
+int win_pas_unlock_all(MPI_Win win);
+int win_pas_flush_all(MPI_Win win);
+int win_pas_sync(MPI_Win win);
 
 #endif

@@ -218,10 +218,9 @@ rma_check(MPI_Win win, const struct rma_call *c)
 	}
 	if (!win->fence_open && !(win->access_open &&
 	    rma_in(win->access, win->naccess, c->target)) &&
-	    !(win->self_lock && c->target == win->comm->rank)) {
-		mpiv_err_detail("no access epoch to rank %d: call MPI_Win_fence "
-		    "or MPI_Win_start first (passive-target MPI_Win_lock of "
-		    "another rank is not supported by mpiv)", c->target);
+	    !win_pas_target(win, c->target)) {
+		mpiv_err_detail("no access epoch to rank %d: call MPI_Win_fence, "
+		    "MPI_Win_start or MPI_Win_lock first", c->target);
 		return MPI_ERR_RMA_SYNC;
 	}
 	if (c->tcount < 0 || c->ocount < 0 || c->rcount < 0)
@@ -715,17 +714,47 @@ win_finish_gets(struct win_batch *b)
 	}
 }
 
-/* ---------------- request-based operations ---------------- */
-
-/* The standard allows them in passive-target epochs only, which mpiv
-   does not support (docs/ONESIDED.md). */
+/* ---------------- request-based operations ----------------
+ *
+ * Allowed in passive-target epochs only (the standard). A write is
+ * complete at the origin once recorded (its data is packed): its request
+ * is handed back complete. A read flushes its target first, so that its
+ * request too is complete when handed back (a flush completes the other
+ * operations to that target as well, which the standard allows).
+ */
 static int
-rma_no_request(MPI_Win win, const char *fn)
+rma_request(MPI_Win win, struct rma_call *c, MPI_Request *request)
 {
-	mpiv_err_detail("request-based RMA needs a passive-target epoch "
-	    "(MPI_Win_lock): passive-target one-sided communication is not "
-	    "supported by mpiv");
-	return win_err(win, MPI_ERR_UNSUPPORTED_OPERATION, fn);
+	struct mpiv_request *r;
+	int rc;
+
+	if (request == NULL)
+		return win_err(win, MPI_ERR_ARG, c->fn);
+	*request = MPI_REQUEST_NULL;
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, c->fn);
+	if (c->target != MPI_PROC_NULL && !win_pas_target(win, c->target)) {
+		mpiv_err_detail("request-based RMA needs a passive-target "
+		    "epoch (MPI_Win_lock or MPI_Win_lock_all) to rank %d",
+		    c->target);
+		return win_err(win, MPI_ERR_RMA_SYNC, c->fn);
+	}
+	if (c->target != MPI_PROC_NULL) {
+		if ((rc = rma_check(win, c)) != MPI_SUCCESS ||
+		    (rc = rma_record(win, c)) != MPI_SUCCESS)
+			return win_err(win, rc, c->fn);
+		if ((c->kind == WIN_GET || c->kind == WIN_GACC) &&
+		    (rc = win_pas_flush(win, c->target)) != MPI_SUCCESS)
+			return win_err(win, rc, c->fn);
+	}
+	if ((r = mpiv_req_alloc(MPIV_REQ_DONE)) == NULL)
+		return win_err(win, MPI_ERR_NO_MEM, c->fn);
+	r->peer = MPI_PROC_NULL;
+	r->active = true;
+	r->complete = true;
+	mpiv_req_empty_status(&r->status);
+	*request = r;
+	return MPI_SUCCESS;
 }
 
 int
@@ -734,7 +763,13 @@ MPI_Rput(const void *origin_addr, int origin_count,
     int target_count, MPI_Datatype target_datatype, MPI_Win win,
     MPI_Request *request)
 {
-	return rma_no_request(win, "MPI_Rput");
+	struct rma_call c = { .fn = "MPI_Rput", .kind = WIN_PUT,
+		.oaddr = origin_addr, .ocount = origin_count,
+		.odt = origin_datatype, .target = target_rank,
+		.tdisp = target_disp, .tcount = target_count,
+		.tdt = target_datatype };
+
+	return rma_request(win, &c, request);
 }
 
 int
@@ -742,7 +777,13 @@ MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
     int target_rank, MPI_Aint target_disp, int target_count,
     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-	return rma_no_request(win, "MPI_Rget");
+	struct rma_call c = { .fn = "MPI_Rget", .kind = WIN_GET,
+		.oaddr = origin_addr, .ocount = origin_count,
+		.odt = origin_datatype, .target = target_rank,
+		.tdisp = target_disp, .tcount = target_count,
+		.tdt = target_datatype };
+
+	return rma_request(win, &c, request);
 }
 
 int
@@ -751,7 +792,13 @@ MPI_Raccumulate(const void *origin_addr, int origin_count,
     int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
     MPI_Request *request)
 {
-	return rma_no_request(win, "MPI_Raccumulate");
+	struct rma_call c = { .fn = "MPI_Raccumulate", .kind = WIN_ACC,
+		.oaddr = origin_addr, .ocount = origin_count,
+		.odt = origin_datatype, .target = target_rank,
+		.tdisp = target_disp, .tcount = target_count,
+		.tdt = target_datatype, .op = op };
+
+	return rma_request(win, &c, request);
 }
 
 int
@@ -761,5 +808,16 @@ MPI_Rget_accumulate(const void *origin_addr, int origin_count,
     int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
     MPI_Request *request)
 {
-	return rma_no_request(win, "MPI_Rget_accumulate");
+	struct rma_call c = { .fn = "MPI_Rget_accumulate", .kind = WIN_GACC,
+		.oaddr = origin_addr, .ocount = origin_count,
+		.odt = origin_datatype, .raddr = result_addr,
+		.rcount = result_count, .rdt = result_datatype,
+		.target = target_rank, .tdisp = target_disp,
+		.tcount = target_count, .tdt = target_datatype, .op = op };
+
+	if (op == MPI_NO_OP) {
+		c.ocount = 0;
+		c.odt = MPI_DATATYPE_NULL;
+	}
+	return rma_request(win, &c, request);
 }

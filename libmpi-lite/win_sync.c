@@ -15,9 +15,7 @@
  * program's own. A re-executed rank replays the same messages in the same
  * order and rebuilds the same window, bit for bit.
  *
- * Passive target (lock, flush) is refused but on the own window: its
- * target would have to serve requests at any moment, outside its
- * program's calls.
+ * Passive target (lock, flush, unlock): win_passive.c.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -367,8 +365,9 @@ MPI_Win_fence(int assert, MPI_Win win)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_fence");
 	if (assert & ~WIN_ASSERTS)
 		return win_err(win, MPI_ERR_ASSERT, "MPI_Win_fence");
-	if (win->access_open || win->expose_open) {
-		mpiv_err_detail("a post/start epoch is open");
+	if (win->access_open || win->expose_open || win_pas_open(win)) {
+		mpiv_err_detail("a %s epoch is open", win_pas_open(win) ?
+		    "passive-target (MPI_Win_lock)" : "post/start");
 		return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
 	}
 	/* MPI_MODE_NOPRECEDE is given by every rank or by none (the
@@ -467,7 +466,7 @@ MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_start");
 	if (assert & ~WIN_ASSERTS)
 		return win_err(win, MPI_ERR_ASSERT, "MPI_Win_start");
-	if (win->access_open) {
+	if (win->access_open || win_pas_open(win)) {
 		mpiv_err_detail("an access epoch is already open");
 		return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_start");
 	}
@@ -606,155 +605,90 @@ MPI_Win_test(MPI_Win win, int *flag)
 	return MPI_SUCCESS;
 }
 
-/* ---------------- passive target ----------------
- *
- * Refused, except on the calling rank's own window: a lock of itself
- * (to access its window locally in the separate model, or to apply its
- * own operations at once) opens an access epoch to itself only; flush
- * and unlock apply its records at once, at a point of its own program.
- * A lock of another rank would need that rank to serve requests while
- * its program runs outside MPI.
- */
+/* ---------------- passive target (win_passive.c) ---------------- */
 
 static int
-sync_passive(MPI_Win win, const char *fn)
+sync_pas(MPI_Win win, int rc, const char *fn)
 {
-	if (win_check(win) != MPI_SUCCESS)
-		return win_err(win, MPI_ERR_WIN, fn);
-	mpiv_err_detail("passive-target one-sided communication is not "
-	    "supported by mpiv (use MPI_Win_fence or post/start/complete/"
-	    "wait; a rank may lock only its own window)");
-	return win_err(win, MPI_ERR_UNSUPPORTED_OPERATION, fn);
-}
-
-/* Applies the own records of the self-lock epoch. */
-static int
-sync_flush_self(MPI_Win win, const char *fn)
-{
-	int rc;
-
-	if (!win->self_lock) {
-		mpiv_err_detail("no MPI_Win_lock of the own rank before");
-		return win_err(win, MPI_ERR_RMA_SYNC, fn);
-	}
-	sync_hand_over(win);
-	rc = sync_apply_self(win);
 	return rc == MPI_SUCCESS ? rc : win_err(win, rc, fn);
-}
-
-static int
-sync_lock(int lock_type, int rank, int assert, MPI_Win win, const char *fn)
-{
-	if (win_check(win) != MPI_SUCCESS)
-		return win_err(win, MPI_ERR_WIN, fn);
-	if (lock_type != MPI_LOCK_EXCLUSIVE && lock_type != MPI_LOCK_SHARED)
-		return win_err(win, MPI_ERR_LOCKTYPE, fn);
-	if (assert & ~MPI_MODE_NOCHECK)
-		return win_err(win, MPI_ERR_ASSERT, fn);
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank != win->comm->rank)
-		return sync_passive(win, fn);
-	if (win->self_lock || win->fence_open || win->access_open) {
-		mpiv_err_detail("an access epoch is already open");
-		return win_err(win, MPI_ERR_RMA_SYNC, fn);
-	}
-	win->self_lock = true;
-	return MPI_SUCCESS;
-}
-
-static int
-sync_unlock(int rank, MPI_Win win, const char *fn)
-{
-	int rc;
-
-	if (win_check(win) != MPI_SUCCESS)
-		return win_err(win, MPI_ERR_WIN, fn);
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank != win->comm->rank)
-		return sync_passive(win, fn);
-	if ((rc = sync_flush_self(win, fn)) == MPI_SUCCESS)
-		win->self_lock = false;
-	return rc;
 }
 
 int
 MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
-	return sync_lock(lock_type, rank, assert, win, "MPI_Win_lock");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_lock");
+	return sync_pas(win, win_pas_lock(win, lock_type, rank, assert),
+	    "MPI_Win_lock");
 }
 
 int
 MPI_Win_unlock(int rank, MPI_Win win)
 {
-	return sync_unlock(rank, win, "MPI_Win_unlock");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_unlock");
+	return sync_pas(win, win_pas_unlock(win, rank), "MPI_Win_unlock");
 }
 
-/* In a window of one rank, locking all is locking itself. */
 int
 MPI_Win_lock_all(int assert, MPI_Win win)
 {
-	if (win_check(win) == MPI_SUCCESS && win->comm->size == 1)
-		return sync_lock(MPI_LOCK_SHARED, 0, assert, win,
-		    "MPI_Win_lock_all");
-	return sync_passive(win, "MPI_Win_lock_all");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_lock_all");
+	return sync_pas(win, win_pas_lock_all(win, assert),
+	    "MPI_Win_lock_all");
 }
 
 int
 MPI_Win_unlock_all(MPI_Win win)
 {
-	if (win_check(win) == MPI_SUCCESS && win->comm->size == 1)
-		return sync_unlock(0, win, "MPI_Win_unlock_all");
-	return sync_passive(win, "MPI_Win_unlock_all");
-}
-
-static int
-sync_flush(int rank, MPI_Win win, const char *fn)
-{
 	if (win_check(win) != MPI_SUCCESS)
-		return win_err(win, MPI_ERR_WIN, fn);
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank != win->comm->rank)
-		return sync_passive(win, fn);
-	return sync_flush_self(win, fn);
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_unlock_all");
+	return sync_pas(win, win_pas_unlock_all(win), "MPI_Win_unlock_all");
 }
 
+/* flush_local completes at the target too: the reads' bytes come back
+   with the target's answer, which says the writes are in. */
 int
 MPI_Win_flush(int rank, MPI_Win win)
 {
-	return sync_flush(rank, win, "MPI_Win_flush");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_flush");
+	return sync_pas(win, win_pas_flush(win, rank), "MPI_Win_flush");
 }
 
 int
 MPI_Win_flush_local(int rank, MPI_Win win)
 {
-	return sync_flush(rank, win, "MPI_Win_flush_local");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_flush_local");
+	return sync_pas(win, win_pas_flush(win, rank), "MPI_Win_flush_local");
 }
 
-/* Only the own rank can be locked: flushing all is flushing it. */
 int
 MPI_Win_flush_all(MPI_Win win)
 {
-	if (win_check(win) == MPI_SUCCESS && win->self_lock)
-		return sync_flush_self(win, "MPI_Win_flush_all");
-	return sync_passive(win, "MPI_Win_flush_all");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_flush_all");
+	return sync_pas(win, win_pas_flush_all(win), "MPI_Win_flush_all");
 }
 
 int
 MPI_Win_flush_local_all(MPI_Win win)
 {
-	if (win_check(win) == MPI_SUCCESS && win->self_lock)
-		return sync_flush_self(win, "MPI_Win_flush_local_all");
-	return sync_passive(win, "MPI_Win_flush_local_all");
+	if (win_check(win) != MPI_SUCCESS)
+		return win_err(win, MPI_ERR_WIN, "MPI_Win_flush_local_all");
+	return sync_pas(win, win_pas_flush_all(win),
+	    "MPI_Win_flush_local_all");
 }
 
-/* The window's memory is its only copy: nothing to synchronize. */
+/* The window's memory is its only copy: nothing to copy. But a loop of
+   MPI_Win_sync waiting for another rank's update is where the passive
+   messages are served (win_passive.c). */
 int
 MPI_Win_sync(MPI_Win win)
 {
 	if (win_check(win) != MPI_SUCCESS)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_sync");
-	return MPI_SUCCESS;
+	return sync_pas(win, win_pas_sync(win), "MPI_Win_sync");
 }

@@ -10,9 +10,13 @@
 # origins into one target and fetch-and-adds a shared counter: the bits
 # it prints depend on the order of application. Mode 0 uses fences,
 # mode 1 post/start/complete/wait (every rank origin and target, with
-# Get_accumulate). "=ckpt" also checkpoints every 0.3 s. Then the short
-# tests/mpi rma_* programs (fence, PSCW with Win_test polling, atomics)
-# under a tiny MTBF; dynamic windows (addresses) end with the same output
+# Get_accumulate), mode 2 passive target (MPI_Win_lock: tickets from
+# counters, exclusive read-modify-writes, MPI_Win_sync polling; the
+# program checks no ticket is given twice). "=ckpt" also checkpoints
+# every 0.3 s. A target killed right after it recorded a passive-target
+# service, before it answered (MPIV_FAULT=rma). Then the short tests/mpi
+# rma_* programs (fence, PSCW with Win_test polling, atomics, passive
+# target) under a tiny MTBF; dynamic windows (addresses) end with the same output
 # or a clear error. The runner runs this script in both protocols
 # (FLT_PROTOCOL=relay for the relay pass: one other seed there, as
 # test_chaos.sh).
@@ -31,6 +35,8 @@ PROGS=(
 	"flt_rma=fence      4 2000 3000 0"
 	"flt_rma=pscw       4 2000 3000 1"
 	"flt_rma=ckptpscw   3 3000 3000 1"
+	"flt_rma=passive    4 1000 3000 2"
+	"flt_rma=ckptpassive 3 1000 3000 2"
 )
 
 # Runs one program: reference, then the chaos runs. Args: name n args...
@@ -98,11 +104,29 @@ for line in "${PROGS[@]}"; do
 	rma_prog "${w[@]}"
 done
 
+# Rank 1 killed at its 60th passive-target service, recorded but not yet
+# applied nor answered: its next incarnation serves the same messages at
+# the same places (its origins wait meanwhile) and the tickets stay
+# unique.
+if bin=$(flt_prog flt_rma) && [ -s "$FLT_TMP/flt_rma=passive.ref.out" ]; then
+	out=$FLT_TMP/rma_point
+	MPIV_FAULT=rma:60:1 flt_job "$out" 120 -n 4 "$bin" 1000 3000 2
+	restarts=$(flt_report "$out.json" restarts)
+	if [ "$FLT_RC" != 0 ] || grep -q 'FLT-FAIL' "$out.err"; then
+		flt_notok "rma_point: exit $FLT_RC" "$out.err" "$out.out"
+	elif [ "${restarts:-0}" -lt 1 ]; then
+		flt_notok "rma_point: the fault point did not fire" "$out.err"
+	else
+		flt_same "rma_point: rank 1 killed inside a passive-target service ($restarts restarts)" \
+			"$FLT_TMP/flt_rma=passive.ref.out" "$out.out"
+	fi
+fi
+
 # The short tests/mpi one-sided programs: a tiny MTBF, the kills counted
 # over the group.
 group_kills=0
 group_runs=0
-for p in rma_fence rma_pscw rma_atomic rma_dtype; do
+for p in rma_fence rma_pscw rma_atomic rma_dtype rma_passive; do
 	bin=$FLT_B/tests/mpi/$p
 	if [ ! -x "$bin" ]; then
 		flt_notok "tests/mpi/$p not built (make tests-build)"
