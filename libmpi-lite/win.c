@@ -469,8 +469,9 @@ MPI_Win_set_info(MPI_Win win, MPI_Info info)
 	return MPI_SUCCESS;
 }
 
-/* The hints the window uses: mpiv uses none, so the ones the program
-   set are handed back (a new info object the caller frees). */
+/* The hints the window uses: the ones the program set are handed back
+   (a new info object the caller frees); mpiv reads no_locks only when
+   the window is created (win_passive.c). */
 int
 MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {

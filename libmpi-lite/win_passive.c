@@ -37,6 +37,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mono.h"
 #include "proto.h"
@@ -103,11 +104,13 @@ struct win_pas {
 	bool *acquired;		/* per target: the target granted it */
 	int nlocked;		/* targets with lock[] set */
 	bool all;		/* MPI_Win_lock_all */
+	bool no_locks;		/* info no_locks=true: no other rank locks it */
 	struct win_pas *next;	/* armed windows, in creation order */
 	MPI_Win win;
 };
 
 static struct win_pas *pas_head, *pas_tail;
+static int pas_poll(void);
 static uint64_t pas_served;	/* messages served, for MPI_Win_sync's backoff */
 
 static struct win_pas *
@@ -128,6 +131,20 @@ pas_arm(struct win_pas *p)
 
 	return mpiv_irecv(p->inbuf, PAS_INLINE, MPI_BYTE, MPI_ANY_SOURCE,
 	    WIN_TAG_PASSIVE, win->comm, win->comm->context, &p->arm);
+}
+
+/* The info hint no_locks = true (any case): the program promises no
+   passive-target epoch to another rank in this window. */
+static bool
+pas_no_locks(MPI_Win win)
+{
+	char v[16];
+	int flag = 0;
+
+	if (win->info == NULL || MPI_Info_get(win->info, "no_locks",
+	    (int)sizeof(v) - 1, v, &flag) != MPI_SUCCESS || !flag)
+		return false;
+	return strcasecmp(v, "true") == 0;
 }
 
 int
@@ -151,8 +168,9 @@ win_pas_init(MPI_Win win)
 		goto fail;
 	}
 	win->pas = p;
-	if (n == 1)
-		return MPI_SUCCESS;	/* nobody else can lock it */
+	p->no_locks = pas_no_locks(win);
+	if (n == 1 || p->no_locks)
+		return MPI_SUCCESS;	/* nobody else locks it */
 	if ((rc = pas_arm(p)) != MPI_SUCCESS) {
 		win->pas = NULL;
 		goto fail;
@@ -594,7 +612,9 @@ pas_unlock_self(struct win_pas *p)
 	return rc;
 }
 
-/* Applies the own records in place (the own lock is held). */
+/* Applies the own records in place (the own lock is held). A poll too:
+   a rank spinning on its own window (compare-and-swap, flush, again)
+   keeps serving the others, one of which must free what it waits for. */
 static int
 pas_flush_self(MPI_Win win)
 {
@@ -603,6 +623,8 @@ pas_flush_self(MPI_Win win)
 	size_t rlen = 0;
 	int rc;
 
+	if (win->comm->size > 1 && (rc = pas_poll()) != MPI_SUCCESS)
+		return rc;
 	if (b->nops == 0)
 		return MPI_SUCCESS;
 	rc = win_apply(win, win->comm->rank, b->buf, b->len, b->nops, &reply,
@@ -754,6 +776,11 @@ win_pas_lock(MPI_Win win, int lock_type, int rank, int assert)
 		    rank);
 		return MPI_ERR_RMA_SYNC;
 	}
+	if (p->no_locks && rank != win->comm->rank) {
+		mpiv_err_detail("the window was created with the info hint "
+		    "no_locks=true");
+		return MPI_ERR_RMA_SYNC;
+	}
 	if ((rc = pas_may_start(win)) != MPI_SUCCESS)
 		return rc;
 	if (rank == win->comm->rank) {
@@ -836,6 +863,11 @@ win_pas_lock_all(MPI_Win win, int assert)
 		mpiv_err_detail("a passive-target epoch is already open");
 		return MPI_ERR_RMA_SYNC;
 	}
+	if (p->no_locks && win->comm->size > 1) {
+		mpiv_err_detail("the window was created with the info hint "
+		    "no_locks=true");
+		return MPI_ERR_RMA_SYNC;
+	}
 	if ((rc = pas_may_start(win)) != MPI_SUCCESS)
 		return rc;
 	if ((rc = pas_lock_self(p, PAS_SHARED)) != MPI_SUCCESS)
@@ -888,23 +920,24 @@ win_pas_flush_all(MPI_Win win)
 	return rc;
 }
 
-/* MPI_Win_sync: an advance point of its own place in the program, so
-   that a loop of them waiting for a remote update ends the same way in
-   a re-execution. A run of them that serve nothing backs off as the
-   Test family's fruitless polls do (yield, then short sleeps that
-   still wake at once when a frame comes), so that a rank spinning on
-   its window leaves the CPU to the ranks and servers it waits for. MPI
-   code. */
-int
-win_pas_sync(MPI_Win win)
+/*
+ * A call that only polls: a place of its own in the program (so that a
+ * loop of them waiting for a remote update ends the same way in a
+ * re-execution), where the frames that came are read and the windows
+ * served. A run of them that serve nothing backs off as the Test
+ * family's fruitless polls do (yield, then short sleeps that still wake
+ * at once when a frame comes), so that a rank spinning on its window
+ * leaves the CPU to the ranks and servers it waits for. MPI code.
+ */
+static int
+pas_poll(void)
 {
 	uint64_t before = pas_served;
 	long entry = mono_us();
 	int rc;
 
-	(void)win;
 	mpiv_ckpt_point();
-	if ((rc = mpiv_nbc_tick()) != MPI_SUCCESS)
+	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
 		return rc;
 	if ((rc = mpiv_tp_progress(0)) != MPI_SUCCESS)
 		return rc;
@@ -912,4 +945,13 @@ win_pas_sync(MPI_Win win)
 		return rc;
 	mpiv_tp_poll_done(entry, pas_served != before);
 	return MPI_SUCCESS;
+}
+
+/* MPI_Win_sync: nothing to copy (the window's memory is its only
+   copy), a poll. */
+int
+win_pas_sync(MPI_Win win)
+{
+	(void)win;
+	return pas_poll();
 }

@@ -189,7 +189,25 @@ int main(int argc, char **argv)
 	rc = MPI_Win_flush(right, win);
 	MPI_OK(MPI_Error_class(rc, &cls));
 	CHECK_INT(cls, MPI_ERR_RMA_SYNC, "flush without a lock");
-	(void)rc;
+	/* a window whose program promised no locks (info no_locks) */
+	MPI_Info nl;
+	MPI_Win w2;
+	long b2 = 0, nine = 9;
+	MPI_OK(MPI_Info_create(&nl));
+	MPI_OK(MPI_Info_set(nl, "no_locks", "true"));
+	MPI_OK(MPI_Win_create(&b2, sizeof b2, sizeof b2, nl, MPI_COMM_WORLD, &w2));
+	MPI_OK(MPI_Info_free(&nl));
+	MPI_OK(MPI_Win_set_errhandler(w2, MPI_ERRORS_RETURN));
+	if (t_size > 1) {
+		rc = MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w2);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_RMA_SYNC, "lock of another rank under no_locks");
+	}
+	MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t_rank, 0, w2));
+	MPI_OK(MPI_Put(&nine, 1, MPI_LONG, t_rank, 0, 1, MPI_LONG, w2));
+	MPI_OK(MPI_Win_unlock(t_rank, w2));
+	CHECK_INT(b2, 9, "own lock under no_locks");
+	MPI_OK(MPI_Win_free(&w2));
 #else
 	(void)rc;
 	(void)cls;
