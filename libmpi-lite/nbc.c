@@ -29,6 +29,17 @@
  * unlogged step before those frames. No checkpoint is taken inside a
  * step. The Test family's answers about these requests are logged like
  * any other (request.c).
+ *
+ * The same advance points serve the windows' passive-target messages
+ * (win_passive.c), logged as MPIV_ND_RMA outcomes in the same sequence.
+ * Their place is finer than a position: the program may read its window
+ * between two calls that start no operation, so a service is logged
+ * with the count of the program's calls that may serve (rma_seg: its
+ * operations, and its calls that wait or poll, mpiv_nbc_call) and is
+ * replayed in that call: at its entry, after the operation it starts
+ * has left (mpiv_nbc_started), or wherever it waits; never in the part
+ * of a tick before the position moves, which belongs to the call
+ * before.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,7 @@
 /*
  * unsupported.c: the parts of MPI that mpiv declares so programs link,
  * but does not implement: dynamic processes and user data
- * representations of MPI-IO (passive-target one-sided calls refuse in
- * win_sync.c). Each call fails with
+ * representations of MPI-IO. Each call fails with
  * MPI_ERR_UNSUPPORTED_OPERATION through the error handler of
  * MPI_COMM_WORLD, so by default the job stops with a clear
  * "not supported by mpiv" message instead of misbehaving.
