@@ -162,5 +162,11 @@ int win_pas_lock_all(MPI_Win win, int assert);
 int win_pas_unlock_all(MPI_Win win);
 int win_pas_flush_all(MPI_Win win);
 int win_pas_sync(MPI_Win win);
+/* A passive message as it came (got bytes, from comm rank origin of a
+   window of size ranks, at rank me): NULL when well-formed (its flags,
+   number of records and bytes of records set), else what is wrong. The
+   records themselves are win_apply's to check. */
+const char *win_pas_check(const void *msg, size_t got, int origin, int me,
+    int size, uint32_t *flags, uint32_t *nops, size_t *bytes);
 
 #endif

@@ -445,6 +445,32 @@ pas_handle(struct win_pas *p, int origin, uint32_t flags, uint32_t nops,
 	return rc;
 }
 
+const char *
+win_pas_check(const void *msg, size_t got, int origin, int me, int size,
+    uint32_t *flags, uint32_t *nops, size_t *bytes)
+{
+	struct pas_msg h;
+
+	if (got < sizeof(h))
+		return "shorter than its header";
+	memcpy(&h, msg, sizeof(h));
+	if (h.magic != PAS_MAGIC)
+		return "not a passive-target message";
+	if (origin < 0 || origin >= size || origin == me)
+		return "from a rank outside the window";
+	if (h.flags & ~(uint32_t)(PAS_SHARED | PAS_EXCL | PAS_RELEASE |
+	    PAS_FOLLOWS) || (h.flags & PAS_SHARED && h.flags & PAS_EXCL))
+		return "with unknown or contradictory flags";
+	if (h.bytes > INT_MAX || (!(h.flags & PAS_FOLLOWS) &&
+	    got - sizeof(h) != h.bytes) || (h.flags & PAS_FOLLOWS &&
+	    got != sizeof(h)))
+		return "whose length disagrees with its header";
+	*flags = h.flags;
+	*nops = h.nops;
+	*bytes = (size_t)h.bytes;
+	return NULL;
+}
+
 /*
  * Serves the message the posted receive got, and posts it again. The
  * records of a large batch come next from the same origin: waited for
@@ -455,10 +481,11 @@ pas_serve(struct win_pas *p)
 {
 	MPI_Win win = p->win;
 	struct mpiv_request *a = p->arm, *d = NULL;
-	struct pas_msg h = { 0 };
 	int origin = a->status.MPI_SOURCE, got = 0, rc;
+	uint32_t flags = 0, nops = 0;
+	const char *bad;
 	char *buf = NULL;
-	size_t len;
+	size_t len = 0;
 
 	pas_reap(p, false);
 	pas_served++;
@@ -468,21 +495,15 @@ pas_serve(struct win_pas *p)
 	p->arm = NULL;
 	if (rc != MPI_SUCCESS)
 		return rc;
-	if (got >= (int)sizeof(h))
-		memcpy(&h, p->inbuf, sizeof(h));
-	if (got < (int)sizeof(h) || h.magic != PAS_MAGIC ||
-	    origin < 0 || origin >= win->comm->size ||
-	    origin == win->comm->rank || h.bytes > INT_MAX ||
-	    (!(h.flags & PAS_FOLLOWS) &&
-	    (size_t)got != sizeof(h) + h.bytes)) {
-		mpiv_tp_set_error("passive target: a malformed message "
-		    "from rank %d (%d bytes)", origin, got);
+	if ((bad = win_pas_check(p->inbuf, (size_t)got, origin,
+	    win->comm->rank, win->comm->size, &flags, &nops, &len)) != NULL) {
+		mpiv_tp_set_error("passive target: a message from rank %d "
+		    "(%d bytes) %s", origin, got, bad);
 		return MPI_ERR_INTERN;
 	}
-	len = (size_t)h.bytes;
 	if (len > 0 && (buf = malloc(len)) == NULL)
 		return MPI_ERR_NO_MEM;
-	if (h.flags & PAS_FOLLOWS) {
+	if (flags & PAS_FOLLOWS) {
 		rc = mpiv_irecv(buf, (int)len, MPI_BYTE, origin,
 		    WIN_TAG_PDATA, win->comm, win->comm->context, &d);
 		while (rc == MPI_SUCCESS && !d->complete)
@@ -492,7 +513,7 @@ pas_serve(struct win_pas *p)
 		if (d != NULL)
 			mpiv_req_release(d);
 	} else if (len > 0) {
-		memcpy(buf, p->inbuf + sizeof(h), len);
+		memcpy(buf, p->inbuf + sizeof(struct pas_msg), len);
 	}
 	if (rc == MPI_SUCCESS)
 		rc = pas_arm(p);
@@ -500,7 +521,7 @@ pas_serve(struct win_pas *p)
 		free(buf);
 		return rc;
 	}
-	return pas_handle(p, origin, h.flags, h.nops, buf, len);
+	return pas_handle(p, origin, flags, nops, buf, len);
 }
 
 /* ---------------- advance points (nbc.c) ---------------- */

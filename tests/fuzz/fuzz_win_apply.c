@@ -9,7 +9,11 @@
  *
  * Input: byte 0 picks the flavor (bit 0: dynamic) and the displacement
  * unit (bits 1-2: 1, 2, 4, 8); byte 1 is the number of records; the
- * rest is the batch. Checks, beyond ASan, UBSan and leaks: nothing
+ * rest is the batch. With bit 3 of byte 0 set, the rest is instead a
+ * passive-target message as a target's posted receive gets it
+ * (win_passive.c, win_pas_check: header, then the records inline), from
+ * origin byte 1 % 5 of a window of 4 ranks: its records are applied if
+ * the header passes. Checks, beyond ASan, UBSan and leaks: nothing
  * outside the window's memory changes, whatever the batch says, and the
  * reply is never longer than the message limit (MPIV_MAX_PAYLOAD, set
  * to 1 MiB here).
@@ -140,6 +144,30 @@ fz_write_seeds(const char *dir)
 	n = fz_rec(b, n, WIN_GET, 0, MPIV_B_INT, 1,
 	    (int64_t)(ARENA_ADDR + 3000), 0, &one, 1, NULL, 0);
 	fz_seed(dir, "dynamic", 1, 3, b, n);
+	/* a passive-target message from rank 1 to a static window: its
+	   header (win_passive.c's struct pas_msg: magic, flags = exclusive
+	   lock and release, nops, pad, bytes, reply bytes), then a put and a
+	   fetch-and-op's record */
+	{
+		static char m[8192];
+		uint32_t hd[4] = { 0x6d77706dU, 2 | 4, 2, 0 };
+		uint64_t lens[2];
+		long one_l = 1;
+		struct mpiv_block l = { 0, 8 };
+
+		n = 0;
+		n = fz_rec(b, n, WIN_PUT, 0, MPIV_B_INT, 1, 0, 0, &one, 1,
+		    ints, 16);
+		n = fz_rec(b, n, WIN_GACC, 2, MPIV_B_LONG, 1, 8, 0, &l, 1,
+		    &one_l, 8);
+		lens[0] = n;
+		lens[1] = 8;
+		memcpy(m, hd, sizeof(hd));
+		memcpy(m + sizeof(hd), lens, sizeof(lens));
+		memcpy(m + sizeof(hd) + sizeof(lens), b, n);
+		fz_seed(dir, "passive", 8 | (2 << 1), 1, m,
+		    sizeof(hd) + sizeof(lens) + n);
+	}
 }
 
 int
@@ -193,7 +221,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(batch, data + 2, len);
 	fz_fill();
-	rc = win_apply(&fz_win, 0, batch, len, data[1], &reply, &rlen);
+	if (data[0] & 8) {
+		uint32_t flags, nops;
+		size_t bytes;
+		const char *bad = win_pas_check(batch, len, data[1] % 5, 0, 4,
+		    &flags, &nops, &bytes);
+
+		rc = MPI_ERR_INTERN;
+		if (bad == NULL && !(flags & 8) && bytes > len)
+			abort();	/* said well-formed, but too long */
+		if (bad == NULL && !(flags & 8)) {
+			/* the records, at a multiple of 8 as pas_serve has them */
+			char *recs = malloc(bytes + 1);
+
+			if (recs != NULL) {
+				memcpy(recs, batch + (len - bytes), bytes);
+				rc = win_apply(&fz_win, 0, recs, bytes, nops,
+				    &reply, &rlen);
+				free(recs);
+			}
+		}
+	} else {
+		rc = win_apply(&fz_win, 0, batch, len, data[1], &reply, &rlen);
+	}
 	if (getenv("FUZZ_WIN_VERBOSE") != NULL)
 		fprintf(stderr, "win_apply: rc %d, reply %zu bytes\n", rc, rlen);
 	for (size_t i = 0; i < ARENA; i++)
