@@ -599,13 +599,16 @@ pas_lock_self(struct win_pas *p, uint32_t acq)
 {
 	int me = p->win->comm->rank, rc = MPI_SUCCESS;
 
-	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
-		return rc;
+	/* granted or queued before any service of this call: the queue's
+	   order is then the same in a re-execution, which replays the
+	   call's services from its start */
 	if (p->qhead == NULL && pas_grantable(p, acq)) {
 		pas_grant(p, me, acq);
 		return MPI_SUCCESS;
 	}
 	if ((rc = pas_enqueue(p, me, acq, 0, NULL, 0)) != MPI_SUCCESS)
+		return rc;
+	if ((rc = mpiv_nbc_call()) != MPI_SUCCESS)
 		return rc;
 	while (p->held[me] == 0) {
 		mpiv_ckpt_point();
