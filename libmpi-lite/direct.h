@@ -36,6 +36,9 @@ struct dp_peer {
 
 	uint64_t recv_last;	/* highest seq accepted from it */
 	uint64_t peer_has;	/* highest of our seqs it holds (handshake) */
+	uint64_t peer_needs;	/* highest of our seqs its logged wildcard
+				   matches name (handshake): a re-execution
+				   of ours regenerates them before deciding */
 	uint64_t wire_last;	/* highest of our seqs queued on `up` */
 };
 

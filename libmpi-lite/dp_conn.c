@@ -64,6 +64,7 @@ struct dp_link {
 	bool gone;		/* closed, freed at the next reap */
 	uint32_t peer_inc;
 	uint64_t peer_delivered;	/* from its Hello or HelloReply */
+	uint64_t peer_needed;		/* the same: its log's matches name */
 	uint8_t nonce_s[AUTH_NONCE_LEN], nonce_c[AUTH_NONCE_LEN];
 	size_t nonce_s_len;	/* 0: the Challenge had none (unkeyed) */
 	uint8_t proof[AUTH_HASH_LEN];	/* the dialler's, to check the reply */
@@ -476,6 +477,8 @@ dp_link_up(struct dp_link *l)
 	}
 	pp->up = l;
 	pp->peer_has = l->peer_delivered;
+	if (l->peer_needed > pp->peer_needs)
+		pp->peer_needs = l->peer_needed;
 	pp->inc = l->peer_inc;
 	snprintf(l->c.addr, sizeof(l->c.addr), "rank %d (incarnation %u)", p,
 	    l->peer_inc);
@@ -610,8 +613,10 @@ dp_accept_keyed(struct dp_link *l, const Mpiv__PeerInfo *pi)
 	r.nranks = dp_world;
 	r.incarnation = dp_inc;
 	r.peer_delivered = dpx_held(p);
+	r.peer_needed = mpiv_ndlog_bind_seq_max(p);
 	l->peer_inc = h->incarnation;
 	l->peer_delivered = h->peer_delivered;
+	l->peer_needed = h->peer_needed;
 	if (tp_conn_send(&l->c, MPIV__MSG_TYPE__MSG_HELLO_REPLY, &r.base, NULL,
 	    0, NULL, NULL, false) != MPI_SUCCESS || l->c.dead) {
 		dp_link_close(l);
@@ -680,7 +685,9 @@ dp_send_hello(struct dp_link *l, const Mpiv__Challenge *ch)
 	h.incarnation = dp_inc;
 	h.peer = l->c.peer;
 	h.peer_delivered = dpx_held(l->c.peer);
+	h.peer_needed = mpiv_ndlog_bind_seq_max(l->c.peer);
 	l->peer_delivered = 0;
+	l->peer_needed = 0;
 	/* The key exchange: our ephemeral key and the cipher we pick. */
 	l->offered = ch->ciphers;
 	l->cipher = ch->ciphers != 0 && seal_init() == 0 ?
@@ -801,6 +808,7 @@ dp_got_reply(struct dp_link *l, const Mpiv__HelloReply *r)
 	}
 	l->peer_inc = r->incarnation;
 	l->peer_delivered = r->peer_delivered;
+	l->peer_needed = r->peer_needed;
 	if (dp_seal_on(l, l->server_pub, l->nonce_c, AUTH_NONCE_LEN) < 0)
 		return;
 	dp_link_up(l);

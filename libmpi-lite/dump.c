@@ -52,10 +52,12 @@ dump_req(struct mpiv_request *r, void *arg)
 	if (!r->active)
 		return;
 	dump_line("mpiv-dump: rank %d: request %s peer %d tag %d complete %d "
-	    "post %llu seq %llu dst %d written %d ack %d/%d posted %d hold %d",
+	    "post %llu src %d seq %llu dst %d written %d ack %d/%d posted %d "
+	    "hold %d",
 	    mpiv_state.world_rank, dump_kinds[r->kind <= MPIV_REQ_COLL ?
 	    r->kind : 0], r->peer, r->tag, r->complete,
-	    (unsigned long long)r->post_no, (unsigned long long)r->dp_seq,
+	    (unsigned long long)r->post_no, (int)r->post_src,
+	    (unsigned long long)r->dp_seq,
 	    r->dp_dst, r->written, r->need_ack, r->acked, r->dp_posted,
 	    r->dp_hold);
 }
@@ -70,6 +72,18 @@ dump_now(int sig)
 	    mpiv_proto->name : "?", mpiv_ndlog_replaying(),
 	    (unsigned long long)mpiv_ndlog_replay_left(),
 	    (unsigned long long)mpiv_tp_last_event());
+	{
+		const Mpiv__NdOutcome *o = mpiv_ndlog_peek();
+		uint64_t pos, seg;
+
+		mpiv_nbc_where(&pos, &seg);
+		dump_line("mpiv-dump: rank %d: position %llu call %llu, next "
+		    "logged outcome %s at %llu (nd %llu)", mpiv_state.world_rank,
+		    (unsigned long long)pos, (unsigned long long)seg,
+		    o != NULL ? mpiv_ndlog_kind_name(o->kind) : "none",
+		    o != NULL ? (unsigned long long)o->post_no : 0ULL,
+		    o != NULL ? (unsigned long long)o->nd_no : 0ULL);
+	}
 	mpiv_req_foreach(dump_req, NULL);
 	if (!dp_active || dp_peers == NULL)
 		return;

@@ -753,6 +753,13 @@ mpiv_nbc_started(void)
 }
 
 void
+mpiv_nbc_where(uint64_t *pos, uint64_t *seg)
+{
+	*pos = nbc_pos;
+	*seg = rma_seg;
+}
+
+void
 mpiv_nbc_bg(int delta)
 {
 	mpiv_nbc_active += delta;

@@ -242,6 +242,17 @@ mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq)
 }
 
 uint64_t
+mpiv_ndlog_bind_seq_max(int32_t src)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < nd_nbinds; i++)
+		if (nd_binds[i].src == src && nd_binds[i].seq > m)
+			m = nd_binds[i].seq;
+	return m;
+}
+
+uint64_t
 mpiv_ndlog_bind_max(void)
 {
 	/* sorted by post_no once the log is loaded */

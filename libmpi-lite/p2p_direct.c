@@ -1885,10 +1885,13 @@ direct_replaying(void)
 {
 	if (dp_post_no < mpiv_ndlog_bind_max())
 		return true;
-	for (int p = 0; p < dp_world; p++)
-		if (dp_peers[p].peer_has > 0 &&
-		    sblog_last_seq(&dp_sb, p) < dp_peers[p].peer_has)
+	for (int p = 0; p < dp_world; p++) {
+		uint64_t need = dp_peers[p].peer_has > dp_peers[p].peer_needs ?
+		    dp_peers[p].peer_has : dp_peers[p].peer_needs;
+
+		if (need > 0 && sblog_last_seq(&dp_sb, p) < need)
 			return true;
+	}
 	return false;
 }
 

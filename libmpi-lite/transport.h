@@ -201,6 +201,9 @@ int mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 int mpiv_ndlog_record_bind(uint64_t post_no, int32_t src, uint64_t seq);
 /* The logged match of wildcard receive post_no, if the log has one. */
 bool mpiv_ndlog_bind_of(uint64_t post_no, int32_t *src, uint64_t *seq);
+/* The highest seq from world rank src that a logged wildcard match names
+   (0: none). */
+uint64_t mpiv_ndlog_bind_seq_max(int32_t src);
 /* The highest post number a logged wildcard match names (0: none). */
 uint64_t mpiv_ndlog_bind_max(void);
 /* True while logged calls remain to be replayed. */
@@ -255,6 +258,8 @@ bool mpiv_nbc_stepping(void);
 /* Active non-blocking collectives and windows served at advance points
    (0: the hooks cost one branch). */
 extern int mpiv_nbc_active;
+/* For the state dump: the position and the count of calls (nbc.c). */
+void mpiv_nbc_where(uint64_t *pos, uint64_t *seg);
 /* A window that may be served at advance points comes (+1) or goes. */
 void mpiv_nbc_bg(int delta);
 /* Marks what follows as the library's own, not the program's (no
