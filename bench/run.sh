@@ -11,7 +11,9 @@
 #   pingpong (with the TCP floor), waitany, ring, allreduce, coll (Bcast,
 #   Reduce, Allgather, Barrier: bench/coll.c), file (MPI-IO: 8 B reads
 #   and writes, 4 MiB a rank collective ones, open and close:
-#   bench/file.c), and apps: the
+#   bench/file.c), rma (passive-target one-sided: fetch-and-op under a
+#   lock or a flush, 8 B put and 64 KiB get with a flush: bench/rma.c),
+#   and apps: the
 #   application benchmarks bench/apps/*.c, each at 4 and 8 ranks, one
 #   wall time per run (RESULT app=NAME n=N wall_s=S).
 #
@@ -88,6 +90,7 @@ RING_N="2 4 8 16"
 AR_N="2 4 8"
 COLL_N="4 8"
 FILE_N="4"
+RMA_N="4"
 APP_N="4 8"
 # the Waitany ping-pong (receives from MPI_ANY_SOURCE): iterations, size
 if [ "$QUICK" = 1 ]; then WA_ITERS=500; else WA_ITERS=2000; fi
@@ -124,7 +127,7 @@ note() { echo "run.sh: $*" >&2; echo "$*" >> "$NOTES"; }
 
 # --only: the sets to run (SETS), the bench/*.c programs they need
 # (BENCHES) and the application programs (APPS: bench/apps/NAME.c).
-ALL_SETS="pingpong waitany ring allreduce coll file apps"
+ALL_SETS="pingpong waitany ring allreduce coll file rma apps"
 SETS=
 for v in $(echo "${ONLY:-$ALL_SETS}" | tr ',' ' '); do
 	case " $ALL_SETS " in
@@ -137,7 +140,7 @@ SETS=${SETS# }
 [ -n "$SETS" ] || { echo "run.sh: --only: no set named" >&2; exit 2; }
 want() { case " $SETS " in *" $1 "*) return 0 ;; esac; return 1; }
 BENCHES=
-for b in pingpong waitany ring allreduce coll file; do
+for b in pingpong waitany ring allreduce coll file rma; do
 	want "$b" && BENCHES="$BENCHES $b"
 done
 APPS=
@@ -191,7 +194,10 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # pml ob1 forces the btl path (the ucx pml would ignore "--mca btl" and use
 # shared memory); vader (shared memory) is excluded: Open MPI over TCP.
-OMPI_OPTS="--oversubscribe --allow-run-as-root --bind-to none --mca pml ob1 --mca btl tcp,self"
+# One-sided: osc pt2pt, whose operations are messages over that path (the
+# default picks osc sm on one machine: loads and stores in shared memory,
+# which no networked run has).
+OMPI_OPTS="--oversubscribe --allow-run-as-root --bind-to none --mca pml ob1 --mca btl tcp,self --mca osc pt2pt"
 
 # ---- mpiv -----------------------------------------------------------------
 MPIV=$BUILD/bin/mpiv
@@ -382,6 +388,9 @@ while [ "$r" -le "$ROUNDS" ]; do
 	if want file; then
 		for n in $FILE_N; do pair file "$n" "$r" ""; done
 	fi
+	if want rma; then
+		for n in $RMA_N; do pair rma "$n" "$r" ""; done
+	fi
 	for a in $APPS; do
 		for n in $APP_N; do pair "app-$a" "$n" "$r" ""; done
 	done
@@ -438,6 +447,8 @@ for line in open(raw):
 		put('coll', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
 	elif bench == 'file':
 		put('file', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
+	elif bench == 'rma':
+		put('rma', (kv['op'], int(kv['n']), int(kv['bytes'])), kv['call_us'])
 	elif bench == 'seal_floor':
 		put('seal', (kv['cipher'], kv['op']), kv.get('MBps', kv.get('ns', kv.get('half_rtt_us'))))
 	elif bench == 'floor':
@@ -525,6 +536,12 @@ if ks:
 	header('MPI-IO: 8 B read_at / write_at, read_at_all / write_at_all of 4 MiB a rank (size: the job\'s), collective open + close (µs per call)', 'call, ranks, size')
 	for (op, n, b) in ks:
 		row(f'{op}, N = {n}' + (f', {size_name(b)}' if b > 0 else ''), 'file', (op, n, b), 1)
+	print()
+ks = sorted(k for (kind, k) in data if kind == 'rma')
+if ks:
+	header('Passive-target one-sided, every rank an origin: Fetch_and_op on rank 0 under lock/unlock or with a flush in a lock_all epoch, 8 B Put and 64 KiB Get from the right neighbour with a flush (µs per call)', 'call, ranks, size')
+	for (op, n, b) in ks:
+		row(f'{op}, N = {n}, {size_name(b)}', 'rma', (op, n, b), 1)
 	print()
 apps = sorted(k for (kind, k) in data if kind == 'app')
 if apps:
