@@ -11,7 +11,7 @@
  *               every field intact; direct outcomes are never folded
  *               (two iprobe misses in a row stay two), while a run of
  *               kind 1 misses still folds
- *   bad_kind    kind 0 and kind 14 are refused with a session error
+ *   bad_kind    kind 0 and kind 15 (past the last, 14) are refused with a session error
  *               naming the kind; outcomes before them in the record stay
  *   chunks      10000 bindings with large numbers come back in several
  *               NdLog chunks, all of them, in order
@@ -401,9 +401,9 @@ test_bad_kind(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(got[0].kind, 8);
 	assert_int_equal(got[0].post_no, 1);
-	bad[1].kind = 14;
+	bad[1].kind = 15;
 	nd_send(fd, 1, &bad[1], 1);
-	nd_error(fd, "unknown kind 14 at nd_no=2 (kinds are 1 to 13)");
+	nd_error(fd, "unknown kind 15 at nd_no=2 (kinds are 1 to 14)");
 	bad[1].kind = UINT32_MAX;
 	fd = nd_rank("bk", 3, 0, got, 4, &n, NULL);
 	assert_int_equal(n, 1);
