@@ -11,8 +11,9 @@
  *               every field intact; direct outcomes are never folded
  *               (two iprobe misses in a row stay two), while a run of
  *               kind 1 misses still folds
- *   bad_kind    kind 0 and kind 15 (past the last, 14) are refused with a session error
- *               naming the kind; outcomes before them in the record stay
+ *   bad_kind    kind 0 and kind 15 (past the last, 14) are refused with
+ *               a session error naming the kind; outcomes before them in
+ *               the record stay
  *   chunks      10000 bindings with large numbers come back in several
  *               NdLog chunks, all of them, in order
  *   trimmed     a checkpoint mark in the middle of the direct outcomes,
