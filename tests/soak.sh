@@ -115,6 +115,7 @@ PROGS=(
 	"flt_ckpt 3 6000 4 2000"
 	"flt_nbc 4 300 48"
 	"flt_file 4 800 256 @DAT @IN"
+	"flt_rma 4 800 3000 2"
 )
 MODES=(ranks nodes cm mixed)
 [ "$CRIU_OK" = 1 ] && MODES=(ranks ckpt nodes cm mixed)
