@@ -142,6 +142,9 @@ int win_apply(MPI_Win win, int origin, const char *buf, size_t len,
     uint32_t nops, char **reply, size_t *reply_len);
 /* Unpacks every read of b from its reply into the origin buffers. */
 void win_finish_gets(struct win_batch *b);
+/* Applies b, the rank's records to itself, to its own window, answers
+   its reads into their origin buffers and empties b. MPI code. */
+int win_apply_own(MPI_Win win, struct win_batch *b);
 
 /* win_passive.c. Set up at creation (a receive posted for any origin's
    passive message when the window has other ranks). MPI code. */

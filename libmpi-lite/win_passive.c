@@ -643,26 +643,11 @@ static int
 pas_flush_self(MPI_Win win)
 {
 	struct win_batch *b = &win->out[win->comm->rank];
-	char *reply = NULL;
-	size_t rlen = 0;
 	int rc;
 
 	if (win->comm->size > 1 && (rc = pas_poll()) != MPI_SUCCESS)
 		return rc;
-	if (b->nops == 0)
-		return MPI_SUCCESS;
-	rc = win_apply(win, win->comm->rank, b->buf, b->len, b->nops, &reply,
-	    &rlen);
-	if (rc == MPI_SUCCESS && rlen != b->reply_bytes)
-		rc = MPI_ERR_INTERN;
-	if (rc == MPI_SUCCESS) {
-		b->reply = reply;
-		win_finish_gets(b);
-	} else {
-		free(reply);
-	}
-	win_batch_clear(b);
-	return rc;
+	return b->nops == 0 ? MPI_SUCCESS : win_apply_own(win, b);
 }
 
 /*

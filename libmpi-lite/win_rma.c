@@ -702,6 +702,27 @@ out_free:
 	return rc;
 }
 
+int
+win_apply_own(MPI_Win win, struct win_batch *b)
+{
+	char *reply = NULL;
+	size_t rlen = 0;
+	int rc;
+
+	rc = win_apply(win, win->comm->rank, b->buf, b->len, b->nops, &reply,
+	    &rlen);
+	if (rc == MPI_SUCCESS && rlen != b->reply_bytes)
+		rc = MPI_ERR_INTERN;
+	if (rc == MPI_SUCCESS) {
+		b->reply = reply;
+		win_finish_gets(b);
+	} else {
+		free(reply);
+	}
+	win_batch_clear(b);
+	return rc;
+}
+
 void
 win_finish_gets(struct win_batch *b)
 {

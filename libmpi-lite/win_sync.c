@@ -230,22 +230,8 @@ sync_expose_close(MPI_Win win)
 static int
 sync_apply_self(MPI_Win win)
 {
-	struct win_batch *b = &win->self_in;
-	char *reply;
-	size_t rlen;
-	int rc;
+	int rc = win_apply_own(win, &win->self_in);
 
-	rc = win_apply(win, win->comm->rank, b->buf, b->len, b->nops, &reply,
-	    &rlen);
-	if (rc == MPI_SUCCESS && rlen != b->reply_bytes)
-		rc = MPI_ERR_INTERN;
-	if (rc == MPI_SUCCESS) {
-		b->reply = reply;
-		win_finish_gets(b);
-	} else {
-		free(reply);
-	}
-	win_batch_clear(b);
 	win->self_delivered = false;
 	return rc;
 }
