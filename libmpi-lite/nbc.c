@@ -744,12 +744,19 @@ mpiv_nbc_call(void)
 	return mpiv_nbc_active > 0 ? nbc_progress(NBC_ALL) : MPI_SUCCESS;
 }
 
-int
+void
 mpiv_nbc_started(void)
 {
+	int rc;
+
 	if (nbc_internal || mpiv_nbc_active == nbc_nsched)
-		return MPI_SUCCESS;
-	return nbc_progress(NBC_RMA_ONLY);
+		return;
+	/* the operation is started whatever happens here: a failure ends
+	   the rank through the transport's error, at its next wait */
+	if ((rc = nbc_progress(NBC_RMA_ONLY)) != MPI_SUCCESS &&
+	    mpiv_tp_error() == NULL)
+		mpiv_tp_set_error("a passive-target service failed (MPI error "
+		    "class %d)", rc);
 }
 
 void

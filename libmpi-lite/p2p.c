@@ -164,7 +164,8 @@ mpiv_p2p_start(struct mpiv_request *r)
 		r->complete = false;
 		return rc;
 	}
-	return mpiv_nbc_started();
+	mpiv_nbc_started();
+	return MPI_SUCCESS;
 }
 
 static struct mpiv_request *
@@ -340,6 +341,7 @@ mpiv_imcast(const void *buf, int count, MPI_Datatype dt, const int *dests,
 		return rc;
 	}
 	*req = r;
+	mpiv_nbc_started();
 	return MPI_SUCCESS;
 }
 
@@ -813,8 +815,10 @@ mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	if (blocking)
 		mpiv_waitrep_begin(NULL, &r, 1);
 	rc = mpiv_proto->probe(r);
-	if (rc == MPI_SUCCESS)
+	if (rc == MPI_SUCCESS) {
+		mpiv_nbc_started();
 		rc = mpiv_req_wait_complete(r);
+	}
 	if (blocking)
 		mpiv_waitrep_end();
 	if (rc == MPI_SUCCESS) {

@@ -249,8 +249,9 @@ int mpiv_nbc_progress(void);
 int mpiv_nbc_call(void);
 /* An operation of the program's own has left (its frame is out): the
    passive-target services logged for this call are replayed here if
-   nothing in the call waits. MPI code. */
-int mpiv_nbc_started(void);
+   nothing in the call waits. A failure becomes the transport's error
+   (mpiv_tp_set_error): the operation itself is started. */
+void mpiv_nbc_started(void);
 /* Inside an advance point or a step: the sends and receives started
    are a schedule's, not the program's (and no checkpoint is taken in
    the middle of a step). */
