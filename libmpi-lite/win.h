@@ -118,7 +118,6 @@ struct mpiv_win {
 	bool self_delivered;
 	bool self_applied;	/* MPI_Win_complete applied the own records
 				   of the open exposure epoch */
-	bool self_lock;		/* MPI_Win_lock of the own rank */
 	uint32_t serial;	/* this rank's count of windows (the log's name) */
 	struct win_pas *pas;	/* passive target (win_passive.c) */
 	struct win_batch *out;	/* per target (comm ranks) */
@@ -145,6 +144,14 @@ void win_finish_gets(struct win_batch *b);
 /* Applies b, the rank's records to itself, to its own window, answers
    its reads into their origin buffers and empties b. MPI code. */
 int win_apply_own(MPI_Win win, struct win_batch *b);
+
+/* win_sync.c: a fence epoch (nothing pending in it) ends here, as a
+   post/start or lock epoch begins; MPI_ERR_RMA_SYNC (said) if
+   operations of it are pending. */
+int win_leave_fence(MPI_Win win);
+/* b, the records for target t, fits one message (its reads' answer
+   too, after a header of `header` bytes); else says so (detail). */
+bool win_batch_fits(const struct win_batch *b, int t, size_t header);
 
 /* win_passive.c. Set up at creation (a receive posted for any origin's
    passive message when the window has other ranks). MPI code. */

@@ -423,7 +423,7 @@ pas_handle(struct win_pas *p, int origin, uint32_t flags, uint32_t nops,
 	int rc;
 
 	if (acq != 0) {
-		if (p->held[origin] != 0 || acq == (PAS_SHARED | PAS_EXCL)) {
+		if (p->held[origin] != 0) {
 			free(buf);
 			mpiv_tp_set_error("passive target: rank %d asked for "
 			    "a lock it holds", origin);
@@ -650,6 +650,16 @@ pas_flush_self(MPI_Win win)
 	return b->nops == 0 ? MPI_SUCCESS : win_apply_own(win, b);
 }
 
+static int pas_exchange(MPI_Win win, int t, bool release);
+
+/* Completes the operations to rank (the own: in place). */
+static int
+pas_flush_to(MPI_Win win, int rank)
+{
+	return rank == win->comm->rank ? pas_flush_self(win) :
+	    pas_exchange(win, rank, false);
+}
+
 /*
  * Sends target t what its epoch has (asking for the lock the first time,
  * giving it back if `release`) and waits for the answer. Nothing to say
@@ -669,11 +679,7 @@ pas_exchange(MPI_Win win, int t, bool release)
 
 	if (b->nops == 0 && (!p->acquired[t] || !release))
 		return MPI_SUCCESS;
-	if (b->len > INT_MAX || b->reply_bytes > INT_MAX - sizeof(rh) ||
-	    mpiv_p2p_too_big(b->len) || mpiv_p2p_too_big(b->reply_bytes)) {
-		mpiv_err_detail("%zu bytes of operations to rank %d (their "
-		    "reads: %zu bytes): over the message limit, not done",
-		    b->len, t, b->reply_bytes);
+	if (!win_batch_fits(b, t, sizeof(rh))) {
 		win_batch_clear(b);
 		return MPI_ERR_COUNT;
 	}
@@ -722,18 +728,16 @@ pas_exchange(MPI_Win win, int t, bool release)
 			    "from rank %d", t);
 			rc = MPI_ERR_INTERN;
 		} else {
+			/* the reads unpack from the answer where it lies */
 			rc = rh.rc;
-			if (b->reply_bytes > 0 && (b->reply =
-			    malloc(b->reply_bytes)) != NULL) {
-				memcpy(b->reply, ans + sizeof(rh),
-				    b->reply_bytes);
-				win_finish_gets(b);
-			}
+			b->reply = ans + sizeof(rh);
+			win_finish_gets(b);
+			b->reply = NULL;
 		}
 	}
 	free(ans);
 	win_batch_clear(b);
-	if (rc == MPI_SUCCESS || rc != MPI_ERR_INTERN)
+	if (rc != MPI_ERR_INTERN)
 		p->acquired[t] = !release;
 	return rc;
 }
@@ -756,16 +760,7 @@ pas_may_start(MPI_Win win)
 		mpiv_err_detail("a post/start epoch is open");
 		return MPI_ERR_RMA_SYNC;
 	}
-	if (win->fence_open) {
-		for (int i = 0; i < win->comm->size; i++)
-			if (win->out[i].nops > 0) {
-				mpiv_err_detail("operations of a fence epoch "
-				    "were not completed by MPI_Win_fence");
-				return MPI_ERR_RMA_SYNC;
-			}
-		win->fence_open = false;
-	}
-	return MPI_SUCCESS;
+	return win->fence_open ? win_leave_fence(win) : MPI_SUCCESS;
 }
 
 int
@@ -797,7 +792,6 @@ win_pas_lock(MPI_Win win, int lock_type, int rank, int assert)
 		    PAS_EXCL : PAS_SHARED);
 		if (rc != MPI_SUCCESS)
 			return rc;
-		win->self_lock = true;
 	}
 	p->lock[rank] = (uint8_t)lock_type;
 	p->acquired[rank] = rank == win->comm->rank;
@@ -814,7 +808,6 @@ pas_end(MPI_Win win, int rank)
 	if (rank == win->comm->rank) {
 		rc = pas_flush_self(win);
 		rc2 = pas_unlock_self(p);
-		win->self_lock = false;
 	} else {
 		rc = pas_exchange(win, rank, true);
 		rc2 = MPI_SUCCESS;
@@ -855,9 +848,7 @@ win_pas_flush(MPI_Win win, int rank)
 		mpiv_err_detail("rank %d is not locked in this window", rank);
 		return MPI_ERR_RMA_SYNC;
 	}
-	if (rank == win->comm->rank)
-		return pas_flush_self(win);
-	return pas_exchange(win, rank, false);
+	return pas_flush_to(win, rank);
 }
 
 int
@@ -881,7 +872,6 @@ win_pas_lock_all(MPI_Win win, int assert)
 		return rc;
 	if ((rc = pas_lock_self(p, PAS_SHARED)) != MPI_SUCCESS)
 		return rc;
-	win->self_lock = true;
 	for (int i = 0; i < win->comm->size; i++) {
 		p->lock[i] = MPI_LOCK_SHARED;
 		p->acquired[i] = i == me;
@@ -921,8 +911,7 @@ win_pas_flush_all(MPI_Win win)
 	for (int i = 0; i < win->comm->size; i++) {
 		if (p->lock[i] == 0)
 			continue;
-		rc2 = i == win->comm->rank ? pas_flush_self(win) :
-		    pas_exchange(win, i, false);
+		rc2 = pas_flush_to(win, i);
 		if (rc2 != MPI_SUCCESS && rc == MPI_SUCCESS)
 			rc = rc2;
 	}

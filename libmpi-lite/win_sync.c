@@ -87,6 +87,18 @@ sync_pending_ops(MPI_Win win)
 	return false;
 }
 
+bool
+win_batch_fits(const struct win_batch *b, int t, size_t header)
+{
+	if (b->len <= INT_MAX && b->reply_bytes <= INT_MAX - header &&
+	    !mpiv_p2p_too_big(b->len) && !mpiv_p2p_too_big(b->reply_bytes))
+		return true;
+	mpiv_err_detail("%zu bytes of operations to rank %d in one epoch "
+	    "(their reads: %zu bytes): over the message limit, not done",
+	    b->len, t, b->reply_bytes);
+	return false;
+}
+
 /*
  * Sends the batch of every target (but itself) and posts the receives
  * of the replies its reads wait for. A batch over the message limit is
@@ -113,13 +125,7 @@ sync_send(MPI_Win win, const int *targets, int nt, struct sync_access *a,
 
 		if (t == me)
 			continue;
-		if (b->len > INT_MAX || b->reply_bytes > INT_MAX ||
-		    mpiv_p2p_too_big(b->len) ||
-		    mpiv_p2p_too_big(b->reply_bytes)) {
-			mpiv_err_detail("%zu bytes of operations to rank %d in "
-			    "one epoch (their reads: %zu bytes): over the "
-			    "message limit, not done", b->len, t,
-			    b->reply_bytes);
+		if (!win_batch_fits(b, t, 0)) {
 			*dropped = MPI_ERR_COUNT;
 			win_batch_clear(b);
 		}
@@ -403,10 +409,8 @@ MPI_Win_fence(int assert, MPI_Win win)
 	return rc == MPI_SUCCESS ? rc : win_err(win, rc, "MPI_Win_fence");
 }
 
-/* A post/start after a fence that opened an epoch: that epoch ends
-   here, if nothing is pending in it. */
-static int
-sync_leave_fence(MPI_Win win)
+int
+win_leave_fence(MPI_Win win)
 {
 	if (sync_pending_ops(win)) {
 		mpiv_err_detail("operations of a fence epoch were not "
@@ -430,7 +434,7 @@ MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 		mpiv_err_detail("an exposure epoch is already open");
 		return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_post");
 	}
-	if ((rc = sync_leave_fence(win)) != MPI_SUCCESS ||
+	if ((rc = win_leave_fence(win)) != MPI_SUCCESS ||
 	    (rc = sync_ranks(win, group, &win->expose, &win->nexpose)) !=
 	    MPI_SUCCESS)
 		return win_err(win, rc, "MPI_Win_post");
@@ -456,7 +460,7 @@ MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 		mpiv_err_detail("an access epoch is already open");
 		return win_err(win, MPI_ERR_RMA_SYNC, "MPI_Win_start");
 	}
-	if ((rc = sync_leave_fence(win)) != MPI_SUCCESS ||
+	if ((rc = win_leave_fence(win)) != MPI_SUCCESS ||
 	    (rc = sync_ranks(win, group, &win->access, &win->naccess)) !=
 	    MPI_SUCCESS)
 		return win_err(win, rc, "MPI_Win_start");
