@@ -218,12 +218,8 @@ fio_icall(MPI_File fh, bool write, enum fio_where where, MPI_Offset offset,
 	if ((rc = fio_do(fh, write, where, offset, buf, count, dt, &st)) !=
 	    MPI_SUCCESS)
 		return mpiv_file_err(fh, rc, fn);
-	if ((r = mpiv_req_alloc(MPIV_REQ_DONE)) == NULL)
+	if ((r = mpiv_req_done(&st)) == NULL)
 		return mpiv_file_err(fh, MPI_ERR_NO_MEM, fn);
-	r->peer = MPI_PROC_NULL;
-	r->active = true;
-	r->complete = true;
-	r->status = st;
 	*request = r;
 	return MPI_SUCCESS;
 }

@@ -153,6 +153,23 @@ mpiv_req_empty_status(MPI_Status *st)
 	st->mpiv_count = 0;
 }
 
+struct mpiv_request *
+mpiv_req_done(const MPI_Status *st)
+{
+	struct mpiv_request *r = mpiv_req_alloc(MPIV_REQ_DONE);
+
+	if (r == NULL)
+		return NULL;
+	r->peer = MPI_PROC_NULL;
+	r->active = true;
+	r->complete = true;
+	if (st != NULL)
+		r->status = *st;
+	else
+		mpiv_req_empty_status(&r->status);
+	return r;
+}
+
 void
 mpiv_req_complete(struct mpiv_request *r)
 {

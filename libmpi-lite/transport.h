@@ -122,6 +122,9 @@ uint64_t mpiv_req_new_id(struct mpiv_request *r);
 /* The live request a wire id names, NULL if none (stale or unknown). */
 struct mpiv_request *mpiv_req_lookup(uint64_t id);
 bool mpiv_req_valid(MPI_Request r);
+/* A request handed back complete, with status st (NULL: the empty one):
+   what a non-blocking call done at once returns. NULL: out of memory. */
+struct mpiv_request *mpiv_req_done(const MPI_Status *st);
 /* Marks r complete; releases it if the user already freed it. */
 void mpiv_req_complete(struct mpiv_request *r);
 /* Sets status to the empty status of the standard. */

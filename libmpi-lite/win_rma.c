@@ -350,17 +350,32 @@ rma_record(MPI_Win win, const struct rma_call *c)
 	return MPI_SUCCESS;
 }
 
+/* Checks and records c (a valid window's); MPI code, no handler. */
 static int
-rma_call(MPI_Win win, const struct rma_call *c)
+rma_issue(MPI_Win win, struct rma_call *c)
+{
+	int rc;
+
+	if (c->target == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	/* With MPI_NO_OP the origin buffer is not used. */
+	if (c->kind == WIN_GACC && c->op == MPI_NO_OP) {
+		c->ocount = 0;
+		c->odt = MPI_DATATYPE_NULL;
+	}
+	if ((rc = rma_check(win, c)) != MPI_SUCCESS)
+		return rc;
+	return rma_record(win, c);
+}
+
+static int
+rma_call(MPI_Win win, struct rma_call *c)
 {
 	int rc;
 
 	if (win_check(win) != MPI_SUCCESS)
 		return win_err(win, MPI_ERR_WIN, c->fn);
-	if (c->target == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if ((rc = rma_check(win, c)) != MPI_SUCCESS ||
-	    (rc = rma_record(win, c)) != MPI_SUCCESS)
+	if ((rc = rma_issue(win, c)) != MPI_SUCCESS)
 		return win_err(win, rc, c->fn);
 	return MPI_SUCCESS;
 }
@@ -420,11 +435,6 @@ MPI_Get_accumulate(const void *origin_addr, int origin_count,
 		.target = target_rank, .tdisp = target_disp,
 		.tcount = target_count, .tdt = target_datatype, .op = op };
 
-	/* With MPI_NO_OP the origin buffer is not used. */
-	if (op == MPI_NO_OP) {
-		c.ocount = 0;
-		c.odt = MPI_DATATYPE_NULL;
-	}
 	return rma_call(win, &c);
 }
 
@@ -439,10 +449,6 @@ MPI_Fetch_and_op(const void *origin_addr, void *result_addr,
 		.target = target_rank, .tdisp = target_disp, .tcount = 1,
 		.tdt = datatype, .op = op };
 
-	if (op == MPI_NO_OP) {
-		c.ocount = 0;
-		c.odt = MPI_DATATYPE_NULL;
-	}
 	return rma_call(win, &c);
 }
 
@@ -760,20 +766,14 @@ rma_request(MPI_Win win, struct rma_call *c, MPI_Request *request)
 		    c->target);
 		return win_err(win, MPI_ERR_RMA_SYNC, c->fn);
 	}
-	if (c->target != MPI_PROC_NULL) {
-		if ((rc = rma_check(win, c)) != MPI_SUCCESS ||
-		    (rc = rma_record(win, c)) != MPI_SUCCESS)
-			return win_err(win, rc, c->fn);
-		if ((c->kind == WIN_GET || c->kind == WIN_GACC) &&
-		    (rc = win_pas_flush(win, c->target)) != MPI_SUCCESS)
-			return win_err(win, rc, c->fn);
-	}
-	if ((r = mpiv_req_alloc(MPIV_REQ_DONE)) == NULL)
+	if ((rc = rma_issue(win, c)) != MPI_SUCCESS)
+		return win_err(win, rc, c->fn);
+	if (c->target != MPI_PROC_NULL &&
+	    (c->kind == WIN_GET || c->kind == WIN_GACC) &&
+	    (rc = win_pas_flush(win, c->target)) != MPI_SUCCESS)
+		return win_err(win, rc, c->fn);
+	if ((r = mpiv_req_done(NULL)) == NULL)
 		return win_err(win, MPI_ERR_NO_MEM, c->fn);
-	r->peer = MPI_PROC_NULL;
-	r->active = true;
-	r->complete = true;
-	mpiv_req_empty_status(&r->status);
 	*request = r;
 	return MPI_SUCCESS;
 }
@@ -836,9 +836,5 @@ MPI_Rget_accumulate(const void *origin_addr, int origin_count,
 		.target = target_rank, .tdisp = target_disp,
 		.tcount = target_count, .tdt = target_datatype, .op = op };
 
-	if (op == MPI_NO_OP) {
-		c.ocount = 0;
-		c.odt = MPI_DATATYPE_NULL;
-	}
 	return rma_request(win, &c, request);
 }
