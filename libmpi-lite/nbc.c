@@ -606,7 +606,7 @@ nbc_live(bool *stepped)
 		return MPI_ERR_INTERN;
 	}
 	/* recorded before any frame of the steps leaves */
-	rc = mpiv_ndlog_record_nbc(nbc_pos, n, ser);
+	rc = mpiv_ndlog_record_at(MPIV_ND_NBC, nbc_pos, n, ser);
 	if (rc == MPI_SUCCESS)
 		mpiv_fault_point("nbc");
 	for (int j = 0; j < n && rc == MPI_SUCCESS; j++)

@@ -538,12 +538,6 @@ mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 }
 
 int
-mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials)
-{
-	return mpiv_ndlog_record_at(MPIV_ND_NBC, pos, n, serials);
-}
-
-int
 mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n, const int *serials)
 {
 	struct ndlog_pend *p;

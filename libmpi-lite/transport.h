@@ -186,7 +186,6 @@ const Mpiv__NdOutcome *mpiv_ndlog_peek(void);
 /* Records an MPIV_ND_NBC (or MPIV_ND_RMA) outcome for the current call:
    at position pos the schedules serials[0..n) each took one step (the
    windows each served one passive message). MPI code. */
-int mpiv_ndlog_record_nbc(uint64_t pos, int n, const int *serials);
 int mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n,
     const int *serials);
 /* nd_no of the current call. */
