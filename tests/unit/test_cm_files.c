@@ -52,6 +52,19 @@ get(const char *path)
 	return buf;
 }
 
+/* j's journal directory, made, in dir (size n), with a manifest of
+   these lines. */
+static void
+journal(struct job *j, char *dir, size_t n, const char *manifest)
+{
+	char path[600];
+
+	assert_int_equal(fileserv_journal_dir(j, dir, n), 0);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/manifest", dir);
+	put(path, manifest, 0600);
+}
+
 /* A CM serving any path, its journals under jbase, and job "t". */
 static struct job *
 setup_job(struct cm *cm)
@@ -76,18 +89,19 @@ static void
 test_rollback(void **state)
 {
 	char dir[512], path[600], created[300], changed[300], twice[300];
+	char man[2000];
 	const char *err = NULL;
 	struct stat st;
 	struct cm cm;
 	struct job *j = setup_job(&cm);
-	FILE *man;
 
 	(void)state;
 	snprintf(created, sizeof(created), "%s/created", tmp);
 	snprintf(changed, sizeof(changed), "%s/changed", tmp);
 	snprintf(twice, sizeof(twice), "%s/twice", tmp);
-	assert_int_equal(fileserv_journal_dir(j, dir, sizeof(dir)), 0);
-	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(man, sizeof(man), "C %s\nS 1 %s\nS 2 %s\nS 3 %s\nS 9 %s/never",
+	    created, changed, twice, twice, tmp);	/* the last one cut short */
+	journal(j, dir, sizeof(dir), man);
 	/* the first run: made "created", changed "changed" (it was "old",
 	   mode 0640), and "twice" was saved under two names (the newer
 	   copy already changed: the older one must win) */
@@ -100,11 +114,6 @@ test_rollback(void **state)
 	put(path, "before the job", 0644);
 	snprintf(path, sizeof(path), "%s/saved-3", dir);
 	put(path, "changed under its other name", 0644);
-	snprintf(path, sizeof(path), "%s/manifest", dir);
-	assert_non_null(man = fopen(path, "w"));
-	fprintf(man, "C %s\nS 1 %s\nS 2 %s\nS 3 %s\nS 9 %s/never", created,
-	    changed, twice, twice, tmp);	/* the last one cut short */
-	fclose(man);
 
 	assert_int_equal(fileserv_setup(j, tmp, &err), 0);
 	assert_null(get(created));
@@ -121,22 +130,17 @@ test_rollback(void **state)
 static void
 test_rollback_fails(void **state)
 {
-	char dir[512], path[1200], changed[300];
+	char dir[512], path[1200], changed[300], man[400];
 	const char *err = NULL;
 	struct stat st;
 	struct cm cm;
 	struct job *j = setup_job(&cm);
-	FILE *man;
 
 	(void)state;
 	snprintf(changed, sizeof(changed), "%s/changed2", tmp);
-	assert_int_equal(fileserv_journal_dir(j, dir, sizeof(dir)), 0);
-	assert_int_equal(mkdir(dir, 0700), 0);
 	put(changed, "written by the first run", 0644);
-	snprintf(path, sizeof(path), "%s/manifest", dir);
-	assert_non_null(man = fopen(path, "w"));
-	fprintf(man, "S 1 %s\n", changed);	/* saved-1 is missing */
-	fclose(man);
+	snprintf(man, sizeof(man), "S 1 %s\n", changed);	/* no saved-1 */
+	journal(j, dir, sizeof(dir), man);
 
 	assert_int_equal(fileserv_setup(j, tmp, &err), -1);
 	assert_non_null(err);
