@@ -585,7 +585,6 @@ nbc_replay(void)
 static int
 nbc_live(bool *stepped)
 {
-	const Mpiv__NdOutcome *o;
 	int *ser, n = 0, rc = MPI_SUCCESS;
 
 	*stepped = false;
@@ -599,12 +598,6 @@ nbc_live(bool *stepped)
 	for (struct mpiv_nbc *s = nbc_head; s != NULL; s = s->next)
 		if (nbc_round_done(s))
 			ser[n++] = (int)s->serial;
-	if (mpiv_ndlog_next(MPIV_ND_NBC, &o) != 0) {
-		free(ser);
-		mpiv_tp_set_error("non-blocking collectives: a step decided "
-		    "live met a logged call");
-		return MPI_ERR_INTERN;
-	}
 	/* recorded before any frame of the steps leaves */
 	rc = mpiv_ndlog_record_at(MPIV_ND_NBC, nbc_pos, n, ser);
 	if (rc == MPI_SUCCESS)

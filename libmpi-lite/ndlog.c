@@ -540,8 +540,15 @@ mpiv_ndlog_record_msg(uint32_t kind, bool flag, uint64_t post_no,
 int
 mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n, const int *serials)
 {
+	const Mpiv__NdOutcome *o;
 	struct ndlog_pend *p;
 
+	/* its number: decided live, after the log */
+	if (mpiv_ndlog_next(kind, &o) != 0) {
+		mpiv_tp_set_error("%s decided live met a logged call",
+		    mpiv_ndlog_kind_name(kind));
+		return MPI_ERR_INTERN;
+	}
 	if (!nd_logging)
 		return MPI_SUCCESS;
 	if ((p = ndlog_pend_add(nd_call)) == NULL)

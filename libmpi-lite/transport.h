@@ -183,8 +183,9 @@ int mpiv_ndlog_next(uint32_t kind, const Mpiv__NdOutcome **out);
 /* The logged call the next mpiv_ndlog_next() would meet (not taken),
    NULL when the log has no call left. */
 const Mpiv__NdOutcome *mpiv_ndlog_peek(void);
-/* Records an MPIV_ND_NBC (or MPIV_ND_RMA) outcome for the current call:
-   at position pos the schedules serials[0..n) each took one step (the
+/* Takes the next number (the log must not cover it: a live decision)
+   and records an MPIV_ND_NBC (or MPIV_ND_RMA) outcome for it: at
+   position pos the schedules serials[0..n) each took one step (the
    windows each served one passive message). MPI code. */
 int mpiv_ndlog_record_at(uint32_t kind, uint64_t pos, int n,
     const int *serials);

@@ -529,7 +529,6 @@ pas_serve(struct win_pas *p)
 int
 mpiv_win_serve_live(uint64_t pos, bool *served)
 {
-	const Mpiv__NdOutcome *o;
 	int *ser, n = 0, rc = MPI_SUCCESS;
 
 	*served = false;
@@ -543,12 +542,6 @@ mpiv_win_serve_live(uint64_t pos, bool *served)
 	for (struct win_pas *p = pas_head; p != NULL; p = p->next)
 		if (p->arm != NULL && p->arm->complete)
 			ser[n++] = (int)p->win->serial;
-	if (mpiv_ndlog_next(MPIV_ND_RMA, &o) != 0) {
-		free(ser);
-		mpiv_tp_set_error("passive target: a service decided live "
-		    "met a logged call");
-		return MPI_ERR_INTERN;
-	}
 	/* recorded before any frame of the services leaves */
 	rc = mpiv_ndlog_record_at(MPIV_ND_RMA, pos, n, ser);
 	if (rc == MPI_SUCCESS)
