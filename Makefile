@@ -136,27 +136,61 @@ $(LIBMPI_MAP): libmpi-lite/mpi.h Makefile
 	  sed 's/[[:space:]]//g' | grep . | sed 's/$$/;/'; \
 	  echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
 
-$(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP)
+# The profiling interface: each MPI_ function mpi.h declares is also
+# PMPI_ (pmpi.names lists them, from mpi.h preprocessed). In libmpi.so
+# PMPI_X is MPI_X (pmpi.ld: assignments, an implicit linker script) and
+# the library's own calls bind inside it (-Bsymbolic-functions): a tool
+# that defines MPI_X and calls PMPI_X sees the application's calls, not
+# those the library makes (a collective's sends, the Fortran bindings').
+PMPI_NAMES := $(BUILD)/gen/pmpi.names
+$(PMPI_NAMES): libmpi-lite/mpi.h
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) -o $@ \
-		$(LIB_OBJS) $(SHARED_OBJS) -Wl,-Bstatic -lprotobuf-c \
-		-Wl,-Bdynamic -lsodium -lcrypto -lm
+	$(CC) -E -P -x c $< | tr '\n' ' ' | tr ';' '\n' | \
+	  grep -v '^ *typedef' | grep -o '\bMPI_[A-Za-z0-9_]* *(' | \
+	  sed 's/ *(//' | sort -u > $@.tmp && mv $@.tmp $@
+$(BUILD)/gen/pmpi.ld: $(PMPI_NAMES)
+	sed 's/.*/P& = &;/' $< > $@
+$(BUILD)/gen/pmpi-static.ld: $(PMPI_NAMES)
+	sed 's/.*/& = P&;/' $< > $@
+$(BUILD)/gen/pmpi.rename: $(PMPI_NAMES)
+	sed 's/.*/& P&/' $< > $@
+
+$(LIBMPI_SO): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_MAP) $(BUILD)/gen/pmpi.ld
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -shared -Wl,--version-script=$(LIBMPI_MAP) \
+		-Wl,-Bsymbolic-functions -o $@ \
+		$(LIB_OBJS) $(SHARED_OBJS) $(BUILD)/gen/pmpi.ld \
+		-Wl,-Bstatic -lprotobuf-c -Wl,-Bdynamic -lsodium -lcrypto -lm
 
 # libmpi.a hides the same insides: one relocatable object of the library,
 # its shared parts and protobuf-c's members it uses, in which every
-# global symbol but what libmpi.so exports becomes local.
+# global symbol but what libmpi.so exports becomes local. Its functions
+# are PMPI_X (renamed, the library's own calls with them) and MPI_X a
+# weak alias of each, as are the Fortran bindings mpi_*_: a tool's own
+# MPI_X wins over the alias at link time.
 LIBMPI_R := $(BUILD)/obj/libmpi-r.o
-$(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_SO)
+$(LIBMPI_A): $(LIB_OBJS) $(SHARED_OBJS) $(LIBMPI_SO) $(BUILD)/gen/pmpi-static.ld $(BUILD)/gen/pmpi.rename
 	@mkdir -p $(dir $@)
 	ld -r -o $(LIBMPI_R) $(LIB_OBJS) $(SHARED_OBJS) \
 		$$($(CC) -print-file-name=libprotobuf-c.a)
+	objcopy --redefine-syms=$(BUILD)/gen/pmpi.rename $(LIBMPI_R) $(LIBMPI_R).p
+	ld -r -o $(LIBMPI_R) $(LIBMPI_R).p $(BUILD)/gen/pmpi-static.ld
 	nm -D --defined-only $(LIBMPI_SO) | awk '{ print $$3 }' > $(LIBMPI_R).keep
-	objcopy --keep-global-symbols=$(LIBMPI_R).keep $(LIBMPI_R) $(LIBMPI_R).tmp
+	grep -E '^(MPI_|mpi_)' $(LIBMPI_R).keep > $(LIBMPI_R).weak
+	objcopy --keep-global-symbols=$(LIBMPI_R).keep \
+		--weaken-symbols=$(LIBMPI_R).weak $(LIBMPI_R) $(LIBMPI_R).tmp
+	rm -f $(LIBMPI_R).p
 	mv -f $(LIBMPI_R).tmp $(BUILD)/obj/libmpi.o && rm -f $@ && ar rcs $@ $(BUILD)/obj/libmpi.o
 
-$(MPI_H): libmpi-lite/mpi.h
+# The installed mpi.h declares PMPI_X too, of MPI_X's type, before the
+# end of its extern "C" block.
+$(MPI_H): libmpi-lite/mpi.h $(PMPI_NAMES)
 	@mkdir -p $(dir $@)
-	cp $< $@
+	awk -v names=$(PMPI_NAMES) 'FNR == NR { h[++n] = $$0; if ($$0 ~ /^#ifdef __cplusplus/) last = n; next } \
+	  END { for (i = 1; i <= n; i++) { if (i == last) { \
+	    print "/* the profiling interface: PMPI_X is MPI_X */"; \
+	    while ((getline f < names) > 0) print "extern __typeof__(" f ") P" f ";"; } \
+	    print h[i] } }' $< > $@.tmp && mv $@.tmp $@
 
 # ---- Fortran -----------------------------------------------------------
 $(FWRAP_C): $(FTBL) $(FGEN)
