@@ -525,14 +525,25 @@ MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 	    mpiv_err(comm, rc, "MPI_Comm_split_type");
 }
 
-/* true if every member of group is a member of comm. */
+/* true if every member of group is a member of comm (of its local group). */
 static bool
 comm_has_group(MPI_Comm comm, MPI_Group group)
 {
 	for (int i = 0; i < group->size; i++) {
-		int w = group->world[i];
-		if (w < 0 || w >= mpiv_state.world_size ||
-		    mpiv_comm_from_world(comm, w) < 0)
+		int w = group->world[i], j;
+
+		if (w < 0 || w >= mpiv_state.world_size)
+			return false;
+		if (comm->remote == NULL) {
+			if (mpiv_comm_from_world(comm, w) < 0)
+				return false;
+			continue;
+		}
+		/* an intercommunicator's map is of its remote group */
+		for (j = 0; j < comm->group->size &&
+		    comm->group->world[j] != w; j++)
+			;
+		if (j == comm->group->size)
 			return false;
 	}
 	return true;
@@ -546,12 +557,20 @@ MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Comm_create");
-	if (comm->remote != NULL)
-		return comm_not_inter(comm, "MPI_Comm_create");
 	if (group == MPI_GROUP_NULL || !comm_has_group(comm, group))
 		return mpiv_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
 	if (newcomm == NULL)
 		return mpiv_err(comm, MPI_ERR_ARG, "MPI_Comm_create");
+	if (comm->remote != NULL) {
+		/* MPI-2.2: group is part of the local group, and the new
+		   intercommunicator joins it with the part the remote
+		   members named (MPI_COMM_NULL where either part is empty):
+		   a split by membership, keyed by the rank in group. */
+		rc = mpiv_inter_split(comm, group->rank == MPI_UNDEFINED ?
+		    MPI_UNDEFINED : 0, group->rank, newcomm);
+		return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc,
+		    "MPI_Comm_create");
+	}
 	if ((rc = mpiv_comm_alloc_context(comm, &ctx)) != MPI_SUCCESS)
 		return mpiv_err(comm, rc, "MPI_Comm_create");
 	if (group->rank == MPI_UNDEFINED) {

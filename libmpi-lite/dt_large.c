@@ -57,7 +57,7 @@ mpiv_dt_elements(MPI_Datatype dt, size_t bytes)
 	part = dt_partial_elements(dt, bytes % dt->size);
 	if (part < 0)
 		return -1;
-	if ((bytes / dt->size) > (size_t)(LLONG_MAX / 2) / dt->nbasic)
+	if ((bytes / dt->size) > (size_t)(LLONG_MAX - part) / dt->nbasic)
 		return -1;
 	return (MPI_Count)((bytes / dt->size) * dt->nbasic) + part;
 }

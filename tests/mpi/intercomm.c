@@ -3,7 +3,8 @@
  * ranks (ANY_SOURCE statuses give remote ranks); Barrier, Bcast with
  * MPI_ROOT/MPI_PROC_NULL, Reduce, Allreduce, Allgather(v), Alltoall(v),
  * Gather(v), Scatter(v), Reduce_scatter(_block) across the groups;
- * Comm_dup, Comm_split and Comm_compare of intercommunicators;
+ * Comm_dup, Comm_split, Comm_create and Comm_compare of
+ * intercommunicators;
  * Intercomm_merge both ways; mpiv's clear errors for what it does not do.
  * Needs 2 ranks or more. */
 #include "mpitest.h"
@@ -245,6 +246,51 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Comm_free(&sp));
 	}
 
+	/* Comm_create (MPI-2.2): each side keeps its members but local
+	   rank 0, in reverse order; a side of one has nobody left, and
+	   then every member gets MPI_COMM_NULL */
+	MPI_Group lg, cg;
+	int *keep = malloc((size_t)lsize * sizeof(int)), nk = 0;
+	for (int r = lsize - 1; r >= 1; r--)
+		keep[nk++] = r;
+	MPI_OK(MPI_Comm_group(ic, &lg));
+	MPI_OK(MPI_Group_incl(lg, nk, keep, &cg));
+	MPI_Comm cc;
+	MPI_OK(MPI_Comm_create(ic, cg, &cc));
+	if (lrank == 0 || lsize == 1 || rsize == 1) {
+		CHECK(cc == MPI_COMM_NULL, "Comm_create: COMM_NULL for a non-member or an empty side");
+	} else {
+		CHECK(cc != MPI_COMM_NULL, "Comm_create gave COMM_NULL to a member");
+		int flag, cr;
+		MPI_OK(MPI_Comm_test_inter(cc, &flag));
+		CHECK_INT(flag, 1, "Comm_create of an intercommunicator is one");
+		MPI_OK(MPI_Comm_size(cc, &n));
+		CHECK_INT(n, lsize - 1, "Comm_create local size");
+		MPI_OK(MPI_Comm_remote_size(cc, &n));
+		CHECK_INT(n, rsize - 1, "Comm_create remote size");
+		MPI_OK(MPI_Comm_rank(cc, &cr));
+		CHECK_INT(cr, lsize - 1 - lrank, "Comm_create rank in the group's order");
+		/* remote rank 0 of cc is the last member of the other side */
+		int sum = -1, v = t_rank;
+		MPI_OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, cc));
+		int ws = 0;
+		for (int r = 1; r < rsize; r++)
+			ws += wr(1 - color, r);
+		CHECK_INT(sum, ws, "Allreduce on a created intercommunicator");
+		/* each member with a counterpart of its rank on the other
+		   side: remote rank cr is that side's local rank rsize-1-cr */
+		int got = -1;
+		if (cr < rsize - 1) {
+			MPI_OK(MPI_Sendrecv(&t_rank, 1, MPI_INT, cr, 9, &got, 1,
+			    MPI_INT, cr, 9, cc, MPI_STATUS_IGNORE));
+			CHECK_INT(got, wr(1 - color, rsize - 1 - cr), "Sendrecv on a created intercommunicator");
+		}
+		MPI_OK(MPI_Comm_free(&cc));
+	}
+	MPI_OK(MPI_Group_free(&cg));
+	MPI_OK(MPI_Group_free(&lg));
+	free(keep);
+
 	/* merge: evens first (odds say high), then odds first */
 	check_merge(ic, color, 0);
 	check_merge(ic, 1 - color, 1);
@@ -259,12 +305,12 @@ int main(int argc, char **argv)
 		rc = MPI_Scan(&one, &res, 1, MPI_INT, MPI_SUM, ic);
 		MPI_OK(MPI_Error_class(rc, &cls));
 		CHECK_INT(cls, MPI_ERR_COMM, "Scan on an intercommunicator");
-		MPI_Group lg;
-		MPI_OK(MPI_Comm_group(ic, &lg));
-		rc = MPI_Comm_create(ic, lg, &bad);
+		MPI_Group rg;
+		MPI_OK(MPI_Comm_remote_group(ic, &rg));
+		rc = MPI_Comm_create(ic, rg, &bad);
 		MPI_OK(MPI_Error_class(rc, &cls));
-		CHECK_INT(cls, MPI_ERR_COMM, "Comm_create on an intercommunicator");
-		MPI_OK(MPI_Group_free(&lg));
+		CHECK_INT(cls, MPI_ERR_GROUP, "Comm_create with the remote group");
+		MPI_OK(MPI_Group_free(&rg));
 		int dims[1] = { 1 }, per[1] = { 0 };
 		rc = MPI_Cart_create(ic, 1, dims, per, 0, &bad);
 		MPI_OK(MPI_Error_class(rc, &cls));
