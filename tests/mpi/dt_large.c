@@ -49,6 +49,22 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Get_elements_x(&st, big, &c));
 		CHECK(c == 3LL << 30, "Get_elements_x in units of big: %lld", c);
 		t_mix_int(c);
+		/* bytes up to the largest MPI_Count, and one past it */
+		MPI_Count huge[] = { 0x3654321f71234567LL, 0x7654321ff1234567LL,
+		    0x7fffffffffffffffLL };
+		for (int i = 0; i < 3; i++) {
+			MPI_OK(MPI_Status_set_elements_x(&st, MPI_BYTE, huge[i]));
+			MPI_OK(MPI_Get_elements_x(&st, MPI_BYTE, &c));
+			CHECK(c == huge[i], "Get_elements_x of %llx bytes: %llx",
+			    (long long)huge[i], (long long)c);
+		}
+		MPI_OK(MPI_Status_set_elements_x(&st, MPI_SHORT, 0x3fffffffffffffffLL));
+		MPI_OK(MPI_Get_elements_x(&st, MPI_SHORT, &c));
+		CHECK(c == 0x3fffffffffffffffLL, "Get_elements_x of 2^62-1 shorts: %llx", (long long)c);
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+		int rc = MPI_Status_set_elements_x(&st, MPI_SHORT, 0x4000000000000000LL);
+		CHECK(rc != MPI_SUCCESS, "Status_set_elements_x of 2^62 shorts (2^63 bytes) succeeded");
+		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	}
 	t_mix_int(sz);
 	t_mix_int(ext);
