@@ -301,7 +301,14 @@ attr_set(const struct attr_obj *o, int keyval, void *val)
 		    MPI_SUCCESS)
 			return rc;
 		if ((p = attr_find(o->head, keyval)) != NULL) {
-			(*p)->val = val;
+			/* set again: now the newest (MPI_Finalize deletes
+			   MPI_COMM_SELF's last set first) */
+			struct mpiv_attr *a = *p;
+
+			*p = a->next;
+			a->next = *o->head;
+			*o->head = a;
+			a->val = val;
 			return MPI_SUCCESS;
 		}
 	}

@@ -194,9 +194,13 @@ MPI_Finalize(void)
 
 	if (!mpiv_state.initialized || mpiv_state.finalized)
 		return mpiv_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
+	/* First the equivalent of freeing MPI_COMM_SELF (MPI-2.2): its
+	   attributes' delete callbacks, last set first, MPI still up for
+	   them (a tool's "at exit" may communicate). */
+	if ((rc = mpiv_attr_free_all(MPI_COMM_SELF)) != MPI_SUCCESS)
+		return mpiv_err(NULL, rc, "MPI_Finalize");
 	mpiv_fault_point("finalize");
 	mpiv_ckpt_fini();	/* no checkpoint of a finalizing rank */
-	rc = MPI_SUCCESS;
 	if (mpiv_p2p_pending_acks > 0) {
 		mpiv_waitrep_begin("MPI_Finalize, for its synchronous sends "
 		    "to be received", NULL, 0);
