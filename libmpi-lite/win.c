@@ -41,13 +41,26 @@ win_local_range(MPI_Win win, uintptr_t addr, size_t len)
 		return addr >= b && len <= (size_t)win->size &&
 		    addr - b <= (size_t)win->size - len;
 	}
-	for (size_t i = 0; i < win->nregions; i++) {
-		const struct win_region *r = &win->regions[i];
-		if (addr >= r->base && len <= r->len &&
-		    addr - r->base <= r->len - len)
+	/* attached regions side by side cover a range together: walk it
+	   from region to region */
+	for (;;) {
+		size_t i, in;
+
+		for (i = 0; i < win->nregions; i++) {
+			const struct win_region *r = &win->regions[i];
+
+			if (addr >= r->base && addr - r->base <= r->len &&
+			    (addr - r->base < r->len || len == 0))
+				break;
+		}
+		if (i == win->nregions)
+			return false;
+		in = win->regions[i].len - (addr - win->regions[i].base);
+		if (len <= in)
 			return true;
+		addr += in;
+		len -= in;
 	}
-	return false;
 }
 
 void

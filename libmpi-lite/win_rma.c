@@ -613,7 +613,7 @@ rma_range_detail(MPI_Win win, int origin, uintptr_t addr,
     unsigned long long len)
 {
 	const char *inc = getenv("MPIV_INCARNATION");
-	bool again = inc != NULL && strtol(inc, NULL, 10) > 0;
+	bool again = inc != NULL && strtol(inc, NULL, 10) > 1;
 
 	mpiv_err_detail("rank %d's operation on [%#lx, +%llu) of rank %d: "
 	    "not in the window (not attached?)%s", origin,

@@ -1,6 +1,7 @@
 /* rma_dynamic: MPI_Win_create_dynamic with MPI_Win_attach/detach (target
  * displacements are the target's addresses, exchanged with Allgather),
- * regions attached and detached between epochs; and MPI_Win_allocate_shared
+ * regions attached and detached between epochs, a Put and a Get across
+ * adjacent attached regions, one across a detached gap refused; and MPI_Win_allocate_shared
  * with MPI_Win_shared_query of the own segment. */
 #include "mpitest.h"
 
@@ -40,6 +41,45 @@ int main(int argc, char **argv)
 		t_mix(back, sizeof back);
 		MPI_OK(MPI_Win_detach(win, region));
 		free(region);
+	}
+
+	/* three pieces of one array attached one by one, the middle one
+	   last: a Put and a Get spanning all three go through; then with
+	   the middle detached, a Put across the gap fails (RMA_RANGE) */
+	{
+		int arr[3 * N], back[3 * N], src[3 * N], cls, rc;
+		MPI_Aint a0;
+		for (int i = 0; i < 3 * N; i++) {
+			arr[i] = -1;
+			src[i] = t_rank * 1000 + i;
+		}
+		MPI_OK(MPI_Win_attach(win, arr, N * sizeof(int)));
+		MPI_OK(MPI_Win_attach(win, arr + 2 * N, N * sizeof(int)));
+		MPI_OK(MPI_Win_attach(win, arr + N, N * sizeof(int)));
+		MPI_OK(MPI_Get_address(arr, &a0));
+		MPI_OK(MPI_Allgather(&a0, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+		MPI_OK(MPI_Win_fence(0, win));
+		MPI_OK(MPI_Put(src + 1, 3 * N - 2, MPI_INT, right, addrs[right] + (MPI_Aint)sizeof(int), 3 * N - 2, MPI_INT, win));
+		MPI_OK(MPI_Win_fence(0, win));
+		for (int i = 0; i < 3 * N; i++)
+			CHECK_INT(arr[i], i == 0 || i == 3 * N - 1 ? -1 : left * 1000 + i, "Put across three attached regions");
+		MPI_OK(MPI_Get(back, 3 * N, MPI_INT, right, addrs[right], 3 * N, MPI_INT, win));
+		MPI_OK(MPI_Win_fence(0, win));
+		for (int i = 0; i < 3 * N; i++)
+			CHECK_INT(back[i], i == 0 || i == 3 * N - 1 ? -1 : t_rank * 1000 + i, "Get across three attached regions");
+		t_mix(arr, sizeof arr);
+		MPI_OK(MPI_Win_detach(win, arr + N));
+		MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+		MPI_OK(MPI_Win_fence(0, win));
+		rc = MPI_Put(src, 2 * N, MPI_INT, right, addrs[right] + (MPI_Aint)(N / 2 * sizeof(int)), 2 * N, MPI_INT, win);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Win_fence(0, win);
+		else
+			MPI_OK(MPI_Win_fence(0, win));
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_RMA_RANGE, "Put across a detached gap");
+		MPI_OK(MPI_Win_detach(win, arr));
+		MPI_OK(MPI_Win_detach(win, arr + 2 * N));
 	}
 	MPI_OK(MPI_Win_free(&win));
 	free(addrs);
