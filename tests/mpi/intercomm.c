@@ -251,8 +251,13 @@ int main(int argc, char **argv)
 	   then every member gets MPI_COMM_NULL */
 	MPI_Group lg, cg;
 	int *keep = malloc((size_t)lsize * sizeof(int)), nk = 0;
+#ifdef MPIV_MPI_LITE
 	for (int r = lsize - 1; r >= 1; r--)
 		keep[nk++] = r;
+#else	/* Open MPI 4.1.4 hangs in an Allreduce on such a reordered one */
+	for (int r = 1; r < lsize; r++)
+		keep[nk++] = r;
+#endif
 	MPI_OK(MPI_Comm_group(ic, &lg));
 	MPI_OK(MPI_Group_incl(lg, nk, keep, &cg));
 	MPI_Comm cc;
@@ -269,7 +274,11 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Comm_remote_size(cc, &n));
 		CHECK_INT(n, rsize - 1, "Comm_create remote size");
 		MPI_OK(MPI_Comm_rank(cc, &cr));
+#ifdef MPIV_MPI_LITE
 		CHECK_INT(cr, lsize - 1 - lrank, "Comm_create rank in the group's order");
+#else
+		CHECK_INT(cr, lrank - 1, "Comm_create rank in the group's order");
+#endif
 		/* remote rank 0 of cc is the last member of the other side */
 		int sum = -1, v = t_rank;
 		MPI_OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, cc));
@@ -278,12 +287,17 @@ int main(int argc, char **argv)
 			ws += wr(1 - color, r);
 		CHECK_INT(sum, ws, "Allreduce on a created intercommunicator");
 		/* each member with a counterpart of its rank on the other
-		   side: remote rank cr is that side's local rank rsize-1-cr */
+		   side: remote rank cr is that side's local rank rsize-1-cr
+		   (cr+1 in the order Open MPI is given) */
 		int got = -1;
 		if (cr < rsize - 1) {
 			MPI_OK(MPI_Sendrecv(&t_rank, 1, MPI_INT, cr, 9, &got, 1,
 			    MPI_INT, cr, 9, cc, MPI_STATUS_IGNORE));
+#ifdef MPIV_MPI_LITE
 			CHECK_INT(got, wr(1 - color, rsize - 1 - cr), "Sendrecv on a created intercommunicator");
+#else
+			CHECK_INT(got, wr(1 - color, cr + 1), "Sendrecv on a created intercommunicator");
+#endif
 		}
 		MPI_OK(MPI_Comm_free(&cc));
 	}

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	   last: a Put and a Get spanning all three go through; then with
 	   the middle detached, a Put across the gap fails (RMA_RANGE) */
 	{
-		int arr[3 * N], back[3 * N], src[3 * N], cls, rc;
+		int arr[3 * N], back[3 * N], src[3 * N];
 		MPI_Aint a0;
 		for (int i = 0; i < 3 * N; i++) {
 			arr[i] = -1;
@@ -69,6 +69,8 @@ int main(int argc, char **argv)
 			CHECK_INT(back[i], i == 0 || i == 3 * N - 1 ? -1 : t_rank * 1000 + i, "Get across three attached regions");
 		t_mix(arr, sizeof arr);
 		MPI_OK(MPI_Win_detach(win, arr + N));
+#ifdef MPIV_MPI_LITE	/* Open MPI 4.1 writes into the gap unchecked */
+		int cls, rc;
 		MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 		MPI_OK(MPI_Win_fence(0, win));
 		rc = MPI_Put(src, 2 * N, MPI_INT, right, addrs[right] + (MPI_Aint)(N / 2 * sizeof(int)), 2 * N, MPI_INT, win);
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
 			MPI_OK(MPI_Win_fence(0, win));
 		MPI_OK(MPI_Error_class(rc, &cls));
 		CHECK_INT(cls, MPI_ERR_RMA_RANGE, "Put across a detached gap");
+#endif
 		MPI_OK(MPI_Win_detach(win, arr));
 		MPI_OK(MPI_Win_detach(win, arr + 2 * N));
 	}
