@@ -494,10 +494,26 @@ MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 		return win_err(win, MPI_ERR_WIN, "MPI_Win_get_info");
 	if (info_used == NULL)
 		return win_err(win, MPI_ERR_ARG, "MPI_Win_get_info");
+	static const char *const dflt[][2] = {
+		/* the standard's defaults, unless the program set them */
+		{ "no_locks", "false" },
+		{ "accumulate_ordering", "rar,raw,war,waw" },
+		{ "accumulate_ops", "same_op_no_op" },
+	};
+
 	if (win->info != NULL)
 		rc = MPI_Info_dup(win->info, info_used);
 	else
 		rc = MPI_Info_create(info_used);
+	for (size_t i = 0; rc == MPI_SUCCESS && i < sizeof(dflt) /
+	    sizeof(dflt[0]); i++) {
+		char v[2];
+		int flag;
+
+		if ((rc = MPI_Info_get(*info_used, dflt[i][0], 1, v, &flag)) ==
+		    MPI_SUCCESS && !flag)
+			rc = MPI_Info_set(*info_used, dflt[i][0], dflt[i][1]);
+	}
 	return rc == MPI_SUCCESS ? rc : win_err(win, rc, "MPI_Win_get_info");
 }
 
