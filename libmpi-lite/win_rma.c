@@ -250,7 +250,9 @@ rma_check(MPI_Win win, const struct rma_call *c)
 			    "ops only");
 			return MPI_ERR_OP;
 		}
-		if (c->op != MPI_REPLACE && c->op != MPI_NO_OP) {
+		/* Where nothing moves (a zero count, a type of no data) what
+		   the types are made of does not matter. */
+		if (tbytes > 0 && c->op != MPI_REPLACE && c->op != MPI_NO_OP) {
 			if (b == MPI_DATATYPE_NULL || (rma_sends_data(c) &&
 			    c->odt->basic != c->tdt->basic)) {
 				mpiv_err_detail("origin and target must be made "
@@ -365,6 +367,8 @@ rma_issue(MPI_Win win, struct rma_call *c)
 	}
 	if ((rc = rma_check(win, c)) != MPI_SUCCESS)
 		return rc;
+	if (mpiv_dt_packed_size(c->tdt, c->tcount) == 0)
+		return MPI_SUCCESS;	/* nothing to do at the target */
 	return rma_record(win, c);
 }
 
