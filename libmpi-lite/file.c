@@ -413,6 +413,11 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 	}
 	if (code == MPI_SUCCESS)
 		code = mpiv_fview_set(&v, disp, etype, filetype);
+	if (code == MPI_SUCCESS && (code = mpiv_fview_check_order(filetype,
+	    (fh->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0)) ==
+	    MPI_SUCCESS)
+		code = mpiv_fview_check_order(etype, (fh->amode &
+		    (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0);
 	/* every member agrees before anything changes */
 	code = file_agree(fh->comm, code);
 	if (code != MPI_SUCCESS) {

@@ -54,6 +54,9 @@ struct mpiv_fview_iter {
 
 /* Sets the view (disp, etype, filetype): checks them (MPI code,
    mpiv_err_detail says why) and retains the types. */
+/* A type of a view whose typemap goes back in the file, or (writes)
+   covers a byte twice: MPI_ERR_IO. */
+int mpiv_fview_check_order(MPI_Datatype t, bool writes);
 int mpiv_fview_set(struct mpiv_fview *v, MPI_Offset disp, MPI_Datatype etype,
     MPI_Datatype ftype);
 /* Releases the types. */

@@ -5,7 +5,9 @@
  * write an interleaved region (etype MPI_INT, a resized one-int
  * filetype, displacement past the array) with the individual pointer;
  * get_view, get_byte_offset, get_type_extent; finally rank 0 checks the
- * whole file byte by byte with read_at in the default view. */
+ * whole file byte by byte with read_at in the default view. Views whose
+ * filetype goes back, or overlaps in a file open for writing, are
+ * refused; a read-only one may overlap. */
 #include <unistd.h>
 #include "mpitest.h"
 
@@ -176,6 +178,42 @@ int main(int argc, char **argv)
 #ifdef MPIV_MPI_LITE
 		CHECK_INT(cls, MPI_ERR_UNSUPPORTED_DATAREP, "external32 view");
 #endif
+	}
+	{
+		/* typemaps that go back, or (open for writing) cover bytes
+		   twice: erroneous views, MPI_ERR_IO as ROMIO says */
+		int len2[2] = { 1, 1 }, d_back[2] = { 3, 0 }, len_ov[2] = { 3, 1 },
+		    d_ov[2] = { 0, 1 }, cls = -1, rc;
+		MPI_Datatype back, ov;
+		MPI_OK(MPI_Type_indexed(2, len2, d_back, MPI_INT, &back));
+		MPI_OK(MPI_Type_commit(&back));
+		MPI_OK(MPI_Type_indexed(2, len_ov, d_ov, MPI_INT, &ov));
+		MPI_OK(MPI_Type_commit(&ov));
+		rc = MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL);
+		CHECK(rc != MPI_SUCCESS, "a filetype going back accepted");
+		MPI_OK(MPI_Error_class(rc, &cls));
+#ifdef MPIV_MPI_LITE
+		CHECK_INT(cls, MPI_ERR_IO, "a filetype going back");
+#endif
+		rc = MPI_File_set_view(fh, 0, MPI_INT, ov, "native", MPI_INFO_NULL);
+		CHECK(rc != MPI_SUCCESS, "an overlapping filetype accepted for writing");
+		MPI_OK(MPI_Error_class(rc, &cls));
+#ifdef MPIV_MPI_LITE
+		CHECK_INT(cls, MPI_ERR_IO, "an overlapping filetype, file open for writing");
+#endif
+#ifdef MPIV_MPI_LITE	/* Open MPI 4.1 refuses it (MPI_ERR_TYPE) */
+		/* reading through overlaps is allowed */
+		MPI_File rf;
+		MPI_OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY,
+		    MPI_INFO_NULL, &rf));
+		MPI_OK(MPI_File_set_view(rf, HDR, MPI_INT, ov, "native", MPI_INFO_NULL));
+		int four[4];
+		MPI_OK(MPI_File_read_at(rf, 0, four, 4, MPI_INT, MPI_STATUS_IGNORE));
+		CHECK_INT(four[3], four[1], "an overlapping read view reads a byte twice");
+		MPI_OK(MPI_File_close(&rf));
+#endif
+		MPI_OK(MPI_Type_free(&back));
+		MPI_OK(MPI_Type_free(&ov));
 	}
 	MPI_OK(MPI_Type_free(&sub));
 	MPI_OK(MPI_Type_free(&mem));
