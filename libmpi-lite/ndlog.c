@@ -67,6 +67,12 @@ static size_t nd_last_call;		/* index + 1 of the last call entry */
 static struct ndlog_pend *nd_pend;
 static size_t nd_npend, nd_cappend;
 static uint64_t nd_ack_sent, nd_ack_got;
+/* Records sent and not yet acknowledged: each NdRecord's ack_id and the
+   last number it carried, oldest first; every number up to nd_stored_end
+   is stored at the home CM. */
+static struct nd_flight { uint64_t ack_id, end; } *nd_flight;
+static size_t nd_nflight, nd_capflight;
+static uint64_t nd_stored_end;
 
 /* the replayed log: chunks as unpacked, and their outcomes in order */
 static Mpiv__NdLog **nd_chunks;
@@ -107,6 +113,8 @@ mpiv_ndlog_init(void)
 	nd_committed = false;
 	nd_npend = 0;
 	nd_ack_sent = nd_ack_got = 0;
+	nd_nflight = 0;
+	nd_stored_end = 0;
 	nd_nchunks = nd_nlog = nd_cur = 0;
 	nd_nbinds = 0;
 	nd_last_call = 0;
@@ -430,6 +438,22 @@ ndlog_send(void)
 		rec.ack_id = ++nd_ack_sent;
 		rec.n_outcomes = n;
 		rec.outcomes = ptrs;
+		if (nd_nflight == nd_capflight) {
+			size_t cap = nd_capflight ? 2 * nd_capflight : 16;
+			struct nd_flight *f = realloc(nd_flight, cap *
+			    sizeof(*f));
+
+			if (f == NULL) {
+				free(outs);
+				free(ptrs);
+				return MPI_ERR_NO_MEM;
+			}
+			nd_flight = f;
+			nd_capflight = cap;
+		}
+		nd_flight[nd_nflight].ack_id = rec.ack_id;
+		nd_flight[nd_nflight++].end = nd_pend[first + n - 1].nd_no +
+		    nd_pend[first + n - 1].repeat - 1;
 		rc = mpiv_tp_send_urgent(home, MPIV__MSG_TYPE__MSG_ND_RECORD,
 		    &rec.base);
 		free(outs);
@@ -594,16 +618,10 @@ mpiv_ndlog_acked(void)
 	return nd_npend == 0 && nd_ack_got >= nd_ack_sent;
 }
 
-uint64_t
-mpiv_ndlog_ack_target(void)
+bool
+mpiv_ndlog_stored(uint64_t no)
 {
-	return nd_ack_sent;
-}
-
-uint64_t
-mpiv_ndlog_ack_got(void)
-{
-	return nd_ack_got;
+	return no <= nd_stored_end;
 }
 
 int
@@ -635,8 +653,18 @@ mpiv_ndlog_flush(void)
 void
 mpiv_ndlog_ack(uint64_t ack_id)
 {
+	size_t k = 0;
+
 	if (ack_id > nd_ack_got && ack_id <= nd_ack_sent)
 		nd_ack_got = ack_id;
+	while (k < nd_nflight && nd_flight[k].ack_id <= nd_ack_got) {
+		if (nd_flight[k].end > nd_stored_end)
+			nd_stored_end = nd_flight[k].end;
+		k++;
+	}
+	memmove(nd_flight, nd_flight + k, (nd_nflight - k) *
+	    sizeof(*nd_flight));
+	nd_nflight -= k;
 }
 
 /* ---------------- checkpoints ---------------- */
@@ -678,4 +706,6 @@ mpiv_ndlog_restore_reset(void)
 	nd_call = nd_no;
 	/* The new home session acks from whatever ack_id comes next. */
 	nd_ack_got = nd_ack_sent;
+	nd_nflight = 0;
+	nd_stored_end = nd_no;
 }

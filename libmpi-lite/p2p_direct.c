@@ -66,7 +66,7 @@ struct dp_msg {
 struct dp_ack {
 	int peer;
 	uint64_t seq;
-	uint64_t after;			/* ack id of the match's record */
+	uint64_t after;			/* outcome number of the match's record */
 };
 
 static struct sblog dp_sb;
@@ -456,11 +456,10 @@ dp_got_sync_ack(int p, uint64_t seq)
 static void
 dp_acks_flush(void)
 {
-	uint64_t got = mpiv_ndlog_ack_got();
 	size_t k = 0;
 
 	for (size_t i = 0; i < dp_nacks; i++) {
-		if (dp_acks[i].after <= got)
+		if (mpiv_ndlog_stored(dp_acks[i].after))
 			dp_send_sync_ack(dp_acks[i].peer, dp_acks[i].seq);
 		else
 			dp_acks[k++] = dp_acks[i];
@@ -505,7 +504,8 @@ dp_complete_recv(struct mpiv_request *r, const struct dp_msg *m, size_t got)
 		    sizeof(*dp_acks))) != NULL) {
 			dp_acks[dp_nacks].peer = m->src;
 			dp_acks[dp_nacks].seq = m->seq;
-			dp_acks[dp_nacks++].after = mpiv_ndlog_ack_target() + 1;
+			/* the match's record: the last number given */
+			dp_acks[dp_nacks++].after = mpiv_ndlog_done();
 		}
 	}
 	mpiv_req_complete(r);

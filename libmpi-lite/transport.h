@@ -216,8 +216,8 @@ bool mpiv_ndlog_committed(void);
 /* Nothing pending and every record acknowledged. */
 bool mpiv_ndlog_acked(void);
 /* Records sent so far / acknowledged so far (ack ids). */
-uint64_t mpiv_ndlog_ack_target(void);
-uint64_t mpiv_ndlog_ack_got(void);
+/* Whether outcome number `no` is stored at the home CM (acknowledged). */
+bool mpiv_ndlog_stored(uint64_t no);
 /* Before a frame to CM `cm` leaves: pending outcomes go to the home CM;
    for another CM, waits for their NdAck. MPI code. */
 int mpiv_ndlog_before_frame(int cm);

@@ -1,5 +1,7 @@
 /* p2p_modes: Ssend, Bsend with Buffer_attach/detach, Rsend (receive
- * posted first), Isend, Issend, Ibsend, Irsend; each checked. */
+ * posted first), Isend, Issend, Ibsend, Irsend; each checked. Ssends
+ * around the ring each taken by an ANY_SOURCE receive whose rank then
+ * blocks in its own Ssend. */
 #include "mpitest.h"
 
 int main(int argc, char **argv)
@@ -94,6 +96,26 @@ int main(int argc, char **argv)
 			MPI_OK(MPI_Recv(&v, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 			CHECK_INT(v, 77, "Issend payload");
 		}
+	}
+	/* Ssend around the ring, each received by an ANY_SOURCE receive
+	   after which the receiver blocks in its own Ssend: the match
+	   must be acknowledged to its sender without waiting for anything
+	   the receiver logs later (nothing is, here) */
+	if (t_size > 1) {
+		int tok = -1;
+		if (t_rank == 0) {
+			tok = 1000;
+			MPI_OK(MPI_Ssend(&tok, 1, MPI_INT, right, 60, MPI_COMM_WORLD));
+			MPI_OK(MPI_Recv(&tok, 1, MPI_INT, MPI_ANY_SOURCE, 60, MPI_COMM_WORLD, &st));
+			CHECK_INT(st.MPI_SOURCE, left, "wildcard Ssend ring source");
+			CHECK_INT(tok, 1000 + t_size - 1, "wildcard Ssend ring token");
+		} else {
+			MPI_OK(MPI_Recv(&tok, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+			CHECK_INT(st.MPI_SOURCE, left, "wildcard Ssend ring source");
+			tok++;
+			MPI_OK(MPI_Ssend(&tok, 1, MPI_INT, right, 60, MPI_COMM_WORLD));
+		}
+		t_mix_int(tok);
 	}
 	t_mix(in, 2 * sizeof(int));
 	return t_finish();
