@@ -71,7 +71,8 @@ enum mpiv_fkind {
 	X(TYPE, MPI_OFFSET, 49) X(TYPE, MPI_COUNT, 50)			\
 	X(TYPE, MPI_FLOAT_INT, 51) X(TYPE, MPI_DOUBLE_INT, 52)		\
 	X(TYPE, MPI_LONG_INT, 53) X(TYPE, MPI_2INT, 54)			\
-	X(TYPE, MPI_SHORT_INT, 55) X(TYPE, MPI_LONG_DOUBLE_INT, 56)
+	X(TYPE, MPI_SHORT_INT, 55) X(TYPE, MPI_LONG_DOUBLE_INT, 56)	\
+	X(MESSAGE, MPI_MESSAGE_NO_PROC, 1)
 
 /* Aliases that are the same C object as a handle above (mpif.h gives
    them that handle's value). */

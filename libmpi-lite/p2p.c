@@ -237,7 +237,7 @@ p2p_wait_free(struct mpiv_request *r, MPI_Status *st)
 	if (rc == MPI_SUCCESS)
 		rc = r->status.MPI_ERROR;
 	if (st != NULL)
-		*st = r->status;
+		mpiv_status_out(st, &r->status);
 	mpiv_req_release(r);
 	return rc;
 }
@@ -635,7 +635,7 @@ MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 	}
 	rc = mpiv_waitall(2, reqs, st);
 	if (status != NULL)
-		*status = st[1];
+		mpiv_status_out(status, &st[1]);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(comm, rc, "MPI_Sendrecv");
 }
 
@@ -681,7 +681,7 @@ MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest,
 	}
 	free(tmp);
 	if (status != NULL)
-		*status = st[1];
+		mpiv_status_out(status, &st[1]);
 	return rc == MPI_SUCCESS ? rc : p2p_fail(comm, rc,
 	    "MPI_Sendrecv_replace");
 }
@@ -824,7 +824,7 @@ mpiv_p2p_probe(int source, int tag, MPI_Comm comm, bool blocking, bool *found,
 	if (rc == MPI_SUCCESS) {
 		*found = r->found;
 		if (r->found && status != NULL)
-			*status = r->status;
+			mpiv_status_out(status, &r->status);
 	}
 	mpiv_req_release(r);
 	return rc;
@@ -841,8 +841,7 @@ MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 		return p2p_fail(comm, rc, "MPI_Probe");
 	if (source == MPI_PROC_NULL) {
 		if (status != NULL) {
-			mpiv_req_empty_status(status);
-			status->MPI_SOURCE = MPI_PROC_NULL;
+			mpiv_status_proc_null(status);
 		}
 		return MPI_SUCCESS;
 	}
@@ -865,8 +864,7 @@ MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 	if (source == MPI_PROC_NULL) {
 		*flag = 1;
 		if (status != NULL) {
-			mpiv_req_empty_status(status);
-			status->MPI_SOURCE = MPI_PROC_NULL;
+			mpiv_status_proc_null(status);
 		}
 		return MPI_SUCCESS;
 	}

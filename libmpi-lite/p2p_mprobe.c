@@ -52,8 +52,7 @@ mprobe(int source, int tag, MPI_Comm comm, bool blocking, MPI_Message *msg,
 	if (source == MPI_PROC_NULL) {
 		*msg = MPI_MESSAGE_NO_PROC;
 		if (status != NULL) {
-			mpiv_req_empty_status(status);
-			status->MPI_SOURCE = MPI_PROC_NULL;
+			mpiv_status_proc_null(status);
 		}
 		return MPI_SUCCESS;
 	}
@@ -89,7 +88,7 @@ mprobe(int source, int tag, MPI_Comm comm, bool blocking, MPI_Message *msg,
 	}
 	*msg = m;
 	if (status != NULL)
-		*status = st;
+		mpiv_status_out(status, &st);
 	return MPI_SUCCESS;
 }
 
@@ -199,8 +198,7 @@ MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
 	if (m == MPI_MESSAGE_NO_PROC) {
 		*message = MPI_MESSAGE_NULL;
 		if (status != NULL) {
-			mpiv_req_empty_status(status);
-			status->MPI_SOURCE = MPI_PROC_NULL;
+			mpiv_status_proc_null(status);
 		}
 		return MPI_SUCCESS;
 	}
@@ -213,8 +211,12 @@ MPI_Mrecv(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
 	if (kept > 0)
 		mpiv_dt_unpack(m->tmp, kept, buf, count, dt);
 	rc = m->bytes > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-	if (status != NULL)
+	if (status != NULL) {
+		int keep = status->MPI_ERROR;	/* one status: left as it was */
+
 		mrecv_status(m, kept, rc, status);
+		status->MPI_ERROR = keep;
+	}
 	*message = MPI_MESSAGE_NULL;
 	{
 		MPI_Comm comm = m->comm;

@@ -153,6 +153,25 @@ mpiv_req_empty_status(MPI_Status *st)
 	st->mpiv_count = 0;
 }
 
+void
+mpiv_status_out(MPI_Status *dst, const MPI_Status *src)
+{
+	int keep = dst->MPI_ERROR;
+
+	*dst = *src;
+	dst->MPI_ERROR = keep;
+}
+
+void
+mpiv_status_proc_null(MPI_Status *st)
+{
+	int keep = st->MPI_ERROR;
+
+	mpiv_req_empty_status(st);
+	st->MPI_SOURCE = MPI_PROC_NULL;
+	st->MPI_ERROR = keep;
+}
+
 struct mpiv_request *
 mpiv_req_done(const MPI_Status *st)
 {
@@ -453,6 +472,22 @@ req_report(MPI_Request *rp, MPI_Status *st)
 	return err;
 }
 
+/* req_report for the calls that complete one request: MPI says they
+   leave the status's MPI_ERROR as it was (only the calls of several
+   statuses set it). */
+static int
+req_report_one(MPI_Request *rp, MPI_Status *st)
+{
+	MPI_Status got;
+	int rc;
+
+	if (st == NULL)
+		return req_report(rp, NULL);
+	rc = req_report(rp, &got);
+	mpiv_status_out(st, &got);
+	return rc;
+}
+
 /* Checks an array of handles; MPI_REQUEST_NULL entries are fine. */
 static int
 req_check_array(int n, MPI_Request *reqs)
@@ -511,7 +546,7 @@ MPI_Wait(MPI_Request *request, MPI_Status *status)
 	    (rc = mpiv_req_wait_complete(r)) != MPI_SUCCESS)
 		return mpiv_err(req_comm(r), rc, "MPI_Wait");
 	comm = req_comm(r);
-	rc = req_report(request, status);
+	rc = req_report_one(request, status);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Wait");
 }
 
@@ -592,7 +627,7 @@ MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 		return mpiv_err(NULL, rc, "MPI_Waitany");
 	*index = i;
 	comm = req_comm(reqs[i]);
-	rc = req_report(&reqs[i], status);
+	rc = req_report_one(&reqs[i], status);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Waitany");
 }
 
@@ -669,7 +704,7 @@ MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	if (!*flag)
 		return MPI_SUCCESS;
 	comm = req_comm(r);
-	rc = req_report(request, status);
+	rc = req_report_one(request, status);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Test");
 }
 
@@ -734,7 +769,7 @@ MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag,
 	*flag = 1;
 	*index = i;
 	comm = req_comm(reqs[i]);
-	rc = req_report(&reqs[i], status);
+	rc = req_report_one(&reqs[i], status);
 	return rc == MPI_SUCCESS ? rc : mpiv_err(comm, rc, "MPI_Testany");
 }
 
@@ -813,7 +848,7 @@ MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 	if (*flag && request->greq != NULL)
 		mpiv_greq_query(request);
 	if (*flag && status != NULL)
-		*status = request->status;
+		mpiv_status_out(status, &request->status);
 	return MPI_SUCCESS;
 }
 

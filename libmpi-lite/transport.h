@@ -129,6 +129,12 @@ struct mpiv_request *mpiv_req_done(const MPI_Status *st);
 void mpiv_req_complete(struct mpiv_request *r);
 /* Sets status to the empty status of the standard. */
 void mpiv_req_empty_status(MPI_Status *st);
+/* *dst = *src but for MPI_ERROR, which calls of one status leave as it
+   was (MPI: only those of several statuses set it). */
+void mpiv_status_out(MPI_Status *dst, const MPI_Status *src);
+/* The status of a call on MPI_PROC_NULL (source MPI_PROC_NULL, tag
+   MPI_ANY_TAG, nothing received), MPI_ERROR left as it was. */
+void mpiv_status_proc_null(MPI_Status *st);
 /* Blocks (progressing) until r is complete. MPI code. */
 int mpiv_req_wait_complete(struct mpiv_request *r);
 /* Iprobe's answer: chosen (and logged) by the home CM. */

@@ -186,7 +186,8 @@ function emit_c(    i, k, n, b, s, a, rt, ct, fk, cname, fname, params, sep, dec
 			a = "mpiv_f_buf(" n ")"
 		} else if (k == "st_o") {
 			decl = decl "\tMPI_Status c_" n ";\n"
-			pre = pre "\tmemset(&c_" n ", 0, sizeof(c_" n "));\n"
+			# copied in: a call leaves MPI_ERROR as it was (MPI)
+			pre = pre "\tif (mpiv_f_status_ignored(" n "))\n\t\tmemset(&c_" n ", 0, sizeof(c_" n "));\n\telse\n\t\tmemcpy(&c_" n ", " n ", sizeof(c_" n "));\n"
 			a = "mpiv_f_status_ignored(" n ") ? MPI_STATUS_IGNORE : &c_" n
 			post = post "\tif (!mpiv_f_status_ignored(" n "))\n\t\tmemcpy(" n ", &c_" n ", sizeof(c_" n "));\n"
 		} else if (k == "st_i") {

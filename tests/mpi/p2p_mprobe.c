@@ -3,7 +3,8 @@
  * taken exactly once, a wildcard Irecv posted after the probe never gets
  * the probed message), Improbe polling + Imrecv, Mprobe of a given tag,
  * truncation, MPI_PROC_NULL (MPI_MESSAGE_NO_PROC), and Ssend_init,
- * Bsend_init, Rsend_init started several times with Start/Startall. */
+ * Bsend_init, Rsend_init started several times with Start/Startall.
+ * Calls of one status leave its MPI_ERROR as it was. */
 #include "mpitest.h"
 
 #define MSGS 4
@@ -187,6 +188,41 @@ int main(int argc, char **argv)
 		}
 		MPI_OK(MPI_Buffer_detach(&bbuf, &bsz));
 		free(bbuf);
+	}
+	/* A call of one status leaves its MPI_ERROR as it was (MPI: only
+	   the calls of several statuses set it): receive, probe, matched
+	   probe and receive, wait, test, request_get_status, and the same
+	   on MPI_PROC_NULL. */
+	{
+		int right = (t_rank + 1) % t_size, left = (t_rank + t_size - 1) % t_size;
+		int v = t_rank, got = -1, flag = 0;
+		MPI_Status s;
+		MPI_Request rq, sq;
+		MPI_Message m;
+#define KEPT(call, what) do { s.MPI_ERROR = MPI_ERR_DIMS; MPI_OK(call); \
+	CHECK_INT(s.MPI_ERROR, MPI_ERR_DIMS, what " set MPI_ERROR"); } while (0)
+		MPI_OK(MPI_Isend(&v, 1, MPI_INT, right, 70, MPI_COMM_WORLD, &sq));
+		KEPT(MPI_Probe(left, 70, MPI_COMM_WORLD, &s), "Probe");
+		KEPT(MPI_Iprobe(left, 70, MPI_COMM_WORLD, &flag, &s), "Iprobe");
+		KEPT(MPI_Mprobe(left, 70, MPI_COMM_WORLD, &m, &s), "Mprobe");
+		KEPT(MPI_Mrecv(&got, 1, MPI_INT, &m, &s), "Mrecv");
+		CHECK_INT(got, left, "Mrecv payload");
+		KEPT(MPI_Wait(&sq, &s), "Wait");
+		MPI_OK(MPI_Isend(&v, 1, MPI_INT, right, 71, MPI_COMM_WORLD, &sq));
+		KEPT(MPI_Recv(&got, 1, MPI_INT, left, 71, MPI_COMM_WORLD, &s), "Recv");
+		MPI_OK(MPI_Irecv(&got, 1, MPI_INT, left, 72, MPI_COMM_WORLD, &rq));
+		MPI_OK(MPI_Send(&v, 1, MPI_INT, right, 72, MPI_COMM_WORLD));
+		do
+			KEPT(MPI_Test(&rq, &flag, &s), "Test");
+		while (!flag);
+		KEPT(MPI_Request_get_status(sq, &flag, &s), "Request_get_status");
+		KEPT(MPI_Wait(&sq, &s), "Wait");
+		KEPT(MPI_Recv(&got, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &s), "Recv from PROC_NULL");
+		CHECK_INT(s.MPI_SOURCE, MPI_PROC_NULL, "PROC_NULL source");
+		KEPT(MPI_Probe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &s), "Probe of PROC_NULL");
+		KEPT(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &m, &s), "Mprobe of PROC_NULL");
+		KEPT(MPI_Mrecv(&got, 1, MPI_INT, &m, &s), "Mrecv of MPI_MESSAGE_NO_PROC");
+#undef KEPT
 	}
 	return t_finish();
 }

@@ -45,6 +45,8 @@ struct mpiv_group mpiv_group_empty;
 struct mpiv_errhandler mpiv_errors_are_fatal, mpiv_errors_return;
 /* struct mpiv_info is info.c's: an object of that name will do */
 char info_env_stub[64] __asm__("mpiv_info_env");
+/* struct mpiv_message is p2p_mprobe.c's, the same */
+char message_no_proc_stub[64] __asm__("mpiv_message_no_proc");
 
 int
 mpiv_err(MPI_Comm comm, int code, const char *fn)
@@ -105,6 +107,9 @@ test_predefined(void **state)
 	assert_int_equal(MPI_Info_c2f(MPI_INFO_ENV), 1);
 	assert_int_equal(MPI_Group_c2f(MPI_GROUP_EMPTY), 1);
 	assert_int_equal(MPI_Request_c2f(MPI_REQUEST_NULL), 0);
+	assert_int_equal(MPI_Message_c2f(MPI_MESSAGE_NULL), 0);
+	assert_int_equal(MPI_Message_c2f(MPI_MESSAGE_NO_PROC), 1);
+	assert_ptr_equal(MPI_Message_f2c(1), MPI_MESSAGE_NO_PROC);
 	/* a predefined slot is never freed */
 	mpiv_f_release(MPIV_F_COMM, 1);
 	assert_ptr_equal(MPI_Comm_f2c(1), MPI_COMM_WORLD);

@@ -1,0 +1,141 @@
+! tests/fortran/f_extra.F90: Fortran bindings the MPICH test suite's
+! Fortran programs call: MPI_SSEND_INIT, MPI_RSEND_INIT, MPI_BSEND_INIT;
+! MPI_MESSAGE_NO_PROC from MPI_MPROBE of MPI_PROC_NULL; a status's
+! MPI_ERROR left as it was by calls of one status; the window calls
+! MPI_WIN_SET_NAME / GET_NAME, GET_GROUP, SET_ERRHANDLER /
+! GET_ERRHANDLER / CALL_ERRHANDLER, MPI_WIN_TEST (with post/start/
+! complete/wait), MPI_WIN_ALLOCATE_SHARED + MPI_WIN_SHARED_QUERY of the
+! own segment; MPI_TYPE_CREATE_HINDEXED_BLOCK; MPI_CART_MAP and
+! MPI_GRAPH_MAP. Through the `mpi` module (f_extra) and include
+! 'mpif.h' (f_extra_mpif); rank 0 prints a line per family. -DOTHER_MPI
+! leaves out what another MPI may do otherwise.
+program f_extra
+#ifndef MPIV_MPIF
+  use mpi
+#endif
+  implicit none
+#ifdef MPIV_MPIF
+  include 'mpif.h'
+#endif
+  integer :: ierr, rank, np, right, left, i, k, msg, win, grp, wgrp, res
+  integer :: reqs(6), v(3), got(3), st(MPI_STATUS_SIZE), eh, nl
+  integer :: hb, sz, newrank, dims(1), idx(1), edges(1)
+  integer(kind=MPI_ADDRESS_KIND) :: disps(2), wsize, base, qsize, qbase, lb, ext
+  integer :: qunit
+  integer :: bbuf(1024)
+  logical :: flag, periods(1)
+  character(len=MPI_MAX_OBJECT_NAME) :: wname
+
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_COMM_SIZE(MPI_COMM_WORLD, np, ierr)
+  right = mod(rank + 1, np)
+  left = mod(rank + np - 1, np)
+
+  ! persistent sends of the three modes, started twice
+  call MPI_BUFFER_ATTACH(bbuf, 4096, ierr)
+  call chk(ierr == MPI_SUCCESS, 'BUFFER_ATTACH')
+  do k = 1, 3
+    v(k) = 100 * rank + k
+  end do
+  do k = 1, 3
+    call MPI_RECV_INIT(got(k), 1, MPI_INTEGER, left, 10 + k, MPI_COMM_WORLD, reqs(3 + k), ierr)
+  end do
+  call MPI_SSEND_INIT(v(1), 1, MPI_INTEGER, right, 11, MPI_COMM_WORLD, reqs(1), ierr)
+  call chk(ierr == MPI_SUCCESS, 'SSEND_INIT')
+  call MPI_BSEND_INIT(v(2), 1, MPI_INTEGER, right, 12, MPI_COMM_WORLD, reqs(2), ierr)
+  call chk(ierr == MPI_SUCCESS, 'BSEND_INIT')
+  call MPI_RSEND_INIT(v(3), 1, MPI_INTEGER, right, 13, MPI_COMM_WORLD, reqs(3), ierr)
+  call chk(ierr == MPI_SUCCESS, 'RSEND_INIT')
+  do i = 1, 2
+    call MPI_STARTALL(3, reqs(4:6), ierr)
+    call MPI_BARRIER(MPI_COMM_WORLD, ierr)   ! the ready send's receive is posted
+    call MPI_STARTALL(3, reqs(1:3), ierr)
+    call MPI_WAITALL(6, reqs, MPI_STATUSES_IGNORE, ierr)
+    do k = 1, 3
+      call chk(got(k) == 100 * left + k, 'persistent send of each mode')
+    end do
+  end do
+  do k = 1, 6
+    call MPI_REQUEST_FREE(reqs(k), ierr)
+  end do
+  call MPI_BUFFER_DETACH(bbuf, sz, ierr)
+  if (rank == 0) print '(a)', 'persistent modes: ok'
+
+  ! MPI_MESSAGE_NO_PROC; MPI_ERROR kept by calls of one status
+  st(MPI_ERROR) = MPI_ERR_DIMS
+  call MPI_MPROBE(MPI_PROC_NULL, 0, MPI_COMM_WORLD, msg, st, ierr)
+  call chk(msg == MPI_MESSAGE_NO_PROC, 'MPROBE of PROC_NULL gives MPI_MESSAGE_NO_PROC')
+  call chk(st(MPI_SOURCE) == MPI_PROC_NULL, 'MPROBE of PROC_NULL: source')
+  call chk(st(MPI_ERROR) == MPI_ERR_DIMS, 'MPROBE left MPI_ERROR')
+  call MPI_MRECV(got, 1, MPI_INTEGER, msg, st, ierr)
+  call chk(msg == MPI_MESSAGE_NULL, 'MRECV of MPI_MESSAGE_NO_PROC')
+  call chk(st(MPI_ERROR) == MPI_ERR_DIMS, 'MRECV left MPI_ERROR')
+  call MPI_SENDRECV(v, 1, MPI_INTEGER, right, 20, got, 1, MPI_INTEGER, left, 20, &
+       MPI_COMM_WORLD, st, ierr)
+  call chk(st(MPI_SOURCE) == left, 'SENDRECV source')
+#ifndef OTHER_MPI
+  ! (Open MPI 4.1's Fortran binding copies the whole status back)
+  call chk(st(MPI_ERROR) == MPI_ERR_DIMS, 'SENDRECV left MPI_ERROR')
+#endif
+  if (rank == 0) print '(a)', 'status and MPI_MESSAGE_NO_PROC: ok'
+
+  ! windows: name, group, error handler, post/start/complete/test
+  wsize = 4 * 4
+  call MPI_WIN_ALLOCATE_SHARED(wsize, 4, MPI_INFO_NULL, MPI_COMM_SELF, base, win, ierr)
+  call chk(ierr == MPI_SUCCESS, 'WIN_ALLOCATE_SHARED')
+  call MPI_WIN_SHARED_QUERY(win, 0, qsize, qunit, qbase, ierr)
+  call chk(qsize == wsize .and. qunit == 4 .and. qbase == base, 'WIN_SHARED_QUERY of the own segment')
+  call MPI_WIN_FREE(win, ierr)
+  call MPI_WIN_CREATE(v, 12_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_WIN_SET_NAME(win, 'fortran window', ierr)
+  call MPI_WIN_GET_NAME(win, wname, nl, ierr)
+  call chk(wname(1:nl) == 'fortran window' .and. nl == 14, 'WIN_GET_NAME')
+  call MPI_WIN_GET_GROUP(win, grp, ierr)
+  call MPI_COMM_GROUP(MPI_COMM_WORLD, wgrp, ierr)
+  call MPI_GROUP_COMPARE(grp, wgrp, res, ierr)
+  call chk(res == MPI_IDENT, 'WIN_GET_GROUP')
+  call MPI_WIN_SET_ERRHANDLER(win, MPI_ERRORS_RETURN, ierr)
+  call MPI_WIN_GET_ERRHANDLER(win, eh, ierr)
+  call chk(eh == MPI_ERRORS_RETURN, 'WIN_GET_ERRHANDLER')
+  call MPI_WIN_CALL_ERRHANDLER(win, MPI_ERR_OTHER, ierr)
+  call chk(ierr == MPI_SUCCESS, 'WIN_CALL_ERRHANDLER: the handler returned')
+  call MPI_ERRHANDLER_FREE(eh, ierr)
+  ! every rank exposes to all and accesses all: post, start, test
+  call MPI_WIN_POST(grp, 0, win, ierr)
+  call MPI_WIN_START(grp, 0, win, ierr)
+  call MPI_PUT(rank, 1, MPI_INTEGER, right, 2_MPI_ADDRESS_KIND, 1, MPI_INTEGER, win, ierr)
+  call MPI_WIN_COMPLETE(win, ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_WIN_TEST(win, flag, ierr)
+  end do
+  call chk(v(3) == left, 'WIN_TEST: the epoch''s put is in')
+  call MPI_WIN_FREE(win, ierr)
+  call MPI_GROUP_FREE(grp, ierr)
+  call MPI_GROUP_FREE(wgrp, ierr)
+  if (rank == 0) print '(a)', 'window calls: ok'
+
+  ! hindexed_block; cart_map, graph_map
+  disps(1) = 0
+  disps(2) = 16
+  call MPI_TYPE_CREATE_HINDEXED_BLOCK(2, 2, disps, MPI_INTEGER, hb, ierr)
+  call MPI_TYPE_SIZE(hb, sz, ierr)
+  call MPI_TYPE_GET_EXTENT(hb, lb, ext, ierr)
+  call chk(sz == 16 .and. lb == 0 .and. ext == 24, 'TYPE_CREATE_HINDEXED_BLOCK')
+  call MPI_TYPE_FREE(hb, ierr)
+  dims(1) = np
+  periods(1) = .true.
+  call MPI_CART_MAP(MPI_COMM_WORLD, 1, dims, periods, newrank, ierr)
+  call chk(newrank == rank, 'CART_MAP')
+  idx(1) = 0
+  call MPI_GRAPH_MAP(MPI_COMM_WORLD, 1, idx, edges, newrank, ierr)
+#ifndef OTHER_MPI
+  ! (Open MPI 4.1 gives the ranks beyond the graph another number)
+  call chk((rank == 0 .and. newrank == 0) .or. (rank > 0 .and. newrank == MPI_UNDEFINED), 'GRAPH_MAP')
+#endif
+  if (rank == 0) print '(a)', 'types and topology maps: ok'
+  call MPI_FINALIZE(ierr)
+contains
+#include "chk.inc"
+end program f_extra
