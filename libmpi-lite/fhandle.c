@@ -370,12 +370,16 @@ MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 /* ---------------- strings ---------------- */
 
 char *
-mpiv_f_str_in(const char *s, size_t len)
+mpiv_f_str_in(const char *s, size_t len, bool lead)
 {
 	char *c;
 
 	while (len > 0 && s[len - 1] == ' ')
 		len--;
+	while (lead && len > 0 && *s == ' ') {
+		s++;
+		len--;
+	}
 	if ((c = malloc(len + 1)) == NULL)
 		return NULL;
 	memcpy(c, s, len);

@@ -145,7 +145,7 @@ mpiv_f_status_ignored(const MPI_Fint *f)
 
 /* A Fortran string in (blank padded, len bytes): a NUL-terminated copy
    without the trailing blanks, or NULL when out of memory (free it). */
-char *mpiv_f_str_in(const char *s, size_t len);
+char *mpiv_f_str_in(const char *s, size_t len, bool lead);
 /* A C string out into a Fortran one: copied, blank padded to len. */
 void mpiv_f_str_out(const char *c, char *f, size_t len);
 

@@ -236,6 +236,11 @@ MPIV_OP(minloc) MPIV_OP(replace) MPIV_OP(no_op)
 #define MPI_COMBINER_F90_REAL	14
 #define MPI_COMBINER_F90_COMPLEX 15
 #define MPI_COMBINER_F90_INTEGER 16
+/* MPI-2's combiners of the Fortran MPI-1 constructors (deprecated):
+   never returned, the constructors give the MPI-2 ones */
+#define MPI_COMBINER_HVECTOR_INTEGER	17
+#define MPI_COMBINER_HINDEXED_INTEGER	18
+#define MPI_COMBINER_STRUCT_INTEGER	19
 /* MPI_Type_match_size */
 #define MPI_TYPECLASS_REAL	1
 #define MPI_TYPECLASS_INTEGER	2

@@ -201,15 +201,17 @@ function emit_c(    i, k, n, b, s, a, rt, ct, fk, cname, fname, params, sep, dec
 			post = post "\tif (c_" n " != NULL && *" AL[i] " > 0)\n\t\tmemcpy(" n ", c_" n ", (size_t)*" AL[i] " * sizeof(*c_" n "));\n"
 			frees = frees "\tfree(c_" n ");\n"
 		} else if (k == "s_i") {
+			# an info key or value loses its leading blanks too (MPI)
 			decl = decl "\tchar *c_" n " = NULL;\n"
-			pre = pre "\tif ((c_" n " = mpiv_f_str_in(" n ", " n "_len)) == NULL) {\n\t\trc = mpiv_err(NULL, MPI_ERR_NO_MEM, fn);\n\t\tgoto out;\n\t}\n"
+			pre = pre "\tif ((c_" n " = mpiv_f_str_in(" n ", " n "_len, " (name ~ /^Info_/ ? "true" : "false") ")) == NULL) {\n\t\trc = mpiv_err(NULL, MPI_ERR_NO_MEM, fn);\n\t\tgoto out;\n\t}\n"
 			a = "c_" n
 			frees = frees "\tfree(c_" n ");\n"
 		} else if (k == "s_o") {
 			decl = decl "\tchar *c_" n " = NULL;\n"
 			pre = pre "\tif ((c_" n " = calloc(" n "_len + MPI_MAX_INFO_VAL + 2, 1)) == NULL) {\n\t\trc = mpiv_err(NULL, MPI_ERR_NO_MEM, fn);\n\t\tgoto out;\n\t}\n"
 			a = "c_" n
-			post = post "\tif (rc == MPI_SUCCESS)\n\t\tmpiv_f_str_out(c_" n ", " n ", " n "_len);\n"
+			# MPI_INFO_GET leaves the value alone when the key is not set
+			post = post "\tif (rc == MPI_SUCCESS" (name == "Info_get" ? " && c_flag" : "") ")\n\t\tmpiv_f_str_out(c_" n ", " n ", " n "_len);\n"
 			frees = frees "\tfree(c_" n ");\n"
 		} else if (k == "idx_o") {
 			a = n

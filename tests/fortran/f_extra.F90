@@ -6,7 +6,8 @@
 ! GET_ERRHANDLER / CALL_ERRHANDLER, MPI_WIN_TEST (with post/start/
 ! complete/wait), MPI_WIN_ALLOCATE_SHARED + MPI_WIN_SHARED_QUERY of the
 ! own segment; MPI_TYPE_CREATE_HINDEXED_BLOCK; MPI_CART_MAP and
-! MPI_GRAPH_MAP. Through the `mpi` module (f_extra) and include
+! MPI_GRAPH_MAP; info strings' blanks, MPI_INFO_GET of an absent key;
+! MPI_LASTUSEDCODE. Through the `mpi` module (f_extra) and include
 ! 'mpif.h' (f_extra_mpif); rank 0 prints a line per family. -DOTHER_MPI
 ! leaves out what another MPI may do otherwise.
 program f_extra
@@ -25,6 +26,9 @@ program f_extra
   integer :: bbuf(1024)
   logical :: flag, periods(1)
   character(len=MPI_MAX_OBJECT_NAME) :: wname
+  character(len=MPI_MAX_INFO_VAL) :: ival
+  integer :: info
+  integer(kind=MPI_ADDRESS_KIND) :: aval
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -135,6 +139,21 @@ program f_extra
   call chk((rank == 0 .and. newrank == 0) .or. (rank > 0 .and. newrank == MPI_UNDEFINED), 'GRAPH_MAP')
 #endif
   if (rank == 0) print '(a)', 'types and topology maps: ok'
+
+  ! info keys and values lose leading and trailing blanks; MPI_INFO_GET
+  ! of an absent key leaves the value alone; MPI_LASTUSEDCODE
+  call MPI_INFO_CREATE(info, ierr)
+  call MPI_INFO_SET(info, '  spaced key ', ' a value  ', ierr)
+  call MPI_INFO_GET(info, 'spaced key', MPI_MAX_INFO_VAL, ival, flag, ierr)
+  call chk(flag .and. ival == 'a value', 'INFO_SET strips leading blanks')
+  ival = 'untouched'
+  call MPI_INFO_GET(info, 'no such key', MPI_MAX_INFO_VAL, ival, flag, ierr)
+  call chk(.not. flag .and. ival == 'untouched', 'INFO_GET of an absent key leaves the value')
+  call MPI_INFO_FREE(info, ierr)
+  call MPI_ADD_ERROR_CLASS(k, ierr)
+  call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_LASTUSEDCODE, aval, flag, ierr)
+  call chk(flag .and. aval >= k, 'MPI_LASTUSEDCODE')
+  if (rank == 0) print '(a)', 'info strings and MPI_LASTUSEDCODE: ok'
   call MPI_FINALIZE(ierr)
 contains
 #include "chk.inc"

@@ -264,11 +264,18 @@ test_status_strings(void **state)
 	assert_int_equal(t.mpiv_count, 1234);
 	assert_int_equal(MPI_Status_c2f(&s, mpi_fortran_status_ignore_),
 	    MPI_ERR_ARG);
-	/* Fortran strings: trailing blanks go, C strings are blank padded */
-	c = mpiv_f_str_in("key  ", 5);
-	assert_string_equal(c, "key");
+	/* Fortran strings: trailing blanks go (an info's leading ones too),
+	   C strings are blank padded */
+	c = mpiv_f_str_in(" key  ", 6, false);
+	assert_string_equal(c, " key");
 	free(c);
-	c = mpiv_f_str_in("     ", 5);
+	c = mpiv_f_str_in(" a key  ", 8, true);
+	assert_string_equal(c, "a key");
+	free(c);
+	c = mpiv_f_str_in("     ", 5, false);
+	assert_string_equal(c, "");
+	free(c);
+	c = mpiv_f_str_in("     ", 5, true);
 	assert_string_equal(c, "");
 	free(c);
 	mpiv_f_str_out("abc", fs, sizeof(fs));
