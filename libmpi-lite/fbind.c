@@ -363,44 +363,191 @@ void mpi_null_copy_fn_(void) {}
 void mpi_null_delete_fn_(void) {}
 void mpi_dup_fn_(void) {}
 
-/* 0 and *c set, or -1 for a Fortran procedure of the user's. */
-static int
-fb_copy_fn(fb_proc *f, MPI_Comm_copy_attr_function **c)
+/*
+ * Attribute callbacks written in Fortran. A keyval made in Fortran with
+ * procedures of the program's own gets C callbacks that call them (the
+ * trampolines below), and a record of them by keyval; the predefined
+ * Fortran callbacks become C's. The program's procedures get the
+ * object's Fortran handle, the keyval, the extra state and values as
+ * INTEGER(KIND=MPI_ADDRESS_KIND), or as INTEGER for MPI_KEYVAL_CREATE's
+ * (MPI-1) ones, and LOGICAL FLAG, IERROR last.
+ */
+typedef void fb_copy_f(MPI_Fint *, MPI_Fint *, void *, void *, void *,
+    MPI_Fint *, MPI_Fint *);
+typedef void fb_delete_f(MPI_Fint *, MPI_Fint *, void *, void *,
+    MPI_Fint *);
+
+struct fb_keyval {
+	fb_proc *copy, *del;	/* the program's, or NULL: C's predefined */
+	bool mpi1;		/* INTEGER values (MPI_KEYVAL_CREATE) */
+};
+
+static struct fb_keyval *fb_kvs;	/* by keyval */
+static size_t fb_nkvs;
+
+static struct fb_keyval *
+fb_kv(int keyval)
 {
-	if (f == mpi_comm_null_copy_fn_ || f == mpi_null_copy_fn_)
-		*c = MPI_COMM_NULL_COPY_FN;
-	else if (f == mpi_comm_dup_fn_ || f == mpi_dup_fn_)
-		*c = MPI_COMM_DUP_FN;
-	else
+	if (keyval < 0 || (size_t)keyval >= fb_nkvs)
+		return NULL;
+	return &fb_kvs[keyval];
+}
+
+/* Records keyval's Fortran callbacks (a new keyval; an old record of a
+   freed keyval of that number is replaced). -1: out of memory. */
+static int
+fb_kv_set(int keyval, fb_proc *copy, fb_proc *del, bool mpi1)
+{
+	if (keyval < 0)
 		return -1;
+	if ((size_t)keyval >= fb_nkvs) {
+		size_t n = (size_t)keyval + 16;
+		struct fb_keyval *v = realloc(fb_kvs, n * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		memset(v + fb_nkvs, 0, (n - fb_nkvs) * sizeof(*v));
+		fb_kvs = v;
+		fb_nkvs = n;
+	}
+	fb_kvs[keyval].copy = copy;
+	fb_kvs[keyval].del = del;
+	fb_kvs[keyval].mpi1 = mpi1;
 	return 0;
 }
 
 static int
-fb_delete_fn(fb_proc *f, MPI_Comm_delete_attr_function **c)
+fb_copy_any(enum mpiv_fkind kind, void *obj, int keyval, void *extra,
+    void *in, void *out, int *flag)
 {
-	if (f != mpi_comm_null_delete_fn_ && f != mpi_null_delete_fn_)
-		return -1;
-	*c = MPI_COMM_NULL_DELETE_FN;
-	return 0;
+	const struct fb_keyval *k = fb_kv(keyval);
+	MPI_Fint h = mpiv_f_out(kind, obj), kv = keyval, fl = 0;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	*flag = 0;
+	if (k == NULL || k->copy == NULL)
+		return MPI_ERR_INTERN;
+	if (k->mpi1) {
+		MPI_Fint ex = (MPI_Fint)(intptr_t)extra;
+		MPI_Fint vin = (MPI_Fint)(intptr_t)in, vout = 0;
+
+		((fb_copy_f *)k->copy)(&h, &kv, &ex, &vin, &vout, &fl, &ierr);
+		*(void **)out = (void *)(intptr_t)vout;
+	} else {
+		MPI_Aint ex = (MPI_Aint)(intptr_t)extra;
+		MPI_Aint vin = (MPI_Aint)(intptr_t)in, vout = 0;
+
+		((fb_copy_f *)k->copy)(&h, &kv, &ex, &vin, &vout, &fl, &ierr);
+		*(void **)out = (void *)(intptr_t)vout;
+	}
+	*flag = fl != 0;
+	return ierr;
+}
+
+static int
+fb_delete_any(enum mpiv_fkind kind, void *obj, int keyval, void *val,
+    void *extra)
+{
+	const struct fb_keyval *k = fb_kv(keyval);
+	MPI_Fint h = mpiv_f_out(kind, obj), kv = keyval;
+	MPI_Fint ierr = MPI_SUCCESS;
+
+	if (k == NULL || k->del == NULL)
+		return MPI_ERR_INTERN;
+	if (k->mpi1) {
+		MPI_Fint v = (MPI_Fint)(intptr_t)val;
+		MPI_Fint ex = (MPI_Fint)(intptr_t)extra;
+
+		((fb_delete_f *)k->del)(&h, &kv, &v, &ex, &ierr);
+	} else {
+		MPI_Aint v = (MPI_Aint)(intptr_t)val;
+		MPI_Aint ex = (MPI_Aint)(intptr_t)extra;
+
+		((fb_delete_f *)k->del)(&h, &kv, &v, &ex, &ierr);
+	}
+	return ierr;
+}
+
+static int
+fb_comm_copy(MPI_Comm o, int kv, void *ex, void *in, void *out, int *fl)
+{
+	return fb_copy_any(MPIV_F_COMM, o, kv, ex, in, out, fl);
+}
+
+static int
+fb_comm_delete(MPI_Comm o, int kv, void *val, void *ex)
+{
+	return fb_delete_any(MPIV_F_COMM, o, kv, val, ex);
+}
+
+static int
+fb_type_copy(MPI_Datatype o, int kv, void *ex, void *in, void *out, int *fl)
+{
+	return fb_copy_any(MPIV_F_TYPE, o, kv, ex, in, out, fl);
+}
+
+static int
+fb_type_delete(MPI_Datatype o, int kv, void *val, void *ex)
+{
+	return fb_delete_any(MPIV_F_TYPE, o, kv, val, ex);
+}
+
+static int
+fb_win_copy(MPI_Win o, int kv, void *ex, void *in, void *out, int *fl)
+{
+	return fb_copy_any(MPIV_F_WIN, o, kv, ex, in, out, fl);
+}
+
+static int
+fb_win_delete(MPI_Win o, int kv, void *val, void *ex)
+{
+	return fb_delete_any(MPIV_F_WIN, o, kv, val, ex);
+}
+
+/* After a keyval's creation: its record, or the keyval is freed again
+   and MPI_ERR_NO_MEM. */
+static int
+fb_kv_made(int rc, int *k, fb_proc *copy, fb_proc *del, bool mpi1,
+    int (*free_kv)(int *), const char *fn)
+{
+	if (rc != MPI_SUCCESS)
+		return rc;
+	if ((copy != NULL || del != NULL) && fb_kv_set(*k, copy, del,
+	    mpi1) != 0) {
+		(void)free_kv(k);
+		*k = MPI_KEYVAL_INVALID;
+		return mpiv_err(NULL, MPI_ERR_NO_MEM, fn);
+	}
+	return MPI_SUCCESS;
 }
 
 static void
 fb_create_keyval(fb_proc *copy_fn, fb_proc *delete_fn, MPI_Fint *keyval,
-    MPI_Aint extra, MPI_Fint *ierror, const char *fn)
+    MPI_Aint extra, bool mpi1, MPI_Fint *ierror, const char *fn)
 {
-	MPI_Comm_copy_attr_function *cc;
-	MPI_Comm_delete_attr_function *cd;
-	int k = MPI_KEYVAL_INVALID;
+	MPI_Comm_copy_attr_function *cc = fb_comm_copy;
+	MPI_Comm_delete_attr_function *cd = fb_comm_delete;
+	fb_proc *uc = copy_fn, *ud = delete_fn;
+	int k = MPI_KEYVAL_INVALID, rc;
 
-	if (fb_copy_fn(copy_fn, &cc) != 0 || fb_delete_fn(delete_fn, &cd) != 0) {
-		mpiv_err_detail("attribute callbacks written in Fortran are not "
-		    "supported by mpiv (only MPI_COMM_NULL_COPY_FN, "
-		    "MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN)");
-		*ierror = mpiv_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
+	if (copy_fn == mpi_comm_null_copy_fn_ || copy_fn == mpi_null_copy_fn_) {
+		cc = MPI_COMM_NULL_COPY_FN;
+		uc = NULL;
+	} else if (copy_fn == mpi_comm_dup_fn_ || copy_fn == mpi_dup_fn_) {
+		cc = MPI_COMM_DUP_FN;
+		uc = NULL;
+	}
+	if (delete_fn == mpi_comm_null_delete_fn_ ||
+	    delete_fn == mpi_null_delete_fn_) {
+		cd = MPI_COMM_NULL_DELETE_FN;
+		ud = NULL;
+	}
+	if (copy_fn == NULL || delete_fn == NULL) {
+		*ierror = mpiv_err(NULL, MPI_ERR_ARG, fn);
 		return;
 	}
-	*ierror = MPI_Comm_create_keyval(cc, cd, &k, (void *)extra);
+	rc = MPI_Comm_create_keyval(cc, cd, &k, (void *)(intptr_t)extra);
+	*ierror = fb_kv_made(rc, &k, uc, ud, mpi1, MPI_Comm_free_keyval, fn);
 	*keyval = k;
 }
 
@@ -408,8 +555,8 @@ void
 mpi_comm_create_keyval_(fb_proc *copy_fn, fb_proc *delete_fn,
     MPI_Fint *keyval, MPI_Aint *extra_state, MPI_Fint *ierror)
 {
-	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, ierror,
-	    "MPI_Comm_create_keyval");
+	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, false,
+	    ierror, "MPI_Comm_create_keyval");
 }
 FB_ALIAS(mpi_comm_create_keyval_)
 
@@ -417,8 +564,8 @@ void
 mpi_keyval_create_(fb_proc *copy_fn, fb_proc *delete_fn, MPI_Fint *keyval,
     MPI_Fint *extra_state, MPI_Fint *ierror)
 {
-	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, ierror,
-	    "MPI_Keyval_create");
+	fb_create_keyval(copy_fn, delete_fn, keyval, *extra_state, true,
+	    ierror, "MPI_Keyval_create");
 }
 FB_ALIAS(mpi_keyval_create_)
 
@@ -501,50 +648,42 @@ void mpi_win_null_copy_fn_(void) {}
 void mpi_win_null_delete_fn_(void) {}
 void mpi_win_dup_fn_(void) {}
 
-/* 0 (*dup: the copy callback is the kind's DUP_FN) if both are the
-   kind's predefined callbacks, else the error of a Fortran callback. */
-static int
-fb_keyval_fns(fb_proc *copy_fn, fb_proc *delete_fn, fb_proc *null_copy,
-    fb_proc *dup, fb_proc *null_delete, bool *is_dup, const char *kind,
-    const char *fn)
-{
-	if ((copy_fn != null_copy && copy_fn != dup) ||
-	    delete_fn != null_delete) {
-		mpiv_err_detail("attribute callbacks written in Fortran are not "
-		    "supported by mpiv (only MPI_%s_NULL_COPY_FN, "
-		    "MPI_%s_DUP_FN, MPI_%s_NULL_DELETE_FN)", kind, kind, kind);
-		return mpiv_err(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn);
-	}
-	*is_dup = copy_fn == dup;
-	return MPI_SUCCESS;
-}
-
-/* MPI_TYPE_CREATE_KEYVAL (win false) or MPI_WIN_CREATE_KEYVAL. */
+/* MPI_TYPE_CREATE_KEYVAL (win false) or MPI_WIN_CREATE_KEYVAL: the
+   kind's predefined callbacks become C's, the program's go through the
+   trampolines. */
 static int
 fb_obj_keyval(bool win, fb_proc *copy_fn, fb_proc *delete_fn,
     MPI_Fint *keyval, MPI_Aint extra)
 {
-	bool dup = false;
+	const char *fn = win ? "MPI_Win_create_keyval" :
+	    "MPI_Type_create_keyval";
+	fb_proc *uc = copy_fn, *ud = delete_fn;
+	bool null_copy, dup, null_delete;
 	int k = MPI_KEYVAL_INVALID, rc;
 
+	if (copy_fn == NULL || delete_fn == NULL)
+		return mpiv_err(NULL, MPI_ERR_ARG, fn);
+	null_copy = copy_fn == (win ? mpi_win_null_copy_fn_ :
+	    mpi_type_null_copy_fn_);
+	dup = copy_fn == (win ? mpi_win_dup_fn_ : mpi_type_dup_fn_);
+	null_delete = delete_fn == (win ? mpi_win_null_delete_fn_ :
+	    mpi_type_null_delete_fn_);
+	if (null_copy || dup)
+		uc = NULL;
+	if (null_delete)
+		ud = NULL;
 	if (win)
-		rc = fb_keyval_fns(copy_fn, delete_fn, mpi_win_null_copy_fn_,
-		    mpi_win_dup_fn_, mpi_win_null_delete_fn_, &dup, "WIN",
-		    "MPI_Win_create_keyval");
+		rc = MPI_Win_create_keyval(null_copy ? MPI_WIN_NULL_COPY_FN :
+		    dup ? MPI_WIN_DUP_FN : fb_win_copy, null_delete ?
+		    MPI_WIN_NULL_DELETE_FN : fb_win_delete, &k,
+		    (void *)(intptr_t)extra);
 	else
-		rc = fb_keyval_fns(copy_fn, delete_fn, mpi_type_null_copy_fn_,
-		    mpi_type_dup_fn_, mpi_type_null_delete_fn_, &dup, "TYPE",
-		    "MPI_Type_create_keyval");
-	if (rc != MPI_SUCCESS)
-		return rc;
-	if (win)
-		rc = MPI_Win_create_keyval(dup ? MPI_WIN_DUP_FN :
-		    MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k,
-		    (void *)extra);
-	else
-		rc = MPI_Type_create_keyval(dup ? MPI_TYPE_DUP_FN :
-		    MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k,
-		    (void *)extra);
+		rc = MPI_Type_create_keyval(null_copy ? MPI_TYPE_NULL_COPY_FN :
+		    dup ? MPI_TYPE_DUP_FN : fb_type_copy, null_delete ?
+		    MPI_TYPE_NULL_DELETE_FN : fb_type_delete, &k,
+		    (void *)(intptr_t)extra);
+	rc = fb_kv_made(rc, &k, uc, ud, false, win ? MPI_Win_free_keyval :
+	    MPI_Type_free_keyval, fn);
 	*keyval = k;
 	return rc;
 }

@@ -7,7 +7,8 @@
 ! complete/wait), MPI_WIN_ALLOCATE_SHARED + MPI_WIN_SHARED_QUERY of the
 ! own segment; MPI_TYPE_CREATE_HINDEXED_BLOCK; MPI_CART_MAP and
 ! MPI_GRAPH_MAP; info strings' blanks, MPI_INFO_GET of an absent key;
-! MPI_LASTUSEDCODE. Through the `mpi` module (f_extra) and include
+! MPI_LASTUSEDCODE; attribute copy and delete callbacks written in
+! Fortran (communicator, MPI-1 keyval, datatype, window). Through the `mpi` module (f_extra) and include
 ! 'mpif.h' (f_extra_mpif); rank 0 prints a line per family. -DOTHER_MPI
 ! leaves out what another MPI may do otherwise.
 program f_extra
@@ -29,6 +30,11 @@ program f_extra
   character(len=MPI_MAX_INFO_VAL) :: ival
   integer :: info
   integer(kind=MPI_ADDRESS_KIND) :: aval
+  integer :: c1, c2, t1, t2, ival1
+  integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+  common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  external :: fx_copy, fx_delete, fx_copy1, fx_delete1, fx_tcopy, fx_tdelete
+  external :: fx_wdelete
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -154,7 +160,185 @@ program f_extra
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_LASTUSEDCODE, aval, flag, ierr)
   call chk(flag .and. aval >= k, 'MPI_LASTUSEDCODE')
   if (rank == 0) print '(a)', 'info strings and MPI_LASTUSEDCODE: ok'
+
+  ! attribute callbacks written in Fortran: a communicator's (MPI-2 and
+  ! MPI-1 kinds), a datatype's, a window's; copied on dup, deleted on
+  ! free and delete_attr
+  ncopy = 0
+  ndel = 0
+  badargs = 0
+  call MPI_COMM_CREATE_KEYVAL(fx_copy, fx_delete, kv, 7_MPI_ADDRESS_KIND, ierr)
+  call chk(ierr == MPI_SUCCESS, 'COMM_CREATE_KEYVAL with Fortran callbacks')
+  call MPI_KEYVAL_CREATE(fx_copy1, fx_delete1, kv1, 5, ierr)
+  call chk(ierr == MPI_SUCCESS, 'KEYVAL_CREATE with Fortran callbacks')
+  call MPI_COMM_DUP(MPI_COMM_WORLD, c1, ierr)
+  call MPI_COMM_SET_ATTR(c1, kv, 100_MPI_ADDRESS_KIND, ierr)
+  call MPI_ATTR_PUT(c1, kv1, 200, ierr)
+  call MPI_COMM_DUP(c1, c2, ierr)
+  call chk(ncopy == 2, 'both copy callbacks ran at COMM_DUP')
+  call MPI_COMM_GET_ATTR(c2, kv, aval, flag, ierr)
+  call chk(flag .and. aval == 100 + 7, 'COMM_DUP: the copy callback''s value')
+  call MPI_ATTR_GET(c2, kv1, ival1, flag, ierr)
+  call chk(flag .and. ival1 == 200 + 5, 'COMM_DUP: the MPI-1 copy callback''s value')
+  call MPI_COMM_DELETE_ATTR(c2, kv, ierr)
+  call chk(ndel == 1 .and. lastdel == 107, 'COMM_DELETE_ATTR ran the delete callback')
+  call MPI_COMM_FREE(c2, ierr)
+  call chk(ndel == 2 .and. lastdel == 205, 'COMM_FREE ran the MPI-1 delete callback')
+  call MPI_COMM_FREE(c1, ierr)
+  call chk(ndel == 4, 'COMM_FREE ran both delete callbacks')
+  call MPI_COMM_FREE_KEYVAL(kv, ierr)
+  call MPI_KEYVAL_FREE(kv1, ierr)
+  call MPI_TYPE_CREATE_KEYVAL(fx_tcopy, fx_tdelete, kv, 0_MPI_ADDRESS_KIND, ierr)
+  call MPI_TYPE_CONTIGUOUS(2, MPI_INTEGER, t1, ierr)
+  call MPI_TYPE_SET_ATTR(t1, kv, 33_MPI_ADDRESS_KIND, ierr)
+  call MPI_TYPE_DUP(t1, t2, ierr)
+  call MPI_TYPE_GET_ATTR(t2, kv, aval, flag, ierr)
+  call chk(flag .and. aval == 66, 'TYPE_DUP: the type copy callback''s value')
+  call MPI_TYPE_FREE(t2, ierr)
+  call MPI_TYPE_FREE(t1, ierr)
+  call chk(ndel == 6, 'TYPE_FREE ran the type delete callbacks')
+  call MPI_TYPE_FREE_KEYVAL(kv, ierr)
+  call MPI_WIN_CREATE_KEYVAL(MPI_WIN_NULL_COPY_FN, fx_wdelete, kv, 0_MPI_ADDRESS_KIND, ierr)
+  call MPI_WIN_CREATE(v, 12_MPI_ADDRESS_KIND, 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_WIN_SET_ATTR(win, kv, 9_MPI_ADDRESS_KIND, ierr)
+  call MPI_WIN_FREE(win, ierr)
+  call chk(ndel == 7 .and. lastdel == 9, 'WIN_FREE ran the window delete callback')
+  call MPI_WIN_FREE_KEYVAL(kv, ierr)
+  call chk(badargs == 0, 'the callbacks'' arguments')
+  if (rank == 0) print '(a)', 'attribute callbacks in Fortran: ok'
   call MPI_FINALIZE(ierr)
 contains
 #include "chk.inc"
 end program f_extra
+
+! The attribute callbacks: external procedures (an internal one passed
+! as an argument would need an executable stack).
+subroutine fx_copy(oldcomm, keyval, extra, valin, valout, flag, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: oldcomm, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
+  logical :: flag
+  if (.not. (keyval == kv .and. oldcomm /= MPI_COMM_NULL .and. extra == 7)) badargs = badargs + 1
+  ncopy = ncopy + 1
+  valout = valin + extra
+  flag = .true.
+  ierr = MPI_SUCCESS
+end subroutine fx_copy
+subroutine fx_delete(comm, keyval, val, extra, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: comm, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  if (.not. (keyval == kv .and. comm /= MPI_COMM_NULL .and. extra == 7)) badargs = badargs + 1
+  ndel = ndel + 1
+  lastdel = int(val)
+  ierr = MPI_SUCCESS
+end subroutine fx_delete
+subroutine fx_copy1(oldcomm, keyval, extra, valin, valout, flag, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: oldcomm, keyval, extra, valin, valout, ierr
+  logical :: flag
+  if (.not. (keyval == kv1 .and. oldcomm /= MPI_COMM_NULL .and. extra == 5)) badargs = badargs + 1
+  ncopy = ncopy + 1
+  valout = valin + extra
+  flag = .true.
+  ierr = MPI_SUCCESS
+end subroutine fx_copy1
+subroutine fx_delete1(comm, keyval, val, extra, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: comm, keyval, val, extra, ierr
+  if (.not. (keyval == kv1 .and. comm /= MPI_COMM_NULL .and. extra == 5)) badargs = badargs + 1
+  ndel = ndel + 1
+  lastdel = val
+  ierr = MPI_SUCCESS
+end subroutine fx_delete1
+subroutine fx_tcopy(oldtype, keyval, extra, valin, valout, flag, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: oldtype, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
+  logical :: flag
+  if (.not. (keyval == kv .and. extra == 0)) badargs = badargs + 1
+#ifndef OTHER_MPI
+  ! (Open MPI 4.1 gives a datatype's callbacks a null handle)
+  if (oldtype == MPI_DATATYPE_NULL) badargs = badargs + 1
+#endif
+  valout = 2 * valin
+  flag = .true.
+  ierr = MPI_SUCCESS
+end subroutine fx_tcopy
+subroutine fx_tdelete(obj, keyval, val, extra, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: obj, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  if (.not. (keyval == kv .and. extra == 0)) badargs = badargs + 1
+#ifndef OTHER_MPI
+  if (obj == MPI_DATATYPE_NULL) badargs = badargs + 1
+#endif
+  ndel = ndel + 1
+  lastdel = int(val)
+  ierr = MPI_SUCCESS
+end subroutine fx_tdelete
+subroutine fx_wdelete(obj, keyval, val, extra, ierr)
+#ifndef MPIV_MPIF
+use mpi
+#endif
+implicit none
+#ifdef MPIV_MPIF
+include 'mpif.h'
+#endif
+integer :: ncopy, ndel, lastdel, kv, kv1, badargs
+common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+  integer :: obj, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  if (.not. (keyval == kv .and. obj /= MPI_WIN_NULL .and. extra == 0)) badargs = badargs + 1
+  ndel = ndel + 1
+  lastdel = int(val)
+  ierr = MPI_SUCCESS
+end subroutine fx_wdelete
