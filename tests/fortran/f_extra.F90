@@ -214,15 +214,7 @@ end program f_extra
 ! The attribute callbacks: external procedures (an internal one passed
 ! as an argument would need an executable stack).
 subroutine fx_copy(oldcomm, keyval, extra, valin, valout, flag, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: oldcomm, keyval, ierr
   integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
   logical :: flag
@@ -233,15 +225,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_copy
 subroutine fx_delete(comm, keyval, val, extra, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: comm, keyval, ierr
   integer(kind=MPI_ADDRESS_KIND) :: val, extra
   if (.not. (keyval == kv .and. comm /= MPI_COMM_NULL .and. extra == 7)) badargs = badargs + 1
@@ -250,15 +234,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_delete
 subroutine fx_copy1(oldcomm, keyval, extra, valin, valout, flag, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: oldcomm, keyval, extra, valin, valout, ierr
   logical :: flag
   if (.not. (keyval == kv1 .and. oldcomm /= MPI_COMM_NULL .and. extra == 5)) badargs = badargs + 1
@@ -268,15 +244,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_copy1
 subroutine fx_delete1(comm, keyval, val, extra, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: comm, keyval, val, extra, ierr
   if (.not. (keyval == kv1 .and. comm /= MPI_COMM_NULL .and. extra == 5)) badargs = badargs + 1
   ndel = ndel + 1
@@ -284,15 +252,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_delete1
 subroutine fx_tcopy(oldtype, keyval, extra, valin, valout, flag, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: oldtype, keyval, ierr
   integer(kind=MPI_ADDRESS_KIND) :: extra, valin, valout
   logical :: flag
@@ -306,15 +266,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_tcopy
 subroutine fx_tdelete(obj, keyval, val, extra, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: obj, keyval, ierr
   integer(kind=MPI_ADDRESS_KIND) :: val, extra
   if (.not. (keyval == kv .and. extra == 0)) badargs = badargs + 1
@@ -326,15 +278,7 @@ common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
   ierr = MPI_SUCCESS
 end subroutine fx_tdelete
 subroutine fx_wdelete(obj, keyval, val, extra, ierr)
-#ifndef MPIV_MPIF
-use mpi
-#endif
-implicit none
-#ifdef MPIV_MPIF
-include 'mpif.h'
-#endif
-integer :: ncopy, ndel, lastdel, kv, kv1, badargs
-common /fxcb/ ncopy, ndel, lastdel, kv, kv1, badargs
+#include "f_extra_cb.inc"
   integer :: obj, keyval, ierr
   integer(kind=MPI_ADDRESS_KIND) :: val, extra
   if (.not. (keyval == kv .and. obj /= MPI_WIN_NULL .and. extra == 0)) badargs = badargs + 1
