@@ -736,10 +736,9 @@ MPI_Alltoallw(const void *sendbuf, const int sendcounts[],
 
 	if (mpiv_comm_check(comm) != MPI_SUCCESS)
 		return mpiv_err(NULL, MPI_ERR_COMM, "MPI_Alltoallw");
-	if (comm->remote != NULL) {
-		mpiv_err_detail("not supported on an intercommunicator by mpiv");
-		return mpiv_err(comm, MPI_ERR_COMM, "MPI_Alltoallw");
-	}
+	if (comm->remote != NULL)
+		return mpiv_inter_alltoallw(sendbuf, sendcounts, sdispls,
+		    sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	rc = nbc_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
 	    recvcounts, rdispls, recvtypes, comm, &r);
 	if (rc == MPI_SUCCESS)

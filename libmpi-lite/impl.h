@@ -284,6 +284,10 @@ int mpiv_inter_reduce_scatter(const void *sbuf, void *rbuf, int rcount,
 int mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
     const int *sdispls, MPI_Datatype sdt, void *rbuf, int rcount,
     const int *rcounts, const int *rdispls, MPI_Datatype rdt, MPI_Comm ic);
+int mpiv_inter_alltoallw(const void *sbuf, const int *scounts,
+    const int *sdispls, const MPI_Datatype *stypes, void *rbuf,
+    const int *rcounts, const int *rdispls, const MPI_Datatype *rtypes,
+    MPI_Comm ic);
 /* Communicator hints (comm_info.c). */
 int mpiv_comm_info_dup(MPI_Comm oldc, MPI_Info info, MPI_Comm newc);
 void mpiv_comm_info_free(MPI_Comm c);

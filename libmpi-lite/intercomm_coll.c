@@ -69,16 +69,22 @@ struct inter_side {
 	int count;
 	const int *counts, *displs;
 	MPI_Datatype dt;
+	const MPI_Datatype *types;	/* w: a type per peer, byte displs */
 	bool same;		/* every peer gets/gives the same buffer */
 	bool on;
 };
 
 static void *
-inter_block(const struct inter_side *s, int r, int *count)
+inter_block(const struct inter_side *s, int r, int *count, MPI_Datatype *dt)
 {
 	MPI_Aint off;
 
-	if (s->counts != NULL) {
+	*dt = s->dt;
+	if (s->types != NULL) {
+		*count = s->counts[r];
+		*dt = s->types[r];
+		off = (MPI_Aint)s->displs[r];
+	} else if (s->counts != NULL) {
 		*count = s->counts[r];
 		off = (MPI_Aint)s->displs[r] * s->dt->extent;
 	} else {
@@ -93,19 +99,20 @@ inter_linear(MPI_Comm ic, const struct inter_side *snd,
     const struct inter_side *rcv, int tag)
 {
 	int n = ic->remote->size, k = 0, rc = MPI_SUCCESS, cnt;
+	MPI_Datatype dt;
 	MPI_Request *reqs;
 
 	if ((reqs = malloc(2 * (size_t)n * sizeof(*reqs))) == NULL)
 		return MPI_ERR_NO_MEM;
 	for (int r = 0; rcv->on && r < n && rc == MPI_SUCCESS; r++) {
-		void *b = inter_block(rcv, r, &cnt);
-		if ((rc = mpiv_irecv(b, cnt, rcv->dt, r, tag, ic,
+		void *b = inter_block(rcv, r, &cnt, &dt);
+		if ((rc = mpiv_irecv(b, cnt, dt, r, tag, ic,
 		    MPIV_COLL_CONTEXT(ic), &reqs[k])) == MPI_SUCCESS)
 			k++;
 	}
 	for (int r = 0; snd->on && r < n && rc == MPI_SUCCESS; r++) {
-		void *b = inter_block(snd, r, &cnt);
-		if ((rc = mpiv_isend(b, cnt, snd->dt, r, tag, ic,
+		void *b = inter_block(snd, r, &cnt, &dt);
+		if ((rc = mpiv_isend(b, cnt, dt, r, tag, ic,
 		    MPIV_COLL_CONTEXT(ic), MPIV_SEND_STANDARD, &reqs[k])) ==
 		    MPI_SUCCESS)
 			k++;
@@ -363,6 +370,30 @@ mpiv_inter_alltoallv(const void *sbuf, int scount, const int *scounts,
 	    .on = true }, &(struct inter_side){ .buf = rbuf, .count = rcount,
 	    .counts = rcounts, .displs = rdispls, .dt = rdt, .on = true },
 	    ITAG_ALLTOALL));
+}
+
+/* The w form: a count, a byte displacement and a type per remote member
+   on each side. */
+int
+mpiv_inter_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+    const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
+    const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm ic)
+{
+	INTER_BEGIN("MPI_Alltoallw");
+	if (sbuf == MPI_IN_PLACE)
+		INTER_CHECK(MPI_ERR_BUFFER);
+	if (scounts == NULL || sdispls == NULL || stypes == NULL ||
+	    rcounts == NULL || rdispls == NULL || rtypes == NULL)
+		INTER_CHECK(MPI_ERR_ARG);
+	for (int r = 0; r < ic->remote->size; r++) {
+		INTER_CHECK(inter_check_buf(scounts[r], stypes[r]));
+		INTER_CHECK(inter_check_buf(rcounts[r], rtypes[r]));
+	}
+	INTER_END(inter_linear(ic, &(struct inter_side){ .buf = sbuf,
+	    .counts = scounts, .displs = sdispls, .types = stypes,
+	    .on = true }, &(struct inter_side){ .buf = rbuf,
+	    .counts = rcounts, .displs = rdispls, .types = rtypes,
+	    .on = true }, ITAG_ALLTOALL));
 }
 
 /*

@@ -2,7 +2,8 @@
  * WORLD; test_inter, remote_size/group; point-to-point naming remote
  * ranks (ANY_SOURCE statuses give remote ranks); Barrier, Bcast with
  * MPI_ROOT/MPI_PROC_NULL, Reduce, Allreduce, Allgather(v), Alltoall(v),
- * Gather(v), Scatter(v), Reduce_scatter(_block) across the groups;
+ * Gather(v), Scatter(v), Reduce_scatter(_block), Alltoallw across the
+ * groups;
  * Comm_dup, Comm_split, Comm_create and Comm_compare of
  * intercommunicators;
  * Intercomm_merge both ways; mpiv's clear errors for what it does not do.
@@ -171,6 +172,38 @@ int main(int argc, char **argv)
 	MPI_OK(MPI_Alltoallv(sa, cnt, dsp, MPI_INT, ga, cnt, dsp, MPI_INT, ic));
 	for (int r = 0; r < rsize; r++)
 		CHECK_INT(ga[rsize - 1 - r], wr(1 - color, r) * 1000 + lrank, "Alltoallv");
+	{
+		/* Alltoallw: a type per peer (ints and doubles alternating by
+		   the receiver's rank), byte displacements */
+		int *wc = malloc(sizeof(int) * (size_t)rsize), *wd = malloc(sizeof(int) * (size_t)rsize);
+		int *rd = malloc(sizeof(int) * (size_t)rsize);
+		MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * (size_t)rsize), *rt = malloc(sizeof(MPI_Datatype) * (size_t)rsize);
+		double *sb = malloc(sizeof(double) * 2 * (size_t)rsize), *rb = malloc(sizeof(double) * 2 * (size_t)rsize);
+		for (int r = 0; r < rsize; r++) {
+			wc[r] = 2;
+			wd[r] = r * 2 * (int)sizeof(double);
+			rd[r] = (rsize - 1 - r) * 2 * (int)sizeof(double);
+			st[r] = r % 2 ? MPI_DOUBLE : MPI_INT;	/* what r receives */
+			rt[r] = lrank % 2 ? MPI_DOUBLE : MPI_INT;	/* what I receive */
+			if (st[r] == MPI_INT) {
+				int *ip = (int *)&sb[2 * r];
+				ip[0] = t_rank; ip[1] = r;
+			} else {
+				sb[2 * r] = t_rank + 0.5; sb[2 * r + 1] = r + 0.25;
+			}
+		}
+		MPI_OK(MPI_Alltoallw(sb, wc, wd, st, rb, wc, rd, rt, ic));
+		for (int r = 0; r < rsize; r++) {
+			if (lrank % 2) {
+				CHECK(rb[2 * (rsize - 1 - r)] == wr(1 - color, r) + 0.5 &&
+				    rb[2 * (rsize - 1 - r) + 1] == lrank + 0.25, "Alltoallw doubles from %d", r);
+			} else {
+				int *ip = (int *)&rb[2 * (rsize - 1 - r)];
+				CHECK(ip[0] == wr(1 - color, r) && ip[1] == lrank, "Alltoallw ints from %d", r);
+			}
+		}
+		free(wc); free(wd); free(rd); free(st); free(rt); free(sb); free(rb);
+	}
 	MPI_OK(MPI_Gatherv(&t_rank, 1, MPI_INT, ga, cnt, dsp, MPI_INT, groot, ic));
 	if (color == 0 && lrank == 0)
 		for (int r = 0; r < rsize; r++)
