@@ -282,10 +282,17 @@ dt_build_run(struct dt_build *bd, MPI_Datatype old, MPI_Aint disp, int count)
 		return;
 	if (__builtin_mul_overflow((MPI_Aint)(count - 1), ext, &span) ||
 	    __builtin_add_overflow(disp, span, &last) ||
-	    last > DT_MAX_DISP || last < -DT_MAX_DISP ||
-	    __builtin_mul_overflow((size_t)count, old->size, &total) ||
+	    last > DT_MAX_DISP || last < -DT_MAX_DISP) {
+		mpiv_err_detail("a displacement beyond 2^50 bytes");
+		bd->err = MPI_ERR_ARG;
+		return;
+	}
+	if (__builtin_mul_overflow((size_t)count, old->size, &total) ||
 	    __builtin_add_overflow(bd->size, total, &bd->size) ||
 	    bd->size > DT_MAX_SIZE) {
+		mpiv_err_detail("a datatype of more than 4 GiB of data "
+		    "(2^32 - 1 bytes, mpiv's largest; a message is smaller "
+		    "still)");
 		bd->err = MPI_ERR_ARG;
 		return;
 	}

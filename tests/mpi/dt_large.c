@@ -64,6 +64,14 @@ int main(int argc, char **argv)
 		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 		int rc = MPI_Status_set_elements_x(&st, MPI_SHORT, 0x4000000000000000LL);
 		CHECK(rc != MPI_SUCCESS, "Status_set_elements_x of 2^62 shorts (2^63 bytes) succeeded");
+#ifdef MPIV_MPI_LITE
+		/* mpiv's largest datatype holds 2^32 - 1 bytes of data */
+		MPI_Datatype huge5;
+		int cls = 0;
+		rc = MPI_Type_contiguous(5, big, &huge5);
+		MPI_OK(MPI_Error_class(rc, &cls));
+		CHECK_INT(cls, MPI_ERR_ARG, "a type of 15 GiB");
+#endif
 		MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 	}
 	t_mix_int(sz);
