@@ -587,7 +587,7 @@ fb_get_attr(MPI_Fint *comm, MPI_Fint keyval, MPI_Aint *val, MPI_Fint *flag,
 	rc = MPI_Comm_get_attr(c, keyval, &v, &fl);
 	*flag = fl ? 1 : 0;
 	if (rc == MPI_SUCCESS && fl)
-		*val = keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM ?
+		*val = keyval >= MPI_TAG_UB && keyval <= MPI_LASTUSEDCODE ?
 		    *(int *)v : (MPI_Aint)(intptr_t)v;
 	return rc;
 }

@@ -48,6 +48,12 @@ char info_env_stub[64] __asm__("mpiv_info_env");
 /* struct mpiv_message is p2p_mprobe.c's, the same */
 char message_no_proc_stub[64] __asm__("mpiv_message_no_proc");
 
+void
+mpiv_err_detail(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
 int
 mpiv_err(MPI_Comm comm, int code, const char *fn)
 {
