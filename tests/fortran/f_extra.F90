@@ -159,6 +159,9 @@ program f_extra
   call MPI_ADD_ERROR_CLASS(k, ierr)
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_LASTUSEDCODE, aval, flag, ierr)
   call chk(flag .and. aval == k, 'MPI_LASTUSEDCODE is the value of the last code added')
+  ! an offset constant has the offset kind (passed to MPI_FILE_SET_VIEW,
+  ! a default INTEGER would leave half of the offset undefined)
+  call chk(kind(MPI_DISPLACEMENT_CURRENT) == MPI_OFFSET_KIND, 'MPI_DISPLACEMENT_CURRENT''s kind')
   if (rank == 0) print '(a)', 'info strings and MPI_LASTUSEDCODE: ok'
 
   ! attribute callbacks written in Fortran: a communicator's (MPI-2 and
