@@ -415,11 +415,13 @@ MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
 	    comm_old, GRAPH_TAG_COUNT);
 	if (rc != MPI_SUCCESS)
 		goto out_free;
+	/* weighted unless MPI_UNWEIGHTED was given (MPI: by all or none,
+	   with edges or without) */
 	wall[1] = 1;
 	for (int r = 0; r < size; r++) {
 		if (counts[2 * r] > maxe)
 			maxe = counts[2 * r];
-		if (counts[2 * r] > 0 && !counts[2 * r + 1])
+		if (!counts[2 * r + 1])
 			wall[1] = 0;
 	}
 	mine = malloc((3 * (size_t)maxe + 1) * sizeof(int));

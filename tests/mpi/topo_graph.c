@@ -124,6 +124,12 @@ int main(int argc, char **argv)
 	MPI_OK(MPI_Dist_graph_neighbors(dg, 1, s2, MPI_UNWEIGHTED, 1, d2, MPI_UNWEIGHTED));
 	CHECK(s2[0] == mod(me - 1, n) && d2[0] == mod(me + 1, n), "Dist_graph_create ring");
 	MPI_OK(MPI_Comm_free(&dg));
+	/* no edges at all, MPI_UNWEIGHTED from everyone: unweighted */
+	MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 0, NULL, NULL, NULL,
+	    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg));
+	MPI_OK(MPI_Dist_graph_neighbors_count(dg, &in, &out, &wtd));
+	CHECK(in == 0 && out == 0 && !wtd, "edgeless unweighted Dist_graph_create counts %d %d %d", in, out, wtd);
+	MPI_OK(MPI_Comm_free(&dg));
 	/* each rank names its own edges me -> me+1 (weight 10+me), me -> me+3 (weight 20+me) */
 	int one = me, deg = 2, ed[2] = { mod(me + 1, n), mod(me + 3, n) }, ew[2] = { 10 + me, 20 + me };
 	MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &one, &deg, ed, ew, MPI_INFO_NULL, 0, &dg));
