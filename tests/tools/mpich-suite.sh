@@ -2,7 +2,7 @@
 # tests/tools/mpich-suite.sh: run the MPI test suite of the MPICH sources
 # (Debian's mpich source package, test/mpi) under mpiv: a conformance
 # check by programs mpiv's authors did not write. Not part of `make
-# test` (it needs the source package and takes 30-60 minutes); nothing
+# test` (it needs the source package and takes about 25 minutes); nothing
 # of the suite is kept in this repository.
 #
 #   tests/tools/mpich-suite.sh [-p relay|direct] [-o OUTDIR] [DIR...]
