@@ -391,6 +391,7 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 	static const char fn[] = "MPI_File_set_view";
 	struct mpiv_file_res res;
 	struct mpiv_fview v;
+	bool writes;
 	int code, rc;
 
 	if (mpiv_file_check(fh) != MPI_SUCCESS)
@@ -413,11 +414,10 @@ MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
 	}
 	if (code == MPI_SUCCESS)
 		code = mpiv_fview_set(&v, disp, etype, filetype);
-	if (code == MPI_SUCCESS && (code = mpiv_fview_check_order(filetype,
-	    (fh->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0)) ==
-	    MPI_SUCCESS)
-		code = mpiv_fview_check_order(etype, (fh->amode &
-		    (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0);
+	writes = (fh->amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR)) != 0;
+	if (code == MPI_SUCCESS &&
+	    (code = mpiv_fview_check_order(filetype, writes)) == MPI_SUCCESS)
+		code = mpiv_fview_check_order(etype, writes);
 	/* every member agrees before anything changes */
 	code = file_agree(fh->comm, code);
 	if (code != MPI_SUCCESS) {

@@ -19,22 +19,23 @@
 
 #include "fortran.h"
 
+/* A named constant of Fortran type `type` (INTEGER unless MPI gives it
+   another kind: an offset constant default INTEGER, passed where an
+   offset is read, would leave half of it undefined). */
+static void
+fc_typed(const char *type, const char *name, long long v)
+{
+	printf("      %s %s\n      PARAMETER (%s=%lld)\n", type, name, name,
+	    v);
+}
+
 static void
 fc_int(const char *name, long long v)
 {
-	printf("      INTEGER %s\n      PARAMETER (%s=%lld)\n", name, name, v);
+	fc_typed("INTEGER", name, v);
 }
 
 #define FC(name) fc_int(#name, (long long)(name));
-
-/* A constant MPI types INTEGER(KIND=MPI_OFFSET_KIND): passed where an
-   offset is read, a default INTEGER would leave half of it undefined. */
-static void
-fc_offset(const char *name, long long v)
-{
-	printf("      INTEGER(KIND=MPI_OFFSET_KIND) %s\n"
-	    "      PARAMETER (%s=%lld)\n", name, name, v);
-}
 #define FC_HANDLE(kind, cname, val) fc_handle(FC_T_##kind, #cname, val);
 
 /* mpi_f08's handle types, by fortran.h kind */
@@ -171,7 +172,8 @@ main(int argc, char **argv)
 	FC(MPI_MODE_RDWR) FC(MPI_MODE_DELETE_ON_CLOSE) FC(MPI_MODE_UNIQUE_OPEN)
 	FC(MPI_MODE_EXCL) FC(MPI_MODE_APPEND) FC(MPI_MODE_SEQUENTIAL)
 	FC(MPI_SEEK_SET) FC(MPI_SEEK_CUR) FC(MPI_SEEK_END)
-	fc_offset("MPI_DISPLACEMENT_CURRENT", MPI_DISPLACEMENT_CURRENT);
+	fc_typed("INTEGER(KIND=MPI_OFFSET_KIND)", "MPI_DISPLACEMENT_CURRENT",
+	    MPI_DISPLACEMENT_CURRENT);
 	FC(MPI_MAX_DATAREP_STRING)
 
 	printf("! ---- error classes\n");
